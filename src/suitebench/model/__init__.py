@@ -1,0 +1,1 @@
+"""Pure records and on-disk formats; imports nothing else of suitebench."""
