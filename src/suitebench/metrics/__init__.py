@@ -1,1 +1,62 @@
-"""metrics."""
+"""metrics: the papers' figures, pure (numpy/scipy in, numbers out; never runs a program).
+
+cov@k and pooled/macro coverage (input mode), the paired cluster bootstrap and noninferiority
+for arm comparisons, Wilson bounds for the review's false-discovery rate, and the suite-mode
+validity / mutation_score / reference pass rate.
+"""
+
+from suitebench.metrics.bootstrap import (
+    DEFAULT_N_BOOT,
+    DEFAULT_SEED,
+    BootstrapResult,
+    paired_cluster_bootstrap,
+)
+from suitebench.metrics.coverage import (
+    DEFAULT_KS,
+    cov_at_k,
+    cov_at_k_curve,
+    macro_recall,
+    micro_coverage,
+    per_problem_recall,
+)
+from suitebench.metrics.mutation import (
+    mutation_score,
+    mutation_score_from_matrix,
+    per_section_mutation_score,
+    reference_pass_rate,
+    validity,
+)
+from suitebench.metrics.noninferiority import (
+    DEFAULT_MARGIN,
+    NoninferiorityResult,
+    holm,
+    noninferiority,
+    noninferiority_family,
+)
+from suitebench.metrics.wilson import wilson_interval, wilson_lower, wilson_upper
+
+__all__ = [
+    "DEFAULT_KS",
+    "DEFAULT_MARGIN",
+    "DEFAULT_N_BOOT",
+    "DEFAULT_SEED",
+    "BootstrapResult",
+    "NoninferiorityResult",
+    "cov_at_k",
+    "cov_at_k_curve",
+    "holm",
+    "macro_recall",
+    "micro_coverage",
+    "mutation_score",
+    "mutation_score_from_matrix",
+    "noninferiority",
+    "noninferiority_family",
+    "paired_cluster_bootstrap",
+    "per_problem_recall",
+    "per_section_mutation_score",
+    "reference_pass_rate",
+    "validity",
+    "wilson_interval",
+    "wilson_lower",
+    "wilson_upper",
+]
