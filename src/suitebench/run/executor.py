@@ -1,0 +1,338 @@
+"""Executors: spread a batch of jobs over a local pool or a Dask cluster, behind one interface.
+
+Jobs are plain data and results are plain data (JSON-able dicts); the coordinator alone writes
+the store. That is what lets the same command run on two cores or on a cluster with ``--dask``,
+and what makes a run killed halfway resumable: :func:`run_cached` looks every key up first, runs
+only the missing jobs and commits results in small batches as they complete.
+
+The local pool uses threads by default: our jobs spend their time waiting on sandboxed
+subprocesses (untrusted code never runs in-process), so threads need no pickling and start
+instantly. ``processes=True`` is there for CPU-bound Python jobs.
+"""
+
+from __future__ import annotations
+
+import base64
+import concurrent.futures as cf
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from suitebench.run.outcome import Limits
+from suitebench.run.store import Store
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+Progress = Callable[[int, int], None]
+
+
+class ExecutorError(RuntimeError):
+    """An executor cannot be created (e.g. Dask requested but not installed)."""
+
+
+def default_jobs() -> int:
+    """One worker per core: the default of ``--jobs``."""
+    return os.cpu_count() or 1
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs ``fn(payload)`` for many payloads in parallel and yields results as they complete."""
+
+    jobs: int
+
+    def map_unordered(
+        self, fn: Callable[[Any], Any], payloads: Iterable[Any]
+    ) -> Iterator[tuple[int, Any]]: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Executor: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+class _ExecutorBase:
+    jobs: int
+
+    def close(self) -> None:  # pragma: no cover - overridden
+        pass
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class LocalExecutor(_ExecutorBase):
+    """A local pool of ``jobs`` workers (threads, or processes with ``processes=True``).
+
+    At most a few payloads per worker are in flight at once, so a batch of a million jobs
+    does not hold a million futures, and abandoning the iterator cancels what has not started.
+    """
+
+    def __init__(self, jobs: int | None = None, *, processes: bool = False) -> None:
+        self.jobs = max(1, jobs or default_jobs())
+        self.processes = processes
+        self._pool: cf.Executor = (
+            cf.ProcessPoolExecutor(max_workers=self.jobs)
+            if processes
+            else cf.ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="suitebench")
+        )
+
+    def map_unordered(self, fn: Callable[[P], R], payloads: Iterable[P]) -> Iterator[tuple[int, R]]:
+        window = self.jobs * 4
+        it = iter(enumerate(payloads))
+        pending: dict[cf.Future[R], int] = {}
+
+        def fill() -> None:
+            while len(pending) < window:
+                try:
+                    i, p = next(it)
+                except StopIteration:
+                    return
+                pending[self._pool.submit(fn, p)] = i
+
+        try:
+            fill()
+            while pending:
+                done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                for fut in done:
+                    i = pending.pop(fut)
+                    yield i, fut.result()
+                fill()
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __repr__(self) -> str:
+        kind = "processes" if self.processes else "threads"
+        return f"LocalExecutor(jobs={self.jobs}, {kind})"
+
+
+class DaskExecutor(_ExecutorBase):
+    """Jobs on a Dask cluster: ``"local"`` starts a LocalCluster, ``"tcp://..."`` joins one.
+
+    The LocalCluster runs one single-threaded worker process per job slot, listens on loopback
+    only and starts no dashboard. ``fn`` must be a top-level function importable on the workers.
+    """
+
+    def __init__(self, address: str = "local", *, jobs: int | None = None) -> None:
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError as exc:  # pragma: no cover - dask is installed in CI
+            raise ExecutorError(
+                "--dask needs the optional Dask extra: pip install 'suitebench[dask]'"
+            ) from exc
+        self.address = address
+        self._cluster: Any = None
+        if address == "local":
+            n = max(1, jobs or default_jobs())
+            self._cluster = LocalCluster(
+                n_workers=n,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                host="127.0.0.1",
+                silence_logs=40,  # logging.ERROR
+            )
+            self._client: Any = Client(self._cluster)
+        elif address.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
+            self._client = Client(address)
+        else:
+            raise ExecutorError(
+                f"--dask {address!r}: expected 'local' or a scheduler address like tcp://host:8786"
+            )
+        nthreads = self._client.nthreads()
+        self.jobs = max(1, sum(nthreads.values()) if nthreads else (jobs or 1))
+
+    def map_unordered(self, fn: Callable[[P], R], payloads: Iterable[P]) -> Iterator[tuple[int, R]]:
+        from distributed import as_completed
+
+        window = self.jobs * 8
+        it = iter(enumerate(payloads))
+        index: dict[str, int] = {}
+
+        def submit_next() -> Any | None:
+            try:
+                i, p = next(it)
+            except StopIteration:
+                return None
+            fut = self._client.submit(fn, p, pure=False)
+            index[fut.key] = i
+            return fut
+
+        first = [f for f in (submit_next() for _ in range(window)) if f is not None]
+        if not first:
+            return
+        ac = as_completed(first)
+        try:
+            for fut in ac:
+                i = index.pop(fut.key)
+                result = fut.result()
+                fut.release()
+                nxt = submit_next()
+                if nxt is not None:
+                    ac.add(nxt)
+                yield i, result
+        finally:
+            for f in list(ac.futures):
+                f.cancel()
+
+    def close(self) -> None:
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+    def __repr__(self) -> str:
+        return f"DaskExecutor({self.address!r}, jobs={self.jobs})"
+
+
+def make_executor(jobs: int | None = None, dask: str | None = None) -> Executor:
+    """The executor the global options ask for: ``--dask`` if given, else a local pool."""
+    if dask:
+        return DaskExecutor(dask, jobs=jobs)
+    return LocalExecutor(jobs)
+
+
+def _normalise(value: Any) -> Any:
+    """The value as it will come back from the store (tuples become lists, keys strings)."""
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
+def run_cached(
+    fn: Callable[[Any], Any],
+    jobs: Iterable[tuple[str, Any]],
+    *,
+    store: Store,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+    kind: str = "",
+    commit_every: int = 50,
+    commit_seconds: float = 1.0,
+    batch: int | None = None,
+) -> dict[str, Any]:
+    """Results of ``fn(payload)`` for every ``(key, payload)``, computing only what is missing.
+
+    Every key is looked up in the store first; the missing ones run on ``executor`` (a local
+    pool of one worker per core if None) and their results are committed from this thread in
+    batches of ``commit_every`` results or every ``commit_seconds``, whichever comes first, so
+    a run killed with SIGKILL loses at most one uncommitted batch and a restart recomputes only
+    the missing jobs. A key given twice runs once. Results must be JSON-able; the returned
+    values are as the store returns them (so a fresh run and a resumed run compare equal).
+    ``batch`` is an alias of ``commit_every``.
+    """
+    if batch is not None:
+        commit_every = batch
+    commit_every = max(1, commit_every)
+    payloads: dict[str, Any] = {}
+    for key, payload in jobs:
+        payloads.setdefault(key, payload)
+    total = len(payloads)
+    results: dict[str, Any] = store.get_many(payloads) if payloads else {}
+    done = len(results)
+    if progress is not None:
+        progress(done, total)
+    missing = [k for k in payloads if k not in results]
+    if not missing:
+        return {k: results[k] for k in payloads}
+
+    own = executor is None
+    ex: Executor = LocalExecutor() if executor is None else executor
+    buffer: list[tuple[str, Any]] = []
+    last_commit = time.monotonic()
+    try:
+        for i, result in ex.map_unordered(fn, [payloads[k] for k in missing]):
+            key = missing[i]
+            value = _normalise(result)
+            results[key] = value
+            buffer.append((key, value))
+            done += 1
+            now = time.monotonic()
+            if len(buffer) >= commit_every or now - last_commit >= commit_seconds:
+                store.put_many(buffer, kind=kind)
+                buffer.clear()
+                last_commit = now
+            if progress is not None:
+                progress(done, total)
+    finally:
+        # Whatever finished is kept, even if a job raised or the caller was interrupted.
+        if buffer:
+            store.put_many(buffer, kind=kind)
+        if own:
+            ex.close()
+    return {k: results[k] for k in payloads}
+
+
+# -- a generic job: one sandboxed run, as plain data --------------------------------------------
+
+
+def sandbox_job(payload: dict[str, Any]) -> dict[str, Any]:
+    """Run one command sandboxed in a fresh scratch directory; the outcome as a dict.
+
+    Payload keys: ``argv`` (list of str), optional ``stdin_b64`` or ``stdin`` (text),
+    ``limits`` (a ``Limits.to_dict()``), ``ro_binds`` (paths), ``env`` (mapping) and
+    ``with_output`` (default True). A top-level function on plain data, so it runs the same
+    on the local pool and on Dask workers.
+    """
+    from suitebench.run import sandbox
+
+    if "stdin_b64" in payload:
+        stdin = base64.b64decode(payload["stdin_b64"])
+    else:
+        stdin = str(payload.get("stdin", "")).encode()
+    limits = Limits.from_dict(payload["limits"]) if payload.get("limits") else Limits()
+    with tempfile.TemporaryDirectory(prefix="suitebench-job-") as scratch:
+        outcome = sandbox.run(
+            list(payload["argv"]),
+            cwd=Path(scratch),
+            stdin=stdin,
+            env=payload.get("env"),
+            limits=limits,
+            ro_binds=tuple(payload.get("ro_binds", ())),
+        )
+    return outcome.to_dict(with_output=bool(payload.get("with_output", True)))
+
+
+def run_all(
+    fn: Callable[[Any], Any],
+    payloads: Sequence[Any],
+    *,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+) -> list[Any]:
+    """``[fn(p) for p in payloads]`` in parallel, in input order (no store)."""
+    out: list[Any] = [None] * len(payloads)
+    own = executor is None
+    ex: Executor = LocalExecutor() if executor is None else executor
+    try:
+        if progress is not None:
+            progress(0, len(payloads))
+        for n, (i, r) in enumerate(ex.map_unordered(fn, payloads), start=1):
+            out[i] = r
+            if progress is not None:
+                progress(n, len(payloads))
+    finally:
+        if own:
+            ex.close()
+    return out

@@ -1,0 +1,312 @@
+"""The store: one SQLite file that caches outcomes by job key.
+
+Everything suitebench runs is a job on content-addressed inputs; the store keeps each job's
+result under its key so that a run killed halfway resumes where it stopped and a re-run with one
+more arm or one more mutant runs only what is new. The file is WAL-mode SQLite (readers never
+block the writer), its schema carries a version (``PRAGMA user_version``) and a ``meta`` table
+naming the application, so pointing ``--store`` at someone else's database, or at a file that
+is not a database at all, fails loudly with the file's name instead of corrupting it.
+
+One writer: only the coordinator of a batch writes; workers return results as plain data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import sqlite3
+import struct
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+APPLICATION = "suitebench"
+SCHEMA_VERSION = 1
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+# SQLite's default limit on host parameters is 999 on old builds; stay well below it.
+_CHUNK = 500
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS outcomes (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL DEFAULT '',
+    value TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS outcomes_kind ON outcomes(kind);
+"""
+
+
+class StoreError(Exception):
+    """The store file cannot be used: corrupt, foreign, or from a newer suitebench."""
+
+
+def job_key(*parts: object) -> str:
+    """A sha256 over the parts that determine a job's result.
+
+    Each part is tagged with its type and length-prefixed, so ``("ab", "c")`` and
+    ``("a", "bc")`` differ, as do ``1`` and ``"1"``. Bytes are hashed as-is, strings as UTF-8;
+    ``None``, numbers and booleans by their JSON form; anything else (lists, dicts) by its
+    canonical JSON (sorted keys), or by its ``key()`` method if it has one (``Limits``).
+    """
+    h = hashlib.sha256()
+    for part in parts:
+        tag, data = _encode_part(part)
+        h.update(tag)
+        h.update(struct.pack(">Q", len(data)))
+        h.update(data)
+    return h.hexdigest()
+
+
+def _encode_part(part: object) -> tuple[bytes, bytes]:
+    if isinstance(part, bytes | bytearray | memoryview):
+        return b"b", bytes(part)
+    if isinstance(part, str):
+        return b"s", part.encode("utf-8")
+    if part is None or isinstance(part, bool | int):
+        return b"n", json.dumps(part).encode()
+    if isinstance(part, float):
+        if not math.isfinite(part):
+            return b"f", repr(part).encode()
+        return b"f", float.hex(part).encode()
+    if isinstance(part, os.PathLike):
+        return b"p", os.fsencode(part)
+    key = getattr(part, "key", None)
+    if callable(key):
+        return b"k", str(key()).encode("utf-8")
+    return b"j", json.dumps(part, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def _chunks(seq: Sequence[str], size: int = _CHUNK) -> Iterator[Sequence[str]]:
+    for i in range(0, len(seq), size):
+        yield seq[i : i + size]
+
+
+class Store:
+    """A SQLite cache of job results (JSON values) by job key.
+
+    Safe to share between threads of one process (calls are serialised by a lock); other
+    processes may read the same file while this one writes (WAL).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._check_file()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = sqlite3.connect(
+                str(self.path), timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open the store: {exc}") from exc
+        try:
+            self._init_schema()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise StoreError(
+                f"{self.path}: not a usable suitebench store (SQLite says: {exc}); "
+                "move it away or pass another --store"
+            ) from exc
+        except StoreError:
+            self._conn.close()
+            raise
+
+    # -- opening -----------------------------------------------------------------------------
+
+    def _check_file(self) -> None:
+        """Refuse a file that is not SQLite before SQLite touches it."""
+        if not self.path.exists():
+            return
+        if self.path.is_dir():
+            raise StoreError(f"{self.path}: is a directory, expected a suitebench store file")
+        with self.path.open("rb") as fh:
+            head = fh.read(len(_SQLITE_MAGIC))
+        if head and head != _SQLITE_MAGIC:
+            raise StoreError(
+                f"{self.path}: not a SQLite database (corrupt or some other file); "
+                "expected a suitebench store"
+            )
+
+    def _init_schema(self) -> None:
+        c = self._conn
+        c.execute("PRAGMA busy_timeout = 30000")
+        version = c.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if version == 0 and not tables:
+            c.execute("PRAGMA journal_mode = WAL")
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                # Re-check under the write lock: another process may have created it meanwhile.
+                if c.execute("PRAGMA user_version").fetchone()[0] == 0:
+                    for stmt in _SCHEMA.strip().split(";"):
+                        if stmt.strip():
+                            c.execute(stmt)
+                    c.execute(
+                        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?), (?, ?)",
+                        ("application", APPLICATION, "schema_version", str(SCHEMA_VERSION)),
+                    )
+                    c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+            version = c.execute("PRAGMA user_version").fetchone()[0]
+            tables = {
+                r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+        if "meta" not in tables:
+            raise StoreError(
+                f"{self.path}: a SQLite database that is not a suitebench store "
+                f"(tables: {', '.join(sorted(tables)) or 'none'}); refusing to write to it"
+            )
+        row = c.execute("SELECT value FROM meta WHERE key = 'application'").fetchone()
+        if row is None or row[0] != APPLICATION:
+            raise StoreError(
+                f"{self.path}: a SQLite database of another application "
+                f"({row[0] if row else 'unknown'!r}), not a suitebench store"
+            )
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: store schema version {version} is newer than this suitebench "
+                f"understands ({SCHEMA_VERSION}); upgrade suitebench"
+            )
+        if version < 1 or "outcomes" not in tables:
+            raise StoreError(f"{self.path}: incomplete suitebench store (schema {version})")
+        c.execute("PRAGMA journal_mode = WAL")
+        c.execute("PRAGMA synchronous = NORMAL")
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def get(self, key: str) -> Any | None:
+        """The stored value of ``key``, or None."""
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM outcomes WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        """Stored values of those keys that are present (missing keys are simply absent)."""
+        uniq = list(dict.fromkeys(keys))
+        out: dict[str, Any] = {}
+        with self._lock:
+            for chunk in _chunks(uniq):
+                marks = ",".join("?" * len(chunk))
+                for k, v in self._conn.execute(
+                    f"SELECT key, value FROM outcomes WHERE key IN ({marks})", tuple(chunk)
+                ):
+                    out[k] = json.loads(v)
+        return out
+
+    def keys(self, kind: str | None = None) -> list[str]:
+        """All keys, or those of one kind, in insertion order."""
+        with self._lock:
+            if kind is None:
+                rows = self._conn.execute("SELECT key FROM outcomes ORDER BY rowid")
+            else:
+                rows = self._conn.execute(
+                    "SELECT key FROM outcomes WHERE kind = ? ORDER BY rowid", (kind,)
+                )
+            return [r[0] for r in rows]
+
+    def count(self, kind: str | None = None) -> int:
+        with self._lock:
+            if kind is None:
+                row = self._conn.execute("SELECT COUNT(*) FROM outcomes").fetchone()
+            else:
+                row = self._conn.execute(
+                    "SELECT COUNT(*) FROM outcomes WHERE kind = ?", (kind,)
+                ).fetchone()
+        return int(row[0])
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        with self._lock:
+            row = self._conn.execute("SELECT 1 FROM outcomes WHERE key = ?", (key,)).fetchone()
+        return row is not None
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def put(self, key: str, value: Any, *, kind: str = "") -> None:
+        self.put_many([(key, value)], kind=kind)
+
+    def put_many(
+        self,
+        items: Iterable[tuple[str, Any]] | Mapping[str, Any],
+        *,
+        kind: str = "",
+        replace: bool = True,
+    ) -> int:
+        """Write ``(key, value)`` pairs in one atomic transaction; returns rows written.
+
+        A key is stored once: ``replace=True`` (default) overwrites an existing value,
+        ``replace=False`` keeps the first one. Values must be JSON-serialisable.
+        """
+        pairs = list(items.items()) if isinstance(items, Mapping) else list(items)
+        if not pairs:
+            return 0
+        now = time.time()
+        rows = [
+            (k, kind, json.dumps(v, sort_keys=True, separators=(",", ":")), now) for k, v in pairs
+        ]
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        with self._lock:
+            c = self._conn
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                cur = c.executemany(
+                    f"{verb} INTO outcomes(key, kind, value, created) VALUES (?, ?, ?, ?)", rows
+                )
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+        return cur.rowcount if cur.rowcount >= 0 else len(rows)
+
+    def delete_many(self, keys: Iterable[str]) -> int:
+        """Forget results (e.g. to re-measure flakiness); one transaction."""
+        uniq = list(dict.fromkeys(keys))
+        n = 0
+        with self._lock:
+            c = self._conn
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                for chunk in _chunks(uniq):
+                    marks = ",".join("?" * len(chunk))
+                    n += c.execute(
+                        f"DELETE FROM outcomes WHERE key IN ({marks})", tuple(chunk)
+                    ).rowcount
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+        return n
+
+    # -- lifetime ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"

@@ -1,0 +1,680 @@
+"""Toolchains: turn a program's sources into something the sandbox can run.
+
+A program's identity is a hash of its sources, its recipe (the build command) and the version
+of the toolchain that builds it; builds are cached under that hash, so the hundreds of mutants
+and submissions of a benchmark are compiled once and a second ``build`` is a dictionary look-up
+and a ``stat``. Compilers read untrusted input too, so every build runs sandboxed. A program that
+does not compile is an outcome (``build_error`` with the compiler's message), never an exception
+that stops a batch.
+
+Python programs run with one fixed interpreter by absolute path (by default the one running
+suitebench) with ``-E -s``: environment variables and the user's site directory cannot change
+what a program does, but the script's own directory stays importable (``-I`` would drop it and
+break multi-file programs) and installed packages remain available.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from suitebench.run.outcome import Limits, Status
+
+RECIPE_VERSION = "1"  # bump when a recipe changes in a way the command line does not show
+
+BUILD_LIMITS = Limits(
+    wall_time=60.0,
+    memory_mb=2048,
+    output_bytes=1024 * 1024,
+    file_size_bytes=512 * 1024 * 1024,
+    processes=64,
+    network=False,
+)
+
+
+class Language(StrEnum):
+    C = "c"
+    CPP = "cpp"
+    PYTHON = "python"
+    SHELL = "shell"
+    RUST = "rust"
+    GO = "go"
+    SCRIPT = "script"  # a directory with a build command (build.sh) that leaves ./executable
+
+
+EXTENSIONS: dict[str, Language] = {
+    ".c": Language.C,
+    ".cc": Language.CPP,
+    ".cpp": Language.CPP,
+    ".cxx": Language.CPP,
+    ".py": Language.PYTHON,
+    ".rs": Language.RUST,
+    ".go": Language.GO,
+    ".sh": Language.SHELL,
+}
+
+EXECUTABLE = "executable"
+
+
+class ToolchainError(ValueError):
+    """The program description itself is wrong (no such file, unknown language)."""
+
+
+@dataclass(frozen=True)
+class Program:
+    """Sources plus how to build them.
+
+    ``root`` is the directory the sources live in; ``sources`` are paths relative to it (the
+    files hashed and copied into the build). ``build_command`` (run in a copy of ``root``,
+    must leave ``./executable``) makes it a build-script program. ``entry`` is the file that is
+    run for interpreted languages. ``interpreter`` overrides the Python interpreter.
+    """
+
+    language: Language
+    root: Path
+    sources: tuple[str, ...]
+    build_command: tuple[str, ...] | None = None
+    entry: str | None = None
+    interpreter: str | None = None
+    name: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "language": str(self.language),
+            "root": str(self.root),
+            "sources": list(self.sources),
+            "build_command": list(self.build_command) if self.build_command else None,
+            "entry": self.entry,
+            "interpreter": self.interpreter,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Program:
+        return cls(
+            language=Language(d["language"]),
+            root=Path(d["root"]),
+            sources=tuple(d["sources"]),
+            build_command=tuple(d["build_command"]) if d.get("build_command") else None,
+            entry=d.get("entry"),
+            interpreter=d.get("interpreter"),
+            name=d.get("name", ""),
+        )
+
+
+@dataclass(frozen=True)
+class Built:
+    """A built program: how to run it (``argv``, absolute paths) or why it did not build."""
+
+    program_id: str
+    status: Status
+    argv: tuple[str, ...]
+    workdir: Path
+    message: str
+    language: Language
+    build_seconds: float = 0.0
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+    @property
+    def artifact(self) -> Path:
+        return self.workdir / EXECUTABLE
+
+    @property
+    def ro_binds(self) -> tuple[str, ...]:
+        """Paths a sandboxed run must see read-only (the bubblewrap backend hides /tmp)."""
+        binds = [str(self.workdir)]
+        if self.language is Language.PYTHON and self.argv:
+            prefix = Path(self.argv[0]).parent.parent
+            if str(prefix).startswith("/tmp"):
+                binds.append(str(prefix))
+        return tuple(binds)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["status"] = str(self.status)
+        d["language"] = str(self.language)
+        d["workdir"] = str(self.workdir)
+        d["argv"] = list(self.argv)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Built:
+        return cls(
+            program_id=d["program_id"],
+            status=Status(d["status"]),
+            argv=tuple(d["argv"]),
+            workdir=Path(d["workdir"]),
+            message=d.get("message", ""),
+            language=Language(d["language"]),
+            build_seconds=float(d.get("build_seconds", 0.0)),
+            cached=bool(d.get("cached", False)),
+        )
+
+
+# -- describing programs ---------------------------------------------------------------------
+
+
+def language_of(path: str | os.PathLike[str]) -> Language:
+    ext = Path(path).suffix.lower()
+    try:
+        return EXTENSIONS[ext]
+    except KeyError:
+        known = " ".join(sorted(EXTENSIONS))
+        raise ToolchainError(f"{path}: unknown language for extension {ext!r} ({known})") from None
+
+
+def _dir_files(root: Path) -> tuple[str, ...]:
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in {".git", "__pycache__", ".pytest_cache"}
+        )
+        for f in sorted(filenames):
+            full = Path(dirpath) / f
+            if full.is_file():
+                out.append(full.relative_to(root).as_posix())
+    return tuple(sorted(out))
+
+
+def program_from_path(
+    path: str | os.PathLike[str],
+    language: Language | str | None = None,
+    *,
+    build_command: Sequence[str] | None = None,
+    interpreter: str | None = None,
+) -> Program:
+    """A program from one source file or a directory.
+
+    A file's language comes from its extension unless given. A directory with ``build.sh``
+    (or an explicit ``build_command``) is a build-script program that must leave
+    ``./executable``; any other directory needs a language (or files of exactly one known
+    extension) and is built from all its files of that language (Python: ``main.py`` or
+    ``__main__.py`` is run).
+    """
+    p = Path(path).absolute()
+    lang = Language(language) if language is not None else None
+    if not p.exists():
+        raise ToolchainError(f"{p}: no such file or directory")
+    if p.is_file():
+        lang = lang or language_of(p)
+        if lang is Language.SCRIPT:
+            raise ToolchainError(f"{p}: a build-script program must be a directory")
+        return Program(
+            language=lang,
+            root=p.parent,
+            sources=(p.name,),
+            entry=p.name,
+            interpreter=interpreter,
+            name=p.name,
+            build_command=tuple(build_command) if build_command else None,
+        )
+    files = _dir_files(p)
+    if build_command or (lang in (None, Language.SCRIPT) and (p / "build.sh").is_file()):
+        cmd = tuple(build_command) if build_command else ("bash", "build.sh")
+        return Program(Language.SCRIPT, p, files, build_command=cmd, name=p.name)
+    if lang is None:
+        langs = {EXTENSIONS[Path(f).suffix.lower()] for f in files if Path(f).suffix in EXTENSIONS}
+        if len(langs) != 1:
+            raise ToolchainError(
+                f"{p}: cannot tell the language (found {sorted(map(str, langs)) or 'none'}); "
+                "pass language= or add a build.sh"
+            )
+        lang = langs.pop()
+    exts = {e for e, lg in EXTENSIONS.items() if lg is lang}
+    sources = tuple(f for f in files if Path(f).suffix.lower() in exts)
+    if not sources:
+        raise ToolchainError(f"{p}: no {lang} sources")
+    entry: str | None = None
+    if lang is Language.PYTHON:
+        entry = next((f for f in ("main.py", "__main__.py") if f in sources), None)
+        if entry is None:
+            if len(sources) != 1:
+                raise ToolchainError(f"{p}: a Python directory needs main.py or __main__.py")
+            entry = sources[0]
+        sources = files  # data files next to Python code are part of the program
+    elif lang is Language.SHELL:
+        if len(sources) != 1 and "main.sh" not in sources:
+            raise ToolchainError(f"{p}: a shell directory needs main.sh")
+        entry = "main.sh" if "main.sh" in sources else sources[0]
+        sources = files
+    return Program(lang, p, sources, entry=entry, interpreter=interpreter, name=p.name)
+
+
+# -- toolchain versions (part of a program's identity) -----------------------------------------
+
+
+@functools.cache
+def _first_line(*argv: str) -> str:
+    try:
+        cp = subprocess.run(argv, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    text = (cp.stdout or cp.stderr).decode("utf-8", "replace").strip()
+    return text.splitlines()[0] if cp.returncode == 0 and text else ""
+
+
+def default_interpreter() -> str:
+    """The Python that runs Python programs: this one, by absolute path (not resolved, so a
+    virtual environment's packages stay visible)."""
+    return os.path.abspath(sys.executable)
+
+
+@functools.cache
+def _rustc() -> str | None:
+    """The real rustc (not the rustup proxy, which needs $HOME inside the sandbox)."""
+    exe = shutil.which("rustc")
+    if exe is None:
+        return None
+    try:
+        cp = subprocess.run([exe, "--print", "sysroot"], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if cp.returncode != 0:
+        return None
+    real = Path(cp.stdout.decode().strip()) / "bin" / "rustc"
+    return str(real) if real.is_file() else exe
+
+
+def compiler(language: Language) -> str | None:
+    """Absolute path of the tool that builds ``language`` here, or None if absent."""
+    if language is Language.C:
+        return shutil.which("gcc")
+    if language is Language.CPP:
+        return shutil.which("g++")
+    if language is Language.RUST:
+        return _rustc()
+    if language is Language.GO:
+        return shutil.which("go")
+    if language is Language.SHELL:
+        return "/bin/sh"
+    if language is Language.PYTHON:
+        return default_interpreter()
+    return shutil.which("bash")
+
+
+def toolchain_version(language: Language, interpreter: str | None = None) -> str:
+    """First line of the toolchain's version output ('' if the toolchain is missing)."""
+    tool = interpreter if language is Language.PYTHON and interpreter else compiler(language)
+    if tool is None:
+        return ""
+    if language is Language.GO:
+        return _first_line(tool, "version")
+    if language is Language.SHELL:
+        bash = shutil.which("bash")
+        return "sh;" + (_first_line(bash, "--version") if bash else "")
+    if language is Language.PYTHON:
+        return _first_line(tool, "-VV")
+    return _first_line(tool, "--version")
+
+
+def available(language: Language | str) -> tuple[bool, str]:
+    """Whether programs in ``language`` can be built here, and if not, why."""
+    lang = Language(language)
+    tool = compiler(lang)
+    if tool is None:
+        return False, f"no {lang} toolchain found on PATH"
+    return True, toolchain_version(lang) or tool
+
+
+# -- recipes ---------------------------------------------------------------------------------
+
+
+def _shell_for(script: Path) -> str:
+    try:
+        first = script.read_bytes()[:200].split(b"\n", 1)[0]
+    except OSError:
+        first = b""
+    if first.startswith(b"#!") and b"bash" in first:
+        return shutil.which("bash") or "/bin/bash"
+    return "/bin/sh"
+
+
+_PY_CHECK = (
+    "import sys,traceback\n"
+    "bad=0\n"
+    "for f in sys.argv[1:]:\n"
+    "    try:\n"
+    "        compile(open(f,'rb').read(),f,'exec',dont_inherit=True)\n"
+    "    except (SyntaxError,ValueError) as e:\n"
+    "        bad=1; sys.stderr.write(''.join(traceback.format_exception_only(type(e),e)))\n"
+    "sys.exit(bad)\n"
+)
+
+
+def recipe(program: Program) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(build_argv, run_argv_relative)``: the build command (relative paths, run in the build
+    directory; empty if nothing to do) and how to run the result ('{dir}' = build dir)."""
+    lang = program.language
+    srcs = list(program.sources)
+    exe = "./" + EXECUTABLE
+    if lang is Language.SCRIPT:
+        assert program.build_command is not None
+        return program.build_command, ("{dir}/" + EXECUTABLE,)
+    if program.build_command:
+        return program.build_command, ("{dir}/" + EXECUTABLE,)
+    if lang is Language.C:
+        return (
+            ("gcc", "-O2", "-std=gnu17", "-pipe", "-o", exe, *srcs, "-lm"),
+            ("{dir}/" + EXECUTABLE,),
+        )
+    if lang is Language.CPP:
+        return (
+            ("g++", "-O2", "-std=gnu++17", "-pipe", "-o", exe, *srcs, "-lm"),
+            ("{dir}/" + EXECUTABLE,),
+        )
+    if lang is Language.RUST:
+        main = program.entry or srcs[0]
+        return (
+            ("rustc", "-O", "--edition", "2021", "-o", exe, main),
+            ("{dir}/" + EXECUTABLE,),
+        )
+    if lang is Language.GO:
+        go = tuple(s for s in srcs if s.endswith(".go"))
+        return (("go", "build", "-o", exe, *go), ("{dir}/" + EXECUTABLE,))
+    if lang is Language.PYTHON:
+        interp = program.interpreter or default_interpreter()
+        py = tuple(s for s in srcs if s.endswith(".py"))
+        entry = program.entry or py[0]
+        return (
+            ("{python}", "-E", "-s", "-c", _PY_CHECK, *py),
+            (interp, "-E", "-s", "{dir}/" + entry),
+        )
+    if lang is Language.SHELL:
+        entry = program.entry or srcs[0]
+        shell = _shell_for(program.root / entry)
+        return ((shell, "-n", entry), (shell, "{dir}/" + entry))
+    raise ToolchainError(f"no recipe for {lang}")  # pragma: no cover
+
+
+# -- identity --------------------------------------------------------------------------------
+
+_hash_cache: dict[str, tuple[int, int, int, str]] = {}
+_hash_lock = threading.Lock()
+
+
+def _file_sha(path: Path) -> str:
+    """sha256 of a file, remembered by (inode, size, mtime) so a re-build only stats."""
+    st = path.stat()
+    sig = (st.st_ino, st.st_size, st.st_mtime_ns)
+    k = str(path)
+    with _hash_lock:
+        hit = _hash_cache.get(k)
+    if hit is not None and hit[:3] == sig:
+        return hit[3]
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    with _hash_lock:
+        _hash_cache[k] = (*sig, digest)
+    return digest
+
+
+def program_id(program: Program) -> str:
+    """sha256 over source bytes (with relative paths), recipe and toolchain version."""
+    h = hashlib.sha256()
+    build_argv, run_argv = recipe(program)
+    meta = {
+        "recipe_version": RECIPE_VERSION,
+        "language": str(program.language),
+        "build": list(build_argv),
+        "run": list(run_argv),
+        "toolchain": toolchain_version(program.language, program.interpreter),
+        "entry": program.entry,
+    }
+    h.update(json.dumps(meta, sort_keys=True).encode())
+    for rel in sorted(program.sources):
+        src = program.root / rel
+        try:
+            digest = _file_sha(src)
+        except OSError as exc:
+            raise ToolchainError(f"{src}: cannot read source: {exc}") from exc
+        h.update(f"\0{rel}\0{digest}".encode())
+    return h.hexdigest()
+
+
+# -- building --------------------------------------------------------------------------------
+
+_built_memo: dict[tuple[str, str], Built] = {}
+_memo_lock = threading.Lock()
+_META = "built.json"
+
+
+def _resolve(argv: Sequence[str]) -> list[str]:
+    """Absolute paths for the tools of a recipe (the sandbox gets a minimal PATH)."""
+    out = list(argv)
+    if not out:
+        return out
+    tool = out[0]
+    if tool == "{python}":
+        out[0] = default_interpreter()
+    elif tool == "rustc":
+        out[0] = _rustc() or tool
+    elif not os.path.isabs(tool) and not tool.startswith("./"):
+        out[0] = shutil.which(tool) or tool
+    return out
+
+
+def _build_env(builddir: Path) -> dict[str, str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": str(builddir),
+        "TMPDIR": "/tmp",
+        "GOCACHE": str(builddir / ".gocache"),
+        "GOPATH": str(builddir / ".gopath"),
+        "GOTOOLCHAIN": "local",
+        "GOFLAGS": "-buildvcs=false",
+        "GO111MODULE": "auto",
+        "CARGO_NET_OFFLINE": "true",
+    }
+    return env
+
+
+def _load_cached(final: Path, pid: str) -> Built | None:
+    meta = final / _META
+    try:
+        d = json.loads(meta.read_text())
+    except (OSError, ValueError):
+        return None
+    if d.get("program_id") != pid:
+        return None
+    built = Built.from_dict(d)
+    return dataclasses.replace(built, workdir=final, cached=True, argv=tuple(d["argv"]))
+
+
+def build(
+    program: Program,
+    *,
+    cache_dir: str | os.PathLike[str],
+    limits: Limits = BUILD_LIMITS,
+) -> Built:
+    """Build ``program`` (sandboxed) into ``cache_dir/<program_id>/``, or return the cached build.
+
+    The build happens in a temporary directory next to the cache entry and is renamed into
+    place when complete, so a crash never leaves a half-built entry and two concurrent builds of
+    the same program both succeed. Build errors are cached too (compilers are deterministic);
+    a timed-out or harness-failed build is not.
+    """
+    cache = Path(cache_dir).absolute()
+    pid = program_id(program)
+    memo_key = (str(cache), pid)
+    with _memo_lock:
+        hit = _built_memo.get(memo_key)
+    final = cache / pid
+    if hit is not None and (final / _META).exists():
+        return hit
+    cached = _load_cached(final, pid)
+    if cached is not None:
+        with _memo_lock:
+            _built_memo[memo_key] = cached
+        return cached
+
+    ok, why = available(program.language)
+    if program.language is not Language.SCRIPT and not program.build_command and not ok:
+        return Built(pid, Status.BUILD_ERROR, (), final, why, program.language)
+
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".build-{pid[:16]}-", dir=cache))
+    try:
+        built, cacheable = _build_into(program, pid, tmp, final, limits)
+        if not cacheable:
+            return built
+        (tmp / _META).write_text(json.dumps(built.to_dict(), sort_keys=True, indent=1))
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            # Someone else finished the same build first: theirs is as good as ours.
+            again = _load_cached(final, pid)
+            if again is None:
+                raise
+            built = again
+        else:
+            tmp = final  # nothing to clean up
+        built = dataclasses.replace(built, cached=False)
+        with _memo_lock:
+            _built_memo[memo_key] = dataclasses.replace(built, cached=True)
+        return built
+    finally:
+        if tmp != final:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _build_into(
+    program: Program, pid: str, tmp: Path, final: Path, limits: Limits
+) -> tuple[Built, bool]:
+    from suitebench.run import sandbox
+
+    for rel in program.sources:
+        dst = tmp / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(program.root / rel, dst)
+    build_argv, run_argv = recipe(program)
+    t0 = time.monotonic()
+    message = ""
+    status = Status.OK
+    cacheable = True
+    if build_argv:
+        outcome = sandbox.run(
+            _resolve(build_argv), cwd=tmp, env=_build_env(tmp), limits=limits, stdin=b""
+        )
+        text = (outcome.stderr + outcome.stdout).decode("utf-8", "replace").strip()
+        if outcome.status is Status.OK:
+            message = text
+        elif outcome.status is Status.SANDBOX_ERROR:
+            status, cacheable = Status.SANDBOX_ERROR, False
+            message = f"build could not run: {outcome.message}\n{text}".strip()
+        elif outcome.status is Status.TIMEOUT:
+            status, cacheable = Status.BUILD_ERROR, False
+            message = f"build timed out after {outcome.wall_time:.1f}s\n{text}".strip()
+        else:
+            status = Status.BUILD_ERROR
+            how = (
+                f"exit code {outcome.exit_code}"
+                if outcome.exit_code is not None
+                else f"{outcome.status} (signal {outcome.signal})"
+            )
+            message = f"build failed ({how})\n{text}".strip()
+    needs_exe = run_argv[0] == "{dir}/" + EXECUTABLE
+    if status is Status.OK and needs_exe:
+        exe = tmp / EXECUTABLE
+        if not exe.is_file():
+            status = Status.BUILD_ERROR
+            message = (f"the build did not leave ./{EXECUTABLE}\n" + message).strip()
+        elif not os.access(exe, os.X_OK):
+            exe.chmod(exe.stat().st_mode | 0o111)
+    # Everything the build made must be readable by the unprivileged sandbox user.
+    with contextlib.suppress(OSError):
+        _make_readable(tmp)
+    argv = tuple(a.replace("{dir}", str(final)) for a in run_argv) if status is Status.OK else ()
+    seconds = time.monotonic() - t0
+    built = Built(pid, status, argv, final, message, program.language, seconds, False)
+    return built, cacheable
+
+
+def _make_readable(root: Path) -> None:
+    root.chmod(0o755)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for d in dirnames:
+            p = Path(dirpath) / d
+            p.chmod(p.stat().st_mode | 0o755)
+        for f in filenames:
+            p = Path(dirpath) / f
+            if not p.is_symlink():
+                p.chmod(p.stat().st_mode | 0o444)
+
+
+def _build_payload(payload: dict[str, Any]) -> dict[str, Any]:
+    """A build as a plain-data job (for executors, including Dask workers)."""
+    program = Program.from_dict(payload["program"])
+    limits = Limits.from_dict(payload["limits"])
+    try:
+        return build(program, cache_dir=payload["cache_dir"], limits=limits).to_dict()
+    except ToolchainError as exc:
+        return {
+            "program_id": "",
+            "status": str(Status.BUILD_ERROR),
+            "argv": [],
+            "workdir": "",
+            "message": str(exc),
+            "language": str(program.language),
+        }
+
+
+def build_many(
+    programs: Iterable[Program],
+    *,
+    cache_dir: str | os.PathLike[str],
+    limits: Limits = BUILD_LIMITS,
+    executor: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Built]:
+    """Build many programs in parallel (one result per program, in order).
+
+    Identical programs are built once; cached ones cost a stat. ``executor`` is any
+    :class:`~suitebench.run.executor.Executor` (default: a local pool, one worker per core).
+    """
+    from suitebench.run.executor import LocalExecutor
+
+    progs = list(programs)
+    cache = str(Path(cache_dir).absolute())
+    ids = [program_id(p) for p in progs]
+    first: dict[str, int] = {}
+    for i, pid in enumerate(ids):
+        first.setdefault(pid, i)
+    uniq = list(first)
+    payloads = [
+        {"program": progs[first[pid]].to_dict(), "cache_dir": cache, "limits": limits.to_dict()}
+        for pid in uniq
+    ]
+    by_id: dict[str, Built] = {}
+    own = executor is None
+    ex = LocalExecutor() if own else executor
+    try:
+        if progress is not None:
+            progress(0, len(uniq))
+        for n, (i, d) in enumerate(ex.map_unordered(_build_payload, payloads), start=1):
+            by_id[uniq[i]] = Built.from_dict(d)
+            if progress is not None:
+                progress(n, len(uniq))
+    finally:
+        if own:
+            ex.close()
+    return [by_id[pid] for pid in ids]
