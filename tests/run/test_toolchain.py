@@ -1,0 +1,343 @@
+"""Toolchains: programs in each language build (sandboxed, cached) and run through the sandbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from suitebench.run import sandbox
+from suitebench.run.executor import LocalExecutor
+from suitebench.run.outcome import Limits, Status
+from suitebench.run.toolchain import (
+    Built,
+    Language,
+    Program,
+    ToolchainError,
+    available,
+    build,
+    build_many,
+    program_from_path,
+)
+
+RUN_LIMITS = Limits(wall_time=10.0, memory_mb=512)
+
+# Sum of n numbers with an int accumulator: overflows past 2^31 (a classic judge bug).
+SUM_C = textwrap.dedent(
+    """\
+    #include <stdio.h>
+    int main(void) {
+        int n; int s = 0;
+        if (scanf("%d", &n) != 1) return 2;
+        for (int i = 0; i < n; i++) { int x; scanf("%d", &x); s += x; }
+        printf("%d\\n", s);
+        return 0;
+    }
+    """
+)
+
+# Winner by highest score; the tie-break should be the smaller name but uses >= (last wins).
+WINNER_CPP = textwrap.dedent(
+    """\
+    #include <bits/stdc++.h>
+    using namespace std;
+    int main() {
+        int n; cin >> n; string best; long long bs = LLONG_MIN;
+        for (int i = 0; i < n; i++) {
+            string name; long long s; cin >> name >> s;
+            if (s >= bs) { bs = s; best = name; }
+        }
+        cout << best << "\\n";
+    }
+    """
+)
+
+# Counts the integers in [a, b]; off by one (range excludes b).
+COUNT_PY = textwrap.dedent(
+    """\
+    import sys
+    a, b = map(int, sys.stdin.read().split())
+    print(len(range(a, b)))
+    """
+)
+
+# Reverses words using bash arrays (needs bash, not sh); a single word is echoed twice.
+REVERSE_SH = textwrap.dedent(
+    """\
+    #!/bin/bash
+    read -r -a words
+    if [ "${#words[@]}" -eq 1 ]; then echo "${words[0]} ${words[0]}"; exit 0; fi
+    out=()
+    for ((i=${#words[@]}-1; i>=0; i--)); do out+=("${words[i]}"); done
+    echo "${out[*]}"
+    """
+)
+
+
+def run_built(built: Built, stdin: bytes, tmp_path: Path) -> bytes:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    outcome = sandbox.run(
+        built.argv, cwd=work, stdin=stdin, limits=RUN_LIMITS, ro_binds=built.ro_binds
+    )
+    assert outcome.status is Status.OK, (outcome.status, outcome.stderr_text())
+    return outcome.stdout
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_c_program_builds_and_runs_with_its_overflow_bug(tmp_path: Path) -> None:
+    src = write(tmp_path / "src" / "sum.c", SUM_C)
+    built = build(program_from_path(src), cache_dir=tmp_path / "cache")
+    assert built.ok and built.language is Language.C
+    assert Path(built.argv[0]).is_absolute() and Path(built.argv[0]).is_file()
+    assert run_built(built, b"3\n1 2 3\n", tmp_path) == b"6\n"
+    # 2 * 2^30 does not fit an int: the compiled program really ran (and wrapped).
+    assert run_built(built, b"2\n1073741824 1073741824\n", tmp_path) == b"-2147483648\n"
+
+
+def test_cpp_program_builds_and_runs(tmp_path: Path) -> None:
+    src = write(tmp_path / "winner.cpp", WINNER_CPP)
+    built = build(program_from_path(src), cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    assert built.language is Language.CPP
+    assert run_built(built, b"3\nann 5\nbob 7\ncid 2\n", tmp_path) == b"bob\n"
+    # The wrong tie-break: equal scores should keep "ann", the program takes "bob".
+    assert run_built(built, b"2\nann 5\nbob 5\n", tmp_path) == b"bob\n"
+
+
+def test_python_program_runs_with_fixed_absolute_interpreter(tmp_path: Path) -> None:
+    src = write(tmp_path / "count.py", COUNT_PY)
+    built = build(program_from_path(src), cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    assert Path(built.argv[0]).is_absolute()
+    assert built.argv[0] == os.path.abspath(sys.executable)
+    assert run_built(built, b"1 10\n", tmp_path) == b"9\n"  # the off-by-one: should be 10
+
+
+def test_python_directory_program_imports_its_own_modules(tmp_path: Path) -> None:
+    root = tmp_path / "prog"
+    write(root / "helper.py", "def mid(a, b):\n    return (a + b) // 2\n")
+    write(root / "main.py", "from helper import mid\nprint(mid(*map(int, input().split())))\n")
+    prog = program_from_path(root)
+    assert prog.language is Language.PYTHON and prog.entry == "main.py"
+    built = build(prog, cache_dir=tmp_path / "cache")
+    assert run_built(built, b"3 8\n", tmp_path) == b"5\n"
+
+
+def test_shell_program_with_bash_shebang_runs_under_bash(tmp_path: Path) -> None:
+    src = write(tmp_path / "rev.sh", REVERSE_SH)
+    built = build(program_from_path(src), cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    assert built.argv[0].endswith("bash")
+    assert run_built(built, b"a b c\n", tmp_path) == b"c b a\n"
+    assert run_built(built, b"solo\n", tmp_path) == b"solo solo\n"
+
+
+def test_c_syntax_error_is_a_build_error_with_gccs_message(tmp_path: Path) -> None:
+    src = write(tmp_path / "broken.c", SUM_C.replace("int s = 0;", "int s = 0"))
+    built = build(program_from_path(src), cache_dir=tmp_path / "cache")
+    assert built.status is Status.BUILD_ERROR
+    assert not built.ok and built.argv == ()
+    assert "broken.c" in built.message and "error" in built.message
+    # Cached like any outcome: asking again gives the same verdict and message.
+    again = build(program_from_path(src), cache_dir=tmp_path / "cache")
+    assert again.status is Status.BUILD_ERROR and again.message == built.message
+
+
+def test_python_syntax_error_is_a_build_error(tmp_path: Path) -> None:
+    src = write(tmp_path / "bad.py", "def f(:\n    return 1\n")
+    built = build(program_from_path(src), cache_dir=tmp_path / "cache")
+    assert built.status is Status.BUILD_ERROR
+    assert "SyntaxError" in built.message and "bad.py" in built.message
+
+
+def test_shell_syntax_error_is_a_build_error(tmp_path: Path) -> None:
+    src = write(tmp_path / "bad.sh", "if true; then\n  echo x\n")  # missing fi
+    built = build(program_from_path(src), cache_dir=tmp_path / "cache")
+    assert built.status is Status.BUILD_ERROR and built.message
+
+
+def test_second_build_is_a_cache_hit_without_recompiling(tmp_path: Path) -> None:
+    src = write(tmp_path / "sum.c", SUM_C)
+    cache = tmp_path / "cache"
+    first = build(program_from_path(src), cache_dir=cache)
+    assert first.ok and not first.cached
+    mtime = first.artifact.stat().st_mtime_ns
+    second = build(program_from_path(src), cache_dir=cache)
+    assert second.cached and second.program_id == first.program_id
+    assert second.argv == first.argv
+    assert first.artifact.stat().st_mtime_ns == mtime
+    # A fresh process finds the build on disk (no in-memory memo) and does not recompile.
+    code = (
+        "import json, sys\n"
+        "from suitebench.run.toolchain import build, program_from_path\n"
+        "b = build(program_from_path(sys.argv[1]), cache_dir=sys.argv[2])\n"
+        "print(json.dumps(b.to_dict()))\n"
+    )
+    cp = subprocess.run(
+        [sys.executable, "-c", code, str(src), str(cache)],
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    other = Built.from_dict(json.loads(cp.stdout))
+    assert other.cached and other.program_id == first.program_id
+    assert first.artifact.stat().st_mtime_ns == mtime
+    entries = [p for p in cache.iterdir() if not p.name.startswith(".")]
+    assert [p.name for p in entries] == [first.program_id]
+    assert not [p for p in cache.iterdir() if p.name.startswith(".build-")]
+
+
+def test_one_changed_source_byte_changes_the_program_id(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    src = write(tmp_path / "sum.c", SUM_C)
+    old = build(program_from_path(src), cache_dir=cache)
+    fixed = SUM_C.replace("int s = 0;", "long s = 0;").replace('"%d\\n", s', '"%ld\\n", s')
+    src.write_text(fixed)
+    new = build(program_from_path(src), cache_dir=cache)
+    assert new.program_id != old.program_id and not new.cached
+    assert run_built(new, b"2\n1073741824 1073741824\n", tmp_path) == b"2147483648\n"
+    # The old build is still there, unchanged: builds are copies, not links to the source.
+    assert run_built(old, b"2\n1073741824 1073741824\n", tmp_path) == b"-2147483648\n"
+    src.write_text(SUM_C.replace("return 0;", "return 0; "))  # one byte more
+    assert build(program_from_path(src), cache_dir=cache).program_id not in {
+        old.program_id,
+        new.program_id,
+    }
+
+
+def test_same_source_under_another_name_is_another_program(tmp_path: Path) -> None:
+    a = write(tmp_path / "a" / "sum.c", SUM_C)
+    b = write(tmp_path / "b" / "sum.c", SUM_C)
+    c = write(tmp_path / "c" / "total.c", SUM_C)
+    cache = tmp_path / "cache"
+    ida = build(program_from_path(a), cache_dir=cache).program_id
+    assert build(program_from_path(b), cache_dir=cache).program_id == ida  # content, not place
+    assert build(program_from_path(c), cache_dir=cache).program_id != ida  # the name is hashed
+
+
+def test_build_sh_directory_program(tmp_path: Path) -> None:
+    root = tmp_path / "wordcount"
+    write(
+        root / "src" / "count.c",
+        "int count_words(const char *s) {\n"
+        "    int n = 0, in = 0;\n"
+        "    for (; *s; s++) { if (*s == ' ' || *s == '\\n') in = 0;\n"
+        "                      else if (!in) { in = 1; n++; } }\n"
+        "    return n;\n}\n",
+    )
+    write(
+        root / "src" / "main.c",
+        "#include <stdio.h>\nint count_words(const char *s);\n"
+        "int main(void) { char buf[4096]; int total = 0;\n"
+        "  while (fgets(buf, sizeof buf, stdin)) total += count_words(buf);\n"
+        '  printf("%d\\n", total); return 0; }\n',
+    )
+    write(root / "build.sh", "#!/bin/bash\nset -e\ngcc -O2 -o executable src/main.c src/count.c\n")
+    prog = program_from_path(root)
+    assert prog.language is Language.SCRIPT
+    assert set(prog.sources) == {"build.sh", "src/count.c", "src/main.c"}
+    built = build(prog, cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    assert built.argv == (str(built.workdir / "executable"),)
+    # Tabs are not separators in this program: "a\tb" counts as one word.
+    assert run_built(built, b"one two  three\nfour\n", tmp_path) == b"4\n"
+    assert run_built(built, b"a\tb\n", tmp_path) == b"1\n"
+
+
+def test_build_sh_that_leaves_no_executable_is_a_build_error(tmp_path: Path) -> None:
+    root = tmp_path / "noexe"
+    write(root / "build.sh", "#!/bin/sh\necho compiling; gcc -o prog main.c\n")
+    write(root / "main.c", "int main(void) { return 0; }\n")
+    built = build(program_from_path(root), cache_dir=tmp_path / "cache")
+    assert built.status is Status.BUILD_ERROR
+    assert "./executable" in built.message and "compiling" in built.message
+
+
+def test_failing_build_sh_reports_its_output(tmp_path: Path) -> None:
+    root = tmp_path / "fails"
+    write(root / "build.sh", "#!/bin/sh\necho 'missing dependency libfoo' >&2\nexit 3\n")
+    built = build(program_from_path(root), cache_dir=tmp_path / "cache")
+    assert built.status is Status.BUILD_ERROR
+    assert "exit code 3" in built.message and "libfoo" in built.message
+
+
+def test_unknown_extension_and_missing_file_are_clear_errors(tmp_path: Path) -> None:
+    src = write(tmp_path / "notes.txt", "hello")
+    with pytest.raises(ToolchainError, match=r"notes\.txt.*unknown language"):
+        program_from_path(src)
+    with pytest.raises(ToolchainError, match="no such file"):
+        program_from_path(tmp_path / "absent.c")
+    # An explicit language wins over the extension.
+    prog = program_from_path(write(tmp_path / "prog.txt", COUNT_PY), language="python")
+    assert prog.language is Language.PYTHON
+
+
+def test_program_round_trips_through_plain_data(tmp_path: Path) -> None:
+    prog = program_from_path(write(tmp_path / "sum.c", SUM_C))
+    assert Program.from_dict(json.loads(json.dumps(prog.to_dict()))) == prog
+    built = build(prog, cache_dir=tmp_path / "cache")
+    assert Built.from_dict(json.loads(json.dumps(built.to_dict()))) == built
+
+
+def test_build_many_builds_each_distinct_program_once(tmp_path: Path) -> None:
+    sum_c = write(tmp_path / "sum.c", SUM_C)
+    count_py = write(tmp_path / "count.py", COUNT_PY)
+    broken = write(tmp_path / "broken.c", "int main( {")
+    programs = [program_from_path(p) for p in (sum_c, count_py, broken, sum_c)]
+    seen: list[tuple[int, int]] = []
+    with LocalExecutor(2) as ex:
+        builts = build_many(
+            programs,
+            cache_dir=tmp_path / "cache",
+            executor=ex,
+            progress=lambda d, t: seen.append((d, t)),
+        )
+    assert [b.status for b in builts] == [
+        Status.OK,
+        Status.OK,
+        Status.BUILD_ERROR,
+        Status.OK,
+    ]
+    assert builts[0] == builts[3]
+    assert seen[-1] == (3, 3)  # three distinct programs
+    assert run_built(builts[0], b"2\n40 2\n", tmp_path) == b"42\n"
+
+
+@pytest.mark.skipif(not available(Language.RUST)[0], reason="no Rust toolchain here")
+def test_rust_program_builds_and_runs(tmp_path: Path) -> None:
+    # Integer midpoint (a + b) / 2 on u8: overflows in debug, wraps with -O.
+    src = write(
+        tmp_path / "mid.rs",
+        "use std::io::Read;\n"
+        "fn main() { let mut s = String::new(); std::io::stdin().read_to_string(&mut s).unwrap();\n"
+        "  let v: Vec<u8> = s.split_whitespace().map(|x| x.parse().unwrap()).collect();\n"
+        '  println!("{}", v[0].wrapping_add(v[1]) / 2); }\n',
+    )
+    built = build(program_from_path(src), cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    assert run_built(built, b"10 20\n", tmp_path) == b"15\n"
+    assert run_built(built, b"200 100\n", tmp_path) == b"22\n"  # (300 mod 256) / 2
+
+
+@pytest.mark.skipif(not available(Language.GO)[0], reason="no Go toolchain here")
+def test_go_program_builds_and_runs(tmp_path: Path) -> None:
+    src = write(
+        tmp_path / "abs.go",
+        'package main\nimport "fmt"\n'
+        "func main() { var x int32; fmt.Scan(&x); if x < 0 { x = -x }; fmt.Println(x) }\n",
+    )
+    built = build(program_from_path(src), cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    assert run_built(built, b"-7\n", tmp_path) == b"7\n"
+    assert run_built(built, b"-2147483648\n", tmp_path) == b"-2147483648\n"
