@@ -114,9 +114,18 @@ class LocalExecutor(_ExecutorBase):
             fill()
             while pending:
                 done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                for fut in done:
+                error: BaseException | None = None
+                # Finished results first, in payload order; a failure is raised after them so
+                # no completed work is lost to a sibling's exception.
+                for fut in sorted(done, key=pending.__getitem__):
                     i = pending.pop(fut)
+                    exc = fut.exception()
+                    if exc is not None:
+                        error = error or exc
+                        continue
                     yield i, fut.result()
+                if error is not None:
+                    raise error
                 fill()
         finally:
             for fut in pending:
