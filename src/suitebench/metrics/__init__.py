@@ -2,7 +2,7 @@
 
 cov@k and pooled/macro coverage (input mode), the paired cluster bootstrap and noninferiority
 for arm comparisons, Wilson bounds for the review's false-discovery rate, and the suite-mode
-validity / mutation_score / reference pass rate.
+validity / mutation_score / reference pass rate, and near-clone clustering of findings.
 """
 
 from suitebench.metrics.bootstrap import (
@@ -33,6 +33,7 @@ from suitebench.metrics.noninferiority import (
     noninferiority,
     noninferiority_family,
 )
+from suitebench.metrics.overlap import clusters_by_problem, jaccard, near_clone_clusters
 from suitebench.metrics.wilson import wilson_interval, wilson_lower, wilson_upper
 
 __all__ = [
@@ -42,13 +43,16 @@ __all__ = [
     "DEFAULT_SEED",
     "BootstrapResult",
     "NoninferiorityResult",
+    "clusters_by_problem",
     "cov_at_k",
     "cov_at_k_curve",
     "holm",
+    "jaccard",
     "macro_recall",
     "micro_coverage",
     "mutation_score",
     "mutation_score_from_matrix",
+    "near_clone_clusters",
     "noninferiority",
     "noninferiority_family",
     "paired_cluster_bootstrap",
