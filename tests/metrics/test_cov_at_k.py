@@ -16,6 +16,8 @@ from suitebench.metrics.coverage import (
     macro_recall,
     micro_coverage,
     per_problem_recall,
+    prefix_coverage,
+    prefix_coverage_curve,
 )
 
 
@@ -104,3 +106,15 @@ def test_micro_pools_submissions_and_macro_weighs_problems_equally() -> None:
     assert macro_recall(problems, k=1) == pytest.approx(cov_at_k(big, 1) / 2)
     assert math.isnan(micro_coverage([empty]))
     assert math.isnan(macro_recall([empty]))
+
+
+def test_prefix_coverage_follows_emission_order() -> None:
+    # input 0 kills nothing, input 1 kills submissions 0 and 1, input 2 kills submission 2
+    m = np.array([[0, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0]], dtype=bool)
+    assert prefix_coverage(m, 1) == 0.0
+    assert prefix_coverage(m, 2) == 0.5
+    assert prefix_coverage(m, 9) == 0.75
+    assert prefix_coverage_curve(m) == [0.0, 0.5, 0.75]
+    # the same inputs in the other order front-load: prefix differs, cov@k does not
+    assert prefix_coverage(m[::-1], 1) == 0.25
+    assert cov_at_k(m[::-1], 2) == pytest.approx(cov_at_k(m, 2))

@@ -84,6 +84,30 @@ def cov_at_k_curve(kill_matrix: BoolMatrix, ks: Iterable[int] = DEFAULT_KS) -> d
     return {int(k): cov_at_k(m, int(k)) for k in ks}
 
 
+def prefix_coverage(kill_matrix: BoolMatrix, k: int) -> float:
+    """Fraction of the pool killed by the *first* ``k`` inputs in emission order.
+
+    Unlike cov@k this depends on order: it is the paper's "prefix cov@k" saturation view
+    (Figure B.1), which shows whether an arm front-loads its coverage. Rows must be in
+    emission order. ``nan`` for an empty pool.
+    """
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    m = _as_kill_matrix(kill_matrix)
+    if m.shape[1] == 0:
+        return math.nan
+    return float(m[: int(k)].any(axis=0).mean())
+
+
+def prefix_coverage_curve(kill_matrix: BoolMatrix) -> list[float]:
+    """Prefix coverage after each input, ``[cov after 1 input, after 2, ...]``."""
+    m = _as_kill_matrix(kill_matrix)
+    if m.shape[1] == 0:
+        return [math.nan] * m.shape[0]
+    killed = np.logical_or.accumulate(m, axis=0)
+    return [float(v) for v in killed.mean(axis=1)]
+
+
 def _matrices(matrices: Mapping[str, BoolMatrix] | Sequence[BoolMatrix]) -> list[BoolMatrix]:
     if isinstance(matrices, Mapping):
         return list(matrices.values())
