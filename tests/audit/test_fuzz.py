@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,8 @@ def test_strict_validator_has_no_false_accept(tmp_path: Path, work: Path) -> Non
     assert seen[-1][0] == seen[-1][1] == len(inputs) + len(report.findings)
     counts = report.by_kind()
     for kind in VariantKind:
-        assert counts[str(kind)]["rejected"] > 0, kind
+        if kind is not VariantKind.KNOWN_ILLEGAL:  # none supplied here
+            assert counts[str(kind)]["rejected"] > 0, kind
     json.dumps(report.to_dict())  # the report is plain data
 
 
@@ -180,3 +182,36 @@ def test_duplicates_and_originals_are_skipped(tmp_path: Path, work: Path) -> Non
     assert report.skipped_duplicates >= len(structural_variants(inputs[0]))
     shas = [f.sha256 for f in report.findings]
     assert len(shas) == len(set(shas))
+
+
+def test_known_illegal_inputs_form_a_semantic_track(tmp_path: Path, work: Path) -> None:
+    inputs, ids = official("sumarr")
+    # well formed, but n = 0 and a value over 10^9: both break a stated constraint, and both
+    # validators check ranges (the sloppy one only skips structure)
+    known = [b"0\n\n", b"2\n1 1000000001\n"]
+    for source in ("validator_strict.py", "validator_sloppy.c"):
+        report = fuzz_validator(
+            program_from_path(FIXTURES / "sumarr" / source),
+            inputs,
+            cwd=work,
+            input_ids=ids,
+            cache_dir=tmp_path / "cache",
+            known_illegal=known,
+            known_illegal_ids=["n-zero", "a-too-big"],
+        )
+        track = [f for f in report.findings if f.kind is VariantKind.KNOWN_ILLEGAL]
+        assert {f.source_id for f in track} == {"n-zero", "a-too-big"}
+        assert all(f.source_index == -1 for f in track)
+        assert all(f.verdict is FuzzVerdict.REJECTED for f in track)
+    with pytest.raises(ValueError, match="byte-identical"):
+        fuzz_validator(["true"], inputs, cwd=work, known_illegal=[inputs[0]])
+
+
+def test_a_validator_accepting_everything_is_caught_on_both_tracks(work: Path) -> None:
+    inputs, ids = official("sumarr")
+    accept_all = [sys.executable, "-S", "-c", "import sys; sys.stdin.buffer.read()"]
+    report = fuzz_validator(accept_all, inputs, cwd=work, input_ids=ids, known_illegal=[b"0\n\n"])
+    assert report.originals_rejected == ()
+    assert len(report.accepts) == len(report.findings) > 20
+    assert VariantKind.KNOWN_ILLEGAL in {f.kind for f in report.accepts}
+    assert not report.sound

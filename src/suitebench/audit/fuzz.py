@@ -54,6 +54,7 @@ class VariantKind(StrEnum):
     NON_NUMERIC = "non_numeric"
     MISSING_LINE = "missing_line"
     EXTRA_LINE = "extra_line"
+    KNOWN_ILLEGAL = "known_illegal"  # supplied by the user: format-valid but illegal inputs
 
 
 class FuzzVerdict(StrEnum):
@@ -316,6 +317,8 @@ def fuzz_validator(
     cache_dir: str | os.PathLike[str] | None = None,
     ro_binds: Sequence[str | os.PathLike[str]] = (),
     env: dict[str, str] | None = None,
+    known_illegal: Sequence[bytes] = (),
+    known_illegal_ids: Sequence[str] | None = None,
     progress: Progress | None = None,
 ) -> FuzzReport:
     """Run the problem's validator on structural variants of its official inputs.
@@ -325,6 +328,11 @@ def fuzz_validator(
     name them in the report (default ``official[i]``). Every run is sandboxed with ``cwd`` as
     its only writable directory. The originals are validated first: each one the validator
     rejects is listed in ``originals_rejected``. ``progress(done, total)`` counts runs.
+
+    ``known_illegal`` adds the paper's semantic track: inputs that are well formed but break a
+    constraint (a duplicate in a permutation, a cycle in a tree), ideally written by someone who
+    has not seen the validator. They are reported with kind ``known_illegal`` and
+    ``source_index`` -1; unlike a structural variant, accepting one is a definite false accept.
     """
     ids = (
         list(input_ids)
@@ -360,6 +368,27 @@ def fuzz_validator(
                 seen.add(h)
                 planned.append((idx, v))
 
+    k_ids = (
+        list(known_illegal_ids)
+        if known_illegal_ids is not None
+        else [f"known_illegal[{i}]" for i in range(len(known_illegal))]
+    )
+    if len(k_ids) != len(known_illegal):
+        raise ValueError(f"{len(k_ids)} ids for {len(known_illegal)} known-illegal inputs")
+    known_names: dict[int, str] = {}
+    for j, data in enumerate(known_illegal):
+        v = Variant(VariantKind.KNOWN_ILLEGAL, f"supplied as illegal: {k_ids[j]}", data)
+        if v.sha256 in originals:
+            raise ValueError(
+                f"known-illegal input {k_ids[j]} is byte-identical to an official input"
+            )
+        if v.sha256 in seen:
+            dup += 1
+            continue
+        seen.add(v.sha256)
+        known_names[len(planned)] = k_ids[j]
+        planned.append((-1, v))
+
     stdins = [*official_inputs, *(v.data for _, v in planned)]
     total = len(stdins)
     binds = [*built_binds, *(str(b) for b in ro_binds)]
@@ -383,14 +412,14 @@ def fuzz_validator(
     original_verdicts = tuple((ids[i], verdict_of(outcomes[i])) for i in range(n))
     rejected = tuple(i for i, v in original_verdicts if v is not FuzzVerdict.ACCEPTED)
     findings = []
-    for (idx, v), out in zip(planned, outcomes[n:], strict=True):
+    for pos, ((idx, v), out) in enumerate(zip(planned, outcomes[n:], strict=True)):
         verdict = verdict_of(out)
         findings.append(
             FuzzFinding(
                 kind=v.kind,
                 detail=v.detail,
                 source_index=idx,
-                source_id=ids[idx],
+                source_id=ids[idx] if idx >= 0 else known_names[pos],
                 sha256=v.sha256,
                 verdict=verdict,
                 status=str(out.status),
