@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -140,13 +141,13 @@ class Built:
 
     @property
     def ro_binds(self) -> tuple[str, ...]:
-        """Paths a sandboxed run must see read-only (the bubblewrap backend hides /tmp)."""
+        """Paths a sandboxed run must be given read-only: the cache entry (the bubblewrap
+        backend hides /tmp, where a cache may live) and, for Python, the interpreter's own
+        installation (which may sit in a home directory the sandbox user cannot enter)."""
         binds = [str(self.workdir)]
         if self.language is Language.PYTHON and self.argv:
-            prefix = Path(self.argv[0]).parent.parent
-            if str(prefix).startswith("/tmp"):
-                binds.append(str(prefix))
-        return tuple(binds)
+            binds.extend(_interpreter_roots(self.argv[0]))
+        return tuple(dict.fromkeys(binds))
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -311,6 +312,28 @@ def compiler(language: Language) -> str | None:
     return shutil.which("bash")
 
 
+def _interpreter_roots(interpreter: str) -> list[str]:
+    """The installation a Python interpreter needs: its prefix and, for a virtual
+    environment, the base installation it links to."""
+    roots = [Path(interpreter).absolute().parent.parent]
+    real = Path(os.path.realpath(interpreter))
+    roots.append(real.parent.parent)
+    return [str(r) for r in dict.fromkeys(roots) if str(r) not in ("/", "/usr")]
+
+
+def toolchain_binds(language: Language, interpreter: str | None = None) -> list[str]:
+    """Directories a sandboxed build must see read-only: the toolchain's installation when
+    it is not a system one (rustup and Go live in home directories the sandbox user cannot
+    enter; gcc in /usr needs nothing)."""
+    if language is Language.PYTHON:
+        return _interpreter_roots(interpreter or default_interpreter())
+    tool = compiler(language)
+    if tool is None or language not in (Language.RUST, Language.GO):
+        return []
+    root = Path(os.path.realpath(tool)).parent.parent
+    return [] if str(root) in ("/", "/usr", "/usr/local") else [str(root)]
+
+
 def toolchain_version(language: Language, interpreter: str | None = None) -> str:
     """First line of the toolchain's version output ('' if the toolchain is missing)."""
     tool = interpreter if language is Language.PYTHON and interpreter else compiler(language)
@@ -407,22 +430,24 @@ def recipe(program: Program) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 # -- identity --------------------------------------------------------------------------------
 
-_hash_cache: dict[str, tuple[int, int, int, str]] = {}
+_hash_cache: dict[str, tuple[tuple[int, int, int, int], str]] = {}
 _hash_lock = threading.Lock()
 
 
 def _file_sha(path: Path) -> str:
-    """sha256 of a file, remembered by (inode, size, mtime) so a re-build only stats."""
+    """sha256 of a file plus its executable bit, remembered by (inode, size, mtime, mode) so a
+    re-build only stats. The executable bit is part of a program (a helper script a build.sh
+    runs directly), the rest of the mode is not."""
     st = path.stat()
-    sig = (st.st_ino, st.st_size, st.st_mtime_ns)
+    sig = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
     k = str(path)
     with _hash_lock:
         hit = _hash_cache.get(k)
-    if hit is not None and hit[:3] == sig:
-        return hit[3]
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if hit is not None and hit[0] == sig:
+        return hit[1]
+    digest = ("x:" if st.st_mode & 0o111 else "f:") + hashlib.sha256(path.read_bytes()).hexdigest()
     with _hash_lock:
-        _hash_cache[k] = (*sig, digest)
+        _hash_cache[k] = (sig, digest)
     return digest
 
 
@@ -471,21 +496,31 @@ def _resolve(argv: Sequence[str]) -> list[str]:
     return out
 
 
+_SCRATCH = ".suitebench-scratch"  # compiler temp files, Go caches: removed after the build
+
+
 def _build_env(builddir: Path) -> dict[str, str]:
-    env = {
+    """A fixed, minimal environment: the build must not depend on the caller's shell.
+
+    Temporary files go to a scratch directory inside the build directory: the sandbox's own
+    /tmp may be private and not writable by its unprivileged user, and gcc writes its object
+    files there before linking.
+    """
+    scratch = builddir / _SCRATCH
+    return {
         "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
-        "HOME": str(builddir),
-        "TMPDIR": "/tmp",
-        "GOCACHE": str(builddir / ".gocache"),
-        "GOPATH": str(builddir / ".gopath"),
+        "HOME": str(scratch),
+        "TMPDIR": str(scratch / "tmp"),
+        "GOCACHE": str(scratch / "gocache"),
+        "GOPATH": str(scratch / "gopath"),
+        "GOTMPDIR": str(scratch / "tmp"),
         "GOTOOLCHAIN": "local",
         "GOFLAGS": "-buildvcs=false",
         "GO111MODULE": "auto",
         "CARGO_NET_OFFLINE": "true",
     }
-    return env
 
 
 def _load_cached(final: Path, pid: str) -> Built | None:
@@ -505,13 +540,16 @@ def build(
     *,
     cache_dir: str | os.PathLike[str],
     limits: Limits = BUILD_LIMITS,
+    ro_binds: Sequence[str | os.PathLike[str]] = (),
 ) -> Built:
     """Build ``program`` (sandboxed) into ``cache_dir/<program_id>/``, or return the cached build.
 
     The build happens in a temporary directory next to the cache entry and is renamed into
     place when complete, so a crash never leaves a half-built entry and two concurrent builds of
     the same program both succeed. Build errors are cached too (compilers are deterministic);
-    a timed-out or harness-failed build is not.
+    a timed-out or harness-failed build is not. ``ro_binds`` are extra paths the build must
+    see (e.g. a toolchain a ``build.sh`` uses from a home directory); they are not part of the
+    program's identity.
     """
     cache = Path(cache_dir).absolute()
     pid = program_id(program)
@@ -534,7 +572,8 @@ def build(
     cache.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".build-{pid[:16]}-", dir=cache))
     try:
-        built, cacheable = _build_into(program, pid, tmp, final, limits)
+        binds = [*toolchain_binds(program.language, program.interpreter), *map(str, ro_binds)]
+        built, cacheable = _build_into(program, pid, tmp, final, limits, binds)
         if not cacheable:
             return built
         (tmp / _META).write_text(json.dumps(built.to_dict(), sort_keys=True, indent=1))
@@ -558,7 +597,7 @@ def build(
 
 
 def _build_into(
-    program: Program, pid: str, tmp: Path, final: Path, limits: Limits
+    program: Program, pid: str, tmp: Path, final: Path, limits: Limits, binds: Sequence[str]
 ) -> tuple[Built, bool]:
     from suitebench.run import sandbox
 
@@ -572,9 +611,20 @@ def _build_into(
     status = Status.OK
     cacheable = True
     if build_argv:
+        # The build may run as an unprivileged user: let it write its own directory for now;
+        # _seal() takes ownership back afterwards.
+        (tmp / _SCRATCH / "tmp").mkdir(parents=True, exist_ok=True)
+        for d in (tmp, tmp / _SCRATCH, tmp / _SCRATCH / "tmp"):
+            d.chmod(0o777)
         outcome = sandbox.run(
-            _resolve(build_argv), cwd=tmp, env=_build_env(tmp), limits=limits, stdin=b""
+            _resolve(build_argv),
+            cwd=tmp,
+            env=_build_env(tmp),
+            limits=limits,
+            stdin=b"",
+            ro_binds=binds,
         )
+        shutil.rmtree(tmp / _SCRATCH, ignore_errors=True)
         text = (outcome.stderr + outcome.stdout).decode("utf-8", "replace").strip()
         if outcome.status is Status.OK:
             message = text
@@ -600,25 +650,38 @@ def _build_into(
             message = (f"the build did not leave ./{EXECUTABLE}\n" + message).strip()
         elif not os.access(exe, os.X_OK):
             exe.chmod(exe.stat().st_mode | 0o111)
-    # Everything the build made must be readable by the unprivileged sandbox user.
-    with contextlib.suppress(OSError):
-        _make_readable(tmp)
+    _seal(tmp)
     argv = tuple(a.replace("{dir}", str(final)) for a in run_argv) if status is Status.OK else ()
     seconds = time.monotonic() - t0
     built = Built(pid, status, argv, final, message, program.language, seconds, False)
     return built, cacheable
 
 
-def _make_readable(root: Path) -> None:
-    root.chmod(0o755)
+def _seal(root: Path) -> None:
+    """Make a finished build ours and read-only to everybody else.
+
+    The sandboxed build may have run as an unprivileged user who then owns what it wrote; a
+    later untrusted run as that same user must not be able to change a cached artifact. So
+    (when we can) ownership returns to us, write permission is ours alone, and everything stays
+    readable (and executable where it was) for the sandboxed runs.
+    """
+    uid, gid = os.geteuid(), os.getegid()
+    paths = [root]
     for dirpath, dirnames, filenames in os.walk(root):
-        for d in dirnames:
-            p = Path(dirpath) / d
-            p.chmod(p.stat().st_mode | 0o755)
-        for f in filenames:
-            p = Path(dirpath) / f
-            if not p.is_symlink():
-                p.chmod(p.stat().st_mode | 0o444)
+        paths.extend(Path(dirpath) / d for d in dirnames)
+        paths.extend(Path(dirpath) / f for f in filenames)
+    for p in paths:
+        with contextlib.suppress(OSError):
+            st = p.lstat()
+            if st.st_uid != uid and uid == 0:
+                os.lchown(p, uid, gid)
+            if stat.S_ISLNK(st.st_mode):
+                continue
+            mode = stat.S_IMODE(st.st_mode)
+            if stat.S_ISDIR(st.st_mode):
+                p.chmod(0o755)
+            else:
+                p.chmod((mode & ~0o022 & ~0o7000) | 0o644 | (0o111 if mode & 0o111 else 0))
 
 
 def _build_payload(payload: dict[str, Any]) -> dict[str, Any]:
