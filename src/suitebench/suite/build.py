@@ -1,0 +1,292 @@
+"""Build the programs a suite runs against: the reference, every mutant, a candidate.
+
+A mutant is a unified diff against the instance's source directory, applied to a fresh copy with
+``patch -p1 --fuzz=0`` (paths as ``git diff`` writes them, ``a/src.c``/``b/src.c``; no fuzz, so
+a patch means exactly what it says, as with ``git apply``).  A patch that does not apply, a build
+that fails, or a build that leaves no ``./executable`` is a ``build_error``: counted, excluded
+from the mutation_score's denominator, never a crash.
+
+Builds are cached by a content hash of the tree after patching plus the recipe (and the
+interpreter, for Python packages): the same mutant is built once however many suites are
+scored against it.  ``kind = "python"`` instances are "built" by compiling every module of the
+package (a mutant with a syntax error does not build) after running the recipe, if any.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from suitebench.model.instance import Instance, InstanceKind, MutantSpec
+from suitebench.run import sandbox
+from suitebench.run.outcome import Backend, Limits, Status
+from suitebench.run.store import job_key
+from suitebench.suite.forkserver import open_up
+from suitebench.suite.runner import Target
+
+_BUILD_LIMITS = Limits(wall_time=600.0, memory_mb=4096, processes=512)
+_IGNORED = {".git", "__pycache__", ".pytest_cache", ".mypy_cache"}
+_COMPILE_CHECK = (
+    "import pathlib, sys\n"
+    "bad = 0\n"
+    "for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.py')):\n"
+    "    try:\n"
+    "        compile(p.read_bytes(), str(p), 'exec')\n"
+    "    except (SyntaxError, ValueError) as exc:\n"
+    "        print(f'{p}: {exc}', file=sys.stderr); bad = 1\n"
+    "sys.exit(bad)\n"
+)
+
+
+class BuildStatus(StrEnum):
+    OK = "ok"
+    BUILD_ERROR = "build_error"
+
+
+@dataclass(frozen=True)
+class BuiltProgram:
+    """A program under test after its build: where it lives and how the suite reaches it."""
+
+    program_id: str
+    status: BuildStatus
+    directory: str = ""  # the built tree (in the build cache)
+    executable: str | None = None
+    pythonpath: str | None = None
+    message: str = ""  # why it is a build_error (patch output, compiler output)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is BuildStatus.OK
+
+    def target(self) -> Target:
+        return Target(
+            executable=self.executable,
+            pythonpath=self.pythonpath,
+            binds=(self.directory,) if self.directory else (),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "program_id": self.program_id,
+            "status": str(self.status),
+            "directory": self.directory,
+            "executable": self.executable,
+            "pythonpath": self.pythonpath,
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BuiltProgram:
+        return cls(
+            program_id=d["program_id"],
+            status=BuildStatus(d["status"]),
+            directory=d.get("directory", ""),
+            executable=d.get("executable"),
+            pythonpath=d.get("pythonpath"),
+            message=d.get("message", ""),
+        )
+
+
+def tree_hash(root: Path) -> str:
+    """sha256 over relative paths, executable bits, symlink targets and file bytes."""
+    h = hashlib.sha256()
+    for path in sorted(_walk(root)):
+        rel = path.relative_to(root).as_posix()
+        h.update(rel.encode() + b"\0")
+        if path.is_symlink():
+            h.update(b"L" + os.readlink(path).encode() + b"\0")
+        else:
+            h.update(b"X" if os.access(path, os.X_OK) else b"F")
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _walk(root: Path) -> list[Path]:
+    files: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _IGNORED)
+        files.extend(Path(dirpath) / f for f in filenames)
+    return files
+
+
+def _copy_tree(src: Path, dest: Path) -> None:
+    shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns(*_IGNORED))
+
+
+def apply_patch(tree: Path, patch: Path) -> tuple[bool, str]:
+    """Apply a unified diff to ``tree`` in place (``-p1``, no fuzz): (applied, patch output)."""
+    proc = subprocess.run(
+        [
+            "patch",
+            "-p1",
+            "--forward",
+            "--batch",
+            "--fuzz=0",
+            "--no-backup-if-mismatch",
+            "--reject-file=-",
+            "-d",
+            str(tree),
+            "-i",
+            str(patch),
+        ],
+        capture_output=True,
+        timeout=120,
+    )
+    output = (proc.stdout + proc.stderr).decode("utf-8", errors="replace")
+    return proc.returncode == 0, output
+
+
+class Builder:
+    """Builds programs of one instance into a content-addressed cache directory."""
+
+    def __init__(
+        self, instance: Instance, cache_dir: Path, *, backend: Backend | None = None
+    ) -> None:
+        self.instance = instance
+        self.cache_dir = Path(cache_dir)
+        self.backend = backend
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+
+    def _recipe(self, tree: Path) -> list[str]:
+        build = self.instance.build
+        if build is None:
+            return []
+        if (tree / build).is_file():
+            return ["bash", build]
+        return ["bash", "-c", build]
+
+    def program_id(self, tree: Path) -> str:
+        inst = self.instance
+        return job_key(
+            "suite-build/1",
+            str(inst.kind),
+            inst.build or "",
+            inst.package or "",
+            sys.version if inst.kind is InstanceKind.PYTHON else "",
+            tree_hash(tree),
+        )
+
+    def reference(self) -> BuiltProgram:
+        """The reference implementation, built from the instance's source directory."""
+        with tempfile.TemporaryDirectory(prefix="suitebench-src-") as tmp:
+            tree = Path(tmp) / "tree"
+            _copy_tree(self.instance.source, tree)
+            return self._build_tree(tree)
+
+    def mutant(self, mutant: MutantSpec) -> BuiltProgram:
+        """One mutant: the reference source with the mutant's patch applied, then built."""
+        with tempfile.TemporaryDirectory(prefix="suitebench-src-") as tmp:
+            tree = Path(tmp) / "tree"
+            _copy_tree(self.instance.source, tree)
+            applied, output = apply_patch(tree, mutant.patch)
+            if not applied:
+                return BuiltProgram(
+                    program_id=job_key("suite-build/patch-failed", mutant.patch.read_bytes()),
+                    status=BuildStatus.BUILD_ERROR,
+                    message=f"patch {mutant.patch.name} does not apply (-p1, no fuzz):\n{output}",
+                )
+            return self._build_tree(tree)
+
+    def implementation(self, directory: Path) -> BuiltProgram:
+        """A candidate implementation (for R): its own tree, built with the same recipe."""
+        with tempfile.TemporaryDirectory(prefix="suitebench-src-") as tmp:
+            tree = Path(tmp) / "tree"
+            _copy_tree(Path(directory), tree)
+            return self._build_tree(tree)
+
+    def _build_tree(self, tree: Path) -> BuiltProgram:
+        program_id = self.program_id(tree)
+        final = self.cache_dir / program_id[:32]
+        record = final / "build.json"
+        if record.is_file():
+            return BuiltProgram.from_dict(json.loads(record.read_text(encoding="utf-8")))
+        # Build in place at the final path: a recipe may bake absolute paths into ./executable.
+        try:
+            final.mkdir()
+        except FileExistsError:  # a build that died halfway: start it again
+            shutil.rmtree(final, ignore_errors=True)
+            final.mkdir(exist_ok=True)
+        built_tree = final / "tree"
+        shutil.move(str(tree), built_tree)
+        result = self._run_build(program_id, built_tree, built_tree)
+        partial = final / "build.json.part"
+        partial.write_text(json.dumps(result.to_dict()), encoding="utf-8")
+        os.replace(partial, record)
+        return result
+
+    def _run_build(self, program_id: str, tree: Path, final_tree: Path) -> BuiltProgram:
+        env = {
+            "PATH": os.pathsep.join(
+                [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
+            ),
+            "HOME": str(tree),
+            "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+
+        def fail(message: str) -> BuiltProgram:
+            return BuiltProgram(program_id, BuildStatus.BUILD_ERROR, message=message)
+
+        open_up(tree)  # the build may run as an unprivileged uid
+        recipe = self._recipe(tree)
+        if recipe:
+            outcome = sandbox.run(
+                recipe, cwd=tree, env=env, limits=_BUILD_LIMITS, backend=self.backend
+            )
+            if outcome.status is not Status.OK:
+                log = (outcome.stdout + outcome.stderr).decode("utf-8", errors="replace")
+                return fail(f"build {outcome.status} (exit {outcome.exit_code}):\n{log[-4000:]}")
+        if self.instance.kind is InstanceKind.PYTHON:
+            package = self.instance.package or ""
+            outcome = sandbox.run(
+                [sys.executable, "-I", "-c", _COMPILE_CHECK, str(tree / package)],
+                cwd=tree,
+                env=env,
+                limits=_BUILD_LIMITS,
+                backend=self.backend,
+            )
+            if outcome.status is not Status.OK:
+                return fail("package does not compile:\n" + outcome.stderr_text()[-4000:])
+            return BuiltProgram(
+                program_id,
+                BuildStatus.OK,
+                directory=str(final_tree),
+                pythonpath=str(final_tree),
+            )
+        executable = tree / "executable"
+        if not executable.is_file() or not os.access(executable, os.X_OK):
+            return fail("the build left no executable ./executable")
+        return BuiltProgram(
+            program_id,
+            BuildStatus.OK,
+            directory=str(final_tree),
+            executable=str(final_tree / "executable"),
+        )
+
+
+def build_all(
+    builder: Builder,
+    mutants: list[MutantSpec],
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[BuiltProgram, dict[str, BuiltProgram]]:
+    """The reference and every mutant, built (sequentially: builds are cached and cheap to skip)."""
+    total = len(mutants) + 1
+    reference = builder.reference()
+    if progress is not None:
+        progress(1, total)
+    built: dict[str, BuiltProgram] = {}
+    for i, mutant in enumerate(mutants, start=2):
+        built[mutant.id] = builder.mutant(mutant)
+        if progress is not None:
+            progress(i, total)
+    return reference, built

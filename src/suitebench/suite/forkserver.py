@@ -1,0 +1,269 @@
+"""The batched engine's in-sandbox half: one pytest start-up for a whole batch of programs.
+
+Running one pytest process per program under test pays interpreter start, pytest import,
+plugin set-up and collection (~0.2 s) every time; for a full kill matrix that start-up, not the
+tests, dominates.  This module runs *inside one sandbox* per batch and pays it once:
+
+* **collect once, fork per program** (``kind = "cli"``): pytest collects the suite in the work
+  directory, then our plugin's run loop forks one child per program.  Before each fork the work
+  directory is emptied and refilled with a fresh copy of the suite and ``./executable`` linked to
+  that program, always at the *same* path, so a module-level ``os.path.abspath("./executable")``
+  means the same in every child and in the plain engine.  The child runs every test, writes its
+  own JUnit XML through pytest's junitxml plugin and exits; the parent never runs a test.
+* **fork per program, then collect** (``kind = "python"``, or a suite that runs the program
+  while being imported): a child per program runs the whole ``pytest.main`` from a parent that
+  has already imported pytest, so the package under test is imported fresh in each child, first
+  on ``sys.path``.
+
+Either way each program gets the JUnit XML and event log the plain engine would produce, and
+the same parser reads both, so the kill matrix is the same by construction (a test proves it).
+A child that outlives its wall-clock budget is killed; its event log shows how far it got.
+
+Usage (what :mod:`suitebench.suite.runner` puts on the sandbox's command line)::
+
+    python -m suitebench.suite.forkserver SPEC.json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+SENTINEL_NAME = ".suitebench-collect-sentinel"
+_SENTINEL_SCRIPT = """#!/bin/sh
+touch "{marker}"
+echo "suitebench: the program under test ran while the suite was being imported" >&2
+exit 125
+"""
+
+
+def populate_workdir(
+    workdir: Path, suite_src: Path, suite_name: str, executable: str | None
+) -> None:
+    """A fresh copy of the suite under ``workdir/suite_name`` and ``./executable`` linked.
+
+    Shared by both engines: the plain engine calls it once per run, the batched engine once
+    per program, so tests see the same layout either way.
+    """
+    if workdir.exists():
+        for child in workdir.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+    workdir.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(suite_src, workdir / suite_name, symlinks=True)
+    open_up(workdir)
+    if executable is not None:
+        os.symlink(executable, workdir / "executable")
+
+
+def open_up(root: Path) -> None:
+    """Make a tree writable by everyone: the sandbox may run the suite as an unprivileged uid,
+    and tests must be able to write where they run whichever engine created the files."""
+    me = os.geteuid()
+    for dirpath, _dirnames, filenames in os.walk(root):
+        if os.stat(dirpath).st_uid == me:
+            os.chmod(dirpath, 0o777)
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path):
+                continue
+            st = os.stat(path)
+            if st.st_uid == me:
+                extra = 0o666 | (0o111 if st.st_mode & 0o100 else 0)
+                os.chmod(path, (st.st_mode & 0o777) | extra)
+
+
+def _wait(pid: int, budget: float) -> tuple[int, bool]:
+    """Wait for a child, killing it after ``budget`` seconds: (wait status, killed)."""
+    deadline = time.monotonic() + budget
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = -1
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return status, False
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                _, status = os.waitpid(pid, 0)
+                return status, True
+            if fd >= 0:
+                select.select([fd], [], [], left)
+            else:
+                time.sleep(min(0.005, left))
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _record_exit(out_dir: Path, index: int, status: int, killed: bool, wall: float) -> None:
+    code = os.waitstatus_to_exitcode(status)
+    (out_dir / f"{index}.exit.json").write_text(
+        json.dumps({"exit_code": code, "killed": killed, "wall_time": wall}), encoding="utf-8"
+    )
+
+
+def _reseed_after_fork() -> None:
+    """Forked children share the parent's PRNG state; reseed so flakiness stays measurable."""
+    import random
+
+    random.seed()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        try:
+            numpy.random.seed()
+        except Exception:
+            pass
+
+
+def run_collected_batch(session: Any, spec_path: str) -> None:
+    """The plugin's run loop in batched mode: fork one child per program after collection."""
+    from _pytest.junitxml import xml_key
+
+    from suitebench.suite import plugin
+
+    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    workdir = Path(spec["workdir"])
+    out_dir = Path(spec["out_dir"])
+    if (workdir / SENTINEL_NAME).exists():
+        # The suite ran the program while being imported: collection depends on the program,
+        # so this batch must collect per program (see main()).
+        (out_dir / "needs-recollect").write_text("1", encoding="utf-8")
+        return
+    config = session.config
+    logxml = config.stash.get(xml_key, None)
+    for program in spec["programs"]:
+        index = program["index"]
+        populate_workdir(
+            workdir, Path(spec["suite_src"]), spec["suite_name"], program["executable"]
+        )
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:  # child: run every collected test against this program
+            code = 0
+            try:
+                _reseed_after_fork()
+                os.chdir(workdir)
+                plugin.open_events(str(out_dir / f"{index}.events"))
+                items = list(session.items)
+                if program.get("order") is not None:
+                    items = plugin.order_items(items, program["order"])
+                    session.items = items
+                    plugin._state["exitfirst"] = True
+                for i, item in enumerate(items):
+                    nextitem = items[i + 1] if i + 1 < len(items) else None
+                    item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                    if session.shouldfail or session.shouldstop:
+                        break
+                if logxml is not None:
+                    logxml.logfile = str(out_dir / f"{index}.xml")
+                    logxml.pytest_sessionfinish()
+            except BaseException:
+                code = 3
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        status, killed = _wait(pid, float(spec["run_wall"]))
+        _record_exit(out_dir, index, status, killed, time.monotonic() - start)
+
+
+def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
+    """Fork per program, each child running a whole ``pytest.main`` (collects fresh)."""
+    import pytest
+
+    workdir = Path(spec["workdir"])
+    out_dir = Path(spec["out_dir"])
+    base_path = list(sys.path)
+    for program in spec["programs"]:
+        index = program["index"]
+        populate_workdir(
+            workdir, Path(spec["suite_src"]), spec["suite_name"], program["executable"]
+        )
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            code = 3
+            try:
+                _reseed_after_fork()
+                os.chdir(workdir)
+                log = os.open(out_dir / f"{index}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+                os.dup2(log, 1)
+                os.dup2(log, 2)
+                pythonpath = program.get("pythonpath")
+                if pythonpath:
+                    os.environ["PYTHONPATH"] = pythonpath
+                    sys.path[:] = [base_path[0], pythonpath, *base_path[1:]]
+                order: list[str] = []
+                if program.get("order") is not None:
+                    order_file = out_dir / f"{index}.order.json"
+                    order_file.write_text(json.dumps(program["order"]), encoding="utf-8")
+                    order = [f"--suitebench-order={order_file}"]
+                args = [
+                    *pytest_args,
+                    *order,
+                    f"--junitxml={out_dir / f'{index}.xml'}",
+                    f"--suitebench-events={out_dir / f'{index}.events'}",
+                ]
+                code = int(pytest.main(args))
+            except BaseException:
+                code = 3
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        status, killed = _wait(pid, float(spec["run_wall"]))
+        _record_exit(out_dir, index, status, killed, time.monotonic() - start)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    spec = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    import pytest
+    from _pytest.config import default_plugins
+
+    for name in default_plugins:  # pay for every import once, before the first fork
+        try:
+            __import__(f"_pytest.{name}")
+        except ImportError:
+            pass
+    import suitebench.suite.plugin  # noqa: F401
+
+    out_dir = Path(spec["out_dir"])
+    workdir = Path(spec["workdir"])
+    pytest_args: list[str] = list(spec["pytest_args"])
+    if spec["collect_once"]:
+        marker = workdir / SENTINEL_NAME
+        populate_workdir(workdir, Path(spec["suite_src"]), spec["suite_name"], None)
+        sentinel = out_dir / "sentinel.sh"
+        sentinel.write_text(_SENTINEL_SCRIPT.format(marker=marker), encoding="utf-8")
+        sentinel.chmod(0o755)
+        os.symlink(sentinel, workdir / "executable")
+        os.chdir(workdir)
+        pytest.main(
+            [
+                *pytest_args,
+                f"--junitxml={out_dir / 'collect.xml'}",
+                f"--suitebench-batch={args[0]}",
+            ]
+        )
+        if not (out_dir / "needs-recollect").exists():
+            return 0
+    _run_forked_main(spec, pytest_args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

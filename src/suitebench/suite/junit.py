@@ -1,0 +1,145 @@
+"""Per-test outcomes from pytest's JUnit XML, with node ids recovered from our event log.
+
+JUnit XML names a test by ``classname`` (the file path with dots, plus classes) and ``name``,
+which does not map back to a pytest node id unambiguously (a directory may contain dots).  Our
+plugin's event log lists every node id that started and every file that failed to collect, so
+each ``<testcase>`` is matched to the node id pytest itself would mangle into it.  If a pytest
+process died before writing the XML, the event log alone gives the rows it reached: the test
+it was in when it died is an ``error`` (``timeout`` if the faulthandler watchdog fired), the
+rest ``not_run``.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from suitebench.suite.plugin import TIMEOUT_MARKER
+from suitebench.suite.records import TestStatus
+
+
+def mangle(nodeid: str) -> tuple[str, str]:
+    """The (classname, name) pytest's junitxml writes for a node id (its own algorithm)."""
+    from _pytest.junitxml import mangle_test_address
+
+    names = mangle_test_address(nodeid)
+    return ".".join(names[:-1]), names[-1]
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """The plugin's JSON lines; a torn last line (the process died writing it) is ignored."""
+    if not path.is_file():
+        return []
+    events: list[dict[str, Any]] = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return events
+
+
+def _element_status(case: ET.Element) -> TestStatus:
+    children = {child.tag: child for child in case}
+    for tag in ("failure", "error"):
+        child = children.get(tag)
+        if child is not None:
+            text = (child.get("message") or "") + (child.text or "")
+            if TIMEOUT_MARKER in text:
+                return TestStatus.TIMEOUT
+    if "failure" in children:
+        return TestStatus.FAILED
+    if "error" in children:
+        return TestStatus.ERROR
+    if "skipped" in children:
+        return TestStatus.SKIPPED
+    return TestStatus.PASSED
+
+
+_RANK = {
+    TestStatus.PASSED: 0,
+    TestStatus.SKIPPED: 1,
+    TestStatus.ERROR: 2,
+    TestStatus.FAILED: 3,
+    TestStatus.TIMEOUT: 4,
+}
+
+
+def _worse(a: TestStatus | None, b: TestStatus) -> TestStatus:
+    return b if a is None or _RANK.get(b, 0) >= _RANK.get(a, 0) else a
+
+
+def parse_junit(
+    xml_path: Path, events: list[dict[str, Any]]
+) -> tuple[dict[str, TestStatus], list[str]]:
+    """(node id -> status, files that failed to collect) from a JUnit XML file.
+
+    Raises ``ET.ParseError`` or ``OSError`` if the file is missing or torn (a crashed run).
+    """
+    root = ET.parse(xml_path).getroot()
+    started = [e["nodeid"] for e in events if e.get("event") == "start"]
+    broken = [e["nodeid"] for e in events if e.get("event") == "collect_error"]
+    by_address: dict[tuple[str, str], str] = {mangle(n): n for n in started}
+    file_by_address: dict[str, str] = {}
+    for nodeid in broken:
+        file_by_address[mangle(nodeid)[1]] = nodeid
+        file_by_address[".".join(mangle(nodeid))] = nodeid
+    tests: dict[str, TestStatus] = {}
+    collect_errors: list[str] = []
+    for case in root.iter("testcase"):
+        classname = case.get("classname") or ""
+        name = case.get("name") or ""
+        status = _element_status(case)
+        if not classname and status is TestStatus.ERROR:
+            # A collection error: the testcase is named after the module it broke.
+            nodeid = file_by_address.get(name) or name.replace(".", "/") + ".py"
+            if nodeid not in collect_errors:
+                collect_errors.append(nodeid)
+            continue
+        nodeid = by_address.get((classname, name)) or _guess_nodeid(classname, name)
+        tests[nodeid] = _worse(tests.get(nodeid), status)
+    return tests, collect_errors
+
+
+def _guess_nodeid(classname: str, name: str) -> str:
+    """Fallback when the event log lacks a node id: pytest's mangling, reversed naively."""
+    parts = classname.split(".")
+    return "/".join(parts) + ".py::" + name
+
+
+def statuses_from_events(
+    events: list[dict[str, Any]], *, died_of_timeout: bool
+) -> tuple[dict[str, TestStatus], list[str]]:
+    """Rows a crashed run reached, from its event log alone (JUnit semantics per phase)."""
+    tests: dict[str, TestStatus] = {}
+    finished: set[str] = set()
+    current: str | None = None
+    collect_errors: list[str] = []
+    for event in events:
+        kind = event.get("event")
+        nodeid = str(event.get("nodeid", ""))
+        if kind == "collect_error":
+            if nodeid not in collect_errors:
+                collect_errors.append(nodeid)
+        elif kind == "start":
+            current = nodeid
+            tests.setdefault(nodeid, TestStatus.PASSED)
+        elif kind == "report":
+            outcome = event.get("outcome")
+            when = event.get("when")
+            if event.get("timeout"):
+                status = TestStatus.TIMEOUT
+            elif outcome == "failed":
+                status = TestStatus.FAILED if when == "call" else TestStatus.ERROR
+            elif outcome == "skipped":
+                status = TestStatus.SKIPPED
+            else:
+                status = TestStatus.PASSED
+            tests[nodeid] = _worse(tests.get(nodeid), status)
+            if when == "teardown":
+                finished.add(nodeid)
+    if current is not None and current not in finished:
+        tests[current] = TestStatus.TIMEOUT if died_of_timeout else TestStatus.ERROR
+    return tests, collect_errors

@@ -1,0 +1,171 @@
+"""The pytest plugin suitebench loads into every suite it runs (``-p suitebench.suite.plugin``).
+
+Plugin autoload is off when suitebench runs a suite (a suite's results must not depend on what
+happens to be installed), so everything suitebench needs inside the pytest process lives here:
+
+* **per-test timeouts** (``--suitebench-timeout``): each phase of a test (setup, call, teardown)
+  gets a SIGALRM-based budget; a hanging test fails alone with :class:`SuiteTestTimeout` and the
+  rest of its row (the other tests on the same program) is kept.  A faulthandler watchdog a few
+  seconds later kills a process stuck where the alarm cannot reach, so the run ends as a crash
+  instead of hanging; the event log tells which test was running.
+* **an event log** (``--suitebench-events``): one JSON line per test start and per phase report,
+  flushed as it happens, so a pytest process that dies mid-run still tells what it ran.
+* **the batched run loop** (``--suitebench-batch``): collect the suite once, then fork one child
+  per program under test; see :mod:`suitebench.suite.forkserver`.
+
+This module must stay importable with nothing but pytest: it runs inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import signal
+import sys
+from collections.abc import Generator
+from typing import Any, TextIO
+
+import pytest
+
+TIMEOUT_MARKER = "SuiteTestTimeout"
+_HARD_GRACE = 5.0
+
+
+class SuiteTestTimeout(Exception):
+    """A test phase ran past the per-test time limit."""
+
+
+_state: dict[str, Any] = {"timeout": 0.0, "events": None, "exitfirst": False, "session": None}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("suitebench")
+    group.addoption("--suitebench-timeout", type=float, default=0.0, help="per-test seconds")
+    group.addoption("--suitebench-events", default=None, help="JSON-lines event log path")
+    group.addoption("--suitebench-batch", default=None, help="batch spec (JSON) to fork over")
+    group.addoption("--suitebench-order", default=None, help="JSON list: run these, in order")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _state["timeout"] = float(config.getoption("--suitebench-timeout") or 0.0)
+    path = config.getoption("--suitebench-events")
+    if path:
+        open_events(path)
+
+
+def open_events(path: str) -> None:
+    """(Re)open the event log; a forked child calls this with its own path."""
+    old: TextIO | None = _state.get("events")
+    if old is not None:
+        try:
+            old.close()
+        except OSError:
+            pass
+    _state["events"] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives for the run
+
+
+def _emit(record: dict[str, Any]) -> None:
+    stream: TextIO | None = _state.get("events")
+    if stream is None:
+        return
+    stream.write(json.dumps(record) + "\n")
+    stream.flush()
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise SuiteTestTimeout(f"test phase exceeded the per-test limit of {_state['timeout']:g} s")
+
+
+def _arm() -> None:
+    limit = _state["timeout"]
+    if limit > 0:
+        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, limit)
+        faulthandler.dump_traceback_later(limit + _HARD_GRACE, exit=True, file=sys.stderr)
+
+
+def _disarm() -> None:
+    if _state["timeout"] > 0:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
+    _emit({"event": "start", "nodeid": item.nodeid})
+    yield
+
+
+def _phase() -> Generator[None]:
+    _arm()
+    try:
+        yield
+    finally:
+        _disarm()
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None]:
+    yield from _phase()
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None]:
+    yield from _phase()
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
+    yield from _phase()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _state["session"] = session
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if _state["exitfirst"] and report.failed and _state["session"] is not None:
+        # ``--fast``: the first failing (valid) test decides the mutant.  Not pytest's ``-x``,
+        # which would also stop at a collection error before any test ran.
+        _state["session"].shouldfail = "suitebench --fast: first kill"
+    _emit(
+        {
+            "event": "report",
+            "nodeid": report.nodeid,
+            "when": report.when,
+            "outcome": report.outcome,
+            "timeout": bool(report.failed and TIMEOUT_MARKER in str(report.longrepr)),
+        }
+    )
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed:
+        _emit({"event": "collect_error", "nodeid": report.nodeid})
+
+
+def order_items(items: list[pytest.Item], order: list[str]) -> list[pytest.Item]:
+    """Only the listed node ids, in the listed order (``--fast``: likely killers first)."""
+    by_id = {item.nodeid: item for item in items}
+    return [by_id[nodeid] for nodeid in order if nodeid in by_id]
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    path = config.getoption("--suitebench-order")
+    if path:
+        with open(path, encoding="utf-8") as fh:
+            items[:] = order_items(items, json.load(fh))
+        _state["exitfirst"] = True
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> bool | None:
+    spec = session.config.getoption("--suitebench-batch")
+    if not spec:
+        return None
+    from suitebench.suite.forkserver import run_collected_batch
+
+    run_collected_batch(session, spec)
+    return True

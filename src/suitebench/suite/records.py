@@ -1,0 +1,95 @@
+"""Records of suite mode: one test's outcome on one program, one run of a suite on a program.
+
+A *run* is one pytest session of a suite against one program under test.  Its per-test rows
+come from the JUnit XML pytest writes; a pytest that died without writing it is a run with
+``status = crashed`` and the log kept, never a row of zeros.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class TestStatus(StrEnum):
+    """One test on one program, as the JUnit XML (or, after a crash, the event log) says."""
+
+    __test__ = False  # not a pytest test class
+
+    PASSED = "passed"
+    FAILED = "failed"  # the test body failed (an assertion, an exception)
+    ERROR = "error"  # setup/teardown failed, the file did not collect, or the run died in it
+    SKIPPED = "skipped"
+    TIMEOUT = "timeout"  # a phase ran past the per-test limit (a failure of that test only)
+    NOT_RUN = "not_run"  # pytest never reached it (the run crashed before it)
+
+    @property
+    def fails(self) -> bool:
+        """Whether this outcome kills the program (failed, error or timeout)."""
+        return self in (TestStatus.FAILED, TestStatus.ERROR, TestStatus.TIMEOUT)
+
+
+class RunStatus(StrEnum):
+    """How one pytest session ended, apart from its tests' outcomes."""
+
+    OK = "ok"  # pytest finished and wrote its JUnit XML
+    CRASHED = "crashed"  # pytest died or was killed without its XML; partial rows from events
+    SANDBOX_ERROR = "sandbox_error"  # the harness failed, not the suite
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """One suite run against one program: per-test outcomes keyed by pytest node id.
+
+    ``collect_errors`` lists the files (node ids such as ``tests/test_x.py``) that did not
+    collect: every test of such a file counts as ``error`` on this program.
+    """
+
+    status: RunStatus
+    tests: dict[str, TestStatus] = field(default_factory=dict)
+    collect_errors: tuple[str, ...] = ()
+    exit_code: int | None = None
+    wall_time: float = 0.0
+    log: str = ""
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": str(self.status),
+            "tests": {k: str(v) for k, v in self.tests.items()},
+            "collect_errors": list(self.collect_errors),
+            "exit_code": self.exit_code,
+            "wall_time": round(self.wall_time, 4),
+            "log": self.log,
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SuiteRun:
+        return cls(
+            status=RunStatus(d["status"]),
+            tests={k: TestStatus(v) for k, v in d.get("tests", {}).items()},
+            collect_errors=tuple(d.get("collect_errors", ())),
+            exit_code=d.get("exit_code"),
+            wall_time=float(d.get("wall_time", 0.0)),
+            log=d.get("log", ""),
+            message=d.get("message", ""),
+        )
+
+    def status_of(self, test_id: str) -> TestStatus:
+        """This run's outcome for a test, attributing collection errors to their file."""
+        status = self.tests.get(test_id)
+        if status is not None:
+            return status
+        if test_file(test_id) in self.collect_errors:
+            return TestStatus.ERROR
+        return TestStatus.NOT_RUN
+
+
+def test_file(test_id: str) -> str:
+    """The file part of a pytest node id (``tests/test_a.py::test_b[1]`` -> ``tests/test_a.py``)."""
+    return test_id.split("::", 1)[0]
+
+
+test_file.__test__ = False  # type: ignore[attr-defined]

@@ -1,0 +1,174 @@
+"""The result of scoring a suite: every figure of TestSuiteBench's evaluation, and its evidence.
+
+``SuiteResult`` carries validity V, mutation_score M (overall and per spec section), the counts
+behind them, the full kill matrix as per-test outcome rows per mutant, each mutant's killing
+tests, and the limits, isolation backend and versions used.  It is a pydantic model: it
+round-trips through ``results.json`` and is what the mutation-testing-elements report is
+written from.  ``ImplementationResult`` is the reference pass rate R of a candidate.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from suitebench.suite.records import RunStatus, TestStatus
+
+
+class MutantStatus(StrEnum):
+    """A mutant's fate under a suite (mutation-testing-elements names in brackets)."""
+
+    KILLED = "killed"  # a valid test failed or errored on it [Killed]
+    TIMEOUT = "timeout"  # killed, but only by valid tests that hit the per-test limit [Timeout]
+    SURVIVED = "survived"  # every valid test passed (or skipped) [Survived]
+    BUILD_ERROR = "build_error"  # patch did not apply or build failed; not scored [CompileError]
+    CRASHED = "crashed"  # pytest died outside any test and no valid test failed; not scored
+    # [RuntimeError]
+
+    @property
+    def scored(self) -> bool:
+        return self in (MutantStatus.KILLED, MutantStatus.TIMEOUT, MutantStatus.SURVIVED)
+
+    @property
+    def detected(self) -> bool:
+        return self in (MutantStatus.KILLED, MutantStatus.TIMEOUT)
+
+
+class TestInfo(BaseModel):
+    """One test of the scored suite: its outcomes on the reference runs and its validity."""
+
+    __test__ = False
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    file: str
+    valid: bool
+    flaky: bool
+    reference: list[TestStatus]
+    sections: list[str] = []
+
+
+class MutantResult(BaseModel):
+    """One mutant's row of the kill matrix, and why it has the status it has."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    status: MutantStatus
+    section: str | None = None
+    target: str | None = None
+    description: str = ""
+    operator: str | None = None
+    patch: str = ""
+    program_id: str = ""
+    killed_by: list[str] = []
+    tests_run: int = 0
+    outcomes: dict[str, TestStatus] = {}
+    run_status: RunStatus | None = None
+    wall_time: float = 0.0
+    message: str = ""
+    log: str = ""
+
+
+class Counts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tests: int
+    valid: int
+    flaky: int
+    mutants: int
+    scored: int
+    killed: int
+    survived: int
+    build_errors: int
+    crashed: int
+
+
+class SuiteResult(BaseModel):
+    """Everything ``suitebench score INSTANCE --suite DIR`` reports (results.json)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    instance: str
+    suite: str
+    suite_hash: str
+    engine: str
+    mode: str  # "full" (whole matrix) or "fast" (stop each mutant at its first kill)
+    reference_runs: int
+    validity: float | None
+    mutation_score: float | None
+    per_section: dict[str, float | None]
+    counts: Counts
+    reference_program: str
+    reference_run_status: list[RunStatus]
+    tests: list[TestInfo]
+    mutants: list[MutantResult]
+    limits: dict[str, Any]
+    backend: str
+    versions: dict[str, str]
+    wall_time: float
+
+    def test_ids(self) -> list[str]:
+        return [t.id for t in self.tests]
+
+    def kill_matrix(self) -> dict[tuple[str, str], TestStatus]:
+        """(test id, mutant id) -> outcome, for every mutant that was run."""
+        return {(test, m.id): status for m in self.mutants for test, status in m.outcomes.items()}
+
+    def write(self, out_dir: Path) -> list[Path]:
+        """results.json and kills.csv (long form: test, mutant, outcome, valid)."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        results = out_dir / "results.json"
+        results.write_text(
+            json.dumps(self.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8"
+        )
+        kills = out_dir / "kills.csv"
+        valid = {t.id: t.valid for t in self.tests}
+        with kills.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["test", "mutant", "outcome", "valid", "kills"])
+            for mutant in self.mutants:
+                for test in self.test_ids():
+                    if test not in mutant.outcomes:
+                        continue
+                    status = mutant.outcomes[test]
+                    kills_it = valid[test] and status.fails
+                    writer.writerow([test, mutant.id, str(status), int(valid[test]), int(kills_it)])
+        return [results, kills]
+
+    @classmethod
+    def read(cls, path: Path) -> SuiteResult:
+        """Read results.json back (or the directory holding it)."""
+        path = path / "results.json" if path.is_dir() else path
+        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+class ImplementationResult(BaseModel):
+    """R of a candidate implementation: the fraction of valid reference tests it passes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    instance: str
+    implementation: str
+    build_status: str
+    build_message: str = ""
+    reference_pass_rate: float | None
+    passed: int
+    total: int
+    failing: dict[str, TestStatus]
+    excluded_invalid: list[str]
+    run_status: RunStatus | None
+    limits: dict[str, Any]
+    backend: str
+    versions: dict[str, str]
+
+    def write(self, out_dir: Path) -> Path:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path = out_dir / "results.json"
+        path.write_text(json.dumps(self.model_dump(mode="json"), indent=2) + "\n", "utf-8")
+        return path

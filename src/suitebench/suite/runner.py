@@ -1,0 +1,337 @@
+"""Run a pytest suite against programs under test, sandboxed: the plain and batched engines.
+
+Both engines run the suite the same way: pytest with ``--junitxml``, plugin autoload off
+(``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``, ``-p no:cacheprovider``), the venv's interpreter by
+absolute path, ``--continue-on-collection-errors`` (a file that does not import breaks only its
+own tests), our plugin for per-test timeouts, inside the sandbox with no network, in a fresh copy
+of the suite whose working directory holds ``./executable`` (and ``$SUITEBENCH_EXECUTABLE``
+points at it).  For ``kind = "python"`` the program under test is a source root put first on
+``PYTHONPATH``.
+
+* ``plain``: one sandbox and one pytest process per program -- the reference path.
+* ``batched``: one sandbox per batch of programs; inside it :mod:`suitebench.suite.forkserver`
+  pays pytest's start-up once and forks per program.  Same XML, same parser, same matrix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from suitebench.run import sandbox
+from suitebench.run.outcome import Backend, Limits, Outcome, Status
+from suitebench.suite.forkserver import open_up, populate_workdir
+from suitebench.suite.junit import parse_junit, read_events, statuses_from_events
+from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
+
+_LOG_TAIL = 8000
+SUITE_DIRNAME = "tests"  # test ids read tests/<file>::<name> wherever the suite lives
+
+
+class Engine(StrEnum):
+    """How a suite is run against many programs; both give the same kill matrix."""
+
+    PLAIN = "plain"
+    BATCHED = "batched"
+
+
+@dataclass(frozen=True)
+class SuiteLimits:
+    """Limits of suite runs: per test (so one hang does not blank a row) and per program."""
+
+    per_test: float = 10.0
+    per_program: float = 600.0
+    memory_mb: int | None = 2048
+    network: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "per_test": self.per_test,
+            "per_program": self.per_program,
+            "memory_mb": self.memory_mb,
+            "network": self.network,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SuiteLimits:
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One program under test as the runner needs it: a built executable or a source root."""
+
+    executable: str | None = None  # absolute path of ./executable (kind = "cli")
+    pythonpath: str | None = None  # absolute source root put first on sys.path (kind = "python")
+    binds: tuple[str, ...] = field(default_factory=tuple)  # paths to make visible read-only
+    # ``--fast``: run only these tests, in this order, and stop at the first failure.
+    order: tuple[str, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "executable": self.executable,
+            "pythonpath": self.pythonpath,
+            "binds": list(self.binds),
+            "order": None if self.order is None else list(self.order),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Target:
+        order = d.get("order")
+        return cls(
+            d.get("executable"),
+            d.get("pythonpath"),
+            tuple(d.get("binds", ())),
+            None if order is None else tuple(order),
+        )
+
+
+def pytest_args(suite_name: str, limits: SuiteLimits) -> list[str]:
+    """The pytest command line shared by both engines (minus output paths)."""
+    return [
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "suitebench.suite.plugin",
+        "-q",
+        "--continue-on-collection-errors",
+        "--rootdir",
+        ".",
+        "-o",
+        "junit_family=xunit1",
+        f"--suitebench-timeout={limits.per_test:g}",
+        suite_name,
+    ]
+
+
+def _scratch(base: Path) -> tuple[Path, Path]:
+    """The run's writable layout inside the sandbox's work dir: ``work/``, ``out/``, ``tmp/``."""
+    workdir, out_dir, tmp = base / "work", base / "out", base / "tmp"
+    for d in (workdir, out_dir, tmp):
+        d.mkdir()
+        d.chmod(0o777)
+    return workdir, out_dir
+
+
+def _env(workdir: Path, home: Path, target: Target | None) -> dict[str, str]:
+    env = {
+        "PATH": os.pathsep.join(
+            [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
+        ),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "SUITEBENCH_EXECUTABLE": str(workdir / "executable"),
+        "TMPDIR": str(home / "tmp"),
+    }
+    if target is not None and target.pythonpath:
+        env["PYTHONPATH"] = target.pythonpath
+    return env
+
+
+def _sandbox_limits(limits: SuiteLimits, wall: float) -> Limits:
+    return Limits(
+        wall_time=wall,
+        cpu_time=wall,
+        memory_mb=limits.memory_mb,
+        processes=256,
+        network=limits.network,
+    )
+
+
+def _tail(data: bytes) -> str:
+    return data[-_LOG_TAIL:].decode("utf-8", errors="replace")
+
+
+def _collect(
+    out_dir: Path,
+    index: int,
+    outcome_log: str,
+    exit_code: int | None,
+    wall: float,
+    killed: bool,
+) -> SuiteRun:
+    """Turn one program's XML + events into a SuiteRun (crashed if the XML is missing)."""
+    events = read_events(out_dir / f"{index}.events")
+    log_file = out_dir / f"{index}.log"
+    log = outcome_log
+    if log_file.is_file():
+        log = _tail(log_file.read_bytes()) + log
+    xml = out_dir / f"{index}.xml"
+    if xml.is_file() and not killed:
+        try:
+            tests, broken = parse_junit(xml, events)
+            return SuiteRun(
+                status=RunStatus.OK,
+                tests=tests,
+                collect_errors=tuple(broken),
+                exit_code=exit_code,
+                wall_time=wall,
+                log=log[-_LOG_TAIL:],
+            )
+        except Exception as exc:  # a torn XML file: the run died while writing it
+            message = f"unreadable JUnit XML: {exc}"
+    else:
+        message = "killed at the per-program wall-clock limit" if killed else "no JUnit XML"
+    died_of_timeout = killed or "Timeout (" in log
+    tests, broken = statuses_from_events(events, died_of_timeout=died_of_timeout)
+    return SuiteRun(
+        status=RunStatus.CRASHED,
+        tests=tests,
+        collect_errors=tuple(broken),
+        exit_code=exit_code,
+        wall_time=wall,
+        log=log[-_LOG_TAIL:],
+        message=f"pytest did not finish: {message} (exit code {exit_code})",
+    )
+
+
+def _harness_failure(outcome: Outcome) -> SuiteRun:
+    return SuiteRun(
+        status=RunStatus.SANDBOX_ERROR,
+        exit_code=outcome.exit_code,
+        wall_time=outcome.wall_time,
+        log=_tail(outcome.stderr),
+        message=outcome.message or str(outcome.status),
+    )
+
+
+def run_plain(
+    suite_dir: Path,
+    target: Target,
+    *,
+    limits: SuiteLimits = SuiteLimits(),
+    backend: Backend | None = None,
+) -> SuiteRun:
+    """One pytest process in one sandbox: the reference engine."""
+    suite_dir = Path(suite_dir).resolve()
+    with tempfile.TemporaryDirectory(prefix="suitebench-run-") as tmp:
+        base = Path(tmp)
+        workdir, out_dir = _scratch(base)
+        populate_workdir(workdir, suite_dir, SUITE_DIRNAME, target.executable)
+        extra: list[str] = []
+        if target.order is not None:
+            order_file = out_dir / "0.order.json"
+            order_file.write_text(json.dumps(list(target.order)), encoding="utf-8")
+            extra = [f"--suitebench-order={order_file}"]
+        argv = [
+            "/usr/bin/env",
+            "-C",
+            str(workdir),
+            sys.executable,
+            "-m",
+            "pytest",
+            *pytest_args(SUITE_DIRNAME, limits),
+            f"--junitxml={out_dir / '0.xml'}",
+            f"--suitebench-events={out_dir / '0.events'}",
+            *extra,
+        ]
+        outcome = sandbox.run(
+            argv,
+            cwd=base,
+            env=_env(workdir, base, target),
+            limits=_sandbox_limits(limits, limits.per_program),
+            backend=backend,
+            ro_binds=target.binds,
+        )
+        if outcome.status is Status.SANDBOX_ERROR:
+            return _harness_failure(outcome)
+        killed = outcome.status is Status.TIMEOUT
+        log = _tail(outcome.stdout) + _tail(outcome.stderr)
+        return _collect(out_dir, 0, log, outcome.exit_code, outcome.wall_time, killed)
+
+
+def run_batched(
+    suite_dir: Path,
+    targets: list[Target],
+    *,
+    collect_once: bool,
+    limits: SuiteLimits = SuiteLimits(),
+    backend: Backend | None = None,
+) -> list[SuiteRun]:
+    """Many programs in one sandbox through the fork server; one SuiteRun per target."""
+    suite_dir = Path(suite_dir).resolve()
+    if not targets:
+        return []
+    with tempfile.TemporaryDirectory(prefix="suitebench-batch-") as tmp:
+        base = Path(tmp)
+        workdir, out_dir = _scratch(base)
+        suite_src = base / "suite-src" / SUITE_DIRNAME
+        shutil.copytree(suite_dir, suite_src, symlinks=True)
+        open_up(suite_src.parent)
+        spec = {
+            "workdir": str(workdir),
+            "out_dir": str(out_dir),
+            "suite_src": str(suite_src),
+            "suite_name": SUITE_DIRNAME,
+            "collect_once": collect_once,
+            "run_wall": limits.per_program,
+            "pytest_args": pytest_args(SUITE_DIRNAME, limits),
+            "programs": [
+                {
+                    "index": i,
+                    "executable": t.executable,
+                    "pythonpath": t.pythonpath,
+                    "order": None if t.order is None else list(t.order),
+                }
+                for i, t in enumerate(targets)
+            ],
+        }
+        spec_path = base / "spec.json"
+        spec_path.write_text(json.dumps(spec), encoding="utf-8")
+        binds = sorted({b for t in targets for b in t.binds})
+        argv = [
+            "/usr/bin/env",
+            "-C",
+            str(workdir),
+            sys.executable,
+            "-m",
+            "suitebench.suite.forkserver",
+            str(spec_path),
+        ]
+        wall = limits.per_program * len(targets) + 30.0
+        outcome = sandbox.run(
+            argv,
+            cwd=base,
+            env=_env(workdir, base, None),
+            limits=_sandbox_limits(limits, wall),
+            backend=backend,
+            ro_binds=binds,
+        )
+        if outcome.status is Status.SANDBOX_ERROR:
+            return [_harness_failure(outcome) for _ in targets]
+        shared_log = _tail(outcome.stdout) + _tail(outcome.stderr)
+        runs: list[SuiteRun] = []
+        for i in range(len(targets)):
+            exit_file = out_dir / f"{i}.exit.json"
+            if exit_file.is_file():
+                info = json.loads(exit_file.read_text(encoding="utf-8"))
+                runs.append(
+                    _collect(
+                        out_dir,
+                        i,
+                        "",
+                        info["exit_code"],
+                        float(info["wall_time"]),
+                        bool(info["killed"]),
+                    )
+                )
+            else:  # the fork server itself died before reaching this program
+                run = _collect(out_dir, i, shared_log, outcome.exit_code, 0.0, True)
+                runs.append(run)
+        return runs
+
+
+def fails(status: TestStatus) -> bool:
+    """Whether a test outcome kills the program it ran on."""
+    return status.fails

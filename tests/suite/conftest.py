@@ -1,0 +1,407 @@
+"""Small real instances written into tmp_path: a C CLI and a Python package, each with mutants.
+
+``stats`` is a C command-line tool (sum with overflow detection, max, clamp); its mutants carry
+real bug patterns: a dropped overflow check, an off-by-one loop bound, a missed empty-input
+case, an equivalent tie-break change (survives by construction), a patch that does not apply
+and one that does not compile.  ``intervals`` is a Python package with the same idea.
+"""
+
+from __future__ import annotations
+
+import difflib
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+STATS_C = textwrap.dedent(
+    """\
+    #include <limits.h>
+    #include <stdio.h>
+    #include <stdlib.h>
+    #include <string.h>
+
+    static int cmd_sum(int n, char **v) {
+        long long total = 0;
+        for (int i = 0; i < n; i++) {
+            long long x = atoll(v[i]);
+            if ((x > 0 && total > LLONG_MAX - x) || (x < 0 && total < LLONG_MIN - x)) {
+                puts("overflow");
+                return 2;
+            }
+            total += x;
+        }
+        printf("%lld\\n", total);
+        return 0;
+    }
+
+    static int cmd_max(int n, char **v) {
+        if (n == 0) {
+            puts("empty");
+            return 1;
+        }
+        long long best = atoll(v[0]);
+        for (int i = 1; i < n; i++) {
+            long long x = atoll(v[i]);
+            if (x > best) best = x;
+        }
+        printf("%lld\\n", best);
+        return 0;
+    }
+
+    static int cmd_clamp(char **v) {
+        long long x = atoll(v[0]), lo = atoll(v[1]), hi = atoll(v[2]);
+        if (x < lo) x = lo;
+        if (x > hi) x = hi;
+        printf("%lld\\n", x);
+        return 0;
+    }
+
+    int main(int argc, char **argv) {
+        if (argc < 2) { fputs("usage: stats sum|max|clamp ...\\n", stderr); return 64; }
+        if (strcmp(argv[1], "sum") == 0) return cmd_sum(argc - 2, argv + 2);
+        if (strcmp(argv[1], "max") == 0) return cmd_max(argc - 2, argv + 2);
+        if (strcmp(argv[1], "clamp") == 0 && argc == 5) return cmd_clamp(argv + 2);
+        fputs("unknown command\\n", stderr);
+        return 64;
+    }
+    """
+)
+
+STATS_SPEC = """\
+# stats
+
+## Sum
+`stats sum N...` prints the sum; if it does not fit in 64 bits it prints `overflow`, exit 2.
+
+## Max
+`stats max N...` prints the largest number; with no numbers it prints `empty`, exit 1.
+
+## Clamp
+`stats clamp X LO HI` prints X limited to [LO, HI].
+"""
+
+STATS_TESTS = {
+    "test_sum.py": """\
+import subprocess
+
+
+def run(*args):
+    proc = subprocess.run(["./executable", *args], capture_output=True, text=True)
+    return proc.returncode, proc.stdout.strip()
+
+
+def test_sum_small():
+    assert run("sum", "2", "3", "4") == (0, "9")
+
+
+def test_sum_overflow():
+    assert run("sum", "9223372036854775807", "1") == (2, "overflow")
+
+
+def test_sum_negative_overflow():
+    assert run("sum", "-9223372036854775807", "-5") == (2, "overflow")
+""",
+    "test_max.py": """\
+import os
+import subprocess
+
+
+def run(*args):
+    exe = os.environ["SUITEBENCH_EXECUTABLE"]
+    proc = subprocess.run([exe, *args], capture_output=True, text=True)
+    return proc.returncode, proc.stdout.strip()
+
+
+def test_max_first():
+    assert run("max", "9", "1", "2") == (0, "9")
+
+
+def test_max_last():
+    assert run("max", "1", "2", "9") == (0, "9")
+
+
+def test_max_empty():
+    assert run("max") == (1, "empty")
+""",
+    "test_clamp.py": """\
+import subprocess
+
+
+def clamp(x, lo, hi):
+    out = subprocess.run(["./executable", "clamp", str(x), str(lo), str(hi)],
+                         capture_output=True, text=True, check=True)
+    return int(out.stdout)
+
+
+def test_clamp_inside():
+    assert clamp(5, 1, 10) == 5
+
+
+def test_clamp_low():
+    assert clamp(-3, 1, 10) == 1
+
+
+def test_clamp_at_bound():
+    assert clamp(1, 1, 10) == 1
+""",
+}
+
+
+def _mutate(source: str, old: str, new: str) -> str:
+    assert source.count(old) == 1, old
+    return source.replace(old, new)
+
+
+def unified_diff(name: str, before: str, after: str) -> str:
+    """A git-style diff (a/ b/ prefixes, applied with -p1)."""
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{name}",
+            tofile=f"b/{name}",
+        )
+    )
+
+
+STATS_MUTANTS = [
+    # (id, section, target, description, old, new)
+    (
+        "sum_no_overflow_check",
+        "Sum",
+        "tests/test_sum.py::test_sum_overflow",
+        "overflow check dropped",
+        "if ((x > 0 && total > LLONG_MAX - x) || (x < 0 && total < LLONG_MIN - x)) {",
+        "if (0) {",
+    ),
+    (
+        "sum_neg_overflow",
+        "Sum",
+        "tests/test_sum.py::test_sum_negative_overflow",
+        "negative overflow not detected",
+        " || (x < 0 && total < LLONG_MIN - x)",
+        "",
+    ),
+    (
+        "max_off_by_one",
+        "Max",
+        "tests/test_max.py::test_max_last",
+        "loop stops one element early",
+        "for (int i = 1; i < n; i++) {\n        long long x = atoll(v[i]);\n        if (x > best)",
+        "for (int i = 1; i < n - 1; i++) {\n        long long x = atoll(v[i]);\n        if (x > best)",
+    ),
+    (
+        "max_empty",
+        "Max",
+        "tests/test_max.py::test_max_empty",
+        "empty input not special-cased",
+        '        puts("empty");\n        return 1;',
+        '        puts("0");\n        return 0;',
+    ),
+    (
+        "clamp_tie_equivalent",
+        "Clamp",
+        "tests/test_clamp.py::test_clamp_at_bound",
+        "x <= lo: same value on a tie (an equivalent mutant)",
+        "if (x < lo) x = lo;",
+        "if (x <= lo) x = lo;",
+    ),
+    (
+        "clamp_swapped",
+        "Clamp",
+        "tests/test_clamp.py::test_clamp_low",
+        "lower bound ignored",
+        "if (x < lo) x = lo;",
+        "if (x < lo) x = x;",
+    ),
+    (
+        "does_not_compile",
+        "Clamp",
+        None,
+        "a mutant that does not build",
+        'printf("%lld\\n", x);',
+        'printf("%lld\\n", x)',
+    ),
+]
+
+
+def write_instance(
+    root: Path,
+    *,
+    name: str,
+    source_files: dict[str, str],
+    build: str | None,
+    spec: str,
+    tests: dict[str, str],
+    mutants: list[tuple[str, str | None, str | None, str, str, str]],
+    mutated_file: str,
+    kind: str = "cli",
+    package: str | None = None,
+    extra_patches: dict[str, str] | None = None,
+) -> Path:
+    """Write an instance directory; returns the path of instance.toml."""
+    (root / "src").mkdir(parents=True)
+    for rel, text in source_files.items():
+        path = root / "src" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (root / "tests").mkdir()
+    for rel, text in tests.items():
+        (root / "tests" / rel).write_text(text)
+    (root / "spec.md").write_text(spec)
+    (root / "mutants").mkdir()
+    lines = [f'name = "{name}"', f'kind = "{kind}"', 'spec = "spec.md"', 'source = "src"']
+    lines.append('tests = "tests"')
+    if build is not None:
+        lines.append(f"build = {build!r}")
+    if package is not None:
+        lines.append(f'package = "{package}"')
+    original = source_files[mutated_file]
+    for mid, section, target, description, old, new in mutants:
+        diff = unified_diff(mutated_file, original, _mutate(original, old, new))
+        (root / "mutants" / f"{mid}.diff").write_text(diff)
+        lines += ["", "[[mutants]]", f'id = "{mid}"', f'patch = "mutants/{mid}.diff"']
+        if section:
+            lines.append(f'section = "{section}"')
+        if target:
+            lines.append(f'target = "{target}"')
+        lines.append(f'description = "{description}"')
+    for mid, diff in (extra_patches or {}).items():
+        (root / "mutants" / f"{mid}.diff").write_text(diff)
+        lines += ["", "[[mutants]]", f'id = "{mid}"', f'patch = "mutants/{mid}.diff"']
+        lines.append('section = "Sum"')
+    (root / "instance.toml").write_text("\n".join(lines) + "\n")
+    return root / "instance.toml"
+
+
+STALE_PATCH = """\
+--- a/stats.c
++++ b/stats.c
+@@ -1,3 +1,3 @@
+ #include <limits.h>
+-#include <stdio.h>
++#include <stdint.h>
+ #include <stlib.h>
+"""
+
+
+@pytest.fixture
+def stats_instance(tmp_path: Path) -> Path:
+    """The C ``stats`` instance: 9 tests, 8 mutants (6 build, 1 stale patch, 1 compile error)."""
+    return write_instance(
+        tmp_path / "stats",
+        name="stats",
+        source_files={"stats.c": STATS_C, "build.sh": "gcc -O1 -o executable stats.c\n"},
+        build=None,
+        spec=STATS_SPEC,
+        tests=STATS_TESTS,
+        mutants=STATS_MUTANTS,
+        mutated_file="stats.c",
+        extra_patches={"stale_patch": STALE_PATCH},
+    )
+
+
+INTERVALS_INIT = '''\
+"""Closed integer intervals."""
+
+
+def merge(intervals):
+    """Merge overlapping or touching closed intervals; returns them sorted."""
+    result = []
+    for lo, hi in sorted(intervals):
+        if result and lo <= result[-1][1] + 1:
+            result[-1] = (result[-1][0], max(result[-1][1], hi))
+        else:
+            result.append((lo, hi))
+    return result
+
+
+def total_length(intervals):
+    """Number of integers covered."""
+    return sum(hi - lo + 1 for lo, hi in merge(intervals))
+'''
+
+INTERVALS_TESTS = {
+    "test_merge.py": """\
+from intervals import merge, total_length
+
+
+def test_merge_overlap():
+    assert merge([(5, 8), (1, 6)]) == [(1, 8)]
+
+
+def test_merge_touching():
+    assert merge([(1, 2), (3, 4)]) == [(1, 4)]
+
+
+def test_merge_nested():
+    assert merge([(1, 10), (2, 3)]) == [(1, 10)]
+
+
+def test_total_length():
+    assert total_length([(1, 3), (10, 10)]) == 4
+
+
+def test_empty():
+    assert merge([]) == []
+""",
+}
+
+INTERVALS_MUTANTS = [
+    (
+        "touching_not_merged",
+        "Merge",
+        "tests/test_merge.py::test_merge_touching",
+        "off-by-one: touching intervals stay apart",
+        "lo <= result[-1][1] + 1",
+        "lo <= result[-1][1]",
+    ),
+    (
+        "nested_shrinks",
+        "Merge",
+        "tests/test_merge.py::test_merge_nested",
+        "max() dropped: a nested interval shrinks the outer one",
+        "max(result[-1][1], hi)",
+        "hi",
+    ),
+    (
+        "length_off_by_one",
+        "Length",
+        "tests/test_merge.py::test_total_length",
+        "closed interval length off by one",
+        "hi - lo + 1",
+        "hi - lo",
+    ),
+    (
+        "import_error",
+        "Length",
+        None,
+        "the module raises on import",
+        '"""Closed integer intervals."""\n',
+        '"""Closed integer intervals."""\nraise ImportError("broken")\n',
+    ),
+]
+
+INTERVALS_SPEC = "# intervals\n\n## Merge\nMerging.\n\n## Length\nLength.\n"
+
+
+@pytest.fixture
+def intervals_instance(tmp_path: Path) -> Path:
+    """The Python-package ``intervals`` instance: 5 tests, 4 mutants (one breaks the import)."""
+    return write_instance(
+        tmp_path / "intervals",
+        name="intervals",
+        source_files={"intervals/__init__.py": INTERVALS_INIT},
+        build=None,
+        spec=INTERVALS_SPEC,
+        tests=INTERVALS_TESTS,
+        mutants=INTERVALS_MUTANTS,
+        mutated_file="intervals/__init__.py",
+        kind="python",
+        package="intervals",
+    )
+
+
+MakeInstance = Callable[..., Path]
