@@ -42,6 +42,8 @@ Progress = Callable[[int, int], None]
 #: Limits for a validator run: validators read one input and exit, quickly.
 VALIDATOR_LIMITS = Limits(wall_time=10.0, memory_mb=1024)
 
+_CHUNK = 32  # stdins per run_batch call
+
 _NUMBER = re.compile(rb"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _TOKEN = re.compile(rb"\S+")
 
@@ -327,7 +329,8 @@ def fuzz_validator(
     (built into ``cache_dir``). ``official_inputs`` are the legal originals; ``input_ids``
     name them in the report (default ``official[i]``). Every run is sandboxed with ``cwd`` as
     its only writable directory. The originals are validated first: each one the validator
-    rejects is listed in ``originals_rejected``. ``progress(done, total)`` counts runs.
+    rejects is listed in ``originals_rejected``. ``progress(done, total)`` counts steps: the
+    originals, each official input's variants, the supplied track.
 
     ``known_illegal`` adds the paper's semantic track: inputs that are well formed but break a
     constraint (a duplicate in a permutation, a cycle in a tree), ideally written by someone who
@@ -353,11 +356,75 @@ def fuzz_validator(
             build_message=build_message,
         )
 
+    k_ids = (
+        list(known_illegal_ids)
+        if known_illegal_ids is not None
+        else [f"known_illegal[{i}]" for i in range(len(known_illegal))]
+    )
+    if len(k_ids) != len(known_illegal):
+        raise ValueError(f"{len(k_ids)} ids for {len(known_illegal)} known-illegal inputs")
     originals = {hashlib.sha256(d).hexdigest() for d in official_inputs}
+    for j, data in enumerate(known_illegal):
+        if hashlib.sha256(data).hexdigest() in originals:
+            raise ValueError(
+                f"known-illegal input {k_ids[j]} is byte-identical to an official input"
+            )
+
+    binds = [*built_binds, *(str(b) for b in ro_binds)]
+
+    def validate(stdins: Sequence[bytes]) -> list[Outcome]:
+        out: list[Outcome] = []
+        for start in range(0, len(stdins), _CHUNK):
+            out.extend(
+                sandbox.run_batch(
+                    list(argv),
+                    stdins[start : start + _CHUNK],
+                    cwd=Path(cwd),
+                    env=env,
+                    limits=limits,
+                    ro_binds=binds,
+                )
+            )
+        return out
+
+    # Steps: the originals, then one per official input's variants, then the supplied track.
+    # Variants are generated, run and dropped one official input at a time, so memory stays
+    # bounded by one input's variants even for suites of large inputs.
+    n = len(official_inputs)
+    total = n + 2
+    original_verdicts = tuple(
+        (ids[i], verdict_of(o)) for i, o in enumerate(validate(official_inputs))
+    )
+    rejected = tuple(i for i, v in original_verdicts if v is not FuzzVerdict.ACCEPTED)
+    if progress is not None:
+        progress(1, total)
+
     seen: set[str] = set()
-    planned: list[tuple[int, Variant]] = []
     dup = identical = 0
+    findings: list[FuzzFinding] = []
+
+    def run_group(group: list[tuple[int, str, Variant]]) -> None:
+        for (idx, source_id, v), out in zip(
+            group, validate([v.data for _, _, v in group]), strict=True
+        ):
+            verdict = verdict_of(out)
+            findings.append(
+                FuzzFinding(
+                    kind=v.kind,
+                    detail=v.detail,
+                    source_index=idx,
+                    source_id=source_id,
+                    sha256=v.sha256,
+                    verdict=verdict,
+                    status=str(out.status),
+                    exit_code=out.exit_code,
+                    preview=_preview(v.data),
+                    data=v.data if verdict is FuzzVerdict.ACCEPTED else None,
+                )
+            )
+
     for idx, data in enumerate(official_inputs):
+        group: list[tuple[int, str, Variant]] = []
         for v in structural_variants(data):
             h = v.sha256
             if h in originals:
@@ -366,68 +433,23 @@ def fuzz_validator(
                 dup += 1
             else:
                 seen.add(h)
-                planned.append((idx, v))
+                group.append((idx, ids[idx], v))
+        run_group(group)
+        if progress is not None:
+            progress(idx + 2, total)
 
-    k_ids = (
-        list(known_illegal_ids)
-        if known_illegal_ids is not None
-        else [f"known_illegal[{i}]" for i in range(len(known_illegal))]
-    )
-    if len(k_ids) != len(known_illegal):
-        raise ValueError(f"{len(k_ids)} ids for {len(known_illegal)} known-illegal inputs")
-    known_names: dict[int, str] = {}
+    known_group: list[tuple[int, str, Variant]] = []
     for j, data in enumerate(known_illegal):
         v = Variant(VariantKind.KNOWN_ILLEGAL, f"supplied as illegal: {k_ids[j]}", data)
-        if v.sha256 in originals:
-            raise ValueError(
-                f"known-illegal input {k_ids[j]} is byte-identical to an official input"
-            )
         if v.sha256 in seen:
             dup += 1
             continue
         seen.add(v.sha256)
-        known_names[len(planned)] = k_ids[j]
-        planned.append((-1, v))
+        known_group.append((-1, k_ids[j], v))
+    run_group(known_group)
+    if progress is not None:
+        progress(total, total)
 
-    stdins = [*official_inputs, *(v.data for _, v in planned)]
-    total = len(stdins)
-    binds = [*built_binds, *(str(b) for b in ro_binds)]
-    outcomes: list[Outcome] = []
-    chunk = 32
-    for start in range(0, total, chunk):
-        outcomes.extend(
-            sandbox.run_batch(
-                list(argv),
-                stdins[start : start + chunk],
-                cwd=Path(cwd),
-                env=env,
-                limits=limits,
-                ro_binds=binds,
-            )
-        )
-        if progress is not None:
-            progress(min(total, start + chunk), total)
-
-    n = len(official_inputs)
-    original_verdicts = tuple((ids[i], verdict_of(outcomes[i])) for i in range(n))
-    rejected = tuple(i for i, v in original_verdicts if v is not FuzzVerdict.ACCEPTED)
-    findings = []
-    for pos, ((idx, v), out) in enumerate(zip(planned, outcomes[n:], strict=True)):
-        verdict = verdict_of(out)
-        findings.append(
-            FuzzFinding(
-                kind=v.kind,
-                detail=v.detail,
-                source_index=idx,
-                source_id=ids[idx] if idx >= 0 else known_names[pos],
-                sha256=v.sha256,
-                verdict=verdict,
-                status=str(out.status),
-                exit_code=out.exit_code,
-                preview=_preview(v.data),
-                data=v.data if verdict is FuzzVerdict.ACCEPTED else None,
-            )
-        )
     return FuzzReport(
         validator=name,
         n_originals=n,
