@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -341,3 +343,99 @@ def test_go_program_builds_and_runs(tmp_path: Path) -> None:
     assert built.ok, built.message
     assert run_built(built, b"-7\n", tmp_path) == b"7\n"
     assert run_built(built, b"-2147483648\n", tmp_path) == b"-2147483648\n"
+
+
+def test_concurrent_builds_of_one_program_share_one_cache_entry(tmp_path: Path) -> None:
+    src = write(tmp_path / "sum.c", SUM_C)
+    cache = tmp_path / "cache"
+    results: list[Built] = []
+    lock = threading.Lock()
+
+    def one() -> None:
+        b = build(program_from_path(src), cache_dir=cache)
+        with lock:
+            results.append(b)
+
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert len(results) == 4 and all(b.ok for b in results)
+    assert len({b.program_id for b in results}) == 1
+    assert [p.name for p in cache.iterdir()] == [results[0].program_id]
+    assert run_built(results[0], b"1\n5\n", tmp_path) == b"5\n"
+
+
+def test_cached_artifacts_are_read_only_to_the_sandbox_user(tmp_path: Path) -> None:
+    root = tmp_path / "prog"
+    write(
+        root / "build.sh",
+        "#!/bin/sh\nset -e\ngcc -O2 -o executable main.c\necho data > table.txt\n",
+    )
+    write(root / "main.c", '#include <stdio.h>\nint main(void) { puts("hi"); return 0; }\n')
+    built = build(program_from_path(root), cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    for p in [built.workdir, *built.workdir.rglob("*")]:
+        st = p.lstat()
+        assert st.st_uid == os.geteuid(), p
+        assert not st.st_mode & 0o022, f"{p} is writable by others"
+        assert st.st_mode & 0o004, f"{p} is not readable by others"
+    assert built.artifact.stat().st_mode & 0o111
+    assert not list(built.workdir.rglob(".suitebench-scratch"))
+
+
+def test_build_runs_in_a_copy_and_leaves_the_source_untouched(tmp_path: Path) -> None:
+    root = tmp_path / "prog"
+    write(
+        root / "build.sh",
+        "#!/bin/sh\nset -e\nrm -f main.c.orig\nsed -i 's/41/42/' main.c\n"
+        "gcc -o executable main.c\ntouch built-here\n",
+    )
+    write(root / "main.c", '#include <stdio.h>\nint main(void) { printf("41\\n"); }\n')
+    before = {p.name: p.read_bytes() for p in root.iterdir()}
+    built = build(program_from_path(root), cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    assert run_built(built, b"", tmp_path) == b"42\n"
+    assert {p.name: p.read_bytes() for p in root.iterdir()} == before
+    assert (built.workdir / "built-here").exists()
+
+
+def test_timed_out_build_is_reported_and_not_cached(tmp_path: Path) -> None:
+    root = tmp_path / "slow"
+    write(root / "build.sh", "#!/bin/sh\nsleep 3\nprintf '#!/bin/sh\\necho ok\\n' > executable\n")
+    cache = tmp_path / "cache"
+    slow = build(program_from_path(root), cache_dir=cache, limits=Limits(wall_time=0.5))
+    assert slow.status is Status.BUILD_ERROR and "timed out" in slow.message
+    assert not [p for p in cache.iterdir() if not p.name.startswith(".")]
+    again = build(program_from_path(root), cache_dir=cache)
+    assert again.ok and again.program_id == slow.program_id and not again.cached
+    assert run_built(again, b"", tmp_path) == b"ok\n"
+
+
+@pytest.mark.skipif(
+    not sandbox.isolates_network(sandbox.detect_backend()),
+    reason="the sandbox backend here does not isolate the network",
+)
+def test_builds_have_no_network(tmp_path: Path) -> None:
+    # A build script that phones home: it may reach only its own loopback, never the host's.
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(5)
+    port = server.getsockname()[1]
+    try:
+        root = tmp_path / "phone"
+        write(
+            root / "build.sh",
+            "#!/bin/bash\n"
+            f"if exec 3<>/dev/tcp/127.0.0.1/{port}; then echo leaked >&3; fi\n"
+            "printf '#!/bin/sh\\necho built\\n' > executable\n",
+        )
+        built = build(program_from_path(root), cache_dir=tmp_path / "cache")
+        assert built.ok, built.message
+        with pytest.raises(TimeoutError):
+            server.settimeout(0.5)
+            server.accept()
+    finally:
+        server.close()
