@@ -15,9 +15,12 @@ from suitebench.metrics.coverage import (
     cov_at_k_curve,
     macro_recall,
     micro_coverage,
+    miss_rate_ratio,
+    normalized_cov1,
     per_problem_recall,
     prefix_coverage,
     prefix_coverage_curve,
+    tail_marginal,
 )
 
 
@@ -118,3 +121,22 @@ def test_prefix_coverage_follows_emission_order() -> None:
     # the same inputs in the other order front-load: prefix differs, cov@k does not
     assert prefix_coverage(m[::-1], 1) == 0.25
     assert cov_at_k(m[::-1], 2) == pytest.approx(cov_at_k(m, 2))
+
+
+def test_saturation_figures() -> None:
+    # 10 inputs over 10 submissions; input i kills submission i only, except that the first
+    # input also kills submissions 5..9: prefix = .6, .7, .8, .9, 1, 1, 1, ...
+    m = np.eye(10, dtype=bool)
+    m[0, 5:] = True
+    curve = prefix_coverage_curve(m)
+    assert curve[:5] == pytest.approx([0.6, 0.7, 0.8, 0.9, 1.0])
+    # window is inputs 6..10 (1-based): no new coverage after input 5
+    assert tail_marginal(m, budget=50) == 0.0
+    # window from input 2 through 4: (.9 - .6) / 3
+    assert tail_marginal(m, budget=4, start=2) == pytest.approx(0.1)
+    assert math.isnan(tail_marginal(m[:4], budget=50))  # fewer inputs than the window start
+    assert normalized_cov1(m, 10) == pytest.approx(cov_at_k(m, 1) / 1.0)
+    assert math.isnan(normalized_cov1(np.zeros((3, 2), dtype=bool), 3))
+    # the paper's example: CodeContests+ 0.809 vs the agent's 0.952 (4.01x from unrounded)
+    assert miss_rate_ratio(0.809, 0.952) == pytest.approx(3.98, abs=0.01)
+    assert miss_rate_ratio(0.5, 1.0) == math.inf and miss_rate_ratio(1.0, 1.0) == 1.0

@@ -108,6 +108,48 @@ def prefix_coverage_curve(kill_matrix: BoolMatrix) -> list[float]:
     return [float(v) for v in killed.mean(axis=1)]
 
 
+def tail_marginal(kill_matrix: BoolMatrix, budget: int, start: int = 6) -> float:
+    """Mean new prefix coverage per added input from input ``start`` to ``min(n, budget)``.
+
+    The paper's saturation detail (Table B.6): "mean new coverage per added input over the
+    window from the sixth input through the smaller of the arm's actual input count and that
+    budget, so arms with fewer inputs than that budget are not diluted". Equal to
+    ``(prefix(end) - prefix(start - 1)) / (end - start + 1)``. ``nan`` when the window is empty
+    (fewer than ``start`` inputs) or the pool is.
+    """
+    if start < 1 or budget < 1:
+        raise ValueError(f"start and budget must be >= 1, got {start}, {budget}")
+    curve = prefix_coverage_curve(kill_matrix)
+    end = min(len(curve), budget)
+    if end < start or not curve or math.isnan(curve[0]):
+        return math.nan
+    before = curve[start - 2] if start >= 2 else 0.0
+    return (curve[end - 1] - before) / (end - start + 1)
+
+
+def normalized_cov1(kill_matrix: BoolMatrix, budget: int) -> float:
+    """cov@1 / cov@budget: how front-loaded an arm is (Table B.6; higher = more front-loaded).
+
+    ``nan`` when the arm kills nothing at the budget or the pool is empty.
+    """
+    denom = cov_at_k(kill_matrix, budget)
+    if math.isnan(denom) or denom == 0.0:
+        return math.nan
+    return cov_at_k(kill_matrix, 1) / denom
+
+
+def miss_rate_ratio(coverage: float, reference_coverage: float) -> float:
+    """How many times as many pool members ``coverage`` misses as ``reference_coverage`` does.
+
+    The paper's "its miss rate is 4.01x the agent's": ``(1 - 0.809) / (1 - 0.952)``.
+    ``inf`` when the reference misses nothing and the other does.
+    """
+    miss, ref_miss = 1.0 - coverage, 1.0 - reference_coverage
+    if ref_miss == 0.0:
+        return math.inf if miss > 0.0 else 1.0
+    return miss / ref_miss
+
+
 def _matrices(matrices: Mapping[str, BoolMatrix] | Sequence[BoolMatrix]) -> list[BoolMatrix]:
     if isinstance(matrices, Mapping):
         return list(matrices.values())
