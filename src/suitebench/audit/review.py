@@ -38,11 +38,11 @@ from typing import Any
 
 import numpy as np
 
+from suitebench.metrics.bootstrap import DEFAULT_SEED
 from suitebench.metrics.wilson import wilson_upper
 
 #: The paper's pre-registered coverage layer capped its draw at three rows per problem.
 DEFAULT_CAP = 3
-DEFAULT_SEED = 20260619
 
 REQUIRED_COLUMNS = ("problem", "submission_id", "input_id")
 #: Columns the review file adds in front of the ledger's own columns, and at the end.
