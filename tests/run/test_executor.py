@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import math
+import socket
 import textwrap
 import threading
 from collections import Counter
@@ -253,3 +254,12 @@ def test_run_all_keeps_input_order(average: Built) -> None:
     ]
     assert seen[-1] == (6, 6)
     assert Outcome.from_dict(out[0]).status is Status.OK
+
+
+@pytest.mark.dask
+def test_unreachable_scheduler_is_a_clear_error() -> None:
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ExecutorError, match=f"127.0.0.1:{port}"):
+        DaskExecutor(f"tcp://127.0.0.1:{port}", connect_timeout=2)

@@ -146,7 +146,9 @@ class DaskExecutor(_ExecutorBase):
     only and starts no dashboard. ``fn`` must be a top-level function importable on the workers.
     """
 
-    def __init__(self, address: str = "local", *, jobs: int | None = None) -> None:
+    def __init__(
+        self, address: str = "local", *, jobs: int | None = None, connect_timeout: float = 30.0
+    ) -> None:
         try:
             from distributed import Client, LocalCluster
         except ImportError as exc:  # pragma: no cover - dask is installed in CI
@@ -157,17 +159,31 @@ class DaskExecutor(_ExecutorBase):
         self._cluster: Any = None
         if address == "local":
             n = max(1, jobs or default_jobs())
-            self._cluster = LocalCluster(
-                n_workers=n,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                host="127.0.0.1",
-                silence_logs=40,  # logging.ERROR
-            )
-            self._client: Any = Client(self._cluster)
+            try:
+                self._cluster = LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    host="127.0.0.1",
+                    silence_logs=40,  # logging.ERROR
+                )
+                self._client: Any = Client(self._cluster)
+            except Exception as exc:
+                if self._cluster is not None:
+                    self._cluster.close()
+                raise ExecutorError(
+                    f"could not start a Dask LocalCluster with {n} workers: {exc} (worker "
+                    "processes re-import the main module: run from a script or the "
+                    "suitebench command, not from stdin)"
+                ) from exc
         elif address.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
-            self._client = Client(address)
+            try:
+                self._client = Client(address, timeout=connect_timeout)
+            except Exception as exc:
+                raise ExecutorError(
+                    f"--dask {address}: cannot reach the Dask scheduler: {exc}"
+                ) from exc
         else:
             raise ExecutorError(
                 f"--dask {address!r}: expected 'local' or a scheduler address like tcp://host:8786"
