@@ -8,7 +8,7 @@
 * *Reference pass rate* R: "the fraction of reference tests that do not kill" a generated
   implementation.
 
-An empty denominator (no tests, no mutants) has no rate: the helpers return ``nan`` and
+An empty denominator (no tests, no mutants) has no rate: these functions return ``nan`` and
 aggregators skip it, rather than report a 0 or 1 nobody measured.
 """
 
