@@ -1,0 +1,168 @@
+"""``suitebench score``: validity V, mutation_score M and the kill matrix of a suite, or R."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from suitebench.cli.main import OPTIONS
+from suitebench.model.instance import InstanceError, load_instance
+from suitebench.run.executor import make_executor
+from suitebench.run.store import Store, StoreError
+from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
+from suitebench.suite.runner import Engine, SuiteLimits
+from suitebench.suite.score import score_implementation, score_suite
+
+_err = Console(stderr=True)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _print_suite(result: SuiteResult) -> None:
+    c = result.counts
+    _err.print(
+        f"[bold]{result.instance}[/bold]  V = {_pct(result.validity)} ({c.valid}/{c.tests} valid, "
+        f"{c.flaky} flaky)   M = {_pct(result.mutation_score)} ({c.killed}/{c.scored} killed, "
+        f"{c.build_errors} build errors, {c.crashed} crashed)"
+    )
+    table = Table("mutant", "section", "status", "killed by", show_edge=False)
+    for m in result.mutants:
+        style = {
+            MutantStatus.KILLED: "green",
+            MutantStatus.TIMEOUT: "green",
+            MutantStatus.SURVIVED: "red",
+        }.get(m.status, "yellow")
+        killers = ", ".join(m.killed_by[:3]) + (" ..." if len(m.killed_by) > 3 else "")
+        table.add_row(m.id, m.section or "", f"[{style}]{m.status}[/{style}]", killers)
+    _err.print(table)
+    if result.per_section:
+        sections = "  ".join(f"{s or '(none)'}: {_pct(v)}" for s, v in result.per_section.items())
+        _err.print(f"M per section: {sections}")
+    invalid = [t for t in result.tests if not t.valid]
+    if invalid:
+        _err.print(f"{len(invalid)} invalid test(s) (not counted for M):")
+        for t in invalid[:20]:
+            tag = "flaky" if t.flaky else "/".join(sorted({str(s) for s in t.reference}))
+            _err.print(f"  {t.id}  [{tag}]")
+    if any(str(s) != "ok" for s in result.reference_run_status):
+        _err.print("[red]warning: a reference run did not finish; see results.json[/red]")
+
+
+def _print_implementation(result: ImplementationResult) -> None:
+    _err.print(
+        f"[bold]{result.instance}[/bold]  R = {_pct(result.reference_pass_rate)} "
+        f"({result.passed}/{result.total} valid reference tests pass; build {result.build_status})"
+    )
+    if result.build_message:
+        _err.print(result.build_message[-2000:])
+    for test, status in result.failing.items():
+        _err.print(f"  [red]{status}[/red]  {test}")
+
+
+def score(
+    instance_path: Path = typer.Argument(..., help="instance.toml or a directory holding one."),
+    suite: Path | None = typer.Option(
+        None, "--suite", help="Suite to score (default: the instance's reference suite)."
+    ),
+    implementation: Path | None = typer.Option(
+        None, "--implementation", help="Report R of this implementation (dir with build.sh)."
+    ),
+    out: Path | None = typer.Option(None, "--out", help="Write results.json and kills.csv here."),
+    engine: Engine = typer.Option(Engine.BATCHED, "--engine", help="batched (fast) or plain."),
+    fast: bool = typer.Option(
+        False, "--fast", help="Only M: stop each mutant at its first kill (partial matrix)."
+    ),
+    reference_runs: int = typer.Option(3, "--reference-runs", min=1),
+    per_test: float = typer.Option(10.0, "--per-test-timeout", help="Seconds per test."),
+    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Programs per sandbox."),
+    mutant: list[str] = typer.Option([], "--mutant", help="Score only these mutant ids."),
+) -> None:
+    """Score a test suite against an instance's reference and mutants (V, M, kill matrix),
+    or a generated implementation against the reference suite (R)."""
+    try:
+        instance = load_instance(instance_path)
+    except InstanceError as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    limits = SuiteLimits(per_test=per_test)
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    quiet = OPTIONS.quiet or OPTIONS.json
+    try:
+        with Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=_err,
+            disable=quiet,
+        ) as bar:
+            task = bar.add_task("scoring", total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            if implementation is not None:
+                impl = score_implementation(
+                    instance,
+                    implementation,
+                    store=store,
+                    executor=executor,
+                    engine=engine,
+                    reference_runs=reference_runs,
+                    limits=limits,
+                    progress=progress,
+                )
+                result_json = impl.model_dump(mode="json")
+            else:
+                result = score_suite(
+                    instance,
+                    suite,
+                    store=store,
+                    executor=executor,
+                    engine=engine,
+                    reference_runs=reference_runs,
+                    fast=fast,
+                    limits=limits,
+                    batch_size=batch_size,
+                    mutant_ids=mutant or None,
+                    progress=progress,
+                )
+                result_json = result.model_dump(mode="json")
+    except (RuntimeError, FileNotFoundError) as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        executor.close()
+        store.close()
+
+    if implementation is not None:
+        if out is not None:
+            impl.write(out)
+        if not OPTIONS.json:
+            _print_implementation(impl)
+    else:
+        if out is not None:
+            result.write(out)
+        if not OPTIONS.json:
+            _print_suite(result)
+    if out is not None and not OPTIONS.json:
+        _err.print(f"results in {out}")
+    if OPTIONS.json:
+        sys.stdout.write(json.dumps(result_json) + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("score")(score)

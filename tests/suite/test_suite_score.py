@@ -1,0 +1,170 @@
+"""Scoring suites on real instances: V, M, the kill matrix, build errors, --fast, R, resume."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from suitebench.model.instance import load_instance
+from suitebench.run.store import Store
+from suitebench.suite.records import TestStatus
+from suitebench.suite.result import MutantStatus, SuiteResult
+from suitebench.suite.runner import Engine
+from suitebench.suite.score import score_implementation, score_suite
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(tmp_path / "store" / "store.sqlite")
+
+
+def test_stats_reference_suite(stats_instance: Path, store: Store) -> None:
+    instance = load_instance(stats_instance)
+    result = score_suite(instance, store=store)
+    by_id = {m.id: m for m in result.mutants}
+
+    # Every reference test passes three times: all valid, none flaky.
+    assert result.counts.tests == 9 and result.counts.valid == 9 and result.counts.flaky == 0
+    assert result.validity == 1.0
+    assert all(t.reference == [TestStatus.PASSED] * 3 for t in result.tests)
+
+    # A stale patch and a compile error are build errors, with their reason, outside M.
+    assert by_id["stale_patch"].status is MutantStatus.BUILD_ERROR
+    assert "does not apply" in by_id["stale_patch"].message
+    assert by_id["does_not_compile"].status is MutantStatus.BUILD_ERROR
+    assert "error" in by_id["does_not_compile"].message
+    assert result.counts.build_errors == 2 and result.counts.scored == 6
+
+    # The equivalent tie-break mutant survives; every real bug is killed by its target.
+    assert by_id["clamp_tie_equivalent"].status is MutantStatus.SURVIVED
+    assert by_id["clamp_tie_equivalent"].killed_by == []
+    for mid in ("sum_no_overflow_check", "sum_neg_overflow", "max_off_by_one", "max_empty"):
+        assert by_id[mid].status is MutantStatus.KILLED
+        assert instance.mutant(mid).target in by_id[mid].killed_by
+    assert set(by_id["sum_no_overflow_check"].killed_by) == {
+        "tests/test_sum.py::test_sum_overflow",
+        "tests/test_sum.py::test_sum_negative_overflow",
+    }
+    assert result.mutation_score == pytest.approx(5 / 6)
+    assert result.per_section == {"Sum": 1.0, "Max": 1.0, "Clamp": 0.5}
+
+    # The full matrix: every test has a row on every scored mutant.
+    assert all(len(by_id[m].outcomes) == 9 for m in by_id if by_id[m].status.scored)
+    assert by_id["max_off_by_one"].outcomes["tests/test_max.py::test_max_first"] is (
+        TestStatus.PASSED
+    )
+    assert by_id["max_off_by_one"].outcomes["tests/test_max.py::test_max_last"] is (
+        TestStatus.FAILED
+    )
+
+
+def test_outputs_results_json_and_kills_csv(
+    stats_instance: Path, store: Store, tmp_path: Path
+) -> None:
+    result = score_suite(load_instance(stats_instance), store=store)
+    paths = result.write(tmp_path / "out")
+    data = json.loads(paths[0].read_text())
+    for key in ("validity", "mutation_score", "per_section", "counts", "limits", "backend"):
+        assert key in data
+    assert data["counts"]["build_errors"] == 2
+    assert data["versions"]["pytest"]
+    assert SuiteResult.read(tmp_path / "out") == result
+    with paths[1].open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 9 * 6  # tests x scored mutants
+    killing = {(r["test"], r["mutant"]) for r in rows if r["kills"] == "1"}
+    expected = {(t, m.id) for m in result.mutants for t in m.killed_by}
+    assert killing == expected
+
+
+def test_fast_mode_gives_the_same_mutation_score(stats_instance: Path, store: Store) -> None:
+    instance = load_instance(stats_instance)
+    full = score_suite(instance, store=store)
+    fast = score_suite(instance, store=store, fast=True)
+    assert fast.mode == "fast"
+    assert fast.mutation_score == full.mutation_score
+    assert {m.id: m.status for m in fast.mutants} == {m.id: m.status for m in full.mutants}
+    killed_fast = [m for m in fast.mutants if m.status is MutantStatus.KILLED]
+    # Each killed mutant stopped at its first kill: exactly one killing test was run to failure.
+    assert all(len(m.killed_by) == 1 for m in killed_fast)
+    assert sum(m.tests_run for m in fast.mutants) < sum(m.tests_run for m in full.mutants)
+
+
+def test_python_package_instance(intervals_instance: Path, store: Store) -> None:
+    result = score_suite(load_instance(intervals_instance), store=store)
+    by_id = {m.id: m for m in result.mutants}
+    assert result.validity == 1.0
+    assert result.mutation_score == 1.0
+    assert by_id["touching_not_merged"].killed_by == ["tests/test_merge.py::test_merge_touching"]
+    assert by_id["length_off_by_one"].killed_by == ["tests/test_merge.py::test_total_length"]
+    # A mutant that breaks the import breaks collection of the file: all its tests error.
+    broken = by_id["import_error"]
+    assert set(broken.outcomes.values()) == {TestStatus.ERROR}
+    assert len(broken.killed_by) == 5
+
+
+def test_store_resumes_without_rerunning(stats_instance: Path, store: Store) -> None:
+    instance = load_instance(stats_instance)
+    first = score_suite(instance, store=store)
+    runs = store.count("suite-run")
+    assert runs == 3 + 6  # three reference runs, six buildable mutants
+    again = score_suite(instance, store=store)
+    assert store.count("suite-run") == runs
+    assert again.model_dump(exclude={"wall_time"}) == first.model_dump(exclude={"wall_time"})
+    # Forget one mutant's run, as if the process had been killed before committing it.
+    victim = next(m for m in first.mutants if m.id == "max_empty")
+    keys = [k for k in store.keys("suite-run") if store.get(k)["tests"] == victim.outcomes]
+    assert keys
+    store.delete_many(keys[:1])
+    resumed = score_suite(instance, store=store)
+    assert store.count("suite-run") == runs
+    assert {m.id: m.outcomes for m in resumed.mutants} == {m.id: m.outcomes for m in first.mutants}
+
+
+def test_reference_pass_rate_of_implementations(
+    stats_instance: Path, store: Store, tmp_path: Path
+) -> None:
+    instance = load_instance(stats_instance)
+    buggy = tmp_path / "impl"
+    shutil.copytree(instance.source, buggy)
+    code = (buggy / "stats.c").read_text()
+    (buggy / "stats.c").write_text(code.replace('puts("empty");', 'puts("nothing");'))
+    result = score_implementation(instance, buggy, store=store)
+    assert result.build_status == "ok"
+    assert result.total == 9 and result.passed == 8
+    assert result.reference_pass_rate == pytest.approx(8 / 9)
+    assert result.failing == {"tests/test_max.py::test_max_empty": TestStatus.FAILED}
+
+    (buggy / "stats.c").write_text(code.replace("int main", "int main("))
+    broken = score_implementation(instance, buggy, store=store)
+    assert broken.build_status == "build_error"
+    assert broken.reference_pass_rate == 0.0
+    assert len(broken.failing) == 9
+
+
+@pytest.mark.parametrize("engine", [Engine.PLAIN, Engine.BATCHED])
+def test_generated_suite_against_instance(
+    stats_instance: Path, store: Store, tmp_path: Path, engine: Engine
+) -> None:
+    """A weaker suite: one file only, one invalid test. V and M are computed on it alone."""
+    suite = tmp_path / "generated"
+    suite.mkdir()
+    (suite / "test_gen.py").write_text(
+        "import subprocess\n\n"
+        "def out(*a):\n"
+        "    return subprocess.run(['./executable', *a], capture_output=True, text=True).stdout\n\n"
+        "def test_max():\n    assert out('max', '3', '7') == '7\\n'\n\n"
+        "def test_wrong_expectation():\n    assert out('sum', '1', '1') == '3\\n'\n"
+    )
+    result = score_suite(load_instance(stats_instance), suite, store=store, engine=engine)
+    assert result.counts.tests == 2 and result.counts.valid == 1
+    assert result.validity == 0.5
+    # test_max sees the last element is the max: it kills the off-by-one mutant and nothing else;
+    # the invalid test fails everywhere but kills nothing.
+    killed = {m.id for m in result.mutants if m.status is MutantStatus.KILLED}
+    assert killed == {"max_off_by_one"}
+    assert result.mutation_score == pytest.approx(1 / 6)
