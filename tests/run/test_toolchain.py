@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -439,3 +440,25 @@ def test_builds_have_no_network(tmp_path: Path) -> None:
             server.accept()
     finally:
         server.close()
+
+
+def test_a_moved_cache_still_serves_its_builds(tmp_path: Path) -> None:
+    src = write(tmp_path / "sum.c", SUM_C)
+    built = build(program_from_path(src), cache_dir=tmp_path / "cache")
+    shutil.move(tmp_path / "cache", tmp_path / "elsewhere")
+    moved = build(program_from_path(src), cache_dir=tmp_path / "elsewhere")
+    assert moved.cached and moved.program_id == built.program_id
+    assert moved.argv == (str(tmp_path / "elsewhere" / built.program_id / "executable"),)
+    assert run_built(moved, b"2\n20 22\n", tmp_path) == b"42\n"
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3").is_file(), reason="no system python3")
+def test_python_interpreter_is_part_of_the_program(tmp_path: Path) -> None:
+    src = write(tmp_path / "count.py", COUNT_PY)
+    system = build(
+        program_from_path(src, interpreter="/usr/bin/python3"), cache_dir=tmp_path / "cache"
+    )
+    default = build(program_from_path(src), cache_dir=tmp_path / "cache")
+    assert system.ok and system.argv[0] == "/usr/bin/python3"
+    assert system.program_id != default.program_id
+    assert run_built(system, b"3 5\n", tmp_path) == b"2\n"

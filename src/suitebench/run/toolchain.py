@@ -418,7 +418,7 @@ def recipe(program: Program) -> tuple[tuple[str, ...], tuple[str, ...]]:
         py = tuple(s for s in srcs if s.endswith(".py"))
         entry = program.entry or py[0]
         return (
-            ("{python}", "-E", "-s", "-c", _PY_CHECK, *py),
+            (interp, "-E", "-s", "-c", _PY_CHECK, *py),
             (interp, "-E", "-s", "{dir}/" + entry),
         )
     if lang is Language.SHELL:
@@ -487,9 +487,7 @@ def _resolve(argv: Sequence[str]) -> list[str]:
     if not out:
         return out
     tool = out[0]
-    if tool == "{python}":
-        out[0] = default_interpreter()
-    elif tool == "rustc":
+    if tool == "rustc":
         out[0] = _rustc() or tool
     elif not os.path.isabs(tool) and not tool.startswith("./"):
         out[0] = shutil.which(tool) or tool
@@ -532,7 +530,10 @@ def _load_cached(final: Path, pid: str) -> Built | None:
     if d.get("program_id") != pid:
         return None
     built = Built.from_dict(d)
-    return dataclasses.replace(built, workdir=final, cached=True, argv=tuple(d["argv"]))
+    # The entry may have been built where the cache used to be: paths follow the directory.
+    old = d.get("workdir", "")
+    argv = tuple(a.replace(old, str(final)) if old else a for a in built.argv)
+    return dataclasses.replace(built, workdir=final, cached=True, argv=argv)
 
 
 def build(
@@ -570,6 +571,7 @@ def build(
         return Built(pid, Status.BUILD_ERROR, (), final, why, program.language)
 
     cache.mkdir(parents=True, exist_ok=True)
+    _sweep_stale(cache)
     tmp = Path(tempfile.mkdtemp(prefix=f".build-{pid[:16]}-", dir=cache))
     try:
         binds = [*toolchain_binds(program.language, program.interpreter), *map(str, ro_binds)]
@@ -594,6 +596,23 @@ def build(
     finally:
         if tmp != final:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+_swept: set[Path] = set()
+STALE_SECONDS = 3600.0
+
+
+def _sweep_stale(cache: Path) -> None:
+    """Remove build directories a killed process left behind (once per cache per process)."""
+    with _memo_lock:
+        if cache in _swept:
+            return
+        _swept.add(cache)
+    now = time.time()
+    for p in cache.glob(".build-*"):
+        with contextlib.suppress(OSError):
+            if now - p.stat().st_mtime > STALE_SECONDS:
+                shutil.rmtree(p, ignore_errors=True)
 
 
 def _build_into(
