@@ -1,0 +1,146 @@
+"""Arms: the input sets an audit compares.
+
+An arm is a directory of input files (emission order = sorted names) or a generator program
+plus a number of seeds (seed ``s`` is written to the generator's stdin; its stdout is one input;
+the generator runs sandboxed like every untrusted program). The official and sample tests of a
+problem are arms too (``official``, ``samples``). Identical inputs are deduplicated by sha256,
+keeping the first, and the duplicates are counted: an arm gets no credit for repeating itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from suitebench.audit.records import InputCase
+from suitebench.audit.runs import Engine, RunSpec
+from suitebench.model.problem import Problem
+from suitebench.run.outcome import Limits
+
+__all__ = ["Arm", "ArmError", "ArmSource", "arm_from_dir", "arm_from_generator", "parse_arm"]
+
+OFFICIAL = "official"
+SAMPLES = "samples"
+_GEN_RE = re.compile(r"^(?P<prog>.+)@(?P<seeds>\d+)$")
+
+
+class ArmError(ValueError):
+    """An arm that cannot be read: names the arm, the path and what was expected."""
+
+
+@dataclass(frozen=True)
+class ArmSource:
+    """Where an arm's inputs come from: a directory, or a generator program and a seed count.
+
+    The generator ``generator`` means the problem's own generator.
+    """
+
+    name: str
+    path: str
+    seeds: int | None = None
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    inputs: tuple[InputCase, ...]
+    duplicates: int
+    source: str
+    failed_seeds: tuple[int, ...] = ()
+
+
+def parse_arm(text: str) -> ArmSource:
+    """``NAME=DIR`` or ``NAME=PROGRAM@SEEDS`` (``PROGRAM`` may be ``generator``)."""
+    if "=" not in text:
+        raise ArmError(f"arm {text!r}: expected NAME=PATH or NAME=PROGRAM@SEEDS")
+    name, path = text.split("=", 1)
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", name):
+        raise ArmError(f"arm {text!r}: the name must be letters, digits, '_', '-', '.'")
+    if name in (OFFICIAL, SAMPLES):
+        raise ArmError(f"arm {text!r}: {name!r} is reserved for the problem's own tests")
+    m = _GEN_RE.match(path)
+    if m:
+        return ArmSource(name, m.group("prog"), int(m.group("seeds")))
+    return ArmSource(name, path)
+
+
+def _dedup(name: str, cases: Sequence[InputCase], source: str) -> Arm:
+    seen: set[str] = set()
+    kept: list[InputCase] = []
+    for c in cases:
+        if c.sha256 in seen:
+            continue
+        seen.add(c.sha256)
+        kept.append(c)
+    return Arm(name, tuple(kept), len(cases) - len(kept), source)
+
+
+def arm_from_files(name: str, files: Sequence[Path], source: str) -> Arm:
+    return _dedup(name, [InputCase(name, f.name, f.read_bytes()) for f in files], source)
+
+
+def arm_from_dir(name: str, directory: Path) -> Arm:
+    """Every regular file of ``directory`` (not recursive), in sorted name order."""
+    if not directory.is_dir():
+        raise ArmError(f"arm {name!r}: {directory} is not a directory of input files")
+    files = sorted((p for p in directory.iterdir() if p.is_file()), key=lambda p: p.name)
+    return arm_from_files(name, files, str(directory))
+
+
+def arm_from_generator(
+    name: str, generator: Path, seeds: int, engine: Engine, *, limits: Limits | None = None
+) -> Arm:
+    """Run ``generator`` sandboxed once per seed 0..seeds-1; each successful stdout is an input.
+
+    A seed whose run fails is recorded in ``failed_seeds``, not silently dropped.
+    """
+    built = engine.build(generator)
+    if not built.ok:
+        raise ArmError(f"arm {name!r}: generator {generator} did not build: {built.message}")
+    lim = limits or Limits(wall_time=10.0, memory_mb=1024)
+    outs = engine.run([RunSpec(built, f"{s}\n".encode(), lim) for s in range(seeds)])
+    cases, failed = [], []
+    for s, oc in enumerate(outs):
+        if oc.ok and not oc.stdout_truncated:
+            cases.append(InputCase(name, f"seed-{s}", oc.stdout))
+        else:
+            failed.append(s)
+    arm = _dedup(name, cases, f"{generator}@{seeds}")
+    return Arm(arm.name, arm.inputs, arm.duplicates, arm.source, tuple(failed))
+
+
+def problem_arms(problem: Problem) -> list[Arm]:
+    """The problem's own tests as arms (those it has)."""
+    arms = []
+    if problem.official:
+        arms.append(arm_from_files(OFFICIAL, problem.official, "tests.official"))
+    if problem.samples:
+        arms.append(arm_from_files(SAMPLES, problem.samples, "tests.samples"))
+    return arms
+
+
+def resolve_arm(src: ArmSource, problem: Problem, engine: Engine, base: Path) -> Arm:
+    """Materialise ``src`` for one problem.
+
+    Paths are tried relative to ``base`` (the working directory) and then to the problem root;
+    a directory holding a sub-directory named after the problem id uses that sub-directory, so
+    one ``--arm`` can serve several problems.
+    """
+    if src.seeds is not None and src.path == "generator":
+        if problem.generator is None:
+            raise ArmError(f"arm {src.name!r}: problem {problem.id} has no generator")
+        return arm_from_generator(src.name, problem.generator, src.seeds, engine)
+    candidates = [base / src.path, problem.root / src.path]
+    path = next((c for c in candidates if c.exists()), None)
+    if path is None:
+        raise ArmError(
+            f"arm {src.name!r}: {src.path} not found (looked in {base} and {problem.root})"
+        )
+    path = path.resolve()
+    if src.seeds is not None:
+        return arm_from_generator(src.name, path, src.seeds, engine)
+    if (path / problem.id).is_dir():
+        path = path / problem.id
+    return arm_from_dir(src.name, path)

@@ -1,0 +1,193 @@
+"""Checkers: does an output answer the input as well as the gold does?
+
+The built-ins follow testlib's standard checkers: ``exact`` (byte equality; equal tokens with
+different spacing is a presentation error), ``lines`` (lcmp: line by line, tokens per line),
+``tokens`` (wcmp: whitespace-separated tokens) and ``float:EPS`` (rcmp-style: numeric tokens
+compared with testlib's ``doubleCompare``: absolute *or* relative error within EPS + 1e-15,
+NaN matches only NaN, infinities must match in sign). A custom checker program is called the
+testlib way, ``checker input output answer``, sandboxed; exit 0 ok, 1 WA, 2 PE, 3 (or anything
+else) fail. Checkers live in one registry so users can add their own.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from suitebench.audit.runs import CheckSpec, Engine
+from suitebench.model.problem import CheckerKind, CheckerSpec
+from suitebench.run.outcome import Limits, Status
+
+__all__ = [
+    "CHECKERS",
+    "CheckResult",
+    "CheckVerdict",
+    "Checker",
+    "double_compare",
+    "make_checker",
+]
+
+
+class CheckVerdict(StrEnum):
+    OK = "ok"
+    WA = "wa"
+    PE = "pe"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    verdict: CheckVerdict
+    message: str = ""
+
+
+CompareFn = Callable[[bytes, bytes], CheckResult]
+
+_NUMBER = re.compile(
+    rb"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|nan|inf|infinity)", re.IGNORECASE
+)
+
+
+def double_compare(expected: float, result: float, eps: float) -> bool:
+    """testlib's ``doubleCompare``: absolute or relative error within ``eps`` (+1e-15)."""
+    eps += 1e-15
+    if math.isnan(expected):
+        return math.isnan(result)
+    if math.isinf(expected):
+        return math.isinf(result) and (result > 0) == (expected > 0)
+    if math.isnan(result) or math.isinf(result):
+        return False
+    if abs(result - expected) <= eps:
+        return True
+    lo = min(expected * (1.0 - eps), expected * (1.0 + eps))
+    hi = max(expected * (1.0 - eps), expected * (1.0 + eps))
+    return result + 1e-15 >= lo and result <= hi + 1e-15
+
+
+def _exact(output: bytes, answer: bytes) -> CheckResult:
+    if output == answer:
+        return CheckResult(CheckVerdict.OK)
+    if output.split() == answer.split():
+        return CheckResult(CheckVerdict.PE, "same tokens, different whitespace")
+    return CheckResult(CheckVerdict.WA, "output differs")
+
+
+def _lines(output: bytes, answer: bytes) -> CheckResult:
+    def rows(b: bytes) -> list[list[bytes]]:
+        r = [line.split() for line in b.split(b"\n")]
+        while r and not r[-1]:
+            r.pop()
+        return r
+
+    got, want = rows(output), rows(answer)
+    if got == want:
+        return CheckResult(CheckVerdict.OK)
+    if output.split() == answer.split():
+        return CheckResult(CheckVerdict.PE, "same tokens, different lines")
+    for i, (g, w) in enumerate(zip(got, want, strict=False), start=1):
+        if g != w:
+            return CheckResult(CheckVerdict.WA, f"line {i} differs")
+    return CheckResult(CheckVerdict.WA, f"expected {len(want)} lines, got {len(got)}")
+
+
+def _tokens(output: bytes, answer: bytes) -> CheckResult:
+    got, want = output.split(), answer.split()
+    if got == want:
+        return CheckResult(CheckVerdict.OK)
+    for i, (g, w) in enumerate(zip(got, want, strict=False), start=1):
+        if g != w:
+            return CheckResult(CheckVerdict.WA, f"token {i} differs")
+    return CheckResult(CheckVerdict.WA, f"expected {len(want)} tokens, got {len(got)}")
+
+
+def float_compare(eps: float) -> CompareFn:
+    """``float:EPS``: numeric tokens by :func:`double_compare`, other tokens exactly."""
+
+    def compare(output: bytes, answer: bytes) -> CheckResult:
+        got, want = output.split(), answer.split()
+        if len(got) != len(want):
+            return CheckResult(CheckVerdict.WA, f"expected {len(want)} tokens, got {len(got)}")
+        for i, (g, w) in enumerate(zip(got, want, strict=True), start=1):
+            if _NUMBER.fullmatch(w):
+                if not _NUMBER.fullmatch(g):
+                    return CheckResult(CheckVerdict.PE, f"token {i}: expected a number")
+                if not double_compare(float(w), float(g), eps):
+                    return CheckResult(CheckVerdict.WA, f"token {i}: {g!r} vs {w!r}")
+            elif g != w:
+                return CheckResult(CheckVerdict.WA, f"token {i} differs")
+        return CheckResult(CheckVerdict.OK)
+
+    return compare
+
+
+#: Registry of the built-in comparisons by checker kind (``float`` takes EPS).
+CHECKERS: dict[CheckerKind, Callable[[CheckerSpec], CompareFn]] = {
+    CheckerKind.EXACT: lambda spec: _exact,
+    CheckerKind.LINES: lambda spec: _lines,
+    CheckerKind.TOKENS: lambda spec: _tokens,
+    CheckerKind.FLOAT: lambda spec: float_compare(spec.eps or 0.0),
+}
+
+_EXIT = {0: CheckVerdict.OK, 1: CheckVerdict.WA, 2: CheckVerdict.PE}
+
+
+class Checker:
+    """One problem's checker: built-in comparisons run here, checker programs run sandboxed."""
+
+    def __init__(self, spec: CheckerSpec, engine: Engine | None = None) -> None:
+        self.spec = spec
+        self.engine = engine
+        self._compare: CompareFn | None = None
+        if spec.kind is CheckerKind.PROGRAM:
+            if engine is None or spec.program is None:
+                raise ValueError("a checker program needs an engine to run on")
+            self.built = engine.build(spec.program)
+        else:
+            self._compare = CHECKERS[spec.kind](spec)
+
+    @property
+    def label(self) -> str:
+        return self.spec.label()
+
+    @property
+    def program_id(self) -> str:
+        return self.built.program_id if self.spec.kind is CheckerKind.PROGRAM else self.label
+
+    def check_many(self, items: Sequence[tuple[bytes, bytes, bytes]]) -> list[CheckResult]:
+        """Verdicts of ``(input, output, answer)`` triples, in order."""
+        if self._compare is not None:
+            cmp = self._compare
+            return [cmp(out, ans) for _, out, ans in items]
+        if not items:
+            return []
+        if not self.built.ok:
+            msg = f"checker program did not build: {self.built.message[:200]}"
+            return [CheckResult(CheckVerdict.FAIL, msg) for _ in items]
+        assert self.engine is not None
+        limits = Limits(wall_time=10.0, memory_mb=1024)
+        specs = [CheckSpec(self.built, i, o, a, limits) for i, o, a in items]
+        results: list[CheckResult] = []
+        for oc in self.engine.check(specs):
+            if oc.status is Status.OK:
+                results.append(CheckResult(CheckVerdict.OK, oc.stderr_text()[:200]))
+            elif oc.status is Status.RUNTIME_ERROR and oc.exit_code in _EXIT:
+                results.append(CheckResult(_EXIT[oc.exit_code], oc.stderr_text()[:200]))
+            else:
+                why = f"checker {oc.status} exit={oc.exit_code}: {oc.stderr_text()[:200]}"
+                results.append(CheckResult(CheckVerdict.FAIL, why))
+        return results
+
+    def agree_many(self, items: Sequence[tuple[bytes, bytes, bytes]]) -> list[bool]:
+        """Whether each output is accepted against the other as answer (identical bytes agree)."""
+        todo = [(n, it) for n, it in enumerate(items) if it[1] != it[2]]
+        out = [True] * len(items)
+        for (n, _), r in zip(todo, self.check_many([it for _, it in todo]), strict=True):
+            out[n] = r.verdict is CheckVerdict.OK
+        return out
+
+
+def make_checker(spec: CheckerSpec, engine: Engine | None = None) -> Checker:
+    return Checker(spec, engine)

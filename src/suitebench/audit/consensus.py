@@ -1,0 +1,60 @@
+"""Consensus correction: a larger accepted pool votes on each flagged input.
+
+The paper's AtCoder audit found an 8-reference oracle that was itself the outlier on one
+problem: re-judging each flag against a larger accepted pool showed most of the pool agreeing
+with the flagged submission. Where the pool's majority sides with the submission, the flag is
+*disputed*; brute force settles the dispute where it can, and otherwise the flag is withdrawn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+from suitebench.audit.checkers import Checker
+from suitebench.audit.records import DetClass, Flag
+from suitebench.audit.runs import Engine, RunSpec
+from suitebench.run.outcome import Limits
+from suitebench.run.toolchain import Built
+
+__all__ = ["consensus_stage"]
+
+
+def consensus_stage(
+    flags: Sequence[Flag],
+    pool: Sequence[tuple[str, Built]],
+    inputs: Mapping[str, bytes],
+    golds: Mapping[str, bytes],
+    limits: Limits,
+    checker: Checker,
+    engine: Engine,
+) -> list[Flag]:
+    """Vote on every standing DET_WA flag with ``pool`` (the flagged submission abstains)."""
+    voters = [(n, b) for n, b in pool if b.ok]
+    todo = [
+        i
+        for i, f in enumerate(flags)
+        if f.withdrawn is None and f.determinism is DetClass.DET_WA and voters
+    ]
+    shas = sorted({flags[i].input_sha256 for i in todo})
+    outs = engine.run([RunSpec(b, inputs[s], limits) for s in shas for _, b in voters])
+    by = {
+        (s, voters[v][0]): outs[k * len(voters) + v]
+        for k, s in enumerate(shas)
+        for v in range(len(voters))
+    }
+    result = list(flags)
+    for i in todo:
+        f = flags[i]
+        inp = inputs[f.input_sha256]
+        ballots = [by[(f.input_sha256, n)] for n, _ in voters if n != f.submission]
+        ran = [b.stdout for b in ballots if b.ok]
+        with_sub = checker.agree_many([(inp, o, f.got) for o in ran])
+        with_gold = checker.agree_many([(inp, o, golds[f.input_sha256]) for o in ran])
+        n_sub, n_gold, n = sum(with_sub), sum(with_gold), len(ballots)
+        result[i] = dataclasses.replace(
+            f,
+            consensus=f"{n_sub}/{n} agree with submission, {n_gold}/{n} with gold",
+            disputed=n > 0 and 2 * n_sub > n,
+        )
+    return result

@@ -1,0 +1,89 @@
+"""Legality: the validator decides whether an input is inside the statement's constraints.
+
+A kill on an input the statement forbids proves nothing, so the paper makes legality part of
+the certificate. Validators follow testlib's convention (input on stdin, exit 0 = legal). The
+validator itself is checked first by the paper's *quality gate*: it must accept every official
+input and reject the empty input. A validator that fails the gate certifies nothing: every
+input of that problem is ``unmeasured`` (never ``illegal``: a broken instrument cannot convict).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from suitebench.audit.records import Legality
+from suitebench.audit.runs import Engine, RunSpec
+from suitebench.model.problem import Problem
+from suitebench.run.outcome import Limits, Outcome, Status, sha256_bytes
+
+__all__ = ["VALIDATOR_LIMITS", "GateResult", "LegalityReport", "certify_legality"]
+
+VALIDATOR_LIMITS = Limits(wall_time=10.0, memory_mb=1024)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The validator quality gate: passed, and if not, why."""
+
+    passed: bool
+    reasons: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {"passed": self.passed, "reasons": list(self.reasons)}
+
+
+@dataclass(frozen=True)
+class LegalityReport:
+    validator: str  # the validator's path relative to the problem, "" if none
+    validator_id: str  # its program id (content hash), "" if none
+    gate: GateResult | None
+    verdicts: dict[str, Legality]  # input sha256 -> legality
+    messages: dict[str, str]  # input sha256 -> the validator's complaint, for illegal inputs
+
+
+def _verdict(oc: Outcome) -> Legality:
+    if oc.status is Status.OK:
+        return Legality.LEGAL
+    if oc.status in (Status.RUNTIME_ERROR, Status.SIGNALED):
+        return Legality.ILLEGAL
+    return Legality.UNMEASURED  # the validator could not decide (timeout, memory, harness)
+
+
+def certify_legality(problem: Problem, inputs: Sequence[bytes], engine: Engine) -> LegalityReport:
+    """Run the quality gate, then the validator on every input (one cached batch)."""
+    shas = [sha256_bytes(b) for b in inputs]
+    if problem.validator is None:
+        return LegalityReport("", "", None, dict.fromkeys(shas, Legality.NO_VALIDATOR), {})
+    rel = problem.rel(problem.validator)
+    built = engine.build(problem.validator)
+    if not built.ok:
+        gate = GateResult(False, (f"validator did not build: {built.message[:300]}",))
+        return LegalityReport(
+            rel, built.program_id, gate, dict.fromkeys(shas, Legality.UNMEASURED), {}
+        )
+    official = [p.read_bytes() for p in problem.official]
+    batch = [b"", *official, *inputs]
+    outs = engine.run([RunSpec(built, b, VALIDATOR_LIMITS) for b in batch])
+    reasons: list[str] = []
+    if outs[0].status is Status.OK:
+        reasons.append("accepts the empty input")
+    elif outs[0].status not in (Status.RUNTIME_ERROR, Status.SIGNALED):
+        reasons.append(f"cannot decide the empty input ({outs[0].status})")
+    for path, oc in zip(problem.official, outs[1 : 1 + len(official)], strict=True):
+        if oc.status is not Status.OK:
+            reasons.append(f"rejects official input {problem.rel(path)} ({oc.status})")
+    if not official:
+        reasons.append("no official inputs to check it against (gate checked the empty input only)")
+        passed = len(reasons) == 1
+    else:
+        passed = not reasons
+    gate = GateResult(passed, tuple(reasons))
+    verdicts: dict[str, Legality] = {}
+    messages: dict[str, str] = {}
+    for sha, oc in zip(shas, outs[1 + len(official) :], strict=True):
+        v = _verdict(oc) if passed else Legality.UNMEASURED
+        verdicts[sha] = v
+        if _verdict(oc) is Legality.ILLEGAL:
+            messages[sha] = oc.stderr_text().strip()[:200]
+    return LegalityReport(rel, built.program_id, gate, verdicts, messages)

@@ -1,0 +1,227 @@
+"""Audit many problems and write the outputs: results.json, kill matrices, ledger, funnel.
+
+Every figure in ``results.json`` is traceable: per problem and arm the kill matrix
+(``<problem>/kills.csv`` long form and ``<problem>/kills.npz``, a uint8 verdict matrix with its
+id lists), legal / illegal / unmeasured / no-gold input counts, the killed submissions, cov@k
+at the paper's budgets and the funnel of the paper's Table 1; per arm over all problems the
+micro-pooled coverage and the macro recall; and the versions, limits and backend used.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import platform
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from suitebench import __version__
+from suitebench.audit.arms import ArmSource
+from suitebench.audit.chain import AuditConfig, ProblemAudit, audit_problem
+from suitebench.audit.judge import judge_limits
+from suitebench.audit.ledger import write_ledger, write_retractions
+from suitebench.audit.records import Funnel, Verdict
+from suitebench.audit.runs import Engine
+from suitebench.metrics.coverage import macro_recall, micro_coverage
+from suitebench.model.problem import Problem, load_problem
+
+__all__ = ["AuditResult", "format_funnel", "run_audit"]
+
+
+@dataclass
+class AuditResult:
+    """What :func:`run_audit` found and where it wrote it."""
+
+    audits: list[ProblemAudit]
+    results: dict[str, Any]
+    out_dir: Path | None
+    funnel: dict[str, Funnel] = field(default_factory=dict)
+
+    @property
+    def ledger_rows(self) -> int:
+        return sum(len(a.ledger) for a in self.audits)
+
+
+def _finite(x: float) -> float | None:
+    return None if math.isnan(x) else round(x, 6)
+
+
+def _problem_json(a: ProblemAudit) -> dict[str, Any]:
+    p = a.problem
+    lim = judge_limits(p)
+    arms: dict[str, Any] = {}
+    for name, r in a.arms.items():
+        arms[name] = {
+            "source": r.arm.source,
+            "counts": r.counts,
+            "killed": len(r.killed),
+            "killed_submissions": r.killed,
+            "tle_only_submissions": r.tle_only,
+            "cov_at_k": {str(k): _finite(v) for k, v in r.cov_at_k.items()},
+            "funnel": r.funnel.to_dict(),
+        }
+    no_gold = {s: g.reason for s, g in a.golds.items() if g.reason}
+    return {
+        "problem": p.id,
+        "problem_dir": str(p.root),
+        "limits": {
+            "time_limit": p.time_limit,
+            "allowance": p.allowance,
+            "memory_limit_mb": p.memory_limit,
+            "judge": lim.to_dict(),
+            "brute_time_limit": p.brute_time_limit,
+        },
+        "checker": p.checker.label(),
+        "tolerance": p.tolerance,
+        "oracle": {
+            "rule": str(p.oracle.rule),
+            "min_success": p.oracle.min_success,
+            "references": a.references,
+        },
+        "validator": a.legality.validator or None,
+        "validator_gate": a.legality.gate.to_dict() if a.legality.gate else None,
+        "pool": a.config.pool,
+        "pool_size": len(a.submissions),
+        "submissions": a.submissions,
+        "build_errors": a.build_errors,
+        "official_verdicts": a.official_verdicts,
+        "no_gold_reasons": no_gold,
+        "arms": arms,
+        "certified": len(a.ledger),
+    }
+
+
+def _write_matrix(a: ProblemAudit, out: Path) -> None:
+    d = out / a.problem.id
+    d.mkdir(parents=True, exist_ok=True)
+    shas = list(a.inputs)
+    col = {s: i for i, s in enumerate(shas)}
+    mat = np.full((len(a.submissions), len(shas)), Verdict.SKIP.code, dtype=np.uint8)
+    for i, n in enumerate(a.submissions):
+        for s in shas:
+            j = a.cells.get((n, s))
+            if j is not None:
+                mat[i, col[s]] = j.verdict.code
+    arrays: dict[str, Any] = {
+        "verdicts": mat,
+        "submissions": np.array(a.submissions, dtype=str),
+        "inputs": np.array(shas, dtype=str),
+        "legality": np.array([str(a.legality.verdicts[s]) for s in shas], dtype=str),
+        "verdict_names": np.array([str(v) for v in Verdict], dtype=str),
+    }
+    with (d / "kills.csv").open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(
+            ["problem", "arm", "submission", "input_id", "input_sha256", "legality", "verdict"]
+        )
+        for name, r in a.arms.items():
+            arrays[f"arm_{name}"] = np.array([col[c.sha256] for c in r.arm.inputs], dtype=np.int64)
+            arrays[f"arm_{name}_ids"] = np.array([c.input_id for c in r.arm.inputs], dtype=str)
+            for c in r.arm.inputs:
+                for n in a.submissions:
+                    j = a.cells.get((n, c.sha256))
+                    w.writerow(
+                        [
+                            a.problem.id,
+                            name,
+                            n,
+                            c.input_id,
+                            c.sha256,
+                            str(a.legality.verdicts[c.sha256]),
+                            str(j.verdict) if j else str(Verdict.SKIP),
+                        ]
+                    )
+    np.savez_compressed(d / "kills.npz", **arrays)
+
+
+def format_funnel(funnel: dict[str, Funnel]) -> str:
+    """The paper's Table 1 per arm, as plain text."""
+    lines = []
+    for arm, f in funnel.items():
+        by = ", ".join(f"{k} {v}" for k, v in sorted(f.withdrawn_by.items())) or "none"
+        lines += [
+            f"arm {arm}",
+            f"  flagged submissions               {f.flagged:6d}",
+            f"    of which official TLE catches   {f.official_tle:6d}  (marked, not new)",
+            f"  reproducible (DET_WA / DET_RE)    {f.reproducible:6d}",
+            f"  after corrections                 {f.after_corrections:6d}",
+            f"  certified (legal inputs)          {f.certified:6d}",
+            f"    of which new findings           {f.new_findings:6d}",
+            f"  withdrawn flags by stage: {by}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def run_audit(
+    problems: Sequence[Path | Problem],
+    sources: Sequence[ArmSource],
+    engine: Engine,
+    *,
+    config: AuditConfig | None = None,
+    out_dir: Path | None = None,
+    base: Path | None = None,
+) -> AuditResult:
+    """Audit every problem with every arm, then write the outputs to ``out_dir`` (if given)."""
+    config = config or AuditConfig()
+    loaded = [p if isinstance(p, Problem) else load_problem(p) for p in problems]
+    ids = [p.id for p in loaded]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"problem ids repeat: {ids}")
+    audits = [audit_problem(p, sources, config, engine, base=base) for p in loaded]
+
+    arm_names: list[str] = []
+    for a in audits:
+        arm_names += [n for n in a.arms if n not in arm_names]
+    per_arm: dict[str, Any] = {}
+    funnel: dict[str, Funnel] = {}
+    for name in arm_names:
+        mats = [a.arms[name].kill_matrix for a in audits if name in a.arms]
+        f = Funnel()
+        for a in audits:
+            if name in a.arms:
+                f = f + a.arms[name].funnel
+        funnel[name] = f
+        per_arm[name] = {
+            "problems": sum(name in a.arms for a in audits),
+            "micro_coverage": _finite(micro_coverage(mats)),
+            "macro_recall": _finite(macro_recall(mats)),
+            "cov_at_k": {str(k): _finite(micro_coverage(mats, k)) for k in config.ks},
+            "macro_cov_at_k": {str(k): _finite(macro_recall(mats, k)) for k in config.ks},
+            "certified": f.certified,
+            "funnel": f.to_dict(),
+        }
+    results: dict[str, Any] = {
+        "suitebench_version": __version__,
+        "python": platform.python_version(),
+        "backend": str(engine.backend),
+        "pool": config.pool,
+        "consensus_pool": config.consensus_pool,
+        "max_candidates": config.max_candidates,
+        "ks": list(config.ks),
+        "basis": "legal-or-unmeasured inputs with gold; kills are WA/PE/RE/MLE/OLE (excl-TLE)",
+        "runs": {"executed": engine.executed_runs, "cached": engine.cached_runs},
+        "arms": per_arm,
+        "problems": {a.problem.id: _problem_json(a) for a in audits},
+        "certified": sum(len(a.ledger) for a in audits),
+    }
+    if out_dir is not None:
+        import json
+
+        out_dir.mkdir(parents=True, exist_ok=True)
+        rows = [r for a in audits for r in a.ledger]
+        retr = [r for a in audits for r in a.retractions]
+        needed = {r.input_sha256 for r in rows} | {r.input_sha256 for r in retr}
+        inputs = {s: d for a in audits for s, d in a.inputs.items() if s in needed}
+        write_ledger(rows, out_dir, inputs)
+        write_retractions(retr, out_dir)
+        for a in audits:
+            _write_matrix(a, out_dir)
+        (out_dir / "funnel.txt").write_text(format_funnel(funnel), encoding="utf-8")
+        (out_dir / "results.json").write_text(
+            json.dumps(results, indent=1) + "\n", encoding="utf-8"
+        )
+    return AuditResult(audits, results, out_dir, funnel)

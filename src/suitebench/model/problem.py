@@ -1,0 +1,297 @@
+"""Input-mode problems: ``problem.toml`` plus the files it names.
+
+A problem is what the auditors paper certifies kills against: a statement, time and memory
+limits, a checker, a legality validator, the accepted reference solutions whose agreement is the
+consensus_oracle, brute-force solutions that settle disputes, an optional input generator, the
+submission pools to audit and the official and sample tests (which are arms like any other).
+
+Loading is strict: an unknown key, a missing file, a glob that matches nothing where something is
+required, an empty reference list or a bad limit raises :class:`ProblemError` naming the file,
+the field and what was expected -- a silently half-read problem would certify kills nobody can
+trace.
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+import re
+import tomllib
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+__all__ = [
+    "BUILTIN_CHECKERS",
+    "CheckerKind",
+    "CheckerSpec",
+    "OracleConfig",
+    "OracleRule",
+    "Problem",
+    "ProblemError",
+    "load_problem",
+    "parse_checker",
+]
+
+PROBLEM_FILE = "problem.toml"
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
+
+class ProblemError(ValueError):
+    """A malformed problem: names the file, the field and what was expected."""
+
+    def __init__(self, file: Path | str, field: str, expected: str) -> None:
+        self.file = str(file)
+        self.field = field
+        self.expected = expected
+        super().__init__(f"{self.file}: field {field!r}: {expected}")
+
+
+class OracleRule(StrEnum):
+    """How the references' outputs become the gold (the consensus_oracle's agreement rule).
+
+    ``all_agree`` is the paper's CF-fresh rule: every successful reference run agrees and at
+    least ``min_success`` succeed. ``majority`` takes the output a strict majority of all the
+    references produce.
+    """
+
+    ALL_AGREE = "all_agree"
+    MAJORITY = "majority"
+
+
+class CheckerKind(StrEnum):
+    """Output comparison: the testlib-style built-ins, or a custom checker program."""
+
+    EXACT = "exact"
+    LINES = "lines"
+    TOKENS = "tokens"
+    FLOAT = "float"
+    PROGRAM = "program"
+
+
+BUILTIN_CHECKERS = ("exact", "lines", "tokens", "float:EPS")
+
+
+class CheckerSpec(BaseModel):
+    """A parsed ``checker`` field: a kind, the tolerance of ``float:EPS``, or a program path."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: CheckerKind
+    eps: float | None = None
+    program: Path | None = None
+
+    def label(self) -> str:
+        if self.kind is CheckerKind.FLOAT:
+            return f"float:{self.eps:g}"
+        if self.kind is CheckerKind.PROGRAM:
+            return f"program:{self.program.name if self.program else '?'}"
+        return str(self.kind)
+
+
+class OracleConfig(BaseModel):
+    """``[oracle]``: the consensus_oracle's agreement rule."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rule: OracleRule = OracleRule.ALL_AGREE
+    min_success: int = Field(default=2, ge=1)
+
+
+class _TestsToml(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    official: str | list[str] | None = None
+    samples: str | list[str] | None = None
+
+
+class _ProblemToml(BaseModel):
+    """The file as written; paths are still relative strings and globs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    statement: str | None = None
+    time_limit: float
+    memory_limit: int
+    checker: str = "tokens"
+    validator: str | None = None
+    references: str | list[str]
+    brute: str | list[str] = Field(default_factory=list)
+    brute_time_limit: float | None = None
+    generator: str | None = None
+    allowance: float = 0.5
+    tolerance: float = 1e-6
+    pools: dict[str, str | list[str]] = Field(default_factory=dict)
+    tests: _TestsToml = Field(default_factory=_TestsToml)
+    oracle: OracleConfig = Field(default_factory=OracleConfig)
+
+    @field_validator("id")
+    @classmethod
+    def _check_id(cls, value: str) -> str:
+        if not _ID_RE.match(value):
+            raise ValueError("letters, digits, '_', '-', '.' (used in file names)")
+        return value
+
+
+class Problem(BaseModel):
+    """A loaded problem with every path resolved to existing absolute files.
+
+    ``pools`` maps a pool name (``accepted``, ``rejected``, any other) to its submission files;
+    ``official`` and ``samples`` are the official and sample test inputs in name order.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    root: Path
+    toml_path: Path
+    statement: Path | None
+    time_limit: float
+    memory_limit: int
+    checker: CheckerSpec
+    validator: Path | None
+    references: tuple[Path, ...]
+    brute: tuple[Path, ...]
+    brute_time_limit: float
+    generator: Path | None
+    allowance: float
+    tolerance: float
+    pools: dict[str, tuple[Path, ...]]
+    official: tuple[Path, ...]
+    samples: tuple[Path, ...]
+    oracle: OracleConfig
+
+    def rel(self, path: Path) -> str:
+        """A path as written relative to the problem root (the stable id of a program)."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+
+def parse_checker(value: str, root: Path, file: Path) -> CheckerSpec:
+    """``exact | lines | tokens | float:EPS`` or the path of a checker program."""
+    v = value.strip()
+    if v in ("exact", "lines", "tokens"):
+        return CheckerSpec(kind=CheckerKind(v))
+    if v.startswith("float:"):
+        try:
+            eps = float(v.split(":", 1)[1])
+        except ValueError:
+            eps = math.nan
+        if not math.isfinite(eps) or eps < 0:
+            raise ProblemError(file, "checker", f"float:EPS with EPS a number >= 0, got {v!r}")
+        return CheckerSpec(kind=CheckerKind.FLOAT, eps=eps)
+    path = (root / v).resolve()
+    if not path.is_file():
+        raise ProblemError(
+            file,
+            "checker",
+            f"one of {', '.join(BUILTIN_CHECKERS)} or an existing checker program; "
+            f"{path} does not exist",
+        )
+    return CheckerSpec(kind=CheckerKind.PROGRAM, program=path)
+
+
+def _globs(value: str | list[str] | None) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _expand(
+    patterns: list[str], root: Path, file: Path, field: str, *, required: bool
+) -> tuple[Path, ...]:
+    """Resolve globs to sorted unique files; each pattern must match when ``required``."""
+    out: list[Path] = []
+    for pat in patterns:
+        hits = sorted(Path(p).resolve() for p in glob.glob(str(root / pat), recursive=True))
+        hits = [h for h in hits if h.is_file() or (h.is_dir() and (h / "build.sh").is_file())]
+        if not hits and required:
+            raise ProblemError(file, field, f"glob {pat!r} matches no file under {root}")
+        out.extend(hits)
+    return tuple(dict.fromkeys(out))
+
+
+def _file(value: str | None, root: Path, file: Path, field: str) -> Path | None:
+    if value is None:
+        return None
+    path = (root / value).resolve()
+    if not path.exists():
+        raise ProblemError(file, field, f"an existing file; {path} does not exist")
+    return path
+
+
+def _pydantic_error(file: Path, exc: ValidationError) -> ProblemError:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"]) or "(root)"
+    if err["type"] == "extra_forbidden":
+        return ProblemError(file, field, "unknown key (not part of problem.toml)")
+    if err["type"] == "missing":
+        return ProblemError(file, field, "required but missing")
+    return ProblemError(file, field, f"{err['msg']} (got {err.get('input')!r})")
+
+
+def load_problem(path: str | Path) -> Problem:
+    """Load and check a problem from its directory or its ``problem.toml``."""
+    p = Path(path)
+    file = p / PROBLEM_FILE if p.is_dir() else p
+    file = file.absolute()
+    if not file.is_file():
+        raise ProblemError(file, "(file)", "a problem directory containing problem.toml")
+    root = file.parent
+    try:
+        data: dict[str, Any] = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ProblemError(file, "(syntax)", f"valid TOML: {exc}") from None
+    try:
+        raw = _ProblemToml.model_validate(data)
+    except ValidationError as exc:
+        raise _pydantic_error(file, exc) from None
+
+    if not (math.isfinite(raw.time_limit) and 0 < raw.time_limit <= 600):
+        raise ProblemError(file, "time_limit", f"seconds in (0, 600], got {raw.time_limit}")
+    if not 1 <= raw.memory_limit <= 65536:
+        raise ProblemError(file, "memory_limit", f"MiB in [1, 65536], got {raw.memory_limit}")
+    if not (math.isfinite(raw.allowance) and 0 <= raw.allowance <= 60):
+        raise ProblemError(file, "allowance", f"seconds in [0, 60], got {raw.allowance}")
+    if not (math.isfinite(raw.tolerance) and raw.tolerance >= 0):
+        raise ProblemError(file, "tolerance", f"a number >= 0, got {raw.tolerance}")
+    brute_tl = raw.brute_time_limit if raw.brute_time_limit is not None else 10 * raw.time_limit
+    if not (math.isfinite(brute_tl) and 0 < brute_tl <= 3600):
+        raise ProblemError(file, "brute_time_limit", f"seconds in (0, 3600], got {brute_tl}")
+
+    refs_globs = _globs(raw.references)
+    if not refs_globs:
+        raise ProblemError(file, "references", "at least one reference solution (glob)")
+    references = _expand(refs_globs, root, file, "references", required=True)
+    pools: dict[str, tuple[Path, ...]] = {}
+    for name, pats in raw.pools.items():
+        if not _ID_RE.match(name):
+            raise ProblemError(file, f"pools.{name}", "a pool name of letters, digits, '_-.'")
+        pools[name] = _expand(_globs(pats), root, file, f"pools.{name}", required=True)
+    official = _expand(_globs(raw.tests.official), root, file, "tests.official", required=True)
+    samples = _expand(_globs(raw.tests.samples), root, file, "tests.samples", required=True)
+    return Problem(
+        id=raw.id,
+        root=root,
+        toml_path=file,
+        statement=_file(raw.statement, root, file, "statement"),
+        time_limit=raw.time_limit,
+        memory_limit=raw.memory_limit,
+        checker=parse_checker(raw.checker, root, file),
+        validator=_file(raw.validator, root, file, "validator"),
+        references=references,
+        brute=_expand(_globs(raw.brute), root, file, "brute", required=True),
+        brute_time_limit=brute_tl,
+        generator=_file(raw.generator, root, file, "generator"),
+        allowance=raw.allowance,
+        tolerance=raw.tolerance,
+        pools=pools,
+        official=official,
+        samples=samples,
+        oracle=raw.oracle,
+    )
