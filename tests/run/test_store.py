@@ -245,14 +245,17 @@ def test_kill_9_halfway_then_resume_recomputes_only_the_missing(tmp_path: Path) 
     rows = 0
     while time.monotonic() < deadline and first.poll() is None:
         if store_path.exists():
-            with sqlite3.connect(store_path, timeout=30) as conn:
-                try:
-                    rows = conn.execute("SELECT COUNT(*) FROM outcomes").fetchone()[0]
-                except sqlite3.OperationalError:
-                    rows = 0  # schema not created yet
+            conn = sqlite3.connect(store_path, timeout=30)
+            try:
+                rows = conn.execute("SELECT COUNT(*) FROM outcomes").fetchone()[0]
+            except sqlite3.OperationalError:
+                rows = 0  # schema not created yet
+            finally:
+                conn.close()
             if rows >= 60:
                 break
         time.sleep(0.02)
+    assert first.poll() is None, first.communicate()[1].decode()
     os.kill(first.pid, signal.SIGKILL)
     first.wait(timeout=30)
     assert first.returncode == -signal.SIGKILL
