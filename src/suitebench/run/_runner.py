@@ -1,0 +1,333 @@
+"""The in-sandbox runner: fork+exec one program many times, each run under its own limits.
+
+Starting a sandbox (bubblewrap, namespaces, a cgroup) costs more than running a short judge
+program, so a session starts this runner once inside the sandbox and sends it one stdin per run.
+It is started as ``python -I -S -c <this file>`` with an absolute interpreter path and must
+therefore use the standard library only and import nothing of suitebench.
+
+Per run it forks a child that becomes its own process group, gets the run's rlimits, drops to the
+unprivileged uid (when the sandbox runs as root), and execs the program with pipes for stdin,
+stdout and stderr. The runner writes stdin and reads output without deadlock (one ``poll`` loop),
+caps each output stream while reading, enforces the wall-clock limit, and after the program's
+main process ends kills everything the run left behind: it is the child subreaper, so every
+descendant -- a double-forked ``setsid`` daemon included -- is re-parented to it and is killed
+and reaped before the run is reported. It reports raw facts; the coordinator decides the status.
+
+Protocol on the runner's stdin/stdout (all integers big-endian):
+  coordinator -> runner: u32 length + JSON config, then per run u64 length + stdin bytes; EOF ends.
+  runner -> coordinator: u32 length + JSON header (``{"ready": ...}`` once, then one per run),
+  each run header followed by ``stdout_len`` + ``stderr_len`` bytes of output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import json
+import os
+import resource
+import select
+import signal
+import struct
+import sys
+import time
+from typing import Any
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+CHUNK = 65536
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _prctl(option: int, arg: int) -> None:
+    _libc.prctl(option, arg, 0, 0, 0)
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    parts = []
+    while n > 0:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _send(header: dict[str, Any], *payloads: bytes) -> None:
+    raw = json.dumps(header).encode()
+    _write_all(1, struct.pack(">I", len(raw)) + raw + b"".join(payloads))
+
+
+def _descendants(root: int) -> list[int]:
+    """Every live descendant of ``root``, found through /proc (the namespace's or the host's)."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may contain spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) < 2:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(name))
+    out: list[int] = []
+    stack = [root]
+    while stack:
+        for kid in children.get(stack.pop(), ()):
+            out.append(kid)
+            stack.append(kid)
+    return out
+
+
+class Runner:
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.argv: list[str] = config["argv"]
+        self.env: dict[str, str] = config["env"]
+        self.cwd: str = config["cwd"]
+        self.uid: int | None = config.get("uid")
+        self.gid: int | None = config.get("gid")
+        self.wall: float = float(config["wall"])
+        self.cap: int = int(config["output_bytes"])
+        self.rlimits: list[tuple[int, int, int]] = []
+        for name, soft, hard in config["rlimits"]:
+            res = getattr(resource, name)
+            inf = resource.RLIM_INFINITY
+            self.rlimits.append((res, inf if soft < 0 else soft, inf if hard < 0 else hard))
+        self.me = os.getpid()
+        self.cpu = 0.0
+        self.maxrss = 0
+
+    # -- the child ------------------------------------------------------------------------
+    def _child(self, fds: tuple[int, int, int], err_w: int) -> None:
+        try:
+            os.setpgid(0, 0)
+            for target, fd in enumerate(fds):
+                os.dup2(fd, target)
+            for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, signal.SIG_DFL)
+            for res, soft, hard in self.rlimits:
+                resource.setrlimit(res, (soft, hard))
+            os.umask(0o022)
+            if self.gid is not None:
+                os.setgroups([])
+                os.setresgid(self.gid, self.gid, self.gid)
+            if self.uid is not None:
+                os.setresuid(self.uid, self.uid, self.uid)
+            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it
+            if os.getppid() != self.me:
+                os._exit(127)
+            os.chdir(self.cwd)
+            os.execvpe(self.argv[0], self.argv, self.env)
+        except BaseException as exc:
+            with contextlib.suppress(BaseException):
+                os.write(err_w, f"{type(exc).__name__}: {exc}".encode(errors="replace"))
+        os._exit(127)
+
+    # -- cleanup --------------------------------------------------------------------------
+    def _account(self, ru: resource.struct_rusage) -> None:
+        self.cpu += ru.ru_utime + ru.ru_stime
+        self.maxrss = max(self.maxrss, ru.ru_maxrss)
+
+    def _reap_nohang(self) -> bool:
+        """Reap exited descendants; True when none are left at all."""
+        while True:
+            try:
+                pid, _, ru = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                return True
+            if pid == 0:
+                return False
+            self._account(ru)
+
+    def _kill_leftovers(self, pgid: int) -> int:
+        """Kill and reap every process the run left; returns how many were found alive."""
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)
+        found: set[int] = set()
+        while not self._reap_nohang():
+            pids = _descendants(self.me)
+            for pid in pids:
+                found.add(pid)
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.001)
+        return len(found)
+
+    # -- one run ----------------------------------------------------------------------------
+    def run(self, stdin: bytes) -> tuple[dict[str, Any], bytes, bytes]:
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        exec_r, exec_w = os.pipe()
+        self.cpu = 0.0
+        self.maxrss = 0
+        t0 = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            os.close(exec_r)
+            self._child((in_r, out_w, err_w), exec_w)
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)
+        for fd in (in_r, out_w, err_w, exec_w):
+            os.close(fd)
+        exec_error = b""
+        while chunk := os.read(exec_r, 4096):
+            exec_error += chunk
+        os.close(exec_r)
+        deadline = t0 + self.wall
+        try:
+            pidfd: int | None = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            pidfd = None
+
+        bufs = {out_r: bytearray(), err_r: bytearray()}
+        truncated = {out_r: False, err_r: False}
+        open_out = {out_r, err_r}
+        for fd in (in_w, out_r, err_r):
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
+        pending = memoryview(stdin)
+        if not pending:
+            os.close(in_w)
+            in_w = -1
+        killed: str | None = None
+        status: int | None = None
+        poller = select.poll()
+        for fd in open_out:
+            poller.register(fd, select.POLLIN)
+        if in_w >= 0:
+            poller.register(in_w, select.POLLOUT)
+        if pidfd is not None:
+            poller.register(pidfd, select.POLLIN)
+
+        def read_from(fd: int) -> bool:
+            """Read what is there; False at EOF. Over the cap: keep the cap, flag, stop."""
+            try:
+                data = os.read(fd, CHUNK)
+            except BlockingIOError:
+                return True
+            if not data:
+                return False
+            buf = bufs[fd]
+            room = self.cap - len(buf)
+            if len(data) > room:
+                buf += data[: max(room, 0)]
+                truncated[fd] = True
+            else:
+                buf += data
+            return True
+
+        def close_out(fd: int) -> None:
+            poller.unregister(fd)
+            open_out.discard(fd)
+
+        while status is None:
+            now = time.monotonic()
+            if now >= deadline:
+                killed = "wall"
+                break
+            timeout_ms = max(1, int((deadline - now) * 1000) + 1)
+            if pidfd is None:
+                timeout_ms = min(timeout_ms, 5)
+            for fd, ev in poller.poll(timeout_ms):
+                if fd == pidfd:
+                    continue
+                if fd == in_w:
+                    if ev & (select.POLLERR | select.POLLHUP):
+                        pending = pending[:0]
+                    else:
+                        try:
+                            pending = pending[os.write(in_w, pending[:CHUNK]) :]
+                        except BlockingIOError:
+                            pass
+                        except OSError:
+                            pending = pending[:0]
+                    if not pending:
+                        poller.unregister(in_w)
+                        os.close(in_w)
+                        in_w = -1
+                elif not read_from(fd):
+                    close_out(fd)
+            if truncated[out_r] or truncated[err_r]:
+                killed = "output"
+                break
+            wpid, st, ru = os.wait4(pid, os.WNOHANG)
+            if wpid == pid:
+                status = st
+                self._account(ru)
+        wall = time.monotonic() - t0
+        if status is None:
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+            _, status, ru = os.wait4(pid, 0)
+            self._account(ru)
+        if in_w >= 0:
+            os.close(in_w)
+        if pidfd is not None:
+            os.close(pidfd)
+        leftovers = self._kill_leftovers(pid)
+        # Every writer is gone now: drain what is left in the pipes, still capped.
+        for fd in list(open_out):
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+            while read_from(fd) and not truncated[fd]:
+                pass
+            if truncated[fd] and killed is None:
+                killed = "output"
+        os.close(out_r)
+        os.close(err_r)
+        header: dict[str, Any] = {
+            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            "wall": wall,
+            "cpu": self.cpu,
+            "maxrss_kb": self.maxrss,
+            "killed": killed,
+            "leftovers": leftovers,
+            "stdout_truncated": truncated[out_r],
+            "stderr_truncated": truncated[err_r],
+            "stdout_len": len(bufs[out_r]),
+            "stderr_len": len(bufs[err_r]),
+            "exec_error": exec_error.decode(errors="replace") or None,
+        }
+        return header, bytes(bufs[out_r]), bytes(bufs[err_r])
+
+
+def main() -> None:
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    raw = _read_exact(0, 4)
+    if raw is None:
+        return
+    body = _read_exact(0, struct.unpack(">I", raw)[0])
+    if body is None:
+        return
+    runner = Runner(json.loads(body))
+    _send({"ready": True, "pid": os.getpid()})
+    while True:
+        raw = _read_exact(0, 8)
+        if raw is None:
+            break
+        stdin = _read_exact(0, struct.unpack(">Q", raw)[0])
+        if stdin is None:
+            break
+        header, out, err = runner.run(stdin)
+        _send(header, out, err)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
