@@ -462,3 +462,48 @@ def test_python_interpreter_is_part_of_the_program(tmp_path: Path) -> None:
     assert system.ok and system.argv[0] == "/usr/bin/python3"
     assert system.program_id != default.program_id
     assert run_built(system, b"3 5\n", tmp_path) == b"2\n"
+
+
+def test_c_directory_program_with_a_header(tmp_path: Path) -> None:
+    # Binary search for the first element >= x; the helper returns hi instead of lo when x is
+    # larger than every element (a missed special case: should print 3, prints 2).
+    root = tmp_path / "search"
+    write(root / "search.h", "int lower_bound(const int *a, int n, int x);\n")
+    write(
+        root / "search.c",
+        '#include "search.h"\n'
+        "int lower_bound(const int *a, int n, int x) {\n"
+        "    int lo = 0, hi = n - 1;\n"
+        "    if (x > a[n - 1]) return hi;\n"
+        "    while (lo < hi) { int mid = lo + (hi - lo) / 2; if (a[mid] < x) lo = mid + 1;"
+        " else hi = mid; }\n"
+        "    return lo;\n}\n",
+    )
+    write(
+        root / "main.c",
+        '#include <stdio.h>\n#include "search.h"\n'
+        "int main(void) { int a[3] = {2, 4, 6}; int x;\n"
+        '  while (scanf("%d", &x) == 1) printf("%d\\n", lower_bound(a, 3, x)); return 0; }\n',
+    )
+    prog = program_from_path(root)
+    assert prog.language is Language.C
+    assert set(prog.sources) == {"main.c", "search.c", "search.h"}
+    built = build(prog, cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    assert run_built(built, b"1 4 5 7\n", tmp_path) == b"0\n1\n2\n2\n"
+    # The header is part of the program: changing it changes the id.
+    (root / "search.h").write_text("int lower_bound(const int *a, int n, int x); /* v2 */\n")
+    assert build(program_from_path(root), cache_dir=tmp_path / "cache").program_id != (
+        built.program_id
+    )
+
+
+def test_explicit_language_and_option_like_file_names(tmp_path: Path) -> None:
+    odd = write(tmp_path / "solution.txt", SUM_C)
+    built = build(program_from_path(odd, language="c"), cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    assert run_built(built, b"2\n3 4\n", tmp_path) == b"7\n"
+    dashed = write(tmp_path / "-o.c", SUM_C)
+    built = build(program_from_path(dashed), cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    assert run_built(built, b"1\n9\n", tmp_path) == b"9\n"

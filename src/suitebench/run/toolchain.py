@@ -196,6 +196,18 @@ def _dir_files(root: Path) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
+def _units(language: Language, sources: Sequence[str]) -> tuple[str, ...]:
+    """The files a recipe hands to the compiler (C/C++ translation units, Go files of the top
+    directory without tests, Python modules, ...)."""
+    exts = {e for e, lg in EXTENSIONS.items() if lg is language}
+    units = tuple(s for s in sources if Path(s).suffix.lower() in exts)
+    if not units and len(sources) == 1:
+        units = tuple(sources)  # one file whose language was given explicitly
+    if language is Language.GO:
+        units = tuple(s for s in units if "/" not in s and not s.endswith("_test.go"))
+    return units
+
+
 def program_from_path(
     path: str | os.PathLike[str],
     language: Language | str | None = None,
@@ -240,23 +252,27 @@ def program_from_path(
                 "pass language= or add a build.sh"
             )
         lang = langs.pop()
-    exts = {e for e, lg in EXTENSIONS.items() if lg is lang}
-    sources = tuple(f for f in files if Path(f).suffix.lower() in exts)
-    if not sources:
+    units = _units(lang, files)
+    if not units:
         raise ToolchainError(f"{p}: no {lang} sources")
     entry: str | None = None
     if lang is Language.PYTHON:
-        entry = next((f for f in ("main.py", "__main__.py") if f in sources), None)
+        entry = next((f for f in ("main.py", "__main__.py") if f in units), None)
         if entry is None:
-            if len(sources) != 1:
+            if len(units) != 1:
                 raise ToolchainError(f"{p}: a Python directory needs main.py or __main__.py")
-            entry = sources[0]
-        sources = files  # data files next to Python code are part of the program
+            entry = units[0]
     elif lang is Language.SHELL:
-        if len(sources) != 1 and "main.sh" not in sources:
+        if len(units) != 1 and "main.sh" not in units:
             raise ToolchainError(f"{p}: a shell directory needs main.sh")
-        entry = "main.sh" if "main.sh" in sources else sources[0]
-        sources = files
+        entry = "main.sh" if "main.sh" in units else units[0]
+    elif lang is Language.RUST:
+        if len(units) != 1 and "main.rs" not in units:
+            raise ToolchainError(f"{p}: a Rust directory needs main.rs (its crate root)")
+        entry = "main.rs" if "main.rs" in units else units[0]
+    # Every file is part of the program (headers, modules, data next to the code); the recipe
+    # compiles the units among them.
+    sources = files
     return Program(lang, p, sources, entry=entry, interpreter=interpreter, name=p.name)
 
 
@@ -388,43 +404,66 @@ def recipe(program: Program) -> tuple[tuple[str, ...], tuple[str, ...]]:
     directory; empty if nothing to do) and how to run the result ('{dir}' = build dir)."""
     lang = program.language
     srcs = list(program.sources)
+    # "./" keeps a file named like an option ("-o.c") from being read as one.
+    units = ["./" + u for u in _units(lang, srcs)]
     exe = "./" + EXECUTABLE
-    if lang is Language.SCRIPT:
-        assert program.build_command is not None
-        return program.build_command, ("{dir}/" + EXECUTABLE,)
-    if program.build_command:
-        return program.build_command, ("{dir}/" + EXECUTABLE,)
+    run_exe = ("{dir}/" + EXECUTABLE,)
+    if lang is Language.SCRIPT or program.build_command:
+        if not program.build_command:
+            raise ToolchainError(f"{program.root}: a build-script program needs a build command")
+        return program.build_command, run_exe
     if lang is Language.C:
         return (
-            ("gcc", "-O2", "-std=gnu17", "-pipe", "-o", exe, *srcs, "-lm"),
-            ("{dir}/" + EXECUTABLE,),
+            (
+                "gcc",
+                "-O2",
+                "-std=gnu17",
+                "-pipe",
+                "-o",
+                exe,
+                "-x",
+                "c",
+                *units,
+                "-x",
+                "none",
+                "-lm",
+            ),
+            run_exe,
         )
     if lang is Language.CPP:
         return (
-            ("g++", "-O2", "-std=gnu++17", "-pipe", "-o", exe, *srcs, "-lm"),
-            ("{dir}/" + EXECUTABLE,),
+            (
+                "g++",
+                "-O2",
+                "-std=gnu++17",
+                "-pipe",
+                "-o",
+                exe,
+                "-x",
+                "c++",
+                *units,
+                "-x",
+                "none",
+                "-lm",
+            ),
+            run_exe,
         )
     if lang is Language.RUST:
-        main = program.entry or srcs[0]
-        return (
-            ("rustc", "-O", "--edition", "2021", "-o", exe, main),
-            ("{dir}/" + EXECUTABLE,),
-        )
+        main = "./" + (program.entry or units[0][2:])
+        return (("rustc", "-O", "--edition", "2021", "-o", exe, main), run_exe)
     if lang is Language.GO:
-        go = tuple(s for s in srcs if s.endswith(".go"))
-        return (("go", "build", "-o", exe, *go), ("{dir}/" + EXECUTABLE,))
+        return (("go", "build", "-o", exe, *units), run_exe)
     if lang is Language.PYTHON:
         interp = program.interpreter or default_interpreter()
-        py = tuple(s for s in srcs if s.endswith(".py"))
-        entry = program.entry or py[0]
+        entry = program.entry or units[0][2:]
         return (
-            (interp, "-E", "-s", "-c", _PY_CHECK, *py),
+            (interp, "-E", "-s", "-c", _PY_CHECK, *units),
             (interp, "-E", "-s", "{dir}/" + entry),
         )
     if lang is Language.SHELL:
         entry = program.entry or srcs[0]
         shell = _shell_for(program.root / entry)
-        return ((shell, "-n", entry), (shell, "{dir}/" + entry))
+        return ((shell, "-n", "./" + entry), (shell, "{dir}/" + entry))
     raise ToolchainError(f"no recipe for {lang}")  # pragma: no cover
 
 
