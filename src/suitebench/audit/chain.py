@@ -165,6 +165,20 @@ def _official_verdict(
     return "unknown" if not verdicts else str(next(v for v in verdicts if v is not Verdict.AC))
 
 
+def _legality_certificate(f: Flag, legality: LegalityReport) -> Flag:
+    """Only an input the quality-gated validator accepted certifies a kill."""
+    lg = legality.verdicts[f.input_sha256]
+    if f.withdrawn is not None or lg is Legality.LEGAL:
+        return f
+    if lg is Legality.NO_VALIDATOR:
+        why = "the problem has no validator"
+    elif legality.gate and not legality.gate.passed:
+        why = f"{lg}: validator failed its quality gate ({'; '.join(legality.gate.reasons)})"
+    else:
+        why = f"{lg}: the validator could not decide"
+    return dataclasses.replace(f, withdrawn=Stage.LEGALITY, reason=why)
+
+
 def audit_problem(
     problem: Problem,
     sources: Sequence[ArmSource],
@@ -232,52 +246,51 @@ def audit_problem(
     official = next((a for a in arms if a.name == OFFICIAL), None)
     official_verdicts = {n: _official_verdict(problem, n, official, cells) for n in subs}
 
-    # 5. flags: per arm and submission, its first killing inputs in emission order
+    # 5. flags: per arm and submission, its killing inputs in emission order, examined in
+    # rounds of ``max_candidates`` until one is certified or none is left (so a wrong gold on
+    # an arm's first inputs cannot hide a real bug further down).
     scored_set = set(scored)
-    per_arm_candidates: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    flags: dict[tuple[str, str], Flag] = {}
+    killing: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for a in arms:
         for n in subs:
-            killing = [
+            kills = [
                 (c.input_id, c.sha256)
                 for c in a.inputs
                 if c.sha256 in scored_set and cells[(n, c.sha256)].verdict.is_kill
             ]
-            if not killing:
-                continue
-            chosen = killing[: max(1, config.max_candidates)]
-            per_arm_candidates[(a.name, n)] = chosen
-            for _, s in chosen:
-                if (n, s) not in flags:
-                    j = cells[(n, s)]
-                    flags[(n, s)] = Flag(problem.id, n, s, j.verdict, j.output)
-
-    # 6-9. determinism, consensus correction, brute force, tolerance
+            if kills:
+                killing[(a.name, n)] = kills
+    per_arm_candidates: dict[tuple[str, str], list[tuple[str, str]]] = {k: [] for k in killing}
+    flags: dict[tuple[str, str], Flag] = {}
     subs_built = dict(ok_pool)
-    flist = list(flags.values())
-    flist = determinism_stage(flist, subs_built, inputs, gold_bytes, limits, checker, engine)
-    if cons:
-        flist = consensus_stage(flist, cons, inputs, gold_bytes, limits, checker, engine)
     brute_limits = judge_limits(problem, time_limit=problem.brute_time_limit)
-    flist = brute_stage(flist, brutes, inputs, gold_bytes, brute_limits, checker, engine)
-    flist = tolerance_stage(flist, gold_bytes, problem.tolerance)
-
-    # 10. the legality certificate
-    gate_note = "; ".join(legality.gate.reasons) if legality.gate else "no validator"
-    final: list[Flag] = []
-    for f in flist:
-        lg = legality.verdicts[f.input_sha256]
-        if f.withdrawn is None and lg is not Legality.LEGAL:
-            why = (
-                "the problem has no validator"
-                if lg is Legality.NO_VALIDATOR
-                else f"{lg}: validator failed its quality gate ({gate_note})"
-                if legality.gate and not legality.gate.passed
-                else f"{lg}: the validator could not decide"
-            )
-            f = dataclasses.replace(f, withdrawn=Stage.LEGALITY, reason=why)
-        final.append(f)
-    flags = {(f.submission, f.input_sha256): f for f in final}
+    step = max(1, config.max_candidates)
+    while True:
+        fresh: dict[tuple[str, str], Flag] = {}
+        for key, kills in killing.items():
+            chosen = per_arm_candidates[key]
+            done = any(flags[(key[1], s)].withdrawn is None for _, s in chosen)
+            if done or len(chosen) == len(kills):
+                continue
+            more = kills[len(chosen) : len(chosen) + step]
+            chosen.extend(more)
+            for _, s in more:
+                n = key[1]
+                if (n, s) not in flags and (n, s) not in fresh:
+                    j = cells[(n, s)]
+                    fresh[(n, s)] = Flag(problem.id, n, s, j.verdict, j.output)
+        if not fresh:
+            break
+        # 6-9. determinism, consensus correction, brute force, tolerance
+        flist = list(fresh.values())
+        flist = determinism_stage(flist, subs_built, inputs, gold_bytes, limits, checker, engine)
+        if cons:
+            flist = consensus_stage(flist, cons, inputs, gold_bytes, limits, checker, engine)
+        flist = brute_stage(flist, brutes, inputs, gold_bytes, brute_limits, checker, engine)
+        flist = tolerance_stage(flist, gold_bytes, problem.tolerance)
+        # 10. the legality certificate
+        for f in flist:
+            flags[(f.submission, f.input_sha256)] = _legality_certificate(f, legality)
 
     audit = ProblemAudit(
         problem,

@@ -29,7 +29,11 @@ def consensus_stage(
     checker: Checker,
     engine: Engine,
 ) -> list[Flag]:
-    """Vote on every standing DET_WA flag with ``pool`` (the flagged submission abstains)."""
+    """Vote on every standing DET_WA flag with ``pool`` (the flagged submission abstains).
+
+    Only voters that ran successfully have an opinion; a voter that timed out or crashed on
+    the input abstains (and is counted in the note).
+    """
     voters = [(n, b) for n, b in pool if b.ok]
     todo = [
         i
@@ -51,10 +55,14 @@ def consensus_stage(
         ran = [b.stdout for b in ballots if b.ok]
         with_sub = checker.agree_many([(inp, o, f.got) for o in ran])
         with_gold = checker.agree_many([(inp, o, golds[f.input_sha256]) for o in ran])
-        n_sub, n_gold, n = sum(with_sub), sum(with_gold), len(ballots)
+        n_sub, n_gold, n = sum(with_sub), sum(with_gold), len(ran)
+        silent = len(ballots) - len(ran)
         result[i] = dataclasses.replace(
             f,
-            consensus=f"{n_sub}/{n} agree with submission, {n_gold}/{n} with gold",
+            consensus=(
+                f"{n_sub}/{n} voters agree with submission, {n_gold}/{n} with gold"
+                + (f" ({silent} did not finish)" if silent else "")
+            ),
             disputed=n > 0 and 2 * n_sub > n,
         )
     return result

@@ -1,0 +1,252 @@
+"""Each stage of the chain on real runs of the project's problems (and variants of them)."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from suitebench.audit.arms import ArmError, arm_from_dir, arm_from_generator, parse_arm
+from suitebench.audit.chain import AuditConfig, AuditError, audit_problem
+from suitebench.audit.determinism import classify
+from suitebench.audit.legality import certify_legality
+from suitebench.audit.records import DetClass, GoldStatus, Judged, Legality, Verdict
+from suitebench.audit.run import run_audit
+from suitebench.audit.runs import Engine
+from suitebench.audit.tolerance import within_tolerance
+from suitebench.model.problem import load_problem
+
+from .conftest import PROBLEMS, copy_problem
+
+ACC = "submissions/accepted/"
+
+
+# -- arms ------------------------------------------------------------------------------------
+
+
+def test_directory_arm_order_and_dedup() -> None:
+    arm = arm_from_dir("hand", PROBLEMS / "maxsum" / "arms" / "handmade")
+    ids = [c.input_id for c in arm.inputs]
+    assert ids == sorted(ids) and ids[0] == "01-overflow.in"
+    assert "08-dup.in" not in ids and arm.duplicates == 1  # same bytes as 02-tie.in
+    assert len({c.sha256 for c in arm.inputs}) == len(arm.inputs)
+
+
+def test_parse_arm_forms() -> None:
+    assert parse_arm("a=dir/x").seeds is None
+    g = parse_arm("rand=generator@25")
+    assert (g.name, g.path, g.seeds) == ("rand", "generator", 25)
+    for bad in ("noequals", "official=x", "bad name=x"):
+        with pytest.raises(ArmError):
+            parse_arm(bad)
+
+
+def test_generator_arm_is_sandboxed_seeded_and_reports_failed_seeds(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    engine = make_engine()
+    gen = PROBLEMS / "mean" / "gen.py"
+    a = arm_from_generator("rand", gen, 12, engine)
+    b = arm_from_generator("rand", gen, 12, engine)
+    assert [c.sha256 for c in a.inputs] == [c.sha256 for c in b.inputs]
+    assert a.inputs[0].input_id == "seed-0" and len(a.inputs) + a.duplicates == 12
+    flaky = tmp_path / "gen_odd.py"
+    flaky.write_text("import sys\ns = int(input())\nsys.exit(s % 2)\n")
+    c = arm_from_generator("odd", flaky, 6, engine)
+    assert c.failed_seeds == (1, 3, 5)
+    # seeds 0, 2, 4 all print nothing: one input, two duplicates
+    assert [x.input_id for x in c.inputs] == ["seed-0"] and c.duplicates == 2
+
+
+# -- legality --------------------------------------------------------------------------------
+
+
+def test_validator_quality_gate(make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    engine = make_engine()
+    good = certify_legality(load_problem(PROBLEMS / "maxsum"), [b"1\n5\n", b"0\n\n"], engine)
+    assert good.gate is not None and good.gate.passed
+    assert list(good.verdicts.values()) == [Legality.LEGAL, Legality.ILLEGAL]
+
+    lax = copy_problem(tmp_path, "maxsum")
+    (lax / "validator.py").write_text("pass\n")  # accepts anything, the empty input too
+    rep = certify_legality(load_problem(lax), [b"1\n5\n", b"0\n\n"], engine)
+    assert rep.gate is not None and not rep.gate.passed
+    assert rep.gate.reasons == ("accepts the empty input",)
+    assert set(rep.verdicts.values()) == {Legality.UNMEASURED}  # never "illegal"
+
+    strict = copy_problem(tmp_path, "mean")
+    (strict / "validator.py").write_text(
+        "import sys\nn = int(sys.stdin.readline())\nsys.exit(0 if n >= 3 else 1)\n"
+    )
+    rep = certify_legality(load_problem(strict), [b"3\n1 1 2\n"], engine)
+    assert rep.gate is not None and not rep.gate.passed
+    assert any("rejects official input tests/01.in" in r for r in rep.gate.reasons)
+
+
+def test_failed_gate_leaves_kills_scored_but_uncertified(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    d = copy_problem(tmp_path, "mean")
+    (d / "validator.py").write_text("import sys\nsys.exit(0)\n")
+    audit = audit_problem(
+        load_problem(d), [parse_arm("hand=arms/handmade")], AuditConfig(), make_engine()
+    )
+    hand = audit.arms["hand"]
+    assert hand.counts["unmeasured"] == 2 and hand.counts["illegal"] == 0
+    assert ACC + "intdiv.c" in hand.killed  # still in the kill matrix
+    assert audit.ledger == []
+    assert {r.stage for r in audit.retractions} == {"legality"}
+    assert all("quality gate" in r.reason for r in audit.retractions)
+    assert hand.funnel.after_corrections == 3 and hand.funnel.certified == 0
+
+
+# -- oracle, brute force, consensus correction ----------------------------------------------
+
+
+@pytest.fixture
+def divsum_engine(make_engine: Callable[..., Engine]) -> Engine:
+    return make_engine("divsum.sqlite")
+
+
+def test_all_agree_oracle_skips_inputs_the_references_dispute(
+    divsum_engine: Engine, tmp_path: Path
+) -> None:
+    d = copy_problem(tmp_path, "divsum", r='rule = "majority"|rule = "all_agree"')
+    audit = audit_problem(
+        load_problem(d), [parse_arm("hand=arms/handmade")], AuditConfig(), divsum_engine
+    )
+    no_gold = {audit.inputs[s] for s, g in audit.golds.items() if g.status is GoldStatus.NO_GOLD}
+    # ref_square.py is wrong exactly on perfect squares: those inputs have no gold
+    assert no_gold == {b"1\n", b"4\n", b"36\n", b"1000000\n", b"1000000000000\n"}
+    assert audit.arms["hand"].counts["no_gold"] == 4
+    assert all(
+        "disagree" in audit.golds[s].reason
+        for s in audit.golds
+        if audit.golds[s].status is GoldStatus.NO_GOLD
+    )
+    assert [r.submission for r in audit.ledger] == [ACC + "slow_n2.c"]
+
+
+def test_single_wrong_reference_is_caught_by_brute_force_and_consensus(
+    divsum_engine: Engine, tmp_path: Path
+) -> None:
+    d = copy_problem(
+        tmp_path,
+        "divsum",
+        r='references = ["refs/*"]|references = ["refs/ref_square.py"]',
+        o='rule = "majority"|rule = "majority"\nmin_success = 1',
+    )
+    problem = load_problem(d)
+    arms = [parse_arm("hand=arms/handmade")]
+
+    alone = audit_problem(problem, arms, AuditConfig(), divsum_engine)
+    with_pool = audit_problem(problem, arms, AuditConfig(consensus_pool="accepted"), divsum_engine)
+
+    # Brute force (finishes for N <= 10^6) proves the single reference wrong on small squares.
+    brute = [r for r in with_pool.retractions if r.stage == "brute"]
+    assert {r.submission for r in brute} >= {ACC + "ok_block.c", ACC + "ok_hyper.py"}
+    assert all("gold is wrong" in r.reason for r in brute)
+    # On the official 10^12 no brute finishes: without a consensus pool the correct
+    # submissions are (wrongly) certified there ...
+    false = {(r.arm, r.submission) for r in alone.ledger}
+    assert ("official", ACC + "ok_block.c") in false
+    # ... and the accepted pool's vote withdraws them: the oracle is the outlier.
+    cons = [r for r in with_pool.retractions if r.stage == "consensus"]
+    assert {(r.arm, r.submission) for r in cons} >= {("official", ACC + "ok_block.c")}
+    assert all("oracle is the outlier" in r.reason for r in cons)
+    # the real bug survives every correction
+    assert [(r.arm, r.submission) for r in with_pool.ledger] == [("hand", ACC + "slow_n2.c")]
+
+
+# -- determinism, tolerance, checkers -----------------------------------------------------------
+
+
+def test_determinism_classes() -> None:
+    wa = Judged(Verdict.WA, b"6 2\n")
+    assert classify(wa, [Judged(Verdict.WA, b"6  2")] * 3) is DetClass.DET_WA
+    assert classify(wa, [wa, Judged(Verdict.WA, b"6 3\n"), wa]) is DetClass.NONDET
+    assert classify(wa, [Judged(Verdict.AC, b"6 3\n")] * 3) is DetClass.NOT_REPRODUCED
+    assert classify(wa, [wa, Judged(Verdict.AC), wa]) is DetClass.NONDET
+    re_ = Judged(Verdict.RE)
+    assert classify(re_, [re_] * 3) is DetClass.DET_RE
+    assert classify(re_, [re_, Judged(Verdict.TLE), re_]) is DetClass.NONDET
+
+
+def test_within_tolerance_never_forgives_integers() -> None:
+    assert within_tolerance(b"0.666666667\n", b"0.6666666667\n", 1e-6)
+    assert not within_tolerance(b"0.67\n", b"0.6666666667\n", 1e-6)
+    assert not within_tolerance(b"13970033\n", b"13970034\n", 1e-6)
+    assert not within_tolerance(b"1 0.5\n", b"2 0.5\n", 1e-6)
+
+
+def test_exact_scoring_then_tolerance_withdraws_float_artifacts(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    d = copy_problem(tmp_path, "mean", c='checker = "float:1e-6"|checker = "tokens"')
+    audit = audit_problem(
+        load_problem(d), [parse_arm("hand=arms/handmade")], AuditConfig(), make_engine()
+    )
+    tol = [r for r in audit.retractions if r.stage == "tolerance"]
+    # 0.666666667 vs 0.6666666667: correct, flagged only by exact token comparison
+    assert ACC + "ok_9digits.c" in {r.submission for r in tol}
+    # intdiv.c prints "5" where the gold says "5.0000000000" (official 01): also an artifact
+    assert ("official", ACC + "intdiv.c") in {(r.arm, r.submission) for r in tol}
+    assert {(r.arm, r.submission) for r in audit.ledger} == {
+        ("hand", ACC + "float32.c"),
+        ("hand", ACC + "intdiv.c"),
+        ("hand", ACC + "two_places.py"),
+    }
+    assert {r.submission for r in audit.ledger} == {
+        ACC + "float32.c",
+        ACC + "intdiv.c",
+        ACC + "two_places.py",
+    }
+
+
+def test_custom_checker_program_judges_like_the_float_checker(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    d = copy_problem(tmp_path, "mean", c='checker = "float:1e-6"|checker = "check.py"')
+    audit = audit_problem(
+        load_problem(d), [parse_arm("hand=arms/handmade")], AuditConfig(), make_engine()
+    )
+    assert {r.submission for r in audit.ledger} == {
+        ACC + "float32.c",
+        ACC + "intdiv.c",
+        ACC + "two_places.py",
+    }
+    assert ACC + "ok_9digits.c" not in audit.arms["hand"].killed
+
+
+def test_build_errors_are_outcomes_not_crashes(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    d = copy_problem(tmp_path, "mean")
+    (d / "submissions" / "accepted" / "typo.c").write_text("int main( { return 0 }\n")
+    audit = audit_problem(load_problem(d), [], AuditConfig(), make_engine())
+    assert ACC + "typo.c" in audit.build_errors and ACC + "typo.c" not in audit.submissions
+
+
+def test_unknown_pool_names_the_problem(make_engine: Callable[..., Engine]) -> None:
+    with pytest.raises(AuditError, match="no pool 'buggy'"):
+        audit_problem(load_problem(PROBLEMS / "mean"), [], AuditConfig(pool="buggy"), make_engine())
+
+
+def test_rejected_pool_official_verdicts(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    res = run_audit(
+        [PROBLEMS / "mean"],
+        [parse_arm("rand=generator@8")],
+        make_engine(),
+        config=AuditConfig(pool="rejected"),
+        out_dir=tmp_path / "out",
+    )
+    p = res.results["problems"]["mean"]
+    assert p["official_verdicts"] == {"submissions/rejected/first_only.py": "WA"}
+    with (tmp_path / "out" / "ledger.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows and all(r["new_finding"] == "false" for r in rows)
+    assert {r["arm"] for r in rows} >= {"official"}
