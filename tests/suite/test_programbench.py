@@ -1,0 +1,179 @@
+"""ProgramBench task directories load as suite-mode instances without conversion.
+
+The fixture ``tests/fixtures/instances/programbench-task`` is a small ProgramBench-style task: a
+POSIX-shell ``kv`` tool whose ``build.sh`` leaves ``./executable``, two test branches (one marked
+``ignored``), and a ``tests.json`` with trailing commas whose ``ignored_tests`` drop a test that
+fails on the gold (``gold_fail``) and one that passes on anything (``dummy_pass``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from suitebench.model.instance import Instance, InstanceError
+from suitebench.model.programbench import (
+    ProgramBenchInstance,
+    ignored_branches,
+    is_programbench_task,
+    load_programbench_task,
+    load_programbench_tasks,
+    node_id_to_programbench_id,
+    programbench_branches,
+    programbench_id_to_node_id,
+    read_tests_json,
+)
+
+TASK = Path(__file__).resolve().parents[1] / "fixtures" / "instances" / "programbench-task"
+BRANCH = "5f1c2e9a7b30"
+GOLD_FAIL = "tests/test_lookup.py::TestErrors::test_inline_comment_is_stripped"
+DUMMY = "tests/test_lookup.py::test_environment_is_not_read"
+
+
+def test_reads_the_active_branch_with_ignored_tests_excluded_and_reasons_kept() -> None:
+    inst = load_programbench_task(TASK)
+    assert isinstance(inst, Instance) and isinstance(inst, ProgramBenchInstance)
+    assert inst.branch == BRANCH
+    assert inst.tests == TASK / "tests" / BRANCH / "eval" / "tests"
+    assert inst.source == TASK and inst.build == "build.sh"
+    assert len(inst.expected_tests) == 11
+    assert inst.ignored_tests == {GOLD_FAIL: ("gold_fail",), DUMMY: ("dummy_pass", "gold_flaky")}
+    scored = inst.scored_tests()
+    assert len(scored) == 9
+    assert GOLD_FAIL not in scored and DUMMY not in scored
+    assert "tests/test_lookup.py::TestComments::test_hash_lines_ignored" in scored
+    assert inst.programbench_ids[GOLD_FAIL] == (
+        "eval.tests.test_lookup.TestErrors.test_inline_comment_is_stripped"
+    )
+
+
+def test_ignored_branch_is_skipped_and_its_reason_kept() -> None:
+    assert is_programbench_task(TASK)
+    assert programbench_branches(TASK) == [BRANCH]
+    assert ignored_branches(TASK) == {"9d04a6e1c8f2": "gold_fail_branch"}
+    assert [i.branch for i in load_programbench_tasks(TASK)] == [BRANCH]
+    with pytest.raises(InstanceError, match="gold_fail_branch"):
+        load_programbench_task(TASK, "9d04a6e1c8f2")
+
+
+def test_trailing_commas_are_tolerated_and_nothing_else() -> None:
+    text = (TASK / "tests.json").read_text()
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text)  # the fixture really has them
+    assert read_tests_json(TASK / "tests.json")["branches"][BRANCH]["ignored"] is False
+
+
+def test_commas_inside_strings_survive(tmp_path: Path) -> None:
+    path = tmp_path / "tests.json"
+    path.write_text('{"branches": {"b": {"tests": ["a,]", "x\\",}",],},},}')
+    assert read_tests_json(path)["branches"]["b"]["tests"] == ["a,]", 'x",}']
+
+
+def test_broken_json_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "tests.json"
+    path.write_text('{"branches": {"b": {"tests": ["a"]}')
+    with pytest.raises(InstanceError) as info:
+        read_tests_json(path)
+    assert info.value.file == str(path)
+
+
+def _copy_task(tmp_path: Path) -> Path:
+    task = tmp_path / "task"
+    shutil.copytree(TASK, task)
+    return task
+
+
+def test_listed_test_without_a_module_is_an_error_naming_the_field(tmp_path: Path) -> None:
+    task = _copy_task(tmp_path)
+    data = read_tests_json(task / "tests.json")
+    data["branches"][BRANCH]["tests"].append("eval.tests.test_gone.test_x")
+    (task / "tests.json").write_text(json.dumps(data))
+    with pytest.raises(InstanceError) as info:
+        load_programbench_task(task)
+    assert info.value.field == f"branches.{BRANCH}.tests[11]"
+    assert "test_gone" in str(info.value)
+
+
+def test_missing_build_script_is_an_error(tmp_path: Path) -> None:
+    task = _copy_task(tmp_path)
+    (task / "build.sh").unlink()
+    with pytest.raises(InstanceError, match=r"build\.sh"):
+        load_programbench_task(task)
+
+
+def test_several_active_branches_need_a_choice(tmp_path: Path) -> None:
+    task = _copy_task(tmp_path)
+    data = read_tests_json(task / "tests.json")
+    data["branches"]["9d04a6e1c8f2"]["ignored"] = False
+    (task / "tests.json").write_text(json.dumps(data))
+    with pytest.raises(InstanceError, match="exactly one branch"):
+        load_programbench_task(task)
+    assert [i.branch for i in load_programbench_tasks(task)] == [BRANCH, "9d04a6e1c8f2"]
+
+
+def test_id_forms_round_trip(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    (suite / "cli").mkdir(parents=True)
+    (suite / "cli" / "test_args.py").write_text("")
+    (suite / "test_top.py").write_text("")
+    cases = {
+        "eval.tests.test_top.test_a": "tests/test_top.py::test_a",
+        "eval.tests.test_top.TestX.test_b": "tests/test_top.py::TestX::test_b",
+        "eval.tests.cli.test_args.test_c[1.5-a.b]": "tests/cli/test_args.py::test_c[1.5-a.b]",
+    }
+    for programbench_id, node_id in cases.items():
+        assert programbench_id_to_node_id(programbench_id, suite) == node_id
+        assert node_id_to_programbench_id(node_id) == programbench_id
+    with pytest.raises(ValueError):
+        programbench_id_to_node_id("tests.test_top.test_a", suite)
+
+
+def _junit_failures(report: Path) -> set[str]:
+    failed = set()
+    for case in ET.parse(report).iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed.add(f"{case.get('classname')}.{case.get('name')}")
+    return failed
+
+
+def test_refined_suite_passes_on_the_gold_and_the_gold_fail_test_does_not(
+    tmp_path: Path,
+) -> None:
+    """Run the branch the ProgramBench way (build.sh, then pytest from the branch directory):
+    the only failing test is the one tests.json ignores as gold_fail."""
+    inst = load_programbench_task(TASK)
+    workspace = tmp_path / "workspace"
+    shutil.copytree(inst.source, workspace, ignore=shutil.ignore_patterns("tests", "tests.json"))
+    subprocess.run(["sh", "build.sh"], cwd=workspace, check=True)
+    shutil.copytree(TASK / "tests" / inst.branch / "eval", workspace / "eval")
+    report = tmp_path / "results.xml"
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "eval/tests/"]
+    subprocess.run([*argv, f"--junitxml={report}"], cwd=workspace, env=env, capture_output=True)
+    failed = _junit_failures(report)
+    assert failed == {inst.programbench_ids[GOLD_FAIL]}
+    assert {inst.programbench_ids[t] for t in inst.scored_tests()}.isdisjoint(failed)
+
+
+@pytest.mark.slow
+def test_score_suite_accepts_a_programbench_instance(tmp_path: Path) -> None:
+    score = pytest.importorskip("suitebench.suite.score")
+    from suitebench.run.store import Store
+
+    inst = load_programbench_task(TASK)
+    store = Store(tmp_path / "store.sqlite")
+    try:
+        result = score.score_suite(inst, store=store, cache_dir=tmp_path / "builds")
+    finally:
+        store.close()
+    assert set(result.test_ids()) == set(inst.expected_tests)
+    invalid = {t.id for t in result.tests if not t.valid}
+    assert invalid == {GOLD_FAIL}
+    assert invalid <= set(inst.ignored_tests)
