@@ -229,11 +229,6 @@ def _classify(
     if not built.ok or run is None:
         return MutantResult(status=MutantStatus.BUILD_ERROR, message=built.message, **common)
     outcomes = {t.id: run.status_of(t.id) for t in tests}
-    if run.status is not RunStatus.OK:
-        # Keep only what the run reached; tests it never got to are not_run, not passed.
-        outcomes = {
-            k: v for k, v in outcomes.items() if v is not TestStatus.NOT_RUN or k in run.tests
-        }
     killers = [t.id for t in tests if t.valid and outcomes.get(t.id, TestStatus.NOT_RUN).fails]
     if killers:
         only_timeouts = all(outcomes[k] is TestStatus.TIMEOUT for k in killers)

@@ -1,0 +1,210 @@
+"""A suite with every way a test can go wrong, scored against the real ``stats`` instance.
+
+Flaky tests are dropped and counted, a test that needs the network fails in the sandbox, a
+hanging test times out alone (the rest of its row is kept), a file with a syntax error breaks
+only its own tests, a test that passes on everything is valid and kills nothing, and a test
+that kills the pytest process is a crash with the log kept -- never a row of zeros.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from suitebench.model.instance import load_instance
+from suitebench.run import sandbox
+from suitebench.run.outcome import Backend
+from suitebench.run.store import Store
+from suitebench.suite.records import RunStatus, TestStatus
+from suitebench.suite.result import MutantStatus, SuiteResult
+from suitebench.suite.runner import Engine, SuiteLimits
+from suitebench.suite.score import score_suite
+
+HANG_LIMIT = SuiteLimits(per_test=1.5, per_program=120.0)
+
+
+@pytest.fixture
+def local_server() -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that answers "pong": reachable from here, not from a sandbox."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.sendall(b"pong")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join(timeout=5)
+    server.close()
+
+
+def write_bad_suite(root: Path, port: int) -> Path:
+    suite = root / "bad_suite"
+    suite.mkdir()
+    (suite / "test_good.py").write_text(
+        "import subprocess\n\n"
+        "def test_runs_at_all():\n"
+        "    subprocess.run(['./executable', 'max', '1'], capture_output=True)\n\n"
+        "def test_sum():\n"
+        "    out = subprocess.run(['./executable', 'sum', '9223372036854775807', '1'],\n"
+        "                         capture_output=True, text=True)\n"
+        "    assert out.stdout == 'overflow\\n'\n"
+    )
+    (suite / "test_flaky.py").write_text(
+        "import os\nimport pytest\n\n"
+        "@pytest.mark.parametrize('i', range(8))\n"
+        "def test_coin(i):\n"
+        "    assert os.urandom(1)[0] < 128\n"
+    )
+    (suite / "test_network.py").write_text(
+        "import socket\n\n"
+        "def test_fetch_reference_answer():\n"
+        f"    with socket.create_connection(('127.0.0.1', {port}), timeout=2) as s:\n"
+        "        assert s.recv(4) == b'pong'\n"
+    )
+    (suite / "test_hang.py").write_text(
+        "import subprocess\nimport time\n\n"
+        "def test_waits_forever():\n"
+        "    time.sleep(60)\n\n"
+        "def test_max_after_the_hang():\n"
+        "    out = subprocess.run(['./executable', 'max', '1', '5'], capture_output=True, text=True)\n"
+        "    assert out.stdout == '5\\n'\n"
+    )
+    (suite / "test_syntax.py").write_text("def test_broken(:\n    pass\n")
+    return suite
+
+
+def _score(instance: Path, suite: Path, tmp_path: Path, engine: Engine) -> SuiteResult:
+    store = Store(tmp_path / f"store-{engine}" / "s.sqlite")
+    return score_suite(
+        load_instance(instance), suite, store=store, engine=engine, limits=HANG_LIMIT
+    )
+
+
+@pytest.mark.slow
+def test_bad_suite_every_failure_handled(
+    stats_instance: Path, tmp_path: Path, local_server: int
+) -> None:
+    # The server really answers outside the sandbox: the test needs the network, nothing else.
+    with socket.create_connection(("127.0.0.1", local_server), timeout=2) as s:
+        assert s.recv(4) == b"pong"
+    suite = write_bad_suite(tmp_path, local_server)
+    result = _score(stats_instance, suite, tmp_path, Engine.BATCHED)
+    tests = {t.id: t for t in result.tests}
+
+    # Always passes: valid, kills nothing.
+    assert tests["tests/test_good.py::test_runs_at_all"].valid
+    assert all("tests/test_good.py::test_runs_at_all" not in m.killed_by for m in result.mutants)
+    # Hanging test: a timeout on every reference run, invalid but not flaky.
+    hang = tests["tests/test_hang.py::test_waits_forever"]
+    assert hang.reference == [TestStatus.TIMEOUT] * 3 and not hang.valid and not hang.flaky
+    # ... and the rest of the row survives: its neighbour passed on the reference and still
+    # runs (and decides) on every mutant.
+    assert tests["tests/test_hang.py::test_max_after_the_hang"].valid
+    by_id = {m.id: m for m in result.mutants}
+    for m in result.mutants:
+        if m.status.scored:
+            assert m.outcomes["tests/test_hang.py::test_waits_forever"] is TestStatus.TIMEOUT
+            assert m.outcomes["tests/test_hang.py::test_max_after_the_hang"] is not (
+                TestStatus.NOT_RUN
+            )
+    assert "tests/test_hang.py::test_max_after_the_hang" in by_id["max_off_by_one"].killed_by
+    # The syntax error: one invalid unit for the file, and the other files still ran.
+    syntax = tests["tests/test_syntax.py"]
+    assert syntax.reference == [TestStatus.ERROR] * 3 and not syntax.valid
+    # Flaky tests: dropped from M and counted (each coin is flaky with probability 3/4).
+    coins = [t for t in result.tests if t.file == "tests/test_flaky.py"]
+    assert len(coins) == 8
+    flaky = [t for t in coins if len(set(t.reference)) > 1]
+    assert flaky, "eight fair coins never disagreed across three runs"
+    assert all(t.flaky and not t.valid for t in flaky)
+    assert result.counts.flaky == len(flaky)
+    # Invalid tests never kill.
+    valid_ids = {t.id for t in result.tests if t.valid}
+    assert all(set(m.killed_by) <= valid_ids for m in result.mutants)
+    assert by_id["sum_no_overflow_check"].killed_by == ["tests/test_good.py::test_sum"]
+    # The network test fails in the sandbox, so it is invalid.
+    net = tests["tests/test_network.py::test_fetch_reference_answer"]
+    if sandbox.detect_backend() is Backend.PLAIN:
+        pytest.skip("no network isolation on this machine (plain backend)")
+    assert net.reference == [TestStatus.FAILED] * 3 and not net.valid
+    assert result.validity == pytest.approx(
+        result.counts.valid / result.counts.tests
+    ) and result.counts.valid == len(valid_ids)
+
+
+@pytest.mark.slow
+def test_bad_suite_same_matrix_on_both_engines(
+    stats_instance: Path, tmp_path: Path, local_server: int
+) -> None:
+    suite = write_bad_suite(tmp_path, local_server)
+    plain = _score(stats_instance, suite, tmp_path, Engine.PLAIN)
+    batched = _score(stats_instance, suite, tmp_path, Engine.BATCHED)
+
+    def matrix(result: SuiteResult) -> dict[tuple[str, str], TestStatus]:
+        return {k: v for k, v in result.kill_matrix().items() if "test_flaky" not in k[0]}
+
+    assert matrix(plain) == matrix(batched)
+    assert len(matrix(plain)) == 6 * (len(plain.tests) - 8)
+
+    def killers(result: SuiteResult) -> dict[str, list[str]]:
+        # Coins that happened to pass three times are valid and kill at random: leave them out.
+        return {m.id: [t for t in m.killed_by if "test_flaky" not in t] for m in result.mutants}
+
+    assert killers(plain) == killers(batched)
+
+
+@pytest.mark.parametrize("engine", [Engine.PLAIN, Engine.BATCHED])
+def test_test_that_kills_pytest_is_a_crash_not_zero(
+    stats_instance: Path, tmp_path: Path, engine: Engine
+) -> None:
+    suite = tmp_path / "crashing"
+    suite.mkdir()
+    (suite / "test_a_crash.py").write_text(
+        "import os, signal, subprocess\n\n"
+        "def test_empty_max_or_die():\n"
+        "    out = subprocess.run(['./executable', 'max'], capture_output=True, text=True)\n"
+        "    if out.stdout != 'empty\\n':\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n\n"
+        "def test_after():\n"
+        "    assert True\n"
+    )
+    result = _score(stats_instance, suite, tmp_path, engine)
+    assert result.validity == 1.0
+    by_id = {m.id: m for m in result.mutants}
+    dead = by_id["max_empty"]
+    assert dead.run_status is RunStatus.CRASHED
+    assert dead.status is MutantStatus.KILLED
+    assert dead.outcomes["tests/test_a_crash.py::test_empty_max_or_die"] is TestStatus.ERROR
+    assert dead.outcomes["tests/test_a_crash.py::test_after"] is TestStatus.NOT_RUN
+    assert "pytest did not finish" in dead.message
+    assert by_id["max_off_by_one"].status is MutantStatus.SURVIVED
+
+
+def test_suite_that_crashes_pytest_on_the_reference(stats_instance: Path, tmp_path: Path) -> None:
+    suite = tmp_path / "broken_conftest"
+    suite.mkdir()
+    (suite / "conftest.py").write_text("import os\nos._exit(7)\n")
+    (suite / "test_x.py").write_text("def test_x():\n    pass\n")
+    result = _score(stats_instance, suite, tmp_path, Engine.PLAIN)
+    assert result.reference_run_status == [RunStatus.CRASHED] * 3
+    assert result.counts.tests == 0 and result.validity is None
+    assert result.mutation_score is None  # nothing measured is not zero
+    assert all(m.status in (MutantStatus.CRASHED, MutantStatus.BUILD_ERROR) for m in result.mutants)
+    crashed = next(m for m in result.mutants if m.status is MutantStatus.CRASHED)
+    assert "exit code 7" in crashed.message

@@ -1,0 +1,77 @@
+"""The batched engine (one pytest start-up per batch, fork per program) must give exactly the
+kill matrix of the plain engine (one pytest process per program) -- on every instance we have."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from suitebench.model.instance import Instance, load_instance
+from suitebench.run.store import Store
+from suitebench.suite.result import SuiteResult
+from suitebench.suite.runner import Engine, SuiteLimits
+from suitebench.suite.score import score_suite
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "instances"
+FIXTURE_INSTANCES = sorted(p.parent.name for p in FIXTURES.glob("*/instance.toml"))
+
+
+def _both(instance: Instance, tmp_path: Path, suite: Path | None = None) -> list[SuiteResult]:
+    results = []
+    for engine in (Engine.PLAIN, Engine.BATCHED):
+        store = Store(tmp_path / f"{engine}" / "store.sqlite")
+        limits = SuiteLimits(per_test=2.0, per_program=300.0)
+        results.append(score_suite(instance, suite, store=store, engine=engine, limits=limits))
+        store.close()
+    return results
+
+
+def _assert_same(
+    plain: SuiteResult, batched: SuiteResult, skip_files: tuple[str, ...] = ()
+) -> None:
+    def keep(test: str) -> bool:
+        return not any(test.startswith(f) for f in skip_files)
+
+    assert plain.engine == "plain" and batched.engine == "batched"
+    assert [t.id for t in plain.tests] == [t.id for t in batched.tests]
+    assert {t.id: t.reference for t in plain.tests if keep(t.id)} == {
+        t.id: t.reference for t in batched.tests if keep(t.id)
+    }
+    matrix_plain = {k: v for k, v in plain.kill_matrix().items() if keep(k[0])}
+    matrix_batched = {k: v for k, v in batched.kill_matrix().items() if keep(k[0])}
+    assert matrix_plain == matrix_batched
+    assert matrix_plain, "an empty matrix proves nothing"
+    if not skip_files:
+        assert plain.mutation_score == batched.mutation_score
+        assert plain.validity == batched.validity
+        assert [m.status for m in plain.mutants] == [m.status for m in batched.mutants]
+
+
+def test_same_matrix_inline_c_instance(stats_instance: Path, tmp_path: Path) -> None:
+    _assert_same(*_both(load_instance(stats_instance), tmp_path))
+
+
+def test_same_matrix_inline_python_package(intervals_instance: Path, tmp_path: Path) -> None:
+    _assert_same(*_both(load_instance(intervals_instance), tmp_path))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FIXTURE_INSTANCES)
+def test_same_matrix_on_fixture_instances(name: str, tmp_path: Path) -> None:
+    instance = load_instance(FIXTURES / name)
+    plain, batched = _both(instance, tmp_path)
+    _assert_same(plain, batched)
+    assert plain.counts.scored > 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not (FIXTURES / "bad-suite" / "tests").is_dir() or "wordfreq-py" not in FIXTURE_INSTANCES,
+    reason="the bad-suite fixture is not there",
+)
+def test_same_matrix_on_fixture_bad_suite(tmp_path: Path) -> None:
+    instance = load_instance(FIXTURES / "wordfreq-py")
+    plain, batched = _both(instance, tmp_path, FIXTURES / "bad-suite" / "tests")
+    # A flaky test's rows are random on any engine: everything else must match.
+    _assert_same(plain, batched, skip_files=("tests/test_flaky.py",))
