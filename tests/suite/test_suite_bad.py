@@ -82,7 +82,8 @@ def write_bad_suite(root: Path, port: int) -> Path:
         "def test_waits_forever():\n"
         "    time.sleep(60)\n\n"
         "def test_max_after_the_hang():\n"
-        "    out = subprocess.run(['./executable', 'max', '1', '5'], capture_output=True, text=True)\n"
+        "    out = subprocess.run(['./executable', 'max', '1', '5'],\n"
+        "                         capture_output=True, text=True)\n"
         "    assert out.stdout == '5\\n'\n"
     )
     (suite / "test_syntax.py").write_text("def test_broken(:\n    pass\n")
