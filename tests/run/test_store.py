@@ -304,3 +304,28 @@ def test_kill_9_halfway_then_resume_recomputes_only_the_missing(tmp_path: Path) 
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+def test_two_processes_writing_one_store_lose_nothing(tmp_path: Path) -> None:
+    # Two commands pointed at the same --store at once: SQLite serialises their batches.
+    path = tmp_path / "shared.sqlite"
+    code = textwrap.dedent(
+        """\
+        import sys
+        from suitebench.run.store import Store
+        name = sys.argv[2]
+        with Store(sys.argv[1]) as s:
+            for b in range(40):
+                s.put_many([(f"{name}-{b}-{i}", {"b": b, "i": i}) for i in range(25)], kind=name)
+        """
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(path), name], stderr=subprocess.PIPE)
+        for name in ("left", "right")
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err.decode()
+    with Store(path) as store:
+        assert store.count("left") == store.count("right") == 1000
+        assert store.get("right-39-24") == {"b": 39, "i": 24}

@@ -107,7 +107,7 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot open the store: {exc}") from exc
         try:
-            self._init_schema()
+            self._init_schema_retrying(timeout)
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise StoreError(
@@ -134,17 +134,52 @@ class Store:
                 "expected a suitebench store"
             )
 
-    def _init_schema(self) -> None:
+    def _init_schema_retrying(self, timeout: float) -> None:
+        """Two processes opening a new store at once: the loser waits for the winner's schema
+        (switching to WAL takes a lock that SQLite's busy handler does not always wait for)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self._init_schema(timeout)
+                return
+            except sqlite3.OperationalError as exc:
+                text = str(exc)
+                if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def _set_wal(self) -> None:
         c = self._conn
-        c.execute("PRAGMA busy_timeout = 30000")
-        version = c.execute("PRAGMA user_version").fetchone()[0]
-        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if version == 0 and not tables:
+        if str(c.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
             c.execute("PRAGMA journal_mode = WAL")
+
+    def _snapshot(self) -> tuple[int, set[str]]:
+        """Schema version and table names, read in one transaction (a consistent view while
+        another process may be creating the schema)."""
+        c = self._conn
+        c.execute("BEGIN")
+        try:
+            version = int(c.execute("PRAGMA user_version").fetchone()[0])
+            tables = {
+                r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+        finally:
+            c.execute("COMMIT")
+        return version, tables
+
+    def _init_schema(self, timeout: float) -> None:
+        c = self._conn
+        c.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        version, tables = self._snapshot()
+        if version == 0 and not tables:
+            self._set_wal()
             c.execute("BEGIN IMMEDIATE")
             try:
                 # Re-check under the write lock: another process may have created it meanwhile.
-                if c.execute("PRAGMA user_version").fetchone()[0] == 0:
+                fresh = c.execute("PRAGMA user_version").fetchone()[0] == 0 and not list(
+                    c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                )
+                if fresh:
                     for stmt in _SCHEMA.strip().split(";"):
                         if stmt.strip():
                             c.execute(stmt)
@@ -157,10 +192,7 @@ class Store:
             except BaseException:
                 c.execute("ROLLBACK")
                 raise
-            version = c.execute("PRAGMA user_version").fetchone()[0]
-            tables = {
-                r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            }
+            version, tables = self._snapshot()
         if "meta" not in tables:
             raise StoreError(
                 f"{self.path}: a SQLite database that is not a suitebench store "
@@ -179,7 +211,7 @@ class Store:
             )
         if version < 1 or "outcomes" not in tables:
             raise StoreError(f"{self.path}: incomplete suitebench store (schema {version})")
-        c.execute("PRAGMA journal_mode = WAL")
+        self._set_wal()
         c.execute("PRAGMA synchronous = NORMAL")
 
     # -- reading -----------------------------------------------------------------------------
