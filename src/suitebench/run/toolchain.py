@@ -399,9 +399,16 @@ _PY_CHECK = (
 )
 
 
+# Judge flags: optimised, a fixed language standard, dynamic linking (static buys nothing here).
+_CC: dict[Language, tuple[str, tuple[str, ...], str]] = {
+    Language.C: ("gcc", ("-O2", "-std=gnu17", "-pipe"), "c"),
+    Language.CPP: ("g++", ("-O2", "-std=gnu++17", "-pipe"), "c++"),
+}
+
+
 def recipe(program: Program) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``(build_argv, run_argv_relative)``: the build command (relative paths, run in the build
-    directory; empty if nothing to do) and how to run the result ('{dir}' = build dir)."""
+    directory) and how to run the result ('{dir}' = build dir)."""
     lang = program.language
     srcs = list(program.sources)
     # "./" keeps a file named like an option ("-o.c") from being read as one.
@@ -412,42 +419,10 @@ def recipe(program: Program) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if not program.build_command:
             raise ToolchainError(f"{program.root}: a build-script program needs a build command")
         return program.build_command, run_exe
-    if lang is Language.C:
-        return (
-            (
-                "gcc",
-                "-O2",
-                "-std=gnu17",
-                "-pipe",
-                "-o",
-                exe,
-                "-x",
-                "c",
-                *units,
-                "-x",
-                "none",
-                "-lm",
-            ),
-            run_exe,
-        )
-    if lang is Language.CPP:
-        return (
-            (
-                "g++",
-                "-O2",
-                "-std=gnu++17",
-                "-pipe",
-                "-o",
-                exe,
-                "-x",
-                "c++",
-                *units,
-                "-x",
-                "none",
-                "-lm",
-            ),
-            run_exe,
-        )
+    if lang in _CC:
+        cc, flags, x = _CC[lang]
+        # -x: a file whose language was given explicitly compiles whatever its extension.
+        return ((cc, *flags, "-o", exe, "-x", x, *units, "-x", "none", "-lm"), run_exe)
     if lang is Language.RUST:
         main = "./" + (program.entry or units[0][2:])
         return (("rustc", "-O", "--edition", "2021", "-o", exe, main), run_exe)
