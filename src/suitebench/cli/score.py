@@ -12,14 +12,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from suitebench.cli.main import OPTIONS
-from suitebench.model.instance import InstanceError, load_instance
+from suitebench.model.instance import Instance, InstanceError, load_instance
+from suitebench.model.programbench import is_programbench_task, load_programbench_task
+from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import make_executor
 from suitebench.run.store import Store, StoreError
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
 from suitebench.suite.runner import Engine, SuiteLimits
 from suitebench.suite.score import score_implementation, score_suite
 
-_err = Console(stderr=True)
+_err = Console(stderr=True, soft_wrap=True)  # paths and test ids stay greppable
 
 
 def _pct(value: float | None) -> str:
@@ -88,7 +90,10 @@ def score(
     """Score a test suite against an instance's reference and mutants (V, M, kill matrix),
     or a generated implementation against the reference suite (R)."""
     try:
-        instance = load_instance(instance_path)
+        if is_programbench_task(instance_path):
+            instance: Instance = load_programbench_task(instance_path)
+        else:
+            instance = load_instance(instance_path)
     except InstanceError as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -156,6 +161,7 @@ def score(
     else:
         if out is not None:
             result.write(out)
+            write_mutation_report(out / "mutation-report.json", instance, result)
         if not OPTIONS.json:
             _print_suite(result)
     if out is not None and not OPTIONS.json:

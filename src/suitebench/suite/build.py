@@ -32,7 +32,7 @@ from suitebench.run import sandbox
 from suitebench.run.outcome import Backend, Limits, Status
 from suitebench.run.store import job_key
 from suitebench.suite.forkserver import open_up
-from suitebench.suite.runner import Target
+from suitebench.suite.runner import Target, python_binds
 
 _BUILD_LIMITS = Limits(wall_time=600.0, memory_mb=4096, processes=512)
 _IGNORED = {".git", "__pycache__", ".pytest_cache", ".mypy_cache"}
@@ -153,7 +153,7 @@ class Builder:
         self, instance: Instance, cache_dir: Path, *, backend: Backend | None = None
     ) -> None:
         self.instance = instance
-        self.cache_dir = Path(cache_dir)
+        self.cache_dir = Path(cache_dir).resolve()
         self.backend = backend
         self.cache_dir.mkdir(parents=True, exist_ok=True)
 
@@ -254,6 +254,7 @@ class Builder:
                 env=env,
                 limits=_BUILD_LIMITS,
                 backend=self.backend,
+                ro_binds=python_binds(),
             )
             if outcome.status is not Status.OK:
                 return fail("package does not compile:\n" + outcome.stderr_text()[-4000:])

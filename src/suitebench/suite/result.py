@@ -107,6 +107,7 @@ class SuiteResult(BaseModel):
     reference_program: str
     reference_run_status: list[RunStatus]
     tests: list[TestInfo]
+    excluded_tests: dict[str, list[str]] = {}  # refined out of the reference suite, with reasons
     mutants: list[MutantResult]
     limits: dict[str, Any]
     backend: str
@@ -162,6 +163,7 @@ class ImplementationResult(BaseModel):
     total: int
     failing: dict[str, TestStatus]
     excluded_invalid: list[str]
+    excluded_tests: dict[str, list[str]] = {}
     run_status: RunStatus | None
     limits: dict[str, Any]
     backend: str

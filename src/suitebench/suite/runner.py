@@ -111,6 +111,21 @@ def pytest_args(suite_name: str, limits: SuiteLimits) -> list[str]:
     ]
 
 
+def python_binds() -> tuple[str, ...]:
+    """What the suite's interpreter needs to see inside the sandbox (read-only): the venv, the
+    base installation it points into (which may sit in a home directory the sandbox hides),
+    and suitebench itself (our pytest plugin)."""
+    import suitebench
+
+    paths = {
+        sys.prefix,
+        sys.base_prefix,
+        str(Path(os.path.realpath(sys.executable)).parent.parent),
+        str(Path(suitebench.__file__).resolve().parent.parent),
+    }
+    return tuple(sorted(p for p in paths if Path(p).exists()))
+
+
 def _scratch(base: Path) -> tuple[Path, Path]:
     """The run's writable layout inside the sandbox's work dir: ``work/``, ``out/``, ``tmp/``."""
     workdir, out_dir, tmp = base / "work", base / "out", base / "tmp"
@@ -242,7 +257,7 @@ def run_plain(
             env=_env(workdir, base, target),
             limits=_sandbox_limits(limits, limits.per_program),
             backend=backend,
-            ro_binds=target.binds,
+            ro_binds=(*python_binds(), *target.binds),
         )
         if outcome.status is Status.SANDBOX_ERROR:
             return _harness_failure(outcome)
@@ -289,7 +304,7 @@ def run_batched(
         }
         spec_path = base / "spec.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
-        binds = sorted({b for t in targets for b in t.binds})
+        binds = sorted({*python_binds(), *(b for t in targets for b in t.binds)})
         argv = [
             "/usr/bin/env",
             "-C",

@@ -193,6 +193,13 @@ class _Runs:
 # -- the protocol -------------------------------------------------------------------------------
 
 
+def _refined_out(instance: Instance, scoring_reference_suite: bool) -> dict[str, list[str]]:
+    """Tests the instance's own refinement dropped (ProgramBench ``ignored_tests``: gold_fail,
+    gold_flaky, slow_or_hang, ...), with reasons; they apply to the reference suite only."""
+    ignored = getattr(instance, "ignored_tests", None) if scoring_reference_suite else None
+    return {str(k): list(v) for k, v in (ignored or {}).items()}
+
+
 def _test_universe(runs: list[SuiteRun]) -> list[str]:
     """Every test id any reference run saw, plus files that never collected (one unit each)."""
     ids: list[str] = []
@@ -348,7 +355,8 @@ def score_suite(
     ref_runs = [ref_runs_by_key[k] for k in ref_keys]
     tick(reference_runs)
 
-    test_ids = _test_universe(ref_runs)
+    excluded = _refined_out(instance, suite is None)
+    test_ids = [t for t in _test_universe(ref_runs) if t not in excluded]
     tests: list[TestInfo] = []
     for test in test_ids:
         statuses = [run.status_of(test) for run in ref_runs]
@@ -408,6 +416,7 @@ def score_suite(
         reference_program=reference.program_id,
         reference_run_status=[r.status for r in ref_runs],
         tests=tests,
+        excluded_tests=excluded,
         mutants=results,
         limits={**limits.to_dict(), "reference_runs": reference_runs},
         backend=runner.backend_name,
@@ -499,7 +508,8 @@ def score_implementation(
     if progress is not None:
         progress(3, 3)
     ref_runs = [runs[k] for k in ref_keys]
-    test_ids = _test_universe(ref_runs)
+    excluded = _refined_out(instance, True)
+    test_ids = [t for t in _test_universe(ref_runs) if t not in excluded]
     valid = [t for t in test_ids if all(r.status_of(t) is TestStatus.PASSED for r in ref_runs)]
     invalid = [t for t in test_ids if t not in valid]
     run = runs.get(cand_key) if candidate.ok else None
@@ -519,6 +529,7 @@ def score_implementation(
         total=len(valid),
         failing=failing,
         excluded_invalid=invalid,
+        excluded_tests=excluded,
         run_status=run.status if run is not None else None,
         limits={**limits.to_dict(), "reference_runs": reference_runs},
         backend=runner.backend_name,

@@ -1,0 +1,83 @@
+"""``suitebench score`` end to end, as a user runs it: real processes, real output files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "instances"
+
+
+def suitebench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", ENTRY, "--store", str(tmp_path / "s.sqlite"), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_score_writes_results_kills_and_mutation_report(
+    stats_instance: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    proc = suitebench(tmp_path, "score", str(stats_instance), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "M = 83.3%" in proc.stderr and "V = 100.0%" in proc.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["mutation_score"] == 5 / 6
+    assert results["counts"]["build_errors"] == 2
+    assert (out / "kills.csv").read_text().startswith("test,mutant,outcome,valid,kills")
+    report = json.loads((out / "mutation-report.json").read_text())
+    assert report["schemaVersion"] == "2"
+    statuses = {m["id"]: m["status"] for f in report["files"].values() for m in f["mutants"]}
+    assert statuses["clamp_tie_equivalent"] == "Survived"
+    assert statuses["max_empty"] == "Killed"
+
+
+def test_score_json_and_fast(stats_instance: Path, tmp_path: Path) -> None:
+    proc = suitebench(
+        tmp_path, "--json", "score", str(stats_instance), "--fast", "--engine", "plain"
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["mode"] == "fast" and data["engine"] == "plain"
+    assert data["mutation_score"] == 5 / 6
+
+
+def test_score_implementation_reports_r(stats_instance: Path, tmp_path: Path) -> None:
+    impl = tmp_path / "candidate"
+    shutil.copytree(stats_instance.parent / "src", impl)
+    code = (impl / "stats.c").read_text()
+    (impl / "stats.c").write_text(code.replace("if (x > hi) x = hi;", ""))  # no upper clamp
+    proc = suitebench(tmp_path, "score", str(stats_instance), "--implementation", str(impl))
+    assert proc.returncode == 0, proc.stderr
+    assert "R = 100.0%" in proc.stderr  # the reference suite never clamps from above: R misses it
+    (impl / "stats.c").write_text(code.replace("best = x;", "best = x + 1;"))
+    proc = suitebench(tmp_path, "score", str(stats_instance), "--implementation", str(impl))
+    assert "R = 88.9%" in proc.stderr  # max of "1 2 9" is off; "9 1 2" never updates
+    assert "tests/test_max.py::test_max_last" in proc.stderr
+
+
+def test_bad_instance_is_a_clear_error(stats_instance: Path, tmp_path: Path) -> None:
+    stats_instance.write_text(stats_instance.read_text().replace('source = "src"', "source = 1"))
+    proc = suitebench(tmp_path, "score", str(stats_instance))
+    assert proc.returncode == 2
+    assert "field 'source'" in proc.stderr and str(stats_instance) in proc.stderr
+
+
+def test_programbench_task_directory(tmp_path: Path) -> None:
+    task = FIXTURES / "programbench-task"
+    if not (task / "tests.json").is_file():
+        return
+    proc = suitebench(tmp_path, "--json", "score", str(task))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["counts"]["tests"] > 0
+    assert data["validity"] == 1.0  # ignored (gold_fail, flaky, ...) tests are refined out
+    assert data["excluded_tests"]
+    assert not set(data["excluded_tests"]) & {t["id"] for t in data["tests"]}
