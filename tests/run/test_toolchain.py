@@ -297,7 +297,9 @@ def test_build_many_builds_each_distinct_program_once(tmp_path: Path) -> None:
     sum_c = write(tmp_path / "sum.c", SUM_C)
     count_py = write(tmp_path / "count.py", COUNT_PY)
     broken = write(tmp_path / "broken.c", "int main( {")
-    programs = [program_from_path(p) for p in (sum_c, count_py, broken, sum_c)]
+    gone = write(tmp_path / "gone.c", SUM_C)
+    programs = [program_from_path(p) for p in (sum_c, count_py, broken, sum_c, gone)]
+    gone.unlink()  # deleted after it was described: an outcome for it, the batch goes on
     seen: list[tuple[int, int]] = []
     with LocalExecutor(2) as ex:
         builts = build_many(
@@ -311,7 +313,9 @@ def test_build_many_builds_each_distinct_program_once(tmp_path: Path) -> None:
         Status.OK,
         Status.BUILD_ERROR,
         Status.OK,
+        Status.BUILD_ERROR,
     ]
+    assert "gone.c" in builts[4].message
     assert builts[0] == builts[3]
     assert seen[-1] == (3, 3)  # three distinct programs
     assert run_built(builts[0], b"2\n40 2\n", tmp_path) == b"42\n"

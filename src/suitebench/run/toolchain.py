@@ -665,8 +665,13 @@ def _build_into(
             status, cacheable = Status.SANDBOX_ERROR, False
             message = f"build could not run: {outcome.message}\n{text}".strip()
         elif outcome.status is Status.TIMEOUT:
+            # Limits are not part of the identity: a build that ran out of time or memory may
+            # succeed with more, so it is reported but not cached.
             status, cacheable = Status.BUILD_ERROR, False
             message = f"build timed out after {outcome.wall_time:.1f}s\n{text}".strip()
+        elif outcome.status is Status.MEMORY:
+            status, cacheable = Status.BUILD_ERROR, False
+            message = f"build ran out of memory ({limits.memory_mb} MiB)\n{text}".strip()
         else:
             status = Status.BUILD_ERROR
             how = (
@@ -717,21 +722,24 @@ def _seal(root: Path) -> None:
                 p.chmod((mode & ~0o022 & ~0o7000) | 0o644 | (0o111 if mode & 0o111 else 0))
 
 
+def _build_error(program: Program, message: str, pid: str = "") -> Built:
+    return Built(pid, Status.BUILD_ERROR, (), Path(), message, program.language)
+
+
 def _build_payload(payload: dict[str, Any]) -> dict[str, Any]:
     """A build as a plain-data job (for executors, including Dask workers)."""
     program = Program.from_dict(payload["program"])
     limits = Limits.from_dict(payload["limits"])
     try:
-        return build(program, cache_dir=payload["cache_dir"], limits=limits).to_dict()
+        built = build(
+            program,
+            cache_dir=payload["cache_dir"],
+            limits=limits,
+            ro_binds=payload.get("ro_binds", ()),
+        )
     except ToolchainError as exc:
-        return {
-            "program_id": "",
-            "status": str(Status.BUILD_ERROR),
-            "argv": [],
-            "workdir": "",
-            "message": str(exc),
-            "language": str(program.language),
-        }
+        built = _build_error(program, str(exc))
+    return built.to_dict()
 
 
 def build_many(
@@ -739,25 +747,41 @@ def build_many(
     *,
     cache_dir: str | os.PathLike[str],
     limits: Limits = BUILD_LIMITS,
+    ro_binds: Sequence[str | os.PathLike[str]] = (),
     executor: Any = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Built]:
     """Build many programs in parallel (one result per program, in order).
 
-    Identical programs are built once; cached ones cost a stat. ``executor`` is any
-    :class:`~suitebench.run.executor.Executor` (default: a local pool, one worker per core).
+    Identical programs are built once; cached ones cost a stat. A program whose sources
+    cannot be read is a ``build_error`` naming the file, not an exception that stops the
+    batch. ``executor`` is any :class:`~suitebench.run.executor.Executor` (default: a local
+    pool, one worker per core).
     """
     from suitebench.run.executor import LocalExecutor
 
     progs = list(programs)
     cache = str(Path(cache_dir).absolute())
-    ids = [program_id(p) for p in progs]
+    ids: list[str | None] = []
+    unreadable: dict[int, Built] = {}
+    for i, prog in enumerate(progs):
+        try:
+            ids.append(program_id(prog))
+        except ToolchainError as exc:
+            ids.append(None)
+            unreadable[i] = _build_error(prog, str(exc))
     first: dict[str, int] = {}
     for i, pid in enumerate(ids):
-        first.setdefault(pid, i)
+        if pid is not None:
+            first.setdefault(pid, i)
     uniq = list(first)
     payloads = [
-        {"program": progs[first[pid]].to_dict(), "cache_dir": cache, "limits": limits.to_dict()}
+        {
+            "program": progs[first[pid]].to_dict(),
+            "cache_dir": cache,
+            "limits": limits.to_dict(),
+            "ro_binds": [str(b) for b in ro_binds],
+        }
         for pid in uniq
     ]
     by_id: dict[str, Built] = {}
@@ -773,4 +797,4 @@ def build_many(
     finally:
         if own:
             ex.close()
-    return [by_id[pid] for pid in ids]
+    return [unreadable[i] if pid is None else by_id[pid] for i, pid in enumerate(ids)]
