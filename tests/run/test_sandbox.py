@@ -178,16 +178,27 @@ def bins(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _backend_params() -> list[object]:
+    """Every backend with the C runner, and the Python fallback runner on two of them."""
     out = []
-    for b, reason in sandbox.available_backends().items():
+    available = sandbox.available_backends()
+    combos = [(b, "c") for b in Backend] + [(Backend.BWRAP, "python"), (Backend.PLAIN, "python")]
+    for b, runner in combos:
+        reason = available[b]
         marks = [] if reason is None else [pytest.mark.skip(reason=f"{b}: {reason}")]
-        out.append(pytest.param(b, id=str(b), marks=marks))
+        out.append(pytest.param((b, runner), id=f"{b}-{runner}", marks=marks))
     return out
 
 
 @pytest.fixture(params=_backend_params())
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return Backend(request.param)
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
+    name, runner = request.param
+    monkeypatch.setenv("SUITEBENCH_RUNNER", runner)
+    sandbox._c_runner.cache_clear()
+    if runner == "c" and sandbox._c_runner() is None:
+        pytest.skip("no C compiler for the C runner")
+    yield Backend(name)
+    monkeypatch.undo()
+    sandbox._c_runner.cache_clear()
 
 
 @pytest.fixture

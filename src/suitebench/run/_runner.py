@@ -13,10 +13,8 @@ main process ends kills everything the run left behind: it is the child subreape
 descendant -- a double-forked ``setsid`` daemon included -- is re-parented to it and is killed
 and reaped before the run is reported. It reports raw facts; the coordinator decides the status.
 
-Protocol on the runner's stdin/stdout (all integers big-endian):
-  coordinator -> runner: u32 length + JSON config, then per run u64 length + stdin bytes; EOF ends.
-  runner -> coordinator: u32 length + JSON header (``{"ready": ...}`` once, then one per run),
-  each run header followed by ``stdout_len`` + ``stderr_len`` bytes of output.
+The protocol on the runner's stdin/stdout is the one ``_runner.c`` (the fast twin of this file,
+used whenever a C compiler is available) documents at its top; this file is the fallback.
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
-import json
 import os
 import resource
 import select
@@ -63,9 +60,66 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[n:]
 
 
-def _send(header: dict[str, Any], *payloads: bytes) -> None:
-    raw = json.dumps(header).encode()
-    _write_all(1, struct.pack(">I", len(raw)) + raw + b"".join(payloads))
+def _rd_u32(fd: int) -> int:
+    raw = _read_exact(fd, 4)
+    if raw is None:
+        raise EOFError
+    return int(struct.unpack(">I", raw)[0])
+
+
+def _rd_i64(fd: int) -> int:
+    raw = _read_exact(fd, 8)
+    if raw is None:
+        raise EOFError
+    return int(struct.unpack(">q", raw)[0])
+
+
+def _rd_str(fd: int) -> str:
+    raw = _read_exact(fd, _rd_u32(fd))
+    if raw is None:
+        raise EOFError
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def read_config(fd: int) -> dict[str, Any]:
+    """The binary config of the protocol, as the dict :class:`Runner` takes."""
+    argv = [_rd_str(fd) for _ in range(_rd_u32(fd))]
+    env = dict(_rd_str(fd).partition("=")[::2] for _ in range(_rd_u32(fd)))
+    cwd = _rd_str(fd)
+    uid, gid = _rd_i64(fd), _rd_i64(fd)
+    wall_us, cap = _rd_i64(fd), _rd_i64(fd)
+    rlimits = [(_rd_u32(fd), _rd_i64(fd), _rd_i64(fd)) for _ in range(_rd_u32(fd))]
+    return {
+        "argv": argv,
+        "env": env,
+        "cwd": cwd,
+        "uid": None if uid < 0 else uid,
+        "gid": None if gid < 0 else gid,
+        "wall": wall_us / 1e6,
+        "output_bytes": cap,
+        "rlimits": rlimits,
+    }
+
+
+def encode_reply(h: dict[str, Any], out: bytes, err: bytes) -> bytes:
+    exec_error = (h["exec_error"] or "").encode()
+    flags = int(h["stdout_truncated"]) | int(h["stderr_truncated"]) << 1
+    killed = {None: 0, "wall": 1, "output": 2}[h["killed"]]
+    head = struct.pack(
+        ">iiQQQIIIQQI",
+        -1 if h["exit_code"] is None else h["exit_code"],
+        h["signal"] or 0,
+        int(h["wall"] * 1e9),
+        int(h["cpu"] * 1e9),
+        h["maxrss_kb"],
+        killed,
+        h["leftovers"],
+        flags,
+        len(out),
+        len(err),
+        len(exec_error),
+    )
+    return head + exec_error + out + err
 
 
 def _descendants(root: int) -> list[int]:
@@ -103,8 +157,7 @@ class Runner:
         self.wall: float = float(config["wall"])
         self.cap: int = int(config["output_bytes"])
         self.rlimits: list[tuple[int, int, int]] = []
-        for name, soft, hard in config["rlimits"]:
-            res = getattr(resource, name)
+        for res, soft, hard in config["rlimits"]:
             inf = resource.RLIM_INFINITY
             self.rlimits.append((res, inf if soft < 0 else soft, inf if hard < 0 else hard))
         self.me = os.getpid()
@@ -309,14 +362,11 @@ def main() -> None:
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    raw = _read_exact(0, 4)
-    if raw is None:
+    try:
+        runner = Runner(read_config(0))
+    except EOFError:
         return
-    body = _read_exact(0, struct.unpack(">I", raw)[0])
-    if body is None:
-        return
-    runner = Runner(json.loads(body))
-    _send({"ready": True, "pid": os.getpid()})
+    _write_all(1, b"RDY1")
     while True:
         raw = _read_exact(0, 8)
         if raw is None:
@@ -325,7 +375,7 @@ def main() -> None:
         if stdin is None:
             break
         header, out, err = runner.run(stdin)
-        _send(header, out, err)
+        _write_all(1, encode_reply(header, out, err))
     sys.exit(0)
 
 

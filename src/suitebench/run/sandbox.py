@@ -56,10 +56,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
+import hashlib
 import logging
 import math
 import os
+import resource
 import select
 import shutil
 import signal
@@ -83,11 +84,14 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 
 NOBODY = 65534
-_RUNNER_SOURCE = (Path(__file__).with_name("_runner.py")).read_text()
+_RUNNER_SOURCE = Path(__file__).with_name("_runner.py").read_text()
 _START_TIMEOUT = 60.0  # seconds for a sandbox to come up on a loaded machine
 _REPLY_GRACE = 30.0  # beyond the wall limit before the coordinator gives up on a runner
 _DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 _ENTER_CGROUP = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+
+
+_plain_warned = False  # the plain backend warns once per process, then logs at debug level
 
 
 class SandboxError(RuntimeError):
@@ -283,20 +287,112 @@ def _resolve_argv0(argv0: str, env: Mapping[str, str], cwd: Path) -> Path | None
     return Path(os.path.realpath(found)) if found else None
 
 
-def _rlimits(limits: Limits, *, cgroup_memory: bool, cgroup_pids: bool) -> list[list[Any]]:
+def _rlimits(
+    limits: Limits, *, cgroup_memory: bool, cgroup_pids: bool
+) -> list[tuple[int, int, int]]:
+    """The per-run rlimits (resource, soft, hard; -1 = unlimited) the runner sets before exec."""
     soft_cpu = max(1, math.ceil(limits.effective_cpu))
-    out: list[list[Any]] = [
-        ["RLIMIT_CPU", soft_cpu, soft_cpu + 1],
-        ["RLIMIT_FSIZE", limits.file_size_bytes, limits.file_size_bytes],
-        ["RLIMIT_CORE", 0, 0],
+    out = [
+        (resource.RLIMIT_CPU, soft_cpu, soft_cpu + 1),
+        (resource.RLIMIT_FSIZE, limits.file_size_bytes, limits.file_size_bytes),
+        (resource.RLIMIT_CORE, 0, 0),
     ]
     if limits.stack_unlimited:
-        out.append(["RLIMIT_STACK", -1, -1])
+        out.append((resource.RLIMIT_STACK, -1, -1))
     if limits.memory_mb is not None and not cgroup_memory:
-        out.append(["RLIMIT_AS", limits.memory_mb * MiB, limits.memory_mb * MiB])
+        out.append((resource.RLIMIT_AS, limits.memory_mb * MiB, limits.memory_mb * MiB))
     if not cgroup_pids:
-        out.append(["RLIMIT_NPROC", limits.processes, limits.processes])
+        out.append((resource.RLIMIT_NPROC, limits.processes, limits.processes))
     return out
+
+
+def _encode_config(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    uid: int | None,
+    wall: float,
+    output_bytes: int,
+    rlimits: Sequence[tuple[int, int, int]],
+) -> bytes:
+    """The runner's binary config (the protocol is documented in ``_runner.c``)."""
+
+    def s(text: str) -> bytes:
+        raw = os.fsencode(text)
+        return struct.pack(">I", len(raw)) + raw
+
+    parts = [struct.pack(">I", len(argv)), *(s(a) for a in argv)]
+    parts += [struct.pack(">I", len(env)), *(s(f"{k}={v}") for k, v in env.items())]
+    parts.append(s(str(cwd)))
+    ids = -1 if uid is None else uid
+    parts.append(struct.pack(">qqqq", ids, ids, round(wall * 1e6), output_bytes))
+    parts.append(struct.pack(">I", len(rlimits)))
+    parts += [struct.pack(">Iqq", r, soft, hard) for r, soft, hard in rlimits]
+    return b"".join(parts)
+
+
+_REPLY = struct.Struct(">iiQQQIIIQQI")
+
+
+def _runner_source_path(name: str) -> Path:
+    return Path(__file__).with_name(name)
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "suitebench"
+
+
+@functools.cache
+def _c_runner() -> Path | None:
+    """The compiled C runner, built once per machine and cached by a hash of its source.
+
+    None when ``SUITEBENCH_RUNNER=python`` asks for the Python runner or no C compiler works.
+    """
+    if os.environ.get("SUITEBENCH_RUNNER", "").lower() == "python":
+        return None
+    src = _runner_source_path("_runner.c")
+    try:
+        code = src.read_bytes()
+    except OSError:
+        return None
+    digest = hashlib.sha256(code).hexdigest()[:16]
+    target = _cache_dir() / f"runner-{digest}"
+    if os.access(target, os.X_OK):
+        return target
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        log.info("no C compiler: the sandbox uses the slower Python runner")
+        return None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        res = subprocess.run(
+            [cc, "-O2", "-o", str(tmp), str(src)],
+            capture_output=True,
+            timeout=120,
+            env=_runner_env(),
+            check=False,
+        )
+        if res.returncode != 0:
+            log.warning("cannot build the C runner, using the Python one: %s", res.stderr[-500:])
+            return None
+        tmp.chmod(0o755)
+        os.replace(tmp, target)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("cannot build the C runner, using the Python one: %s", exc)
+        return None
+    return target
+
+
+def _runner_argv() -> tuple[list[str], list[Path]]:
+    """How to start the runner inside the sandbox, and the paths it needs to see."""
+    binary = _c_runner()
+    if binary is not None:
+        return [str(binary)], [binary]
+    interp = Path(_interpreter())
+    needs = [Path(sys.prefix), Path(sys.base_prefix), interp.parent.parent]
+    return [str(interp), "-I", "-S", "-c", _RUNNER_SOURCE], needs
 
 
 # ----------------------------------------------------------------------------------------------
@@ -420,9 +516,9 @@ class Session:
                 if mode & 0o007 != 0o007:
                     self.cwd.chmod(stat.S_IMODE(mode) | 0o777)
         binds: list[str] = []
+        runner_argv, runner_needs = _runner_argv()
         if self.backend is Backend.BWRAP:
-            interp = Path(_interpreter())
-            auto = [Path(sys.prefix), Path(sys.base_prefix), interp.parent.parent]
+            auto = list(runner_needs)
             argv0 = _resolve_argv0(self.argv[0], self.env, self.cwd)
             if argv0 is not None and argv0.exists():
                 auto.append(argv0)
@@ -435,17 +531,16 @@ class Session:
                     _open_for_nobody(p)
             binds = _bwrap_layout(self.cwd, self.ro_binds, auto, as_nobody=as_nobody)
         cmd = _backend_prefix(self.backend, cwd=self.cwd, binds=binds, network=limits.network)
-        cmd += [_interpreter(), "-I", "-S", "-c", _RUNNER_SOURCE]
-        config = {
-            "argv": self.argv,
-            "env": self.env,
-            "cwd": str(self.cwd),
-            "uid": NOBODY if as_nobody else None,
-            "gid": NOBODY if as_nobody else None,
-            "wall": limits.effective_wall,
-            "output_bytes": limits.output_bytes,
-            "rlimits": _rlimits(limits, cgroup_memory=cg.has_memory, cgroup_pids=cg.has_pids),
-        }
+        cmd += runner_argv
+        config = _encode_config(
+            self.argv,
+            self.env,
+            self.cwd,
+            NOBODY if as_nobody else None,
+            limits.effective_wall,
+            limits.output_bytes,
+            _rlimits(limits, cgroup_memory=cg.has_memory, cgroup_pids=cg.has_pids),
+        )
         if procs_files := cg.procs_files():
             # Join the session's cgroups before anything of the sandbox starts, so every process
             # of it is counted; a shell does it because preexec_fn is unsafe with threads.
@@ -467,11 +562,10 @@ class Session:
             raise SandboxError(f"cannot start the {self.backend} sandbox: {exc}") from exc
         started = _Started(proc, cg, 0, errlog)
         try:
-            raw = json.dumps(config).encode()
-            self._send(started, struct.pack(">I", len(raw)) + raw)
-            ready, _, _ = self._receive(started, _START_TIMEOUT)
-            if not ready.get("ready"):
-                raise SandboxError("runner did not report ready")
+            self._send(started, config)
+            ready = self._read_exact(started, 4, time.monotonic() + _START_TIMEOUT)
+            if ready != b"RDY1":
+                raise SandboxError(f"runner answered {ready!r} instead of ready")
             started.base_memory = cg.memory_usage()
             mem = None
             if limits.memory_mb is not None:
@@ -483,7 +577,11 @@ class Session:
             self.close()
             raise SandboxError(f"{exc}{': ' + detail if detail else ''}") from exc
         if self.backend is Backend.PLAIN:
-            log.warning(
+            global _plain_warned
+            level = logging.DEBUG if _plain_warned else logging.WARNING
+            _plain_warned = True
+            log.log(
+                level,
                 "plain backend: %s runs without network or pid isolation (rlimits only)",
                 self.argv[0],
             )
@@ -517,10 +615,23 @@ class Session:
 
     def _receive(self, s: _Started, timeout: float) -> tuple[dict[str, Any], bytes, bytes]:
         deadline = time.monotonic() + timeout
-        (size,) = struct.unpack(">I", self._read_exact(s, 4, deadline))
-        header: dict[str, Any] = json.loads(self._read_exact(s, size, deadline))
-        out = self._read_exact(s, int(header.get("stdout_len", 0)), deadline)
-        err = self._read_exact(s, int(header.get("stderr_len", 0)), deadline)
+        fields = _REPLY.unpack(self._read_exact(s, _REPLY.size, deadline))
+        code, sig, wall_ns, cpu_ns, maxrss, killed, leftovers, flags, n_out, n_err, n_ee = fields
+        exec_error = self._read_exact(s, n_ee, deadline).decode(errors="replace")
+        out = self._read_exact(s, n_out, deadline)
+        err = self._read_exact(s, n_err, deadline)
+        header = {
+            "exit_code": None if code < 0 else code,
+            "signal": sig or None,
+            "wall": wall_ns / 1e9,
+            "cpu": cpu_ns / 1e9,
+            "maxrss_kb": maxrss,
+            "killed": {0: None, 1: "wall", 2: "output"}.get(killed, "?"),
+            "leftovers": leftovers,
+            "stdout_truncated": bool(flags & 1),
+            "stderr_truncated": bool(flags & 2),
+            "exec_error": exec_error or None,
+        }
         return header, out, err
 
     @staticmethod

@@ -1,0 +1,120 @@
+"""What isolation costs: the same batch of short C program runs, bare and through each backend.
+
+Runs one small C program (reads numbers, prints their sum and maximum) on N different stdins:
+
+* ``bare``: ``subprocess.run`` per input, no sandbox, no limits -- the floor;
+* ``<backend> run``: :func:`suitebench.run.sandbox.run` per input (a sandbox per run), on the
+  first ``--per-call`` inputs only, because a sandbox start per run is the slow path;
+* ``<backend> batch``: :func:`suitebench.run.sandbox.run_batch` over all N inputs (one sandbox,
+  the in-sandbox runner forks each run).
+
+Prints runs/s per mode and the ratio to the bare floor, and checks that every mode's stdout
+equals the bare run's. Usage: ``python bench/sandbox_overhead.py [--runs 2000] [--per-call 500]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from suitebench.run import sandbox
+from suitebench.run.outcome import Limits, Status
+
+PROGRAM = r"""
+#include <stdio.h>
+int main(void) {
+    long n, x, sum = 0, max = -1000000000;
+    if (scanf("%ld", &n) != 1) return 1;
+    for (long i = 0; i < n; i++) {
+        if (scanf("%ld", &x) != 1) return 1;
+        sum += x;
+        if (x > max) max = x;
+    }
+    printf("%ld %ld\n", sum, max);
+    return 0;
+}
+"""
+
+
+def _inputs(count: int, seed: int = 7) -> list[bytes]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        xs = [rng.randint(-1000, 1000) for _ in range(rng.randint(1, 20))]
+        out.append(f"{len(xs)}\n{' '.join(map(str, xs))}\n".encode())
+    return out
+
+
+def _timed(fn: Callable[[], list[bytes]]) -> tuple[float, list[bytes]]:
+    t0 = time.perf_counter()
+    outs = fn()
+    return time.perf_counter() - t0, outs
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=2000)
+    ap.add_argument("--per-call", type=int, default=500)
+    args = ap.parse_args()
+    if shutil.which("gcc") is None:
+        print("needs gcc", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="sandbox-bench-") as tmp:
+        d = Path(tmp)
+        (d / "sum.c").write_text(PROGRAM)
+        subprocess.run(["gcc", "-O2", "-o", str(d / "sum"), str(d / "sum.c")], check=True)
+        work = d / "work"
+        work.mkdir()
+        prog = [str(d / "sum")]
+        stdins = _inputs(args.runs)
+        limits = Limits(wall_time=5, memory_mb=64)
+
+        def bare(xs: list[bytes]) -> list[bytes]:
+            return [subprocess.run(prog, input=x, capture_output=True, cwd=work).stdout for x in xs]
+
+        floor_s, expected = _timed(lambda: bare(stdins))
+        floor = args.runs / floor_s
+        rows: list[tuple[str, int, float, str]] = [("bare subprocess.run", args.runs, floor, "")]
+        failures = 0
+        for backend, reason in sandbox.available_backends().items():
+            if reason is not None:
+                rows.append((f"{backend}", 0, 0.0, f"unavailable: {reason}"))
+                continue
+            few = stdins[: args.per_call]
+
+            def per_call(xs: list[bytes], b: sandbox.Backend = backend) -> list[bytes]:
+                outs = []
+                for x in xs:
+                    o = sandbox.run(prog, cwd=work, stdin=x, limits=limits, backend=b, ro_binds=[d])
+                    outs.append(o.stdout if o.status is Status.OK else f"<{o.status}>".encode())
+                return outs
+
+            def batch(xs: list[bytes], b: sandbox.Backend = backend) -> list[bytes]:
+                res = sandbox.run_batch(prog, xs, cwd=work, limits=limits, backend=b, ro_binds=[d])
+                return [
+                    o.stdout if o.status is Status.OK else f"<{o.status}>".encode() for o in res
+                ]
+
+            for mode, fn, xs in (("run", per_call, few), ("run_batch", batch, stdins)):
+                secs, outs = _timed(lambda fn=fn, xs=xs: fn(xs))  # type: ignore[misc]
+                same = outs == expected[: len(xs)]
+                failures += not same
+                note = "outputs match" if same else "OUTPUTS DIFFER"
+                rows.append((f"{backend} {mode}", len(xs), len(xs) / secs, note))
+
+    print(f"{'mode':<22} {'runs':>6} {'runs/s':>9} {'x floor':>8}  note")
+    for name, n, rate, note in rows:
+        ratio = f"{rate / floor:8.2f}" if rate else f"{'-':>8}"
+        print(f"{name:<22} {n:>6} {rate:9.1f} {ratio}  {note}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
