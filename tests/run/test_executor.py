@@ -114,6 +114,9 @@ def test_dask_local_cluster_gives_the_same_results_as_the_local_pool(average: Bu
     with DaskExecutor("local", jobs=2) as ex:
         assert ex.jobs == 2
         on_dask = collect(ex, payloads)
+        # A job that fails on a worker fails the batch there too, with the worker's exception.
+        with pytest.raises(KeyError, match="argv"):
+            list(ex.map_unordered(sandbox_job, [{"stdin": "1\n"}]))
     assert on_dask == local
     check_expected(on_dask)
 
