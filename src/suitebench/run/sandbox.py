@@ -799,6 +799,9 @@ def describe_environment() -> dict[str, Any]:
         tools.append(Tool(name, path, _tool_version(path, args) if path else ""))
     interp = _interpreter()
     tools.append(Tool("python", interp, _tool_version(interp, ["--version"])))
+    cgroups = describe_cgroups()
+    writable = {c.controller: c.writable for c in cgroups}
+    binary = _c_runner()
     return {
         "backends": {
             str(b): {"available": r is None, "reason": r or ""} for b, r in backends.items()
@@ -806,6 +809,9 @@ def describe_environment() -> dict[str, Any]:
         "backend": str(chosen),
         "network_isolation": isolates_network(chosen),
         "runs_as": "nobody (65534)" if _drops_to_nobody(chosen) else f"uid {os.geteuid()}",
+        "runner": f"C ({binary})" if binary else "Python (no C compiler)",
+        "memory_limit_by": "cgroup" if writable.get("memory") else "RLIMIT_AS",
+        "process_limit_by": "pids cgroup" if writable.get("pids") else "RLIMIT_NPROC",
         "cgroups": [
             {
                 "controller": c.controller,
@@ -814,7 +820,7 @@ def describe_environment() -> dict[str, Any]:
                 "writable": c.writable,
                 "reason": c.reason,
             }
-            for c in describe_cgroups()
+            for c in cgroups
         ],
         "tools": [{"name": t.name, "path": t.path, "version": t.version} for t in tools],
     }

@@ -1,0 +1,71 @@
+"""``suitebench doctor``: what isolation, cgroups, compilers and interpreters exist here.
+
+A figure is only as good as the sandbox behind it, so before a long run a user checks which
+backend will be used (and why a better one is not), whether memory and process limits come from
+a cgroup (so ``memory`` is the kernel's word, not a guess) or only from rlimits, and which
+toolchains the programs under test can be built with.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from suitebench.cli.main import OPTIONS
+from suitebench.run.sandbox import describe_environment
+
+_err = Console(stderr=True, soft_wrap=True)
+
+
+def _mark(ok: bool) -> str:
+    return "[green]yes[/green]" if ok else "[red]no[/red]"
+
+
+def print_environment(env: dict[str, Any], console: Console = _err) -> None:
+    backends = Table("backend", "available", "used", "note", title="isolation", show_edge=False)
+    for name, info in env["backends"].items():
+        used = "[bold]<- used[/bold]" if name == env["backend"] else ""
+        backends.add_row(name, _mark(info["available"]), used, escape(info["reason"]))
+    console.print(backends)
+    console.print(
+        f"network isolation: {_mark(env['network_isolation'])}   programs run as: {env['runs_as']}"
+        f"   runner: {env['runner']}"
+    )
+    cgroups = Table(
+        "controller", "version", "writable", "where", "note", title="cgroups", show_edge=False
+    )
+    for c in env["cgroups"]:
+        cgroups.add_row(
+            c["controller"],
+            c["version"] or "-",
+            _mark(c["writable"]),
+            escape(c["parent"] or "-"),
+            escape(c["reason"]),
+        )
+    console.print(cgroups)
+    console.print(
+        f"memory limit by: {env['memory_limit_by']}   process limit by: {env['process_limit_by']}"
+    )
+    tools = Table("tool", "found", "path", "version", title="toolchains", show_edge=False)
+    for t in env["tools"]:
+        tools.add_row(t["name"], _mark(t["path"] is not None), t["path"] or "-", t["version"])
+    console.print(tools)
+
+
+def doctor() -> None:
+    """Say which sandbox backends, cgroup controllers, compilers and interpreters exist."""
+    env = describe_environment()
+    if OPTIONS.json:
+        sys.stdout.write(json.dumps(env) + "\n")
+    else:
+        print_environment(env)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor)
