@@ -8,6 +8,7 @@ once per session, or shell. No test sends traffic anywhere but a server it start
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -628,3 +629,16 @@ def test_unavailable_backend_is_sandbox_error(work: Path, monkeypatch: pytest.Mo
     finally:
         monkeypatch.undo()
         sandbox._probe.cache_clear()
+
+
+def test_python_programs_run_with_our_interpreter(work: Path, backend: Backend) -> None:
+    """Python submissions run with a fixed interpreter by absolute path, stdlib and all."""
+    script = "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix]))"
+    out = sandbox.run([sys.executable, "-c", script], cwd=work, backend=backend)
+    assert out.status is Status.OK, out
+    assert json.loads(out.stdout) == [sys.prefix, sys.base_prefix]
+    (work / "sol.py").write_text("import sys\nprint(sum(map(int, sys.stdin.read().split())))\n")
+    sol = sandbox.run(
+        [os.path.realpath(sys.executable), "sol.py"], cwd=work, backend=backend, stdin=b"1 2 39"
+    )
+    assert sol.status is Status.OK and sol.stdout == b"42\n", sol

@@ -43,6 +43,20 @@ Nothing outlives a run: the in-sandbox runner is the child subreaper and kills a
 process a run leaves behind (a double-forked ``setsid`` daemon included) before it reports; the
 namespace teardown (bwrap, unshare) and the cgroup sweep at session end are further nets.
 
+Speed: a :class:`Session` (what :func:`run_batch` uses) starts the sandbox and a small runner
+inside it once -- ``_runner.c``, compiled once per machine into ``~/.cache/suitebench`` (or
+``$XDG_CACHE_HOME``), else ``_runner.py`` on the same interpreter with ``-I -S``; set
+``SUITEBENCH_RUNNER=python`` to force the latter -- and the runner forks each run with its own
+limits, so a run costs about what a bare ``subprocess.run`` costs. The memory and pids cgroups
+are per session; the coordinator reads and resets their counters between the session's runs,
+which are sequential.
+
+What the program can see under bwrap: the whole file system read-only, minus ``/tmp`` (private)
+and home directories ``nobody`` cannot enter. Bound back read-only: ``ro_binds``, the program
+(``argv[0]``) and absolute paths named in ``argv``, and the interpreter the runner uses. When the
+program runs as ``nobody``, ``ro_binds`` themselves are made ``o+r`` (``o+x`` for directories):
+their contents must be readable by others (a file created with mode 0600 is not).
+
 Harness failures are outcomes, not exceptions: an unknown or unavailable backend, a program
 that cannot be executed, ``require_isolation=True`` without a backend that isolates the network,
 or a runner that died all give ``Status.SANDBOX_ERROR`` with the reason in ``message``.
@@ -390,9 +404,25 @@ def _runner_argv() -> tuple[list[str], list[Path]]:
     binary = _c_runner()
     if binary is not None:
         return [str(binary)], [binary]
+    return [_interpreter(), "-I", "-S", "-c", _RUNNER_SOURCE], []
+
+
+def _interpreter_paths() -> list[Path]:
+    """Our own interpreter's installation: Python programs run with it by absolute path."""
     interp = Path(_interpreter())
-    needs = [Path(sys.prefix), Path(sys.base_prefix), interp.parent.parent]
-    return [str(interp), "-I", "-S", "-c", _RUNNER_SOURCE], needs
+    return [Path(sys.prefix), Path(sys.base_prefix), interp.parent.parent]
+
+
+def _program_paths(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> list[Path]:
+    """What the program itself needs to see: its executable (the whole installation when it
+    lives in a ``bin/`` directory, as interpreters and compilers do) and absolute paths on its
+    command line (a script, an input file)."""
+    out: list[Path] = []
+    argv0 = _resolve_argv0(argv[0], env, cwd)
+    if argv0 is not None and argv0.exists():
+        out.append(argv0.parent.parent if argv0.parent.name == "bin" else argv0)
+    out += [Path(a) for a in argv[1:] if os.path.isabs(a) and os.path.exists(a)]
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -518,13 +548,11 @@ class Session:
         binds: list[str] = []
         runner_argv, runner_needs = _runner_argv()
         if self.backend is Backend.BWRAP:
-            auto = list(runner_needs)
-            argv0 = _resolve_argv0(self.argv[0], self.env, self.cwd)
-            if argv0 is not None and argv0.exists():
-                auto.append(argv0)
-            # Absolute paths the caller names on the command line (a script, an input file).
-            auto += [Path(a) for a in self.argv[1:] if os.path.isabs(a) and os.path.exists(a)]
+            auto = [*runner_needs, *_interpreter_paths()]
+            auto += _program_paths(self.argv, self.env, self.cwd)
             auto = [Path(os.path.realpath(p)) for p in auto]
+            # A path inside another bound path needs no bind of its own.
+            auto = [p for p in auto if not any(q in p.parents for q in auto)]
             auto = [p for p in auto if p != self.cwd and self.cwd not in p.parents]
             if as_nobody:
                 for p in self.ro_binds:
