@@ -206,16 +206,22 @@ def test_recorded_kill_matrix_matches_plain_pytest(name: str, tmp_path: Path) ->
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("engine", ["batched", "plain"])
 @pytest.mark.parametrize("name", SCORED)
-def test_score_suite_yields_the_recorded_figures(name: str, tmp_path: Path) -> None:
+def test_score_suite_yields_the_recorded_figures(name: str, engine: str, tmp_path: Path) -> None:
+    """Both engines -- one pytest per program, or a batch forked from one warm pytest -- give
+    the recorded figures and kill matrix."""
     score = pytest.importorskip("suitebench.suite.score")
     from suitebench.run.store import Store
+    from suitebench.suite.runner import Engine
 
     inst = instance(name)
     exp = expected(name)
     store = Store(tmp_path / "store.sqlite")
     try:
-        result = score.score_suite(inst, store=store, cache_dir=tmp_path / "builds")
+        result = score.score_suite(
+            inst, store=store, cache_dir=tmp_path / "builds", engine=Engine(engine)
+        )
     finally:
         store.close()
     assert result.validity == exp["validity"]
