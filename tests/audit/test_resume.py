@@ -1,0 +1,125 @@
+"""Resuming: an audit killed with SIGKILL halfway and restarted reruns nothing already stored
+and ends with the same ledger; adding an arm judges only the new inputs."""
+
+from __future__ import annotations
+
+import csv
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from suitebench.audit.arms import arm_from_dir, arm_from_generator, parse_arm, problem_arms
+from suitebench.audit.run import run_audit
+from suitebench.audit.runs import Engine
+from suitebench.model.problem import load_problem
+from suitebench.run.outcome import sha256_bytes
+
+from .conftest import PROBLEMS
+
+ARMS = ["--arm", "gen=generator@60", "--arm", "hand=arms/handmade"]
+
+
+def cli(store: Path, out: Path, cache: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-c",
+        "from suitebench.cli.main import main; main()",
+        "--store",
+        str(store),
+        "--jobs",
+        "2",
+        "audit",
+        str(PROBLEMS / "mean"),
+        *ARMS,
+        "--build-cache",
+        str(cache),
+        "--out",
+        str(out),
+    ]
+
+
+def rows(store: Path, kind: str) -> dict[str, float]:
+    with sqlite3.connect(store) as db:
+        return dict(db.execute("SELECT key, created FROM outcomes WHERE kind = ?", (kind,)))
+
+
+def ledger(out: Path) -> list[dict[str, str]]:
+    with (out / "ledger.csv").open() as fh:
+        return sorted(csv.DictReader(fh), key=lambda r: (r["arm"], r["submission"]))
+
+
+def test_killed_audit_resumes_without_rerunning(tmp_path: Path, build_cache: Path) -> None:
+    # the reference: one uninterrupted audit
+    fresh = tmp_path / "fresh.sqlite"
+    subprocess.run(
+        cli(fresh, tmp_path / "fresh-out", build_cache),
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+
+    store = tmp_path / "store.sqlite"
+    proc = subprocess.Popen(
+        cli(store, tmp_path / "out", build_cache),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if store.exists():
+            try:
+                if len(rows(store, "audit-chunk")) >= 2:
+                    break
+            except sqlite3.OperationalError:
+                pass  # schema not created yet
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    assert proc.wait(timeout=60) == -signal.SIGKILL, "the audit finished before it was killed"
+    before = rows(store, "audit-chunk")
+    assert before and len(before) < len(rows(fresh, "audit-chunk"))
+
+    subprocess.run(
+        cli(store, tmp_path / "out", build_cache), check=True, capture_output=True, timeout=600
+    )
+    after = rows(store, "audit-chunk")
+    # every chunk stored before the kill is still the same row: nothing was run again
+    assert {k: after[k] for k in before} == before
+    # and the work done in two parts is exactly the work of one uninterrupted audit
+    assert len(after) == len(rows(fresh, "audit-chunk"))
+    assert len(rows(store, "audit-run")) == len(rows(fresh, "audit-run"))
+    assert ledger(tmp_path / "out") == ledger(tmp_path / "fresh-out")
+    assert ledger(tmp_path / "out")  # the comparison is not vacuous
+
+    # a third run finds everything stored
+    subprocess.run(
+        cli(store, tmp_path / "out", build_cache), check=True, capture_output=True, timeout=600
+    )
+    runs = json.loads((tmp_path / "out" / "results.json").read_text())["runs"]
+    assert runs["executed"] == 0 and runs["cached"] > 0
+
+
+def test_adding_an_arm_judges_only_the_new_inputs(make_engine: Callable[..., Engine]) -> None:
+    problem = load_problem(PROBLEMS / "mean")
+    first = make_engine()
+    run_audit([problem], [parse_arm("hand=arms/handmade")], first)
+    assert first.executed_runs > 0
+
+    again = Engine(first.store, first.executor, first.cache_dir)
+    res = run_audit(
+        [problem], [parse_arm("hand=arms/handmade"), parse_arm("gen=generator@10")], again
+    )
+    old = {c.sha256 for a in problem_arms(problem) for c in a.inputs}
+    old |= {c.sha256 for c in arm_from_dir("hand", PROBLEMS / "mean/arms/handmade").inputs}
+    gen = arm_from_generator("gen", problem.generator, 10, again)  # type: ignore[arg-type]
+    new = {c.sha256 for c in gen.inputs} - old
+    seeds = {sha256_bytes(f"{s}\n".encode()) for s in range(10)}
+    assert new and again.executed_runs > 0
+    assert again.executed_stdins & old == set()
+    assert again.executed_stdins <= new | seeds
+    assert again.executed_stdins & new == new  # every new input was judged
+    assert res.results["problems"]["mean"]["arms"]["gen"]["counts"]["scored"] == len(gen.inputs)
