@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -338,5 +339,23 @@ def test_report_of_a_real_scoring_is_valid_and_scores_m(tmp_path: Path) -> None:
     assert mutants["c17"]["status"] == mutants["c18"]["status"] == "CompileError"
     assert mutants["c05"]["status"] == "Survived"
     assert len(mutants["c05"]["coveredBy"]) == result.counts.valid
+    assert mutants["c05"]["duration"] > 0 and "duration" not in mutants["c17"]
     listed = {t["id"] for f in report["testFiles"].values() for t in f["tests"]}
     assert listed == set(result.test_ids())
+
+
+@pytest.mark.slow
+def test_score_command_writes_a_valid_report(tmp_path: Path) -> None:
+    """What a user runs: ``suitebench score INSTANCE --out DIR`` leaves a report that validates
+    and whose score is the M in results.json."""
+    cli = "from suitebench.cli.main import main; main()"
+    argv = [sys.executable, "-c", cli, "--store", str(tmp_path / "s.sqlite")]
+    argv += ["score", str(INSTANCES / "intervals-pkg"), "--out", str(tmp_path / "out")]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "out" / "mutation-report.json").read_text())
+    validate(report)
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert report_mutation_score(report) == pytest.approx(results["mutation_score"])
+    assert set(report["files"]) == {"intervals/core.py", "intervals/text.py"}
+    assert all(f["language"] == "python" for f in report["files"].values())

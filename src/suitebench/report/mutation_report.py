@@ -340,6 +340,9 @@ def mutation_report(
             "testsCompleted": sum(1 for o in mutant.outcomes.values() if str(o) in _RAN),
             "static": False,
         }
+        wall_time = getattr(mutant, "wall_time", 0.0)
+        if isinstance(wall_time, int | float) and wall_time > 0:
+            entry["duration"] = round(wall_time * 1000.0, 1)  # milliseconds, as the schema says
         files[path]["mutants"].append(entry)
         if progress is not None:
             progress(done, total)
