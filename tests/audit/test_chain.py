@@ -61,7 +61,7 @@ def audited(
 
 def ledger(out: Path) -> dict[tuple[str, str, str], dict[str, str]]:
     with (out / "ledger.csv").open() as fh:
-        return {(r["problem"], r["arm"], r["submission"]): r for r in csv.DictReader(fh)}
+        return {(r["problem"], r["arm"], r["submission_id"]): r for r in csv.DictReader(fh)}
 
 
 def test_certified_rows_are_the_planted_bugs(audited: tuple[AuditResult, Path]) -> None:
@@ -107,7 +107,7 @@ def test_nondeterministic_submission_is_withdrawn(audited: tuple[AuditResult, Pa
     result, out = audited
     assert ("maxsum", "hand", ACC + "nondet.c") not in ledger(out)
     with (out / "retractions.csv").open() as fh:
-        retr = [r for r in csv.DictReader(fh) if r["submission"] == ACC + "nondet.c"]
+        retr = [r for r in csv.DictReader(fh) if r["submission_id"] == ACC + "nondet.c"]
     assert retr and all(r["stage"] == "determinism" for r in retr)
     assert all(r["reason"].startswith("NONDET") for r in retr)
     f = result.results["problems"]["maxsum"]["arms"]["hand"]["funnel"]
@@ -149,14 +149,15 @@ def test_kill_matrix_files_agree_with_results(audited: tuple[AuditResult, Path])
             rows = list(csv.DictReader(fh))
         col = {s: i for i, s in enumerate(npz["inputs"])}
         for r in rows:
-            code = npz["verdicts"][subs.index(r["submission"]), col[r["input_sha256"]]]
+            code = npz["verdicts"][subs.index(r["submission_id"]), col[r["input_sha256"]]]
             assert names[code] == r["verdict"]
         # cov@k recomputed from the long CSV alone
         for arm, info in data["problems"][pid]["arms"].items():
             scored = [r for r in rows if r["arm"] == arm and r["verdict"] != "SKIP"]
             inputs = list(dict.fromkeys(r["input_sha256"] for r in scored))
             kill = {
-                (r["input_sha256"], r["submission"]): Verdict(r["verdict"]).is_kill for r in scored
+                (r["input_sha256"], r["submission_id"]): Verdict(r["verdict"]).is_kill
+                for r in scored
             }
             mat = np.array([[kill[(i, s)] for s in subs] for i in inputs], dtype=bool)
             mat = mat.reshape(len(inputs), len(subs))

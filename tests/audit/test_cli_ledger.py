@@ -153,7 +153,7 @@ def test_recheck_notices_a_fixed_submission(
         src.write_text(original)
     assert proc.returncode == 1
     issues = json.loads(proc.stdout)["issues"]
-    assert issues and {i["submission"] for i in issues} == {"submissions/accepted/intdiv.c"}
+    assert issues and {i["submission_id"] for i in issues} == {"submissions/accepted/intdiv.c"}
     for issue in issues:  # one per arm that certified intdiv.c
         assert "submission sha256 differs" in issue["reasons"]
         assert any("re-judge 1: AC" in r for r in issue["reasons"])

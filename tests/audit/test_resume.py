@@ -50,7 +50,7 @@ def rows(store: Path, kind: str) -> dict[str, float]:
 
 def ledger(out: Path) -> list[dict[str, str]]:
     with (out / "ledger.csv").open() as fh:
-        return sorted(csv.DictReader(fh), key=lambda r: (r["arm"], r["submission"]))
+        return sorted(csv.DictReader(fh), key=lambda r: (r["arm"], r["submission_id"]))
 
 
 def test_killed_audit_resumes_without_rerunning(tmp_path: Path, build_cache: Path) -> None:

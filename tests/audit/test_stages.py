@@ -126,7 +126,7 @@ def test_all_agree_oracle_skips_inputs_the_references_dispute(
         for s in audit.golds
         if audit.golds[s].status is GoldStatus.NO_GOLD
     )
-    assert [r.submission for r in audit.ledger] == [ACC + "slow_n2.c"]
+    assert [r.submission_id for r in audit.ledger] == [ACC + "slow_n2.c"]
 
 
 def test_single_wrong_reference_is_caught_by_brute_force_and_consensus(
@@ -146,18 +146,18 @@ def test_single_wrong_reference_is_caught_by_brute_force_and_consensus(
 
     # Brute force (finishes for N <= 10^6) proves the single reference wrong on small squares.
     brute = [r for r in with_pool.retractions if r.stage == "brute"]
-    assert {r.submission for r in brute} >= {ACC + "ok_block.c", ACC + "ok_hyper.py"}
+    assert {r.submission_id for r in brute} >= {ACC + "ok_block.c", ACC + "ok_hyper.py"}
     assert all("gold is wrong" in r.reason for r in brute)
     # On the official 10^12 no brute finishes: without a consensus pool the correct
     # submissions are (wrongly) certified there ...
-    false = {(r.arm, r.submission) for r in alone.ledger}
+    false = {(r.arm, r.submission_id) for r in alone.ledger}
     assert ("official", ACC + "ok_block.c") in false
     # ... and the accepted pool's vote withdraws them: the oracle is the outlier.
     cons = [r for r in with_pool.retractions if r.stage == "consensus"]
-    assert {(r.arm, r.submission) for r in cons} >= {("official", ACC + "ok_block.c")}
+    assert {(r.arm, r.submission_id) for r in cons} >= {("official", ACC + "ok_block.c")}
     assert all("oracle is the outlier" in r.reason for r in cons)
     # the real bug survives every correction
-    assert [(r.arm, r.submission) for r in with_pool.ledger] == [("hand", ACC + "slow_n2.c")]
+    assert [(r.arm, r.submission_id) for r in with_pool.ledger] == [("hand", ACC + "slow_n2.c")]
 
 
 # -- determinism, tolerance, checkers -----------------------------------------------------------
@@ -190,15 +190,15 @@ def test_exact_scoring_then_tolerance_withdraws_float_artifacts(
     )
     tol = [r for r in audit.retractions if r.stage == "tolerance"]
     # 0.666666667 vs 0.6666666667: correct, flagged only by exact token comparison
-    assert ACC + "ok_9digits.c" in {r.submission for r in tol}
+    assert ACC + "ok_9digits.c" in {r.submission_id for r in tol}
     # intdiv.c prints "5" where the gold says "5.0000000000" (official 01): also an artifact
-    assert ("official", ACC + "intdiv.c") in {(r.arm, r.submission) for r in tol}
-    assert {(r.arm, r.submission) for r in audit.ledger} == {
+    assert ("official", ACC + "intdiv.c") in {(r.arm, r.submission_id) for r in tol}
+    assert {(r.arm, r.submission_id) for r in audit.ledger} == {
         ("hand", ACC + "float32.c"),
         ("hand", ACC + "intdiv.c"),
         ("hand", ACC + "two_places.py"),
     }
-    assert {r.submission for r in audit.ledger} == {
+    assert {r.submission_id for r in audit.ledger} == {
         ACC + "float32.c",
         ACC + "intdiv.c",
         ACC + "two_places.py",
@@ -212,7 +212,7 @@ def test_custom_checker_program_judges_like_the_float_checker(
     audit = audit_problem(
         load_problem(d), [parse_arm("hand=arms/handmade")], AuditConfig(), make_engine()
     )
-    assert {r.submission for r in audit.ledger} == {
+    assert {r.submission_id for r in audit.ledger} == {
         ACC + "float32.c",
         ACC + "intdiv.c",
         ACC + "two_places.py",

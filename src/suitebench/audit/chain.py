@@ -87,7 +87,7 @@ class LedgerRow:
     problem_dir: str
     arm: str
     pool: str
-    submission: str
+    submission_id: str
     submission_sha256: str
     official_verdict: str
     new_finding: bool
@@ -369,7 +369,7 @@ def audit_problem(
                     problem_dir=str(problem.root),
                     arm=a.name,
                     pool=config.pool,
-                    submission=n,
+                    submission_id=n,
                     submission_sha256=sub_sha[n],
                     official_verdict=official_verdicts[n],
                     new_finding=is_new,

@@ -53,7 +53,7 @@ class RecheckIssue:
     row: int  # 1-based data row in ledger.csv
     problem: str
     arm: str
-    submission: str
+    submission_id: str
     reasons: tuple[str, ...]
 
     def to_dict(self) -> dict[str, object]:
@@ -136,9 +136,9 @@ def _recheck_row(
     problems[row.problem_dir] = problem
     if problem.id != row.problem:
         reasons.append(f"problem id is {problem.id!r}, ledger says {row.problem!r}")
-    sub_path = problem.root / row.submission
+    sub_path = problem.root / row.submission_id
     if not sub_path.exists():
-        return [*reasons, f"submission {row.submission} not found"]
+        return [*reasons, f"submission {row.submission_id} not found"]
     if file_sha256(sub_path) != row.submission_sha256:
         reasons.append("submission sha256 differs")
     inp_path = ledger_dir / "inputs" / row.input_sha256
@@ -193,7 +193,7 @@ def recheck_ledger(
     for n, row in enumerate(rows, start=1):
         reasons = _recheck_row(row, path.parent, problems, engine)
         if reasons:
-            issues.append(RecheckIssue(n, row.problem, row.arm, row.submission, tuple(reasons)))
+            issues.append(RecheckIssue(n, row.problem, row.arm, row.submission_id, tuple(reasons)))
         if progress is not None:
             progress(n, len(rows))
     return issues

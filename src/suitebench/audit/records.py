@@ -154,7 +154,7 @@ class Retraction:
 
     problem: str
     arm: str
-    submission: str
+    submission_id: str
     input_id: str
     input_sha256: str
     verdict: str

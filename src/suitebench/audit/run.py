@@ -116,7 +116,7 @@ def _write_matrix(a: ProblemAudit, out: Path) -> None:
     with (d / "kills.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(
-            ["problem", "arm", "submission", "input_id", "input_sha256", "legality", "verdict"]
+            ["problem", "arm", "submission_id", "input_id", "input_sha256", "legality", "verdict"]
         )
         for name, r in a.arms.items():
             arrays[f"arm_{name}"] = np.array([col[c.sha256] for c in r.arm.inputs], dtype=np.int64)

@@ -143,7 +143,7 @@ def _recheck(ledger: Path) -> None:
         )
     for i in issues:
         _err.print(
-            f"[red]row {i.row}[/red] {i.problem} {i.arm} {i.submission}: " + "; ".join(i.reasons)
+            f"[red]row {i.row}[/red] {i.problem} {i.arm} {i.submission_id}: " + "; ".join(i.reasons)
         )
     if not OPTIONS.json:
         _err.print(
