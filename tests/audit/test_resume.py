@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from suitebench.audit.arms import arm_from_dir, arm_from_generator, parse_arm, problem_arms
 from suitebench.audit.run import run_audit
 from suitebench.audit.runs import Engine
@@ -123,3 +125,26 @@ def test_adding_an_arm_judges_only_the_new_inputs(make_engine: Callable[..., Eng
     assert again.executed_stdins <= new | seeds
     assert again.executed_stdins & new == new  # every new input was judged
     assert res.results["problems"]["mean"]["arms"]["gen"]["counts"]["scored"] == len(gen.inputs)
+
+
+@pytest.mark.dask
+def test_dask_and_local_pool_certify_the_same_ledger(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    pytest.importorskip("dask.distributed")
+    from suitebench.run.executor import make_executor
+    from suitebench.run.store import Store
+
+    arms = [parse_arm("hand=arms/handmade"), parse_arm("gen=generator@6")]
+    local = run_audit([PROBLEMS / "mean"], arms, make_engine(), out_dir=tmp_path / "local")
+    store = Store(tmp_path / "dask.sqlite")
+    ex = make_executor(jobs=2, dask="local")
+    try:
+        engine = Engine(store, ex, make_engine().cache_dir)
+        dask = run_audit([PROBLEMS / "mean"], arms, engine, out_dir=tmp_path / "dask")
+    finally:
+        ex.close()
+        store.close()
+    assert engine.executed_runs > 0
+    assert ledger(tmp_path / "dask") == ledger(tmp_path / "local")
+    assert local.results["arms"] == dask.results["arms"]

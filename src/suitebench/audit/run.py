@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import math
 import platform
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -164,9 +164,16 @@ def run_audit(
     config: AuditConfig | None = None,
     out_dir: Path | None = None,
     base: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> AuditResult:
-    """Audit every problem with every arm, then write the outputs to ``out_dir`` (if given)."""
+    """Audit every problem with every arm, then write the outputs to ``out_dir`` (if given).
+
+    ``progress(done, total)`` counts runs (stored or executed); the total grows as the chain
+    plans each stage, since later stages depend on what earlier ones found.
+    """
     config = config or AuditConfig()
+    if progress is not None:
+        engine.progress = progress
     loaded = [p if isinstance(p, Problem) else load_problem(p) for p in problems]
     ids = [p.id for p in loaded]
     if len(set(ids)) != len(ids):
