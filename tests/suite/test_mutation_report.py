@@ -359,3 +359,26 @@ def test_score_command_writes_a_valid_report(tmp_path: Path) -> None:
     assert report_mutation_score(report) == pytest.approx(results["mutation_score"])
     assert set(report["files"]) == {"intervals/core.py", "intervals/text.py"}
     assert all(f["language"] == "python" for f in report["files"].values())
+
+
+def test_diff_lines_that_look_like_file_headers_stay_in_their_hunk() -> None:
+    """A removed ``-- note`` line reads ``--- note`` in the diff, an added ``++ i`` line
+    ``+++ i``: the hunk's line counts, not the prefix, say where the body ends."""
+    diff = (
+        "--- a/query.lua\n"
+        "+++ b/query.lua\n"
+        "@@ -1,3 +1,3 @@\n"
+        " local n = 0\n"
+        "--- note: count from zero\n"
+        "+++ i\n"
+        " return n\n"
+        "--- a/other.lua\n"
+        "+++ b/other.lua\n"
+        "@@ -4,0 +5,1 @@\n"
+        "+print(n)\n"
+    )
+    hunks = parse_unified_diff(diff)
+    assert [(h.path, h.before, h.removed, h.added) for h in hunks] == [
+        ("query.lua", 2, ("-- note: count from zero",), ("++ i",)),
+        ("other.lua", 5, (), ("print(n)",)),
+    ]

@@ -138,7 +138,9 @@ def test_bad_suite_every_failure_handled(
     # Invalid tests never kill.
     valid_ids = {t.id for t in result.tests if t.valid}
     assert all(set(m.killed_by) <= valid_ids for m in result.mutants)
-    assert by_id["sum_no_overflow_check"].killed_by == ["tests/test_good.py::test_sum"]
+    # (A coin that came up heads three times is valid and kills at random: leave coins out.)
+    overflow_killers = [t for t in by_id["sum_no_overflow_check"].killed_by if "flaky" not in t]
+    assert overflow_killers == ["tests/test_good.py::test_sum"]
     # The network test fails in the sandbox, so it is invalid.
     net = tests["tests/test_network.py::test_fetch_reference_answer"]
     if sandbox.detect_backend() is Backend.PLAIN:

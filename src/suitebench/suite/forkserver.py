@@ -26,6 +26,7 @@ Usage (what :mod:`suitebench.suite.runner` puts on the sandbox's command line)::
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -144,6 +145,7 @@ def run_collected_batch(session: Any, spec_path: str) -> None:
         return
     config = session.config
     logxml = config.stash.get(xml_key, None)
+    gc.freeze()  # children share the collected session copy-on-write; keep gc off those pages
     for program in spec["programs"]:
         index = program["index"]
         populate_workdir(

@@ -81,19 +81,26 @@ def _arm() -> None:
     if limit > 0:
         signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, limit)
-        faulthandler.dump_traceback_later(limit + _HARD_GRACE, exit=True, file=sys.stderr)
 
 
 def _disarm() -> None:
     if _state["timeout"] > 0:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
     _emit({"event": "start", "nodeid": item.nodeid})
-    yield
+    limit = _state["timeout"]
+    if limit > 0:
+        # The last resort, once per test: three phases' budgets plus grace, then the process
+        # dies with a traceback (a crash the event log attributes to this test).
+        faulthandler.dump_traceback_later(3 * limit + _HARD_GRACE, exit=True, file=sys.stderr)
+    try:
+        yield
+    finally:
+        if limit > 0:
+            faulthandler.cancel_dump_traceback_later()
 
 
 def _phase() -> Generator[None]:

@@ -19,6 +19,7 @@ and a re-run with one more mutant runs only that mutant.
 from __future__ import annotations
 
 import math
+import os
 import platform
 import time
 from collections.abc import Callable, Iterable
@@ -55,7 +56,7 @@ from suitebench.suite.runner import (
 
 Progress = Callable[[int, int], None]
 _JOB_VERSION = "suite-run/1"
-DEFAULT_BATCH = 8
+DEFAULT_BATCH = 32
 
 
 # -- jobs (top-level, plain data in and out: they run on a local pool or on Dask workers) ------
@@ -150,14 +151,15 @@ class _Runs:
         # Batched: look every run up by its own key first, batch only the missing ones.
         found = self.store.get_many(list(wanted))
         missing = [k for k in wanted if k not in found]
-        batches = [
-            missing[i : i + self.batch_size] for i in range(0, len(missing), self.batch_size)
-        ]
+        # One batch per worker (pytest's start-up paid once per worker), capped by batch_size.
+        workers = max(1, int(getattr(self.executor, "jobs", None) or os.cpu_count() or 1))
+        size = max(1, min(self.batch_size, -(-len(missing) // workers)))
+        batches = [missing[i : i + size] for i in range(0, len(missing), size)]
         done_before = len(found)
 
         def batch_progress(done: int, total: int) -> None:
             if progress is not None:
-                finished = min(len(missing), done * self.batch_size)
+                finished = min(len(missing), done * size)
                 progress(done_before + finished, len(wanted))
 
         jobs2 = [
@@ -318,7 +320,7 @@ def score_suite(
     builder = Builder(instance, cache_dir or store.path.parent / "builds", backend=backend)
     chosen = set(mutant_ids) if mutant_ids is not None else None
     mutants = [m for m in instance.mutants if chosen is None or m.id in chosen]
-    total = 1 + len(mutants) + reference_runs + len(mutants)
+    total = 1 + len(mutants) + reference_runs + len(mutants)  # builds, then runs
     step = 0
 
     def tick(n: int = 1) -> None:
@@ -351,9 +353,21 @@ def score_suite(
         job_key(runner.key(reference.program_id, "reference", None), rep)
         for rep in range(reference_runs)
     ]
-    ref_runs_by_key = runner.run([(k, ref_target) for k in ref_keys])
-    ref_runs = [ref_runs_by_key[k] for k in ref_keys]
-    tick(reference_runs)
+    runnable = [m for m in mutants if built[m.id].ok]
+    # The full matrix does not depend on the reference runs: run them all in one go, so the
+    # batched engine fills every worker's batch.  ``--fast`` needs validity first.
+    full_keys = (
+        {} if fast else {m.id: runner.key(built[m.id].program_id, "full", None) for m in runnable}
+    )
+    requests = [(k, ref_target) for k in ref_keys]
+    requests += [(full_keys[m.id], built[m.id].target()) for m in runnable if m.id in full_keys]
+    first = step
+    all_runs = runner.run(
+        requests,
+        progress=(lambda d, t: progress(first + d, total)) if progress else None,
+    )
+    ref_runs = [all_runs[k] for k in ref_keys]
+    step = first + len(requests)
 
     excluded = _refined_out(instance, suite is None)
     test_ids = [t for t in _test_universe(ref_runs) if t not in excluded]
@@ -371,18 +385,12 @@ def score_suite(
             )
         )
 
-    runnable = [m for m in mutants if built[m.id].ok]
-    mutant_runs: dict[str, SuiteRun] = {}
-    if not fast:
-        keys = {m.id: runner.key(built[m.id].program_id, "full", None) for m in runnable}
-        runs = runner.run(
-            [(keys[m.id], built[m.id].target()) for m in runnable],
-            progress=(lambda d, t: progress(step + d, total)) if progress else None,
-        )
-        mutant_runs = {m.id: runs[keys[m.id]] for m in runnable}
-    else:
+    if fast:
         mutant_runs = _fast_runs(runner, runnable, built, tests, progress=None)
-    tick(len(mutants))
+    else:
+        mutant_runs = {m.id: all_runs[full_keys[m.id]] for m in runnable}
+    step = total
+    tick(0)
 
     results = [_classify(m, built[m.id], mutant_runs.get(m.id), tests) for m in mutants]
     counts = Counts(

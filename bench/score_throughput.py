@@ -1,0 +1,101 @@
+"""Throughput of suite scoring: the batched engine against the naive per-mutant pytest loop.
+
+Scores the same suite against the same mutants twice, one after the other in one run, each
+with a fresh store: first by the plain engine (one sandboxed ``pytest --junitxml`` process per
+program under test -- the naive loop), then by the batched engine (one sandboxed pytest start-up
+per batch, a fork per program).  Builds are done once beforehand into a shared build cache, so
+both timings are of running the suite only.  Prints both times, the ratio, and whether the two
+kill matrices are equal.
+
+    python bench/score_throughput.py [INSTANCE] [--jobs N] [--batch-size B] [--repeat R]
+
+INSTANCE defaults to the C fixture ``tests/fixtures/instances/rpn-c``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from suitebench.model.instance import load_instance
+from suitebench.run.executor import LocalExecutor
+from suitebench.run.store import Store
+from suitebench.suite.build import Builder, build_all
+from suitebench.suite.result import SuiteResult
+from suitebench.suite.runner import Engine
+from suitebench.suite.score import DEFAULT_BATCH, score_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_INSTANCE = ROOT / "tests" / "fixtures" / "instances" / "rpn-c"
+
+
+def _score(
+    instance_path: Path, engine: Engine, work: Path, builds: Path, jobs: int, batch: int
+) -> tuple[float, SuiteResult]:
+    instance = load_instance(instance_path)
+    store = Store(work / f"store-{engine}-{time.monotonic_ns()}.sqlite")  # fresh each time
+    with LocalExecutor(jobs) as executor:
+        started = time.perf_counter()
+        result = score_suite(
+            instance,
+            store=store,
+            cache_dir=builds,
+            executor=executor,
+            engine=engine,
+            batch_size=batch,
+        )
+        elapsed = time.perf_counter() - started
+    store.close()
+    return elapsed, result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("instance", nargs="?", type=Path, default=DEFAULT_INSTANCE)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+
+    instance = load_instance(args.instance)
+    with tempfile.TemporaryDirectory(prefix="suitebench-bench-") as tmp:
+        work = Path(tmp)
+        builds = work / "builds"
+        reference, mutants = build_all(Builder(instance, builds), list(instance.mutants))
+        built = sum(b.ok for b in mutants.values())
+        print(
+            f"instance {instance.name}: {len(instance.mutants)} mutants ({built} build), "
+            f"reference runs 3, jobs {args.jobs}, batch size {args.batch_size}"
+        )
+        plain_times: list[float] = []
+        batched_times: list[float] = []
+        equal = True
+        for _ in range(args.repeat):
+            t_plain, plain = _score(args.instance, Engine.PLAIN, work, builds, args.jobs, 1)
+            t_batched, batched = _score(
+                args.instance, Engine.BATCHED, work, builds, args.jobs, args.batch_size
+            )
+            plain_times.append(t_plain)
+            batched_times.append(t_batched)
+            equal = equal and plain.kill_matrix() == batched.kill_matrix()
+            equal = equal and [t.reference for t in plain.tests] == [
+                t.reference for t in batched.tests
+            ]
+        t_plain, t_batched = min(plain_times), min(batched_times)
+        runs = 3 + built
+        cells = len(plain.tests) * built
+        print(f"tests {len(plain.tests)}, suite runs {runs}, matrix cells {cells}")
+        print(f"M = {plain.mutation_score}  V = {plain.validity}")
+        print(f"plain   (pytest --junitxml per program): {t_plain:7.2f} s  "
+              f"({runs / t_plain:5.1f} runs/s)")
+        print(f"batched (fork per program, per batch):   {t_batched:7.2f} s  "
+              f"({runs / t_batched:5.1f} runs/s)")
+        print(f"speed-up {t_plain / t_batched:.1f}x   matrices equal: {equal}")
+    return 0 if equal else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
