@@ -128,11 +128,14 @@ def _strip_prefix(name: str) -> str:
 def parse_unified_diff(text: str) -> list[Hunk]:
     """The changed runs of a unified diff, one ``Hunk`` per contiguous run of -/+ lines.
 
-    Paths lose their ``a/``/``b/`` prefix (the diffs are applied with ``patch -p1``).
+    Paths lose their ``a/``/``b/`` prefix (the diffs are applied with ``patch -p1``).  A hunk's
+    body is read by the line counts of its ``@@`` header, so a removed line that reads
+    ``-- note`` or an added one that reads ``++ i`` is not taken for a file header.
     """
     hunks: list[Hunk] = []
     path = ""
     old_line = 0
+    old_left = new_left = 0
     removed: list[str] = []
     added: list[str] = []
     first = 0
@@ -145,6 +148,29 @@ def parse_unified_diff(text: str) -> list[Hunk]:
         removed, added = [], []
 
     for line in text.splitlines():
+        if old_left > 0 or new_left > 0:
+            if line.startswith("\\"):
+                continue  # "\ No newline at end of file"
+            tag, body = line[:1], line[1:]
+            if tag == "-" and old_left > 0:
+                if not removed and not added:
+                    first = old_line
+                removed.append(body)
+                old_line += 1
+                old_left -= 1
+            elif tag == "+" and new_left > 0:
+                if not removed and not added:
+                    first = old_line
+                added.append(body)
+                new_left -= 1
+            else:  # context (an empty line is context whose blank was trimmed)
+                flush()
+                old_line += 1
+                old_left -= 1
+                new_left -= 1
+            if old_left <= 0 and new_left <= 0:
+                flush()
+            continue
         if line.startswith("--- "):
             flush()
             old_path = _strip_prefix(line[4:])
@@ -156,26 +182,13 @@ def parse_unified_diff(text: str) -> list[Hunk]:
                 path = new_path
             continue
         match = _HUNK_RE.match(line)
-        if match:
+        if match and path:
             flush()
             old_line = start = int(match.group(1))
-            continue
-        if not path or old_line == 0:
-            continue
-        if line.startswith("-"):
-            if not removed and not added:
-                first = old_line
-            removed.append(line[1:])
-            old_line += 1
-        elif line.startswith("+"):
-            if not removed and not added:
-                first = old_line
-            added.append(line[1:])
-        elif line.startswith("\\"):
-            continue  # "\ No newline at end of file"
-        else:
-            flush()
-            old_line += 1
+            if int(match.group(2) or "1") == 0:
+                old_line = start = old_line + 1  # "-N,0": insertion after old line N
+            old_left = int(match.group(2) or "1")
+            new_left = int(match.group(4) or "1")
     flush()
     return hunks
 
