@@ -131,8 +131,14 @@ def test_id_forms_round_trip(tmp_path: Path) -> None:
     for programbench_id, node_id in cases.items():
         assert programbench_id_to_node_id(programbench_id, suite) == node_id
         assert node_id_to_programbench_id(node_id) == programbench_id
+    assert (
+        programbench_id_to_node_id("eval/tests/cli/test_args.py::TestY::test_d", suite)
+        == "tests/cli/test_args.py::TestY::test_d"
+    )
     with pytest.raises(ValueError):
         programbench_id_to_node_id("tests.test_top.test_a", suite)
+    with pytest.raises(ValueError):
+        programbench_id_to_node_id("eval/tests/test_gone.py::test_a", suite)
 
 
 def _junit_failures(report: Path) -> set[str]:

@@ -153,10 +153,19 @@ def _active_branches(data: dict[str, Any]) -> list[str]:
 def programbench_id_to_node_id(programbench_id: str, suite_dir: Path | str) -> str:
     """``eval.tests.mod.Class.test[p]`` -> ``tests/mod.py::Class::test[p]``.
 
+    Node ids relative to the branch directory (``eval/tests/mod.py::test``) are accepted too.
+
     The module part is found by looking for the longest dotted prefix that names a ``.py`` file
     under ``suite_dir`` (test modules may sit in sub-packages); a parameter id in brackets may
     itself contain dots and is kept whole.  ValueError if no file matches.
     """
+    if programbench_id.startswith("eval/tests/") and "::" in programbench_id:
+        # Some task files list pytest node ids instead of the JUnit form.
+        file, _, test_names = programbench_id.partition("::")
+        relative = file[len("eval/tests/") :]
+        if not (Path(suite_dir) / relative).is_file():
+            raise ValueError(f"no test module under {suite_dir} for {programbench_id!r}")
+        return f"{SUITE_DIRNAME}/{relative}::{test_names}"
     if not programbench_id.startswith(_EVAL_PREFIX):
         raise ValueError(f"expected an id starting with {_EVAL_PREFIX!r}: {programbench_id!r}")
     rest = programbench_id[len(_EVAL_PREFIX) :]
