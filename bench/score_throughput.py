@@ -64,7 +64,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="suitebench-bench-") as tmp:
         work = Path(tmp)
         builds = work / "builds"
-        reference, mutants = build_all(Builder(instance, builds), list(instance.mutants))
+        _reference, mutants = build_all(Builder(instance, builds), list(instance.mutants))
         built = sum(b.ok for b in mutants.values())
         print(
             f"instance {instance.name}: {len(instance.mutants)} mutants ({built} build), "
@@ -89,10 +89,14 @@ def main() -> int:
         cells = len(plain.tests) * built
         print(f"tests {len(plain.tests)}, suite runs {runs}, matrix cells {cells}")
         print(f"M = {plain.mutation_score}  V = {plain.validity}")
-        print(f"plain   (pytest --junitxml per program): {t_plain:7.2f} s  "
-              f"({runs / t_plain:5.1f} runs/s)")
-        print(f"batched (fork per program, per batch):   {t_batched:7.2f} s  "
-              f"({runs / t_batched:5.1f} runs/s)")
+        print(
+            f"plain   (pytest --junitxml per program): {t_plain:7.2f} s  "
+            f"({runs / t_plain:5.1f} runs/s)"
+        )
+        print(
+            f"batched (fork per program, per batch):   {t_batched:7.2f} s  "
+            f"({runs / t_batched:5.1f} runs/s)"
+        )
         print(f"speed-up {t_plain / t_batched:.1f}x   matrices equal: {equal}")
     return 0 if equal else 1
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -43,7 +44,9 @@ def _print_suite(result: SuiteResult) -> None:
             MutantStatus.SURVIVED: "red",
         }.get(m.status, "yellow")
         killers = ", ".join(m.killed_by[:3]) + (" ..." if len(m.killed_by) > 3 else "")
-        table.add_row(m.id, m.section or "", f"[{style}]{m.status}[/{style}]", killers)
+        table.add_row(
+            escape(m.id), escape(m.section or ""), f"[{style}]{m.status}[/{style}]", escape(killers)
+        )
     _err.print(table)
     if result.per_section:
         sections = "  ".join(f"{s or '(none)'}: {_pct(v)}" for s, v in result.per_section.items())
@@ -53,7 +56,7 @@ def _print_suite(result: SuiteResult) -> None:
         _err.print(f"{len(invalid)} invalid test(s) (not counted for M):")
         for t in invalid[:20]:
             tag = "flaky" if t.flaky else "/".join(sorted({str(s) for s in t.reference}))
-            _err.print(f"  {t.id}  [{tag}]")
+            _err.print(f"  {escape(t.id)}  {escape(f'[{tag}]')}")
     if any(str(s) != "ok" for s in result.reference_run_status):
         _err.print("[red]warning: a reference run did not finish; see results.json[/red]")
 
@@ -66,7 +69,7 @@ def _print_implementation(result: ImplementationResult) -> None:
     if result.build_message:
         _err.print(result.build_message[-2000:])
     for test, status in result.failing.items():
-        _err.print(f"  [red]{status}[/red]  {test}")
+        _err.print(f"  [red]{status}[/red]  {escape(test)}")
 
 
 def score(
