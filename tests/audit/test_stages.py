@@ -11,12 +11,14 @@ import pytest
 from suitebench.audit.arms import ArmError, arm_from_dir, arm_from_generator, parse_arm
 from suitebench.audit.chain import AuditConfig, AuditError, audit_problem
 from suitebench.audit.determinism import classify
+from suitebench.audit.judge import judge_limits
 from suitebench.audit.legality import certify_legality
 from suitebench.audit.records import DetClass, GoldStatus, Judged, Legality, Verdict
 from suitebench.audit.run import run_audit
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import Engine, RunSpec
 from suitebench.audit.tolerance import within_tolerance
 from suitebench.model.problem import load_problem
+from suitebench.run.outcome import Status
 
 from .conftest import PROBLEMS, copy_problem
 
@@ -250,3 +252,59 @@ def test_rejected_pool_official_verdicts(
         rows = list(csv.DictReader(fh))
     assert rows and all(r["new_finding"] == "false" for r in rows)
     assert {r["arm"] for r in rows} >= {"official"}
+
+
+def test_judge_verdicts_for_crashes_and_limits(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    """RE and OLE are kills (crash class, DET_RE when they repeat); TLE never is."""
+    d = copy_problem(tmp_path, "mean")
+    acc = d / "submissions" / "accepted"
+    (acc / "segv.c").write_text(
+        '#include <stdio.h>\nint main(void) { int *p = 0; int n; scanf("%d", &n);\n'
+        '  if (n == 3) *p = 1; printf("%d\\n", n); return 0; }\n'
+    )
+    (acc / "chatty.c").write_text(
+        '#include <stdio.h>\nint main(void) { int n; scanf("%d", &n);\n'
+        '  if (n == 3) for (;;) fputs("0.6666666667\\n", stdout); return 0; }\n'
+    )
+    (acc / "spin.c").write_text(
+        '#include <stdio.h>\nint main(void) { int n; scanf("%d", &n);\n'
+        "  if (n == 3) for (volatile unsigned long i = 0;; i++) {} return 0; }\n"
+    )
+    audit = audit_problem(
+        load_problem(d), [parse_arm("hand=arms/handmade")], AuditConfig(), make_engine()
+    )
+    cancel = next(c.sha256 for c in audit.arms["hand"].arm.inputs if c.input_id == "01-cancel.in")
+    verdict = {n: audit.cells[(ACC + n, cancel)].verdict for n in ("segv.c", "chatty.c", "spin.c")}
+    assert verdict["segv.c"] is Verdict.RE
+    assert verdict["chatty.c"] is Verdict.OLE
+    assert verdict["spin.c"] is Verdict.TLE
+    certified = {r.submission_id: r.determinism for r in audit.ledger if r.arm == "hand"}
+    for n in ("segv.c", "chatty.c"):
+        assert certified[ACC + n] == "DET_RE"
+    assert ACC + "spin.c" not in certified
+    assert ACC + "spin.c" in audit.arms["hand"].tle_only
+
+
+def test_memory_hog_is_a_memory_verdict(make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    """Over the memory limit: MLE where the sandbox reports a memory kill (cgroup), RE where
+    only rlimits apply (the allocation fails). Never AC, never TLE."""
+    d = copy_problem(tmp_path, "mean", m="memory_limit = 256|memory_limit = 64")
+    acc = d / "submissions" / "accepted"
+    (acc / "hog.c").write_text(
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+        'int main(void) { int n; scanf("%d", &n); if (n == 3) { size_t sz = 512u << 20;\n'
+        '  char *p = malloc(sz); if (!p) return 3; memset(p, 1, sz); printf("%d", p[sz-1]); }\n'
+        '  printf("%d\\n", n); return 0; }\n'
+    )
+    engine = make_engine()
+    probe = engine.run(
+        [RunSpec(engine.build(acc / "hog.c"), b"3\n1 1 1\n", judge_limits(load_problem(d)))]
+    )[0]
+    if probe.status is Status.OK:
+        pytest.skip(f"the sandbox ({probe.backend}) did not enforce memory_mb=64 here")
+    audit = audit_problem(load_problem(d), [parse_arm("hand=arms/handmade")], AuditConfig(), engine)
+    cancel = next(c.sha256 for c in audit.arms["hand"].arm.inputs if c.input_id == "01-cancel.in")
+    assert audit.cells[(ACC + "hog.c", cancel)].verdict in (Verdict.MLE, Verdict.RE)
+    assert any(r.submission_id == ACC + "hog.c" and r.determinism == "DET_RE" for r in audit.ledger)
