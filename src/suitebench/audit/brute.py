@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from suitebench.audit.checkers import Checker
 from suitebench.audit.records import DetClass, Flag, Stage
-from suitebench.audit.runs import Engine, RunSpec
+from suitebench.audit.runs import Engine
 from suitebench.run.outcome import Limits
 from suitebench.run.toolchain import Built
 
@@ -35,19 +35,13 @@ def brute_stage(
         i for i, f in enumerate(flags) if f.withdrawn is None and f.determinism is DetClass.DET_WA
     ]
     shas = sorted({flags[i].input_sha256 for i in todo})
-    outs = engine.run([RunSpec(b, inputs[s], limits) for s in shas for _, b in runnable])
-    by = {
-        s: [outs[k * len(runnable) + v] for v in range(len(runnable))] for k, s in enumerate(shas)
-    }
+    grid = engine.run_grid(runnable, {s: inputs[s] for s in shas}, limits)
     result = list(flags)
     for i in todo:
         f = flags[i]
         inp, gold = inputs[f.input_sha256], golds[f.input_sha256]
-        finished = [
-            (n, o.stdout)
-            for (n, _), o in zip(runnable, by[f.input_sha256], strict=True)
-            if o.ok and not o.stdout_truncated
-        ]
+        ran = [(n, grid[(n, f.input_sha256)]) for n, _ in runnable]
+        finished = [(n, o.stdout) for n, o in ran if o.ok and not o.stdout_truncated]
         gold_ok = checker.agree_many([(inp, gold, out) for _, out in finished])
         sub_ok = checker.agree_many([(inp, f.got, out) for _, out in finished])
         names = [n for n, _ in finished]

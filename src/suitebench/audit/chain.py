@@ -148,9 +148,7 @@ def _head(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")[:80].replace("\n", "\\n")
 
 
-def _official_verdict(
-    problem: Problem, sub: str, official: Arm | None, cells: dict[tuple[str, str], Judged]
-) -> str:
+def _official_verdict(sub: str, official: Arm | None, cells: dict[tuple[str, str], Judged]) -> str:
     """The submission's re-judged verdict on the official tests (a logic kill first, then TLE)."""
     if official is None or not official.inputs:
         return "unknown"
@@ -244,7 +242,7 @@ def audit_problem(
             cells[(n, s)] = next(it)
     subs = [n for n, _ in ok_pool]
     official = next((a for a in arms if a.name == OFFICIAL), None)
-    official_verdicts = {n: _official_verdict(problem, n, official, cells) for n in subs}
+    official_verdicts = {n: _official_verdict(n, official, cells) for n in subs}
 
     # 5. flags: per arm and submission, its killing inputs in emission order, examined in
     # rounds of ``max_candidates`` until one is certified or none is left (so a wrong gold on

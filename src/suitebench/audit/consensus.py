@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from suitebench.audit.checkers import Checker
 from suitebench.audit.records import DetClass, Flag
-from suitebench.audit.runs import Engine, RunSpec
+from suitebench.audit.runs import Engine
 from suitebench.run.outcome import Limits
 from suitebench.run.toolchain import Built
 
@@ -41,17 +41,12 @@ def consensus_stage(
         if f.withdrawn is None and f.determinism is DetClass.DET_WA and voters
     ]
     shas = sorted({flags[i].input_sha256 for i in todo})
-    outs = engine.run([RunSpec(b, inputs[s], limits) for s in shas for _, b in voters])
-    by = {
-        (s, voters[v][0]): outs[k * len(voters) + v]
-        for k, s in enumerate(shas)
-        for v in range(len(voters))
-    }
+    grid = engine.run_grid(voters, {s: inputs[s] for s in shas}, limits)
     result = list(flags)
     for i in todo:
         f = flags[i]
         inp = inputs[f.input_sha256]
-        ballots = [by[(f.input_sha256, n)] for n, _ in voters if n != f.submission]
+        ballots = [grid[(n, f.input_sha256)] for n, _ in voters if n != f.submission]
         ran = [b.stdout for b in ballots if b.ok]
         with_sub = checker.agree_many([(inp, o, f.got) for o in ran])
         with_gold = checker.agree_many([(inp, o, golds[f.input_sha256]) for o in ran])

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from suitebench.audit.checkers import Checker
 from suitebench.audit.records import Gold, GoldStatus
-from suitebench.audit.runs import Engine, RunSpec
+from suitebench.audit.runs import Engine
 from suitebench.model.problem import OracleRule, Problem
 from suitebench.run.outcome import Limits, Outcome, Status, sha256_bytes
 from suitebench.run.toolchain import Built
@@ -94,17 +94,14 @@ def consensus_oracle(
 ) -> dict[str, Gold]:
     """Gold per input sha256: run every reference on every input (one cached batch)."""
     names = [n for n, _ in references]
-    built_ok = [(n, b) for n, b in references if b.ok]
-    outs = engine.run([RunSpec(b, inp, limits) for _, b in built_ok for inp in inputs])
-    table: dict[str, list[Outcome]] = {}
-    for r, (n, _) in enumerate(built_ok):
-        table[n] = outs[r * len(inputs) : (r + 1) * len(inputs)]
-    for n, b in references:
-        if not b.ok:
-            table[n] = [Outcome(Status.BUILD_ERROR, message=b.message[:200])] * len(inputs)
+    keyed = {str(k): inp for k, inp in enumerate(inputs)}
+    grid = engine.run_grid(references, keyed, limits)
+    failed = {
+        n: Outcome(Status.BUILD_ERROR, message=b.message[:200]) for n, b in references if not b.ok
+    }
     golds: dict[str, Gold] = {}
     for k, inp in enumerate(inputs):
-        row = [table[n][k] for n in names]
+        row = [grid.get((n, str(k))) or failed[n] for n in names]
         golds[sha256_bytes(inp)] = gold_from_outputs(
             inp, names, row, checker, problem.oracle.rule, problem.oracle.min_success
         )

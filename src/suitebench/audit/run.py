@@ -10,6 +10,7 @@ micro-pooled coverage and the macro recall; and the versions, limits and backend
 from __future__ import annotations
 
 import csv
+import json
 import math
 import platform
 from collections.abc import Callable, Sequence
@@ -216,8 +217,6 @@ def run_audit(
         "certified": sum(len(a.ledger) for a in audits),
     }
     if out_dir is not None:
-        import json
-
         out_dir.mkdir(parents=True, exist_ok=True)
         rows = [r for a in audits for r in a.ledger]
         retr = [r for a in audits for r in a.retractions]

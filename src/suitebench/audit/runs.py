@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -142,6 +142,19 @@ class Engine:
             group = ("stdin", s.built.program_id, s.limits.key(), s.salt)
             keyed.append((key, group, s))
         return self._execute(keyed)
+
+    def run_grid(
+        self, programs: Sequence[tuple[str, Built]], inputs: Mapping[str, bytes], limits: Limits
+    ) -> dict[tuple[str, str], Outcome]:
+        """Every built program on every input, keyed by (program name, input key).
+
+        Programs that did not build are left out: the caller decides what their absence means.
+        """
+        ok = [(n, b) for n, b in programs if b.ok]
+        keys = list(inputs)
+        outs = self.run([RunSpec(b, inputs[k], limits) for _, b in ok for k in keys])
+        it = iter(outs)
+        return {(n, k): next(it) for n, _ in ok for k in keys}
 
     def check(self, specs: Sequence[CheckSpec]) -> list[Outcome]:
         """Outcomes of checker-program calls in order (cached like runs)."""
