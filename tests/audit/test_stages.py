@@ -308,3 +308,27 @@ def test_memory_hog_is_a_memory_verdict(make_engine: Callable[..., Engine], tmp_
     cancel = next(c.sha256 for c in audit.arms["hand"].arm.inputs if c.input_id == "01-cancel.in")
     assert audit.cells[(ACC + "hog.c", cancel)].verdict in (Verdict.MLE, Verdict.RE)
     assert any(r.submission_id == ACC + "hog.c" and r.determinism == "DET_RE" for r in audit.ledger)
+
+
+def test_c_validator_with_a_local_header(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    """testlib-style: a C++ validator that includes a header sitting beside it builds and gates."""
+    d = copy_problem(tmp_path, "mean", v='validator = "validator.py"|validator = "val/val.cpp"')
+    (d / "val").mkdir()
+    (d / "val" / "limits.h").write_text("#define MAX_N 1000\n#define MAX_A 1000000000LL\n")
+    (d / "val" / "val.cpp").write_text(
+        '#include <cstdio>\n#include "limits.h"\n'
+        "int main() { int n; long long a; char c;\n"
+        '  if (std::scanf("%d", &n) != 1 || n < 1 || n > MAX_N) return 1;\n'
+        "  for (int i = 0; i < n; i++) {\n"
+        '    if (std::scanf("%lld", &a) != 1 || a > MAX_A || a < -MAX_A) return 1; }\n'
+        '  if (std::scanf(" %c", &c) == 1) return 1;\n'
+        "  return 0; }\n"
+    )
+    rep = certify_legality(
+        load_problem(d), [b"2\n1 2\n", b"2\n1\n", b"1\n2000000000\n"], make_engine()
+    )
+    assert rep.gate is not None and rep.gate.passed, rep.gate
+    assert list(rep.verdicts.values()) == [Legality.LEGAL, Legality.ILLEGAL, Legality.ILLEGAL]
+    assert rep.validator == "val/val.cpp"

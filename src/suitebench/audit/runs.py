@@ -11,6 +11,7 @@ regroup into the same chunk keys), and adding an arm runs only the inputs not se
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import tempfile
@@ -23,7 +24,7 @@ from suitebench.run import sandbox
 from suitebench.run.executor import Executor, run_cached
 from suitebench.run.outcome import Backend, Limits, Outcome, Status, sha256_bytes
 from suitebench.run.store import Store, job_key
-from suitebench.run.toolchain import Built, build, program_from_path
+from suitebench.run.toolchain import Built, Language, build, program_from_path
 
 __all__ = ["CheckSpec", "Engine", "RunSpec", "chunk_job", "file_sha256"]
 
@@ -118,10 +119,20 @@ class Engine:
     # -- building ------------------------------------------------------------------------------
 
     def build(self, path: Path) -> Built:
-        """Build a source file or build.sh directory (cached by content hash in ``cache_dir``)."""
+        """Build a source file or build.sh directory (cached by content hash in ``cache_dir``).
+
+        A C or C++ file brings the headers beside it (``*.h``, ``*.hpp``) into its build, so
+        testlib validators and checkers (``#include "testlib.h"``) compile as they are.
+        """
         hit = self._builds.get(path)
         if hit is None:
-            hit = build(program_from_path(path), cache_dir=self.cache_dir)
+            program = program_from_path(path)
+            if path.is_file() and program.language in (Language.C, Language.CPP):
+                headers = sorted(
+                    h.name for h in path.parent.iterdir() if h.suffix in (".h", ".hpp")
+                )
+                program = dataclasses.replace(program, sources=(path.name, *headers))
+            hit = build(program, cache_dir=self.cache_dir)
             self._builds[path] = hit
         return hit
 
