@@ -32,7 +32,7 @@ from suitebench.run import sandbox
 from suitebench.run.outcome import Backend, Limits, Status
 from suitebench.run.store import job_key
 from suitebench.suite.forkserver import open_up
-from suitebench.suite.runner import Target, python_binds
+from suitebench.suite.runner import Target, python_binds, sandbox_path
 
 _BUILD_LIMITS = Limits(wall_time=600.0, memory_mb=4096, processes=512)
 _IGNORED = {".git", "__pycache__", ".pytest_cache", ".mypy_cache"}
@@ -226,9 +226,7 @@ class Builder:
 
     def _run_build(self, program_id: str, tree: Path, final_tree: Path) -> BuiltProgram:
         env = {
-            "PATH": os.pathsep.join(
-                [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
-            ),
+            "PATH": sandbox_path(),
             "HOME": str(tree),
             "LANG": "C.UTF-8",
             "PYTHONDONTWRITEBYTECODE": "1",

@@ -34,6 +34,7 @@ import shutil
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,68 +130,12 @@ def _reseed_after_fork() -> None:
             pass
 
 
-def run_collected_batch(session: Any, spec_path: str) -> None:
-    """The plugin's run loop in batched mode: fork one child per program after collection."""
-    from _pytest.junitxml import xml_key
-
-    from suitebench.suite import plugin
-
-    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+def _fork_each(spec: dict[str, Any], child: Callable[[dict[str, Any]], int]) -> None:
+    """For every program: a fresh work dir, a forked child running ``child(program)`` in it,
+    the child's exit recorded (killed at the per-program wall-clock budget)."""
     workdir = Path(spec["workdir"])
     out_dir = Path(spec["out_dir"])
-    if (workdir / SENTINEL_NAME).exists():
-        # The suite ran the program while being imported: collection depends on the program,
-        # so this batch must collect per program (see main()).
-        (out_dir / "needs-recollect").write_text("1", encoding="utf-8")
-        return
-    config = session.config
-    logxml = config.stash.get(xml_key, None)
-    gc.freeze()  # children share the collected session copy-on-write; keep gc off those pages
     for program in spec["programs"]:
-        index = program["index"]
-        populate_workdir(
-            workdir, Path(spec["suite_src"]), spec["suite_name"], program["executable"]
-        )
-        start = time.monotonic()
-        pid = os.fork()
-        if pid == 0:  # child: run every collected test against this program
-            code = 0
-            try:
-                _reseed_after_fork()
-                os.chdir(workdir)
-                plugin.open_events(str(out_dir / f"{index}.events"))
-                items = list(session.items)
-                if program.get("order") is not None:
-                    items = plugin.order_items(items, program["order"])
-                    session.items = items
-                    plugin._state["exitfirst"] = True
-                for i, item in enumerate(items):
-                    nextitem = items[i + 1] if i + 1 < len(items) else None
-                    item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-                    if session.shouldfail or session.shouldstop:
-                        break
-                if logxml is not None:
-                    logxml.logfile = str(out_dir / f"{index}.xml")
-                    logxml.pytest_sessionfinish()
-            except BaseException:
-                code = 3
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
-        status, killed = _wait(pid, float(spec["run_wall"]))
-        _record_exit(out_dir, index, status, killed, time.monotonic() - start)
-
-
-def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
-    """Fork per program, each child running a whole ``pytest.main`` (collects fresh)."""
-    import pytest
-
-    workdir = Path(spec["workdir"])
-    out_dir = Path(spec["out_dir"])
-    base_path = list(sys.path)
-    for program in spec["programs"]:
-        index = program["index"]
         populate_workdir(
             workdir, Path(spec["suite_src"]), spec["suite_name"], program["executable"]
         )
@@ -201,25 +146,7 @@ def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
             try:
                 _reseed_after_fork()
                 os.chdir(workdir)
-                log = os.open(out_dir / f"{index}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-                os.dup2(log, 1)
-                os.dup2(log, 2)
-                pythonpath = program.get("pythonpath")
-                if pythonpath:
-                    os.environ["PYTHONPATH"] = pythonpath
-                    sys.path[:] = [base_path[0], pythonpath, *base_path[1:]]
-                order: list[str] = []
-                if program.get("order") is not None:
-                    order_file = out_dir / f"{index}.order.json"
-                    order_file.write_text(json.dumps(program["order"]), encoding="utf-8")
-                    order = [f"--suitebench-order={order_file}"]
-                args = [
-                    *pytest_args,
-                    *order,
-                    f"--junitxml={out_dir / f'{index}.xml'}",
-                    f"--suitebench-events={out_dir / f'{index}.events'}",
-                ]
-                code = int(pytest.main(args))
+                code = child(program)
             except BaseException:
                 code = 3
             finally:
@@ -227,7 +154,76 @@ def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
                 sys.stderr.flush()
                 os._exit(code)
         status, killed = _wait(pid, float(spec["run_wall"]))
-        _record_exit(out_dir, index, status, killed, time.monotonic() - start)
+        _record_exit(out_dir, program["index"], status, killed, time.monotonic() - start)
+
+
+def run_collected_batch(session: Any, spec_path: str) -> None:
+    """The plugin's run loop in batched mode: fork one child per program after collection."""
+    from _pytest.junitxml import xml_key
+
+    from suitebench.suite import plugin
+
+    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    out_dir = Path(spec["out_dir"])
+    if (Path(spec["workdir"]) / SENTINEL_NAME).exists():
+        # The suite ran the program while being imported: collection depends on the program,
+        # so this batch must collect per program (see main()).
+        (out_dir / "needs-recollect").write_text("1", encoding="utf-8")
+        return
+    logxml = session.config.stash.get(xml_key, None)
+    gc.freeze()  # children share the collected session copy-on-write; keep gc off those pages
+
+    def child(program: dict[str, Any]) -> int:
+        index = program["index"]
+        plugin.open_events(str(out_dir / f"{index}.events"))
+        items = list(session.items)
+        if program.get("order") is not None:
+            items = plugin.order_items(items, program["order"])
+            session.items = items
+            plugin._state["exitfirst"] = True
+        for i, item in enumerate(items):
+            nextitem = items[i + 1] if i + 1 < len(items) else None
+            item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            if session.shouldfail or session.shouldstop:
+                break
+        if logxml is not None:
+            logxml.logfile = str(out_dir / f"{index}.xml")
+            logxml.pytest_sessionfinish()
+        return 0
+
+    _fork_each(spec, child)
+
+
+def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
+    """Fork per program, each child running a whole ``pytest.main`` (collects fresh)."""
+    import pytest
+
+    out_dir = Path(spec["out_dir"])
+    base_path = list(sys.path)
+
+    def child(program: dict[str, Any]) -> int:
+        index = program["index"]
+        log = os.open(out_dir / f"{index}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        pythonpath = program.get("pythonpath")
+        if pythonpath:
+            os.environ["PYTHONPATH"] = pythonpath
+            sys.path[:] = [base_path[0], pythonpath, *base_path[1:]]
+        order: list[str] = []
+        if program.get("order") is not None:
+            order_file = out_dir / f"{index}.order.json"
+            order_file.write_text(json.dumps(program["order"]), encoding="utf-8")
+            order = [f"--suitebench-order={order_file}"]
+        args = [
+            *pytest_args,
+            *order,
+            f"--junitxml={out_dir / f'{index}.xml'}",
+            f"--suitebench-events={out_dir / f'{index}.events'}",
+        ]
+        return int(pytest.main(args))
+
+    _fork_each(spec, child)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -135,11 +135,14 @@ def _scratch(base: Path) -> tuple[Path, Path]:
     return workdir, out_dir
 
 
+def sandbox_path() -> str:
+    """PATH inside the sandbox: the venv's bin first (``python`` is the suite's interpreter)."""
+    return os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"])
+
+
 def _env(workdir: Path, home: Path, target: Target | None) -> dict[str, str]:
     env = {
-        "PATH": os.pathsep.join(
-            [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
-        ),
+        "PATH": sandbox_path(),
         "HOME": str(home),
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",

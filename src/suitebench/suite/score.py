@@ -123,6 +123,10 @@ class _Runs:
             list(order) if order is not None else None,
         )
 
+    def reference_keys(self, program_id: str, runs: int) -> list[str]:
+        """One key per reference run: the repetitions are separate jobs, so flakiness shows."""
+        return [job_key(self.key(program_id, "reference", None), rep) for rep in range(runs)]
+
     def run(
         self,
         requests: list[tuple[str, Target]],
@@ -349,10 +353,7 @@ def score_suite(
         batch_size=batch_size,
     )
     ref_target = reference.target()
-    ref_keys = [
-        job_key(runner.key(reference.program_id, "reference", None), rep)
-        for rep in range(reference_runs)
-    ]
+    ref_keys = runner.reference_keys(reference.program_id, reference_runs)
     runnable = [m for m in mutants if built[m.id].ok]
     # The full matrix does not depend on the reference runs: run them all in one go, so the
     # batched engine fills every worker's batch.  ``--fast`` needs validity first.
@@ -504,10 +505,7 @@ def score_implementation(
         backend=backend,
         batch_size=DEFAULT_BATCH,
     )
-    ref_keys = [
-        job_key(runner.key(reference.program_id, "reference", None), rep)
-        for rep in range(reference_runs)
-    ]
+    ref_keys = runner.reference_keys(reference.program_id, reference_runs)
     requests = [(k, reference.target()) for k in ref_keys]
     cand_key = runner.key(candidate.program_id, "full", None)
     if candidate.ok:
