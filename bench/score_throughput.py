@@ -9,12 +9,18 @@ kill matrices are equal.
 
     python bench/score_throughput.py [INSTANCE] [--jobs N] [--batch-size B] [--repeat R]
 
-INSTANCE defaults to the C fixture ``tests/fixtures/instances/rpn-c``.
+INSTANCE defaults to the C fixture ``tests/fixtures/instances/rpn-c``.  ``--generate N`` scores
+a copy of the instance whose mutants are replaced by up to N relational-operator mutants of its
+C source (``<`` to ``<=``, ``==`` to ``!=``, ...), to see how the ratio grows with the number of
+mutants (pytest's start-up is amortised over more programs; the tests' own work is not).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
+import shutil
 import sys
 import tempfile
 import time
@@ -30,6 +36,41 @@ from suitebench.suite.score import DEFAULT_BATCH, score_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_INSTANCE = ROOT / "tests" / "fixtures" / "instances" / "rpn-c"
+
+
+_SWAPS = {"<=": "<", ">=": ">", "==": "!=", "!=": "==", "<": "<=", ">": ">="}
+_OPERATOR = re.compile(r"(?<=[ \w)])(<=|>=|==|!=|<|>)(?=[ \w(-])")
+
+
+def generate_instance(source_instance: Path, work: Path, count: int) -> Path:
+    """A copy of a C instance with up to ``count`` relational-operator mutants of its source."""
+    original = load_instance(source_instance)
+    root = work / "generated"
+    shutil.copytree(original.root, root, ignore=shutil.ignore_patterns("mutants"))
+    (root / "mutants").mkdir()
+    c_file = next(original.source.glob("*.c"))
+    rel = c_file.relative_to(original.source).as_posix()
+    lines = c_file.read_text().splitlines(keepends=True)
+    text = (root / "instance.toml").read_text()
+    toml = text[: text.index("[[mutants]]")] if "[[mutants]]" in text else text
+    made = 0
+    for number, line in enumerate(lines):
+        if made >= count or line.lstrip().startswith(("#", "//", "/*", "*")):
+            continue
+        for match in _OPERATOR.finditer(line):
+            if made >= count:
+                break
+            op = match.group(1)
+            mutated = line[: match.start()] + _SWAPS[op] + line[match.end() :]
+            after = [*lines[:number], mutated, *lines[number + 1 :]]
+            diff = "".join(
+                difflib.unified_diff(lines, after, fromfile=f"a/{rel}", tofile=f"b/{rel}")
+            )
+            made += 1
+            (root / "mutants" / f"g{made:03d}.diff").write_text(diff)
+            toml += f'\n[[mutants]]\nid = "g{made:03d}"\npatch = "mutants/g{made:03d}.diff"\n'
+    (root / "instance.toml").write_text(toml)
+    return root
 
 
 def _score(
@@ -58,11 +99,14 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--generate", type=int, default=0, metavar="N")
     args = parser.parse_args()
 
-    instance = load_instance(args.instance)
     with tempfile.TemporaryDirectory(prefix="suitebench-bench-") as tmp:
         work = Path(tmp)
+        if args.generate:
+            args.instance = generate_instance(args.instance, work, args.generate)
+        instance = load_instance(args.instance)
         builds = work / "builds"
         _reference, mutants = build_all(Builder(instance, builds), list(instance.mutants))
         built = sum(b.ok for b in mutants.values())
