@@ -141,6 +141,7 @@ def test_kill_matrix_files_agree_with_results(audited: tuple[AuditResult, Path])
     _result, out = audited
     data = json.loads((out / "results.json").read_text())
     assert data["backend"] and data["ks"] == [1, 2, 5, 10, 20, 40, 50, 60]
+    assert set(data["toolchains"]) == {"c", "cpp", "python"}
     for pid in ("maxsum", "divsum", "mean"):
         npz = np.load(out / pid / "kills.npz")
         subs = list(npz["submissions"])

@@ -257,9 +257,18 @@ def test_rejected_pool_official_verdicts(
 def test_judge_verdicts_for_crashes_and_limits(
     make_engine: Callable[..., Engine], tmp_path: Path
 ) -> None:
-    """RE and OLE are kills (crash class, DET_RE when they repeat); TLE never is."""
+    """RE and OLE are kills (crash class, DET_RE when they repeat); TLE never is; deep
+    recursion is fine (judge semantics: unlimited stack)."""
     d = copy_problem(tmp_path, "mean")
     acc = d / "submissions" / "accepted"
+    (acc / "deep.c").write_text(
+        "#include <stdio.h>\n"
+        "long long sum(int d) { volatile char pad[64]; pad[0] = 1;\n"
+        "  return d == 0 ? 0 : sum(d - 1) + pad[0] - 1; }\n"
+        "int main(void) { int n; long long s = 0, x; scanf(\"%d\", &n);\n"
+        "  for (int i = 0; i < n; i++) { scanf(\"%lld\", &x); s += x; }\n"
+        "  s += sum(1000000); printf(\"%.10f\\n\", (double)s / n); return 0; }\n"
+    )
     (acc / "segv.c").write_text(
         '#include <stdio.h>\nint main(void) { int *p = 0; int n; scanf("%d", &n);\n'
         '  if (n == 3) *p = 1; printf("%d\\n", n); return 0; }\n'
@@ -280,6 +289,8 @@ def test_judge_verdicts_for_crashes_and_limits(
     assert verdict["segv.c"] is Verdict.RE
     assert verdict["chatty.c"] is Verdict.OLE
     assert verdict["spin.c"] is Verdict.TLE
+    # a million frames of ~100 bytes: a segfault under the default 8 MiB stack
+    assert audit.cells[(ACC + "deep.c", cancel)].verdict is Verdict.AC
     certified = {r.submission_id: r.determinism for r in audit.ledger if r.arm == "hand"}
     for n in ("segv.c", "chatty.c"):
         assert certified[ACC + n] == "DET_RE"

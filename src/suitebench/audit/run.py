@@ -9,6 +9,7 @@ micro-pooled coverage and the macro recall; and the versions, limits and backend
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
@@ -29,6 +30,7 @@ from suitebench.audit.records import Funnel, Verdict
 from suitebench.audit.runs import Engine
 from suitebench.metrics.coverage import macro_recall, micro_coverage
 from suitebench.model.problem import Problem, load_problem
+from suitebench.run.toolchain import Language, ToolchainError, program_from_path, toolchain_version
 
 __all__ = ["AuditResult", "format_funnel", "run_audit"]
 
@@ -139,6 +141,19 @@ def _write_matrix(a: ProblemAudit, out: Path) -> None:
     np.savez_compressed(d / "kills.npz", **arrays)
 
 
+def _toolchains(audits: Sequence[ProblemAudit]) -> dict[str, str]:
+    """Version of every toolchain that built a program of the audit."""
+    langs: set[Language] = set()
+    for a in audits:
+        p = a.problem
+        paths = [*p.references, *p.brute, *[f for pool in p.pools.values() for f in pool]]
+        paths += [x for x in (p.validator, p.generator, p.checker.program) if x is not None]
+        for path in paths:
+            with contextlib.suppress(ToolchainError):
+                langs.add(program_from_path(path).language)
+    return {str(lang): toolchain_version(lang) for lang in sorted(langs)}
+
+
 def format_funnel(funnel: dict[str, Funnel]) -> str:
     """The paper's Table 1 per arm, as plain text."""
     lines = []
@@ -206,6 +221,7 @@ def run_audit(
         "suitebench_version": __version__,
         "python": platform.python_version(),
         "backend": str(engine.backend),
+        "toolchains": _toolchains(audits),
         "pool": config.pool,
         "consensus_pool": config.consensus_pool,
         "max_candidates": config.max_candidates,
