@@ -339,3 +339,20 @@ def test_c_validator_with_a_local_header(
     assert rep.gate is not None and rep.gate.passed, rep.gate
     assert list(rep.verdicts.values()) == [Legality.LEGAL, Legality.ILLEGAL, Legality.ILLEGAL]
     assert rep.validator == "val/val.cpp"
+
+
+def test_one_arm_directory_serves_several_problems(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    from suitebench.audit.arms import resolve_arm
+
+    for pid, data in (("mean", b"3\n1 1 2\n"), ("maxsum", b"2\n5 5\n")):
+        (tmp_path / "agent" / pid).mkdir(parents=True)
+        (tmp_path / "agent" / pid / "01.txt").write_bytes(data)
+    src = parse_arm("agent=agent")
+    engine = make_engine()
+    for pid, data in (("mean", b"3\n1 1 2\n"), ("maxsum", b"2\n5 5\n")):
+        arm = resolve_arm(src, load_problem(PROBLEMS / pid), engine, tmp_path)
+        assert [c.data for c in arm.inputs] == [data]
+    with pytest.raises(ArmError, match="not found"):
+        resolve_arm(parse_arm("x=nowhere"), load_problem(PROBLEMS / "mean"), engine, tmp_path)
