@@ -5,12 +5,15 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from suitebench.model.instance import load_instance
+from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
+from suitebench.suite.build import Builder, build_all
 from suitebench.suite.records import TestStatus
 from suitebench.suite.result import MutantStatus, SuiteResult
 from suitebench.suite.runner import Engine
@@ -24,8 +27,11 @@ def store(tmp_path: Path) -> Store:
 
 def test_stats_reference_suite(stats_instance: Path, store: Store) -> None:
     instance = load_instance(stats_instance)
-    result = score_suite(instance, store=store)
+    seen: list[tuple[int, int]] = []
+    result = score_suite(instance, store=store, progress=lambda d, t: seen.append((d, t)))
     by_id = {m.id: m for m in result.mutants}
+    assert seen[-1][0] == seen[-1][1]  # progress ends complete ...
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)  # ... and never goes back
 
     # Every reference test passes three times: all valid, none flaky.
     assert result.counts.tests == 9 and result.counts.valid == 9 and result.counts.flaky == 0
@@ -168,3 +174,23 @@ def test_generated_suite_against_instance(
     killed = {m.id for m in result.mutants if m.status is MutantStatus.KILLED}
     assert killed == {"max_off_by_one"}
     assert result.mutation_score == pytest.approx(1 / 6)
+
+
+def test_equivalent_patches_build_once_in_parallel(stats_instance: Path, tmp_path: Path) -> None:
+    text = stats_instance.read_text()
+    twin = '\n[[mutants]]\nid = "max_empty_twin"\npatch = "mutants/max_empty.diff"\n'
+    stats_instance.write_text(text + twin)
+    instance = load_instance(stats_instance)
+    builder = Builder(instance, tmp_path / "builds")
+    with LocalExecutor(4) as executor:
+        reference, built = build_all(builder, list(instance.mutants), executor=executor)
+    assert reference.ok and reference.executable is not None
+    assert built["max_empty"].ok and built["max_empty_twin"].ok
+    assert built["max_empty"].program_id == built["max_empty_twin"].program_id
+    assert built["max_empty"].program_id != reference.program_id
+    assert not built["stale_patch"].ok and not built["does_not_compile"].ok
+    dirs = [p for p in (tmp_path / "builds").iterdir() if p.is_dir()]
+    assert len(dirs) == 1 + 7  # reference + seven distinct patched trees (the twin shared)
+    # The built mutant really is the mutant: its empty max prints 0.
+    out = subprocess.run([built["max_empty"].executable or "", "max"], capture_output=True)
+    assert out.stdout == b"0\n"

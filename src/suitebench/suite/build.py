@@ -14,6 +14,7 @@ package (a mutant with a syntax error does not build) after running the recipe, 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -29,6 +30,7 @@ from typing import Any
 
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run import sandbox
+from suitebench.run.executor import Executor, run_all
 from suitebench.run.outcome import Backend, Limits, Status
 from suitebench.run.store import job_key
 from suitebench.suite.forkserver import open_up
@@ -210,19 +212,21 @@ class Builder:
         record = final / "build.json"
         if record.is_file():
             return BuiltProgram.from_dict(json.loads(record.read_text(encoding="utf-8")))
-        # Build in place at the final path: a recipe may bake absolute paths into ./executable.
-        try:
+        # One builder per program at a time (threads, processes, concurrent runs): a lock file.
+        with open(self.cache_dir / f"{program_id[:32]}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if record.is_file():  # built while we waited
+                return BuiltProgram.from_dict(json.loads(record.read_text(encoding="utf-8")))
+            # Build in place at the final path: a recipe may bake absolute paths into it.
+            shutil.rmtree(final, ignore_errors=True)  # a build that died halfway
             final.mkdir()
-        except FileExistsError:  # a build that died halfway: start it again
-            shutil.rmtree(final, ignore_errors=True)
-            final.mkdir(exist_ok=True)
-        built_tree = final / "tree"
-        shutil.move(str(tree), built_tree)
-        result = self._run_build(program_id, built_tree, built_tree)
-        partial = final / "build.json.part"
-        partial.write_text(json.dumps(result.to_dict()), encoding="utf-8")
-        os.replace(partial, record)
-        return result
+            built_tree = final / "tree"
+            shutil.move(str(tree), built_tree)
+            result = self._run_build(program_id, built_tree, built_tree)
+            partial = final / "build.json.part"
+            partial.write_text(json.dumps(result.to_dict()), encoding="utf-8")
+            os.replace(partial, record)
+            return result
 
     def _run_build(self, program_id: str, tree: Path, final_tree: Path) -> BuiltProgram:
         env = {
@@ -273,19 +277,19 @@ class Builder:
         )
 
 
+def _build_job(payload: tuple[Builder, MutantSpec | None]) -> BuiltProgram:
+    builder, mutant = payload
+    return builder.reference() if mutant is None else builder.mutant(mutant)
+
+
 def build_all(
     builder: Builder,
     mutants: list[MutantSpec],
     progress: Callable[[int, int], None] | None = None,
+    executor: Executor | None = None,
 ) -> tuple[BuiltProgram, dict[str, BuiltProgram]]:
-    """The reference and every mutant, built (sequentially: builds are cached and cheap to skip)."""
-    total = len(mutants) + 1
-    reference = builder.reference()
-    if progress is not None:
-        progress(1, total)
-    built: dict[str, BuiltProgram] = {}
-    for i, mutant in enumerate(mutants, start=2):
-        built[mutant.id] = builder.mutant(mutant)
-        if progress is not None:
-            progress(i, total)
-    return reference, built
+    """The reference and every mutant, built in parallel on ``executor`` (cached by hash)."""
+    payloads: list[tuple[Builder, MutantSpec | None]] = [(builder, None)]
+    payloads += [(builder, m) for m in mutants]
+    built = run_all(_build_job, payloads, executor=executor, progress=progress)
+    return built[0], {m.id: b for m, b in zip(mutants, built[1:], strict=True)}

@@ -36,7 +36,7 @@ from suitebench.run import sandbox
 from suitebench.run.executor import Executor, run_cached
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store, job_key
-from suitebench.suite.build import Builder, BuiltProgram, tree_hash
+from suitebench.suite.build import Builder, BuiltProgram, build_all, tree_hash
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus, test_file
 from suitebench.suite.result import (
     Counts,
@@ -333,12 +333,13 @@ def score_suite(
         if progress is not None:
             progress(step, total)
 
-    reference = builder.reference()
-    tick()
-    built: dict[str, BuiltProgram] = {}
-    for mutant in mutants:
-        built[mutant.id] = builder.mutant(mutant)
-        tick()
+    reference, built = build_all(
+        builder,
+        mutants,
+        progress=(lambda done, _: progress(done, total)) if progress else None,
+        executor=executor,
+    )
+    step = 1 + len(mutants)
     if not reference.ok:
         raise RuntimeError(f"the reference of {instance.name} does not build:\n{reference.message}")
 
