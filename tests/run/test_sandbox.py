@@ -642,3 +642,32 @@ def test_python_programs_run_with_our_interpreter(work: Path, backend: Backend) 
         [os.path.realpath(sys.executable), "sol.py"], cwd=work, backend=backend, stdin=b"1 2 39"
     )
     assert sol.status is Status.OK and sol.stdout == b"42\n", sol
+
+
+def test_bwrap_private_tmp_is_bounded(work: Path) -> None:
+    if sandbox.available_backends()[Backend.BWRAP] is not None:
+        pytest.skip(f"bwrap: {sandbox.available_backends()[Backend.BWRAP]}")
+    script = "for i in 1 2 3 4 5 6; do head -c 8000000 /dev/zero > /tmp/f$i || exit 9; done"
+    out = sandbox.run(
+        ["sh", "-c", script], cwd=work, backend=Backend.BWRAP, limits=Limits(memory_mb=32)
+    )
+    assert out.status is Status.RUNTIME_ERROR and out.exit_code == 9, out  # ENOSPC, not OOM
+    ok = sandbox.run(
+        ["sh", "-c", script], cwd=work, backend=Backend.BWRAP, limits=Limits(memory_mb=128)
+    )
+    assert ok.status is Status.OK, ok
+
+
+def test_bwrap_batch_runs_each_start_with_a_clean_tmp(work: Path, backend: Backend) -> None:
+    if backend is not Backend.BWRAP:
+        pytest.skip("only bwrap has a private /tmp")
+    script = (
+        "ls -A /tmp; mkdir /tmp/left; echo x > /tmp/left/f; chmod 000 /tmp/left; "
+        "echo y > /tmp/junk; ls /tmp/left 2>/dev/null; echo end"
+    )
+    outs = sandbox.run_batch(["sh", "-c", script], [b"", b"", b""], cwd=work, backend=Backend.BWRAP)
+    assert all(o.status is Status.OK for o in outs), outs
+    assert outs[0].stdout == outs[1].stdout == outs[2].stdout
+    assert b"left" not in outs[0].stdout and b"junk" not in outs[0].stdout
+    fresh = sandbox.run(["sh", "-c", script], cwd=work, backend=Backend.BWRAP)
+    assert fresh.stdout == outs[2].stdout

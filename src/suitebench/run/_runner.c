@@ -17,8 +17,10 @@
  *
  * Protocol (integers big-endian):
  *   config: u32 argc, argc x str; u32 envc, envc x str; str cwd; i64 uid; i64 gid;
- *           u64 wall_us; u64 output_bytes; u32 n, n x (u32 resource, i64 soft, i64 hard)
- *           where str = u32 length + bytes and -1 means "none" / RLIM_INFINITY.
+ *           u64 wall_us; u64 output_bytes; u32 n, n x (u32 resource, i64 soft, i64 hard);
+ *           u32 flags (1: /tmp is private to this sandbox, empty it of the program's files
+ *           after every run), where str = u32 length + bytes and -1 means "none" /
+ *           RLIM_INFINITY.
  *   ready:  the four bytes "RDY1".
  *   run:    u64 length + stdin bytes  ->  reply: i32 exit_code (-1 none), i32 signal (0 none),
  *           u64 wall_ns, u64 cpu_ns, u64 maxrss_kb, u32 killed (0 -, 1 wall, 2 output),
@@ -29,6 +31,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
+#include <ftw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -55,7 +58,7 @@
 static char **g_argv, **g_envp, *g_cwd;
 static int64_t g_uid = -1, g_gid = -1;
 static uint64_t g_wall_us, g_cap;
-static uint32_t g_nrl;
+static uint32_t g_nrl, g_flags;
 static struct { uint32_t res; int64_t soft, hard; } *g_rl;
 static pid_t g_self;
 static double g_cpu;
@@ -217,6 +220,62 @@ static int kill_leftovers(pid_t pgid) {
     return found;
 }
 
+static int chmod_dir(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+    (void)ftw;
+    if (type == FTW_D || type == FTW_DNR) chmod(path, (st->st_mode & 07777) | 0700);
+    return 0;
+}
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+    (void)st;
+    (void)ftw;
+    if (type == FTW_DP) rmdir(path);
+    else unlink(path);
+    return 0;
+}
+
+/* Empty the private /tmp of what the program left (as the program's uid, which owns it), so
+ * the next run in the session starts from the same /tmp a fresh sandbox would give it. */
+static void clean_tmp(void) {
+    if (!(g_flags & 1)) return;
+    DIR *d = opendir("/tmp");
+    if (!d) return;
+    struct dirent *e;
+    int any = 0;
+    while ((e = readdir(d))) {
+        struct stat st;
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            (g_uid < 0 || st.st_uid == (uid_t)g_uid))
+            any = 1;
+    }
+    closedir(d);
+    if (!any) return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (g_gid >= 0 && (setgroups(0, NULL) || setresgid(g_gid, g_gid, g_gid))) _exit(1);
+        if (g_uid >= 0 && setresuid(g_uid, g_uid, g_uid)) _exit(1);
+        DIR *t = opendir("/tmp");
+        char path[4096];
+        while (t && (e = readdir(t))) {
+            struct stat st;
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            if (fstatat(dirfd(t), e->d_name, &st, AT_SYMLINK_NOFOLLOW)) continue;
+            if (g_uid >= 0 && st.st_uid != (uid_t)g_uid) continue;
+            snprintf(path, sizeof path, "/tmp/%s", e->d_name);
+            nftw(path, chmod_dir, 32, FTW_PHYS | FTW_MOUNT);
+            nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+        }
+        _exit(0);
+    }
+    if (pid > 0) {
+        int st;
+        struct rusage ru;
+        while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR) {
+        }
+    }
+}
+
 static void set_nonblock(int fd, int on) {
     int fl = fcntl(fd, F_GETFL);
     fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
@@ -277,6 +336,13 @@ static void run_one(const unsigned char *in, size_t in_len) {
         child_stage = "setuid";
         if (g_uid >= 0 && setresuid(g_uid, g_uid, g_uid)) goto fail;
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* after setuid, which clears it */
+        /* The program, not the runner, is the memory cgroup's first OOM victim. */
+        int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+        if (oom >= 0) {
+            if (write(oom, "1000", 4) < 0) {
+            }
+            close(oom);
+        }
         child_stage = "chdir";
         if (chdir(g_cwd)) goto fail;
         child_stage = "exec";
@@ -365,6 +431,7 @@ static void run_one(const unsigned char *in, size_t in_len) {
     if (in_fd >= 0) close(in_fd);
     if (pidfd >= 0) close(pidfd);
     int leftovers = kill_leftovers(pid);
+    clean_tmp();
     /* Every writer is gone now: drain what is left in the pipes, still capped. */
     if (out_fd >= 0) {
         set_nonblock(out_fd, 0);
@@ -425,6 +492,7 @@ int main(void) {
         g_rl[i].soft = (int64_t)rd_u64(0);
         g_rl[i].hard = (int64_t)rd_u64(0);
     }
+    g_flags = rd_u32(0);
     if (!g_argv[0]) {
         errno = EINVAL;
         die("empty argv");

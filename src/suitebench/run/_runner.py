@@ -89,6 +89,7 @@ def read_config(fd: int) -> dict[str, Any]:
     uid, gid = _rd_i64(fd), _rd_i64(fd)
     wall_us, cap = _rd_i64(fd), _rd_i64(fd)
     rlimits = [(_rd_u32(fd), _rd_i64(fd), _rd_i64(fd)) for _ in range(_rd_u32(fd))]
+    flags = _rd_u32(fd)
     return {
         "argv": argv,
         "env": env,
@@ -98,6 +99,7 @@ def read_config(fd: int) -> dict[str, Any]:
         "wall": wall_us / 1e6,
         "output_bytes": cap,
         "rlimits": rlimits,
+        "clean_tmp": bool(flags & 1),
     }
 
 
@@ -147,6 +149,27 @@ def _descendants(root: int) -> list[int]:
     return out
 
 
+def _remove_tree(path: str) -> None:
+    """rm -rf that also enters directories their owner made unreadable."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    import stat as _stat
+
+    if _stat.S_ISDIR(st.st_mode):
+        with contextlib.suppress(OSError):
+            os.chmod(path, 0o700)
+        with contextlib.suppress(OSError):
+            for n in os.listdir(path):
+                _remove_tree(os.path.join(path, n))
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
 class Runner:
     def __init__(self, config: dict[str, Any]) -> None:
         self.argv: list[str] = config["argv"]
@@ -160,6 +183,7 @@ class Runner:
         for res, soft, hard in config["rlimits"]:
             inf = resource.RLIM_INFINITY
             self.rlimits.append((res, inf if soft < 0 else soft, inf if hard < 0 else hard))
+        self.clean_tmp: bool = bool(config.get("clean_tmp"))
         self.me = os.getpid()
         self.cpu = 0.0
         self.maxrss = 0
@@ -181,6 +205,8 @@ class Runner:
             if self.uid is not None:
                 os.setresuid(self.uid, self.uid, self.uid)
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it
+            with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as f:
+                f.write("1000")  # the program, not the runner, is the first OOM victim
             if os.getppid() != self.me:
                 os._exit(127)
             os.chdir(self.cwd)
@@ -219,6 +245,34 @@ class Runner:
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.001)
         return len(found)
+
+    def _clean_tmp(self) -> None:
+        """Empty the private /tmp of the program's files, as the program's uid (it owns them)."""
+        if not self.clean_tmp:
+            return
+        try:
+            names = [
+                n
+                for n in os.listdir("/tmp")
+                if self.uid is None or os.lstat(f"/tmp/{n}").st_uid == self.uid
+            ]
+        except OSError:
+            return
+        if not names:
+            return
+        pid = os.fork()
+        if pid == 0:
+            try:
+                if self.gid is not None:
+                    os.setgroups([])
+                    os.setresgid(self.gid, self.gid, self.gid)
+                if self.uid is not None:
+                    os.setresuid(self.uid, self.uid, self.uid)
+                for n in names:
+                    _remove_tree(f"/tmp/{n}")
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
 
     # -- one run ----------------------------------------------------------------------------
     def run(self, stdin: bytes) -> tuple[dict[str, Any], bytes, bytes]:
@@ -332,6 +386,7 @@ class Runner:
         if pidfd is not None:
             os.close(pidfd)
         leftovers = self._kill_leftovers(pid)
+        self._clean_tmp()
         # Every writer is gone now: drain what is left in the pipes, still capped.
         for fd in list(open_out):
             fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)

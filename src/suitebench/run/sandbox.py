@@ -51,11 +51,14 @@ limits, so a run costs about what a bare ``subprocess.run`` costs. The memory an
 are per session; the coordinator reads and resets their counters between the session's runs,
 which are sequential.
 
-What the program can see under bwrap: the whole file system read-only, minus ``/tmp`` (private)
-and home directories ``nobody`` cannot enter. Bound back read-only: ``ro_binds``, the program
-(``argv[0]``) and absolute paths named in ``argv``, and the interpreter the runner uses. When the
-program runs as ``nobody``, ``ro_binds`` themselves are made ``o+r`` (``o+x`` for directories):
-their contents must be readable by others (a file created with mode 0600 is not).
+What the program can see under bwrap: the whole file system read-only, minus ``/tmp`` and home
+directories ``nobody`` cannot enter. ``/tmp`` is private: a tmpfs of at most half the memory
+limit (its files are memory, charged to the run), emptied of the program's files after every
+run so each run of a session starts from the same empty ``/tmp``. Bound back read-only:
+``ro_binds``, the program (``argv[0]``) and absolute paths named in ``argv``, and the
+interpreter Python programs run with. When the program runs as ``nobody``, ``ro_binds``
+themselves are made ``o+r`` (``o+x`` for directories): their contents must be readable by
+others (a file created with mode 0600 is not).
 
 Harness failures are outcomes, not exceptions: an unknown or unavailable backend, a program
 that cannot be executed, ``require_isolation=True`` without a backend that isolates the network,
@@ -202,10 +205,21 @@ def _open_for_nobody(path: Path) -> None:
 
 
 def _bwrap_layout(
-    cwd: Path, ro_binds: Sequence[Path], auto: Sequence[Path], *, as_nobody: bool
+    cwd: Path,
+    ro_binds: Sequence[Path],
+    auto: Sequence[Path],
+    *,
+    as_nobody: bool,
+    tmp_size: int | None = None,
 ) -> list[str]:
-    """Mount arguments after the read-only root: private /tmp, hidden homes, binds, work dir."""
-    args = ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    """Mount arguments after the read-only root: private /tmp, hidden homes, binds, work dir.
+
+    Files in the private /tmp are memory, so ``tmp_size`` (the memory limit) bounds it.
+    """
+    args = ["--dev", "/dev", "--proc", "/proc"]
+    if tmp_size is not None:
+        args += ["--size", str(tmp_size)]
+    args += ["--perms", "1777", "--tmpfs", "/tmp"]
     binds: dict[Path, str] = {}
     hidden: set[Path] = set()
     for p in auto:
@@ -328,6 +342,8 @@ def _encode_config(
     wall: float,
     output_bytes: int,
     rlimits: Sequence[tuple[int, int, int]],
+    *,
+    clean_tmp: bool = False,
 ) -> bytes:
     """The runner's binary config (the protocol is documented in ``_runner.c``)."""
 
@@ -342,6 +358,7 @@ def _encode_config(
     parts.append(struct.pack(">qqqq", ids, ids, round(wall * 1e6), output_bytes))
     parts.append(struct.pack(">I", len(rlimits)))
     parts += [struct.pack(">Iqq", r, soft, hard) for r, soft, hard in rlimits]
+    parts.append(struct.pack(">I", 1 if clean_tmp else 0))
     return b"".join(parts)
 
 
@@ -557,7 +574,13 @@ class Session:
             if as_nobody:
                 for p in self.ro_binds:
                     _open_for_nobody(p)
-            binds = _bwrap_layout(self.cwd, self.ro_binds, auto, as_nobody=as_nobody)
+            binds = _bwrap_layout(
+                self.cwd,
+                self.ro_binds,
+                auto,
+                as_nobody=as_nobody,
+                tmp_size=None if limits.memory_mb is None else limits.memory_mb * MiB // 2,
+            )
         cmd = _backend_prefix(self.backend, cwd=self.cwd, binds=binds, network=limits.network)
         cmd += runner_argv
         config = _encode_config(
@@ -568,6 +591,7 @@ class Session:
             limits.effective_wall,
             limits.output_bytes,
             _rlimits(limits, cgroup_memory=cg.has_memory, cgroup_pids=cg.has_pids),
+            clean_tmp=self.backend is Backend.BWRAP,
         )
         if procs_files := cg.procs_files():
             # Join the session's cgroups before anything of the sandbox starts, so every process
