@@ -8,6 +8,7 @@ once per session, or shell. No test sends traffic anywhere but a server it start
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -671,3 +672,38 @@ def test_bwrap_batch_runs_each_start_with_a_clean_tmp(work: Path, backend: Backe
     assert b"left" not in outs[0].stdout and b"junk" not in outs[0].stdout
     fresh = sandbox.run(["sh", "-c", script], cwd=work, backend=Backend.BWRAP)
     assert fresh.stdout == outs[2].stdout
+
+
+def _my_children() -> list[int]:
+    kids: list[int] = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        with contextlib.suppress(OSError):
+            kids += [int(x) for x in (task / "children").read_text().split()]
+    return kids
+
+
+def test_nothing_of_ours_is_left_running_or_unreaped(
+    bins: Path, work: Path, backend: Backend
+) -> None:
+    before = _my_children()
+    marker = f"sbx-left-{uuid.uuid4().hex[:12]}"
+    _run(bins, work, backend, [str(bins / "daemonize"), marker])
+    sandbox.run(["sh", "-c", "sleep 20 & sleep 20 & exit 0"], cwd=work, backend=backend)
+    sandbox.run(["sleep", "20"], cwd=work, backend=backend, limits=Limits(wall_time=0.5))
+    assert _my_children() == before  # no zombie, no live sandbox process of ours
+    assert _processes_named(marker) == []
+
+
+def test_a_program_cannot_take_the_batch_down(work: Path, backend: Backend) -> None:
+    """Killing its parent (the runner) ends one run at most; the next run gets a new sandbox."""
+    script = 'read x; [ "$x" = kill ] && kill -9 $PPID; sleep 0.2; echo "$x"'
+    outs = sandbox.run_batch(
+        ["sh", "-c", script], [b"one\n", b"kill\n", b"two\n"], cwd=work, backend=backend
+    )
+    assert outs[0].stdout == b"one\n" and outs[2].stdout == b"two\n"
+    assert outs[0].status is Status.OK and outs[2].status is Status.OK
+    if outs[1].status is Status.SANDBOX_ERROR:
+        # Only where the program shares the runner's uid and pid namespace (plain).
+        assert backend is Backend.PLAIN and "runner" in outs[1].message
+    else:
+        assert outs[1].stdout == b"kill\n"
