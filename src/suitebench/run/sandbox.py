@@ -18,7 +18,8 @@ backends, chosen best-first and recorded in every outcome:
     util-linux ``unshare``: new network and pid namespaces (``-n -p -f --mount-proc``) plus
     rlimits; the program keeps the caller's uid.
 ``plain``
-    rlimits only, no isolation; a warning is logged through :mod:`logging` for every session.
+    rlimits only, no isolation; the first plain session of a process logs a warning through
+    :mod:`logging` (later ones log at debug level), and every outcome says ``plain``.
 
 Limits (``Limits`` in :mod:`suitebench.run.outcome`):
 
