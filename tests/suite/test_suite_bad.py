@@ -211,3 +211,45 @@ def test_suite_that_crashes_pytest_on_the_reference(stats_instance: Path, tmp_pa
     assert all(m.status in (MutantStatus.CRASHED, MutantStatus.BUILD_ERROR) for m in result.mutants)
     crashed = next(m for m in result.mutants if m.status is MutantStatus.CRASHED)
     assert "exit code 7" in crashed.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", [Engine.PLAIN, Engine.BATCHED])
+def test_hang_the_alarm_cannot_reach_ends_as_a_timeout_crash(
+    stats_instance: Path, tmp_path: Path, engine: Engine
+) -> None:
+    """A test that blocks SIGALRM and hangs: the watchdog ends the run; that test is a
+    timeout, the tests before it keep their rows, the ones after are not_run."""
+    suite = tmp_path / "stubborn"
+    suite.mkdir()
+    (suite / "test_stubborn.py").write_text(
+        "import signal, subprocess, time\n\n"
+        "def test_first():\n"
+        "    out = subprocess.run(['./executable', 'max', '4', '2'], capture_output=True)\n"
+        "    assert out.stdout == b'4\\n'\n\n"
+        "def test_blocks_the_alarm():\n"
+        "    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
+        "    time.sleep(60)\n\n"
+        "def test_last():\n"
+        "    assert True\n"
+    )
+    store = Store(tmp_path / f"s-{engine}" / "s.sqlite")
+    result = score_suite(
+        load_instance(stats_instance),
+        suite,
+        store=store,
+        engine=engine,
+        reference_runs=1,
+        mutant_ids=["max_empty"],
+        limits=SuiteLimits(per_test=0.5, per_program=60.0),
+    )
+    tests = {t.id: t for t in result.tests}
+    assert tests["tests/test_stubborn.py::test_first"].valid
+    assert tests["tests/test_stubborn.py::test_blocks_the_alarm"].reference == [TestStatus.TIMEOUT]
+    assert tests["tests/test_stubborn.py::test_last"].reference == [TestStatus.NOT_RUN]
+    assert result.reference_run_status == [RunStatus.CRASHED]
+    mutant = result.mutants[0]
+    assert mutant.run_status is RunStatus.CRASHED
+    assert mutant.outcomes["tests/test_stubborn.py::test_first"] is TestStatus.PASSED
+    assert mutant.status is MutantStatus.CRASHED  # no valid test failed before the crash
+    assert "Timeout (" in mutant.log

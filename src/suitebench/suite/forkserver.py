@@ -176,11 +176,14 @@ def run_collected_batch(session: Any, spec_path: str) -> None:
     def child(program: dict[str, Any]) -> int:
         index = program["index"]
         plugin.open_events(str(out_dir / f"{index}.events"))
+        # This program's own log for the watchdog, so a hard hang is attributed to it alone.
+        plugin._state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
         items = list(session.items)
         if program.get("order") is not None:
             items = plugin.order_items(items, program["order"])
             session.items = items
             plugin._state["exitfirst"] = True
+        plugin.emit_collected(items)
         for i, item in enumerate(items):
             nextitem = items[i + 1] if i + 1 < len(items) else None
             item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
@@ -220,6 +223,7 @@ def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
             *order,
             f"--junitxml={out_dir / f'{index}.xml'}",
             f"--suitebench-events={out_dir / f'{index}.events'}",
+            f"--suitebench-faultlog={out_dir / f'{index}.log'}",
         ]
         return int(pytest.main(args))
 

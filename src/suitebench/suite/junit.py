@@ -120,12 +120,15 @@ def statuses_from_events(
     for event in events:
         kind = event.get("event")
         nodeid = str(event.get("nodeid", ""))
-        if kind == "collect_error":
+        if kind == "collected":
+            for collected in event.get("nodeids", []):
+                tests.setdefault(str(collected), TestStatus.NOT_RUN)
+        elif kind == "collect_error":
             if nodeid not in collect_errors:
                 collect_errors.append(nodeid)
         elif kind == "start":
             current = nodeid
-            tests.setdefault(nodeid, TestStatus.PASSED)
+            tests[nodeid] = TestStatus.PASSED
         elif kind == "report":
             outcome = event.get("outcome")
             when = event.get("when")

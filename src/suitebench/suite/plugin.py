@@ -35,7 +35,13 @@ class SuiteTestTimeout(Exception):
     """A test phase ran past the per-test time limit."""
 
 
-_state: dict[str, Any] = {"timeout": 0.0, "events": None, "exitfirst": False, "session": None}
+_state: dict[str, Any] = {
+    "fault_file": None,  # where the watchdog's traceback goes (default: stderr)
+    "timeout": 0.0,
+    "events": None,
+    "exitfirst": False,
+    "session": None,
+}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -44,6 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--suitebench-events", default=None, help="JSON-lines event log path")
     group.addoption("--suitebench-batch", default=None, help="batch spec (JSON) to fork over")
     group.addoption("--suitebench-order", default=None, help="JSON list: run these, in order")
+    group.addoption("--suitebench-faultlog", default=None, help="file for the watchdog's report")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -51,6 +58,11 @@ def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("--suitebench-events")
     if path:
         open_events(path)
+    faultlog = config.getoption("--suitebench-faultlog")
+    if faultlog:
+        # Not stderr: pytest captures it during a test, and a process the watchdog ends never
+        # hands the capture back.
+        _state["fault_file"] = open(faultlog, "a")  # noqa: SIM115 - lives for the run
 
 
 def open_events(path: str) -> None:
@@ -95,7 +107,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if limit > 0:
         # The last resort, once per test: three phases' budgets plus grace, then the process
         # dies with a traceback (a crash the event log attributes to this test).
-        faulthandler.dump_traceback_later(3 * limit + _HARD_GRACE, exit=True, file=sys.stderr)
+        fault_file = _state.get("fault_file") or sys.stderr
+        faulthandler.dump_traceback_later(3 * limit + _HARD_GRACE, exit=True, file=fault_file)
     try:
         yield
     finally:
@@ -144,6 +157,15 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             "timeout": bool(report.failed and TIMEOUT_MARKER in str(report.longrepr)),
         }
     )
+
+
+def emit_collected(items: list[pytest.Item]) -> None:
+    """Every test this run will attempt, so a crash leaves the rest marked not_run."""
+    _emit({"event": "collected", "nodeids": [item.nodeid for item in items]})
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    emit_collected(session.items)
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:

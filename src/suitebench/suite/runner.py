@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -32,6 +33,7 @@ from suitebench.suite.junit import parse_junit, read_events, statuses_from_event
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
 
 _LOG_TAIL = 8000
+_WATCHDOG_FIRED = re.compile(r"Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!")  # faulthandler's words
 SUITE_DIRNAME = "tests"  # test ids read tests/<file>::<name> wherever the suite lives
 
 
@@ -201,7 +203,7 @@ def _collect(
             message = f"unreadable JUnit XML: {exc}"
     else:
         message = "killed at the per-program wall-clock limit" if killed else "no JUnit XML"
-    died_of_timeout = killed or "Timeout (" in log
+    died_of_timeout = killed or _WATCHDOG_FIRED.search(log) is not None
     tests, broken = statuses_from_events(events, died_of_timeout=died_of_timeout)
     return SuiteRun(
         status=RunStatus.CRASHED,
@@ -252,6 +254,7 @@ def run_plain(
             *pytest_args(SUITE_DIRNAME, limits),
             f"--junitxml={out_dir / '0.xml'}",
             f"--suitebench-events={out_dir / '0.events'}",
+            f"--suitebench-faultlog={out_dir / '0.log'}",
             *extra,
         ]
         outcome = sandbox.run(
