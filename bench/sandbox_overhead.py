@@ -8,8 +8,10 @@ Runs one small C program (reads numbers, prints their sum and maximum) on N diff
 * ``<backend> batch``: :func:`suitebench.run.sandbox.run_batch` over all N inputs (one sandbox,
   the in-sandbox runner forks each run).
 
-Prints runs/s per mode and the ratio to the bare floor, and checks that every mode's stdout
-equals the bare run's. Usage: ``python bench/sandbox_overhead.py [--runs 2000] [--per-call 500]``.
+The modes take turns on ``--rounds`` chunks of the inputs (a ``run_batch`` call, so a sandbox
+start, per chunk), so a machine whose load drifts treats them alike. Prints runs/s per mode and
+the ratio to the bare floor, and checks that every mode's stdout equals the bare run's.
+Usage: ``python bench/sandbox_overhead.py [--runs 2000] [--per-call 400]``.
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ def _timed(fn: Callable[[], list[bytes]]) -> tuple[float, list[bytes]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=2000)
-    ap.add_argument("--per-call", type=int, default=500)
+    ap.add_argument("--per-call", type=int, default=400)
+    ap.add_argument("--rounds", type=int, default=4, help="modes take turns on this many chunks")
     args = ap.parse_args()
     if shutil.which("gcc") is None:
         print("needs gcc", file=sys.stderr)
@@ -79,35 +82,53 @@ def main() -> int:
         def bare(xs: list[bytes]) -> list[bytes]:
             return [subprocess.run(prog, input=x, capture_output=True, cwd=work).stdout for x in xs]
 
-        floor_s, expected = _timed(lambda: bare(stdins))
-        floor = args.runs / floor_s
+        def per_call(xs: list[bytes], b: sandbox.Backend) -> list[bytes]:
+            outs = []
+            for x in xs:
+                o = sandbox.run(prog, cwd=work, stdin=x, limits=limits, backend=b, ro_binds=[d])
+                outs.append(o.stdout if o.status is Status.OK else f"<{o.status}>".encode())
+            return outs
+
+        def batch(xs: list[bytes], b: sandbox.Backend) -> list[bytes]:
+            res = sandbox.run_batch(prog, xs, cwd=work, limits=limits, backend=b, ro_binds=[d])
+            return [o.stdout if o.status is Status.OK else f"<{o.status}>".encode() for o in res]
+
+        # The machine's load drifts: the modes take turns on each chunk of the inputs, so each
+        # sees the same conditions. Every run_batch call starts its own sandbox.
+        backends = [b for b, r in sandbox.available_backends().items() if r is None]
+        secs: dict[str, float] = {}
+        outs: dict[str, list[bytes]] = {}
+        expected: list[bytes] = []
+        size = -(-args.runs // args.rounds)
+        calls = -(-args.per_call // args.rounds)
+        for start in range(0, args.runs, size):
+            chunk = stdins[start : start + size]
+            t, got = _timed(lambda chunk=chunk: bare(chunk))  # type: ignore[misc]
+            secs["bare"] = secs.get("bare", 0.0) + t
+            expected += got
+            for b in backends:
+                for mode, fn, xs in (("run", per_call, chunk[:calls]), ("run_batch", batch, chunk)):
+                    key = f"{b} {mode}"
+                    t, got = _timed(lambda fn=fn, xs=xs, b=b: fn(xs, b))  # type: ignore[misc]
+                    secs[key] = secs.get(key, 0.0) + t
+                    outs.setdefault(key, []).extend(got)
+        floor = args.runs / secs["bare"]
         rows: list[tuple[str, int, float, str]] = [("bare subprocess.run", args.runs, floor, "")]
         failures = 0
-        for backend, reason in sandbox.available_backends().items():
+        for b, reason in sandbox.available_backends().items():
             if reason is not None:
-                rows.append((f"{backend}", 0, 0.0, f"unavailable: {reason}"))
+                rows.append((f"{b}", 0, 0.0, f"unavailable: {reason}"))
                 continue
-            few = stdins[: args.per_call]
-
-            def per_call(xs: list[bytes], b: sandbox.Backend = backend) -> list[bytes]:
-                outs = []
-                for x in xs:
-                    o = sandbox.run(prog, cwd=work, stdin=x, limits=limits, backend=b, ro_binds=[d])
-                    outs.append(o.stdout if o.status is Status.OK else f"<{o.status}>".encode())
-                return outs
-
-            def batch(xs: list[bytes], b: sandbox.Backend = backend) -> list[bytes]:
-                res = sandbox.run_batch(prog, xs, cwd=work, limits=limits, backend=b, ro_binds=[d])
-                return [
-                    o.stdout if o.status is Status.OK else f"<{o.status}>".encode() for o in res
+            for mode in ("run", "run_batch"):
+                key = f"{b} {mode}"
+                got = outs[key]
+                want = [
+                    e for i, e in enumerate(expected) if mode == "run_batch" or i % size < calls
                 ]
-
-            for mode, fn, xs in (("run", per_call, few), ("run_batch", batch, stdins)):
-                secs, outs = _timed(lambda fn=fn, xs=xs: fn(xs))  # type: ignore[misc]
-                same = outs == expected[: len(xs)]
+                same = got == want
                 failures += not same
                 note = "outputs match" if same else "OUTPUTS DIFFER"
-                rows.append((f"{backend} {mode}", len(xs), len(xs) / secs, note))
+                rows.append((key, len(got), len(got) / secs[key], note))
 
     print(f"{'mode':<22} {'runs':>6} {'runs/s':>9} {'x floor':>8}  note")
     for name, n, rate, note in rows:
