@@ -770,16 +770,17 @@ def run(
     bubblewrap backend's private /tmp otherwise). ``require_isolation=True`` refuses to run
     without network isolation: the outcome is ``sandbox_error`` and nothing runs.
     """
-    with Session(
+    (outcome,) = run_batch(
         argv,
+        [stdin],
         cwd=cwd,
         env=env,
         limits=limits,
         backend=backend,
         ro_binds=ro_binds,
         require_isolation=require_isolation,
-    ) as session:
-        return session.run(stdin)
+    )
+    return outcome
 
 
 def run_batch(
