@@ -707,3 +707,13 @@ def test_a_program_cannot_take_the_batch_down(work: Path, backend: Backend) -> N
         assert backend is Backend.PLAIN and "runner" in outs[1].message
     else:
         assert outs[1].stdout == b"kill\n"
+
+
+def test_unknown_backend_is_sandbox_error(work: Path) -> None:
+    out = sandbox.run(["true"], cwd=work, backend="docker")  # type: ignore[arg-type]
+    assert out.status is Status.SANDBOX_ERROR and "docker" in out.message
+
+
+def test_missing_work_dir_is_sandbox_error(tmp_path: Path) -> None:
+    out = sandbox.run(["true"], cwd=tmp_path / "nope")
+    assert out.status is Status.SANDBOX_ERROR and "nope" in out.message

@@ -514,19 +514,24 @@ class Session:
         self.env = _program_env(env, self.cwd)
         self.ro_binds = [Path(os.path.realpath(p)) for p in ro_binds]
         self.error: str | None = None
-        chosen = detect_backend() if backend is None else Backend(backend)
-        self.backend = chosen
-        if backend is not None and (reason := _probe(chosen)) is not None:
-            self.error = f"backend {chosen} unavailable: {reason}"
-        elif require_isolation and not isolates_network(chosen):
+        try:
+            self.backend = detect_backend() if backend is None else Backend(backend)
+        except ValueError:
+            self.backend = Backend.PLAIN
+            self.error = f"unknown backend {backend!r} (known: {', '.join(map(str, Backend))})"
+            return
+        if backend is not None and (reason := _probe(self.backend)) is not None:
+            self.error = f"backend {self.backend} unavailable: {reason}"
+        elif require_isolation and not isolates_network(self.backend):
             usable = [str(b) for b, r in available_backends().items() if r is None]
             self.error = (
-                f"require_isolation: backend {chosen} does not isolate the network "
+                f"require_isolation: backend {self.backend} does not isolate the network "
                 f"(available here: {', '.join(usable)})"
             )
         elif not self.cwd.is_dir():
             self.error = f"work dir {self.cwd} does not exist"
-        self._started: _Started | None = None
+
+    _started: _Started | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
     def __enter__(self) -> Session:
