@@ -717,3 +717,29 @@ def test_unknown_backend_is_sandbox_error(work: Path) -> None:
 def test_missing_work_dir_is_sandbox_error(tmp_path: Path) -> None:
     out = sandbox.run(["true"], cwd=tmp_path / "nope")
     assert out.status is Status.SANDBOX_ERROR and "nope" in out.message
+
+
+def test_broken_runner_cache_is_rebuilt_or_avoided(
+    tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cached runner that does not execute (garbage, a noexec mount) never breaks runs."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("SUITEBENCH_RUNNER", raising=False)
+    sandbox._c_runner.cache_clear()
+    try:
+        first = sandbox._c_runner()
+        assert first is not None and first.is_relative_to(tmp_path / "cache")
+        first.write_bytes(b"\x7fELF garbage")
+        sandbox._c_runner.cache_clear()
+        rebuilt = sandbox._c_runner()
+        assert rebuilt == first and sandbox._runner_starts(first)
+        # No compiler and a broken cache: the Python runner takes over.
+        first.write_bytes(b"\x7fELF garbage")
+        monkeypatch.setenv("PATH", "/nonexistent")
+        sandbox._c_runner.cache_clear()
+        assert sandbox._c_runner() is None
+        out = sandbox.run(["/bin/echo", "still fine"], cwd=work)
+        assert out.status is Status.OK and out.stdout == b"still fine\n"
+    finally:
+        monkeypatch.undo()
+        sandbox._c_runner.cache_clear()

@@ -109,6 +109,7 @@ _DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 _ENTER_CGROUP = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
 
+_TOOLS: dict[Backend, str] = {}  # absolute paths of bwrap and unshare, found by _probe
 _plain_warned = False  # the plain backend warns once per process, then logs at debug level
 
 
@@ -139,8 +140,10 @@ def _probe(backend: Backend) -> str | None:
     if backend is Backend.PLAIN:
         return None
     tool = "bwrap" if backend is Backend.BWRAP else "unshare"
-    if shutil.which(tool) is None:
+    path = shutil.which(tool)
+    if path is None:
         return f"{tool} not found on PATH"
+    _TOOLS[backend] = path  # sessions use the very binary that was probed
     with tempfile.TemporaryDirectory(prefix="suitebench-probe-") as tmp:
         cmd = _backend_prefix(backend, cwd=Path(tmp), binds=[], network=False)
         cmd += ["/bin/sh", "-c", "exit 0"]
@@ -267,13 +270,13 @@ def _backend_prefix(
     if backend is Backend.PLAIN:
         return []
     if backend is Backend.UNSHARE:
-        cmd = ["unshare", "--kill-child", "--fork", "--pid", "--mount-proc"]
+        cmd = [_TOOLS.get(backend, "unshare"), "--kill-child", "--fork", "--pid", "--mount-proc"]
         if not network:
             cmd.append("--net")
         if not _is_root():
             cmd.append("--map-root-user")
         return cmd
-    cmd = ["bwrap"]
+    cmd = [_TOOLS.get(backend, "bwrap")]
     if _is_root():
         # Privileged mode, no user namespace: the runner keeps only what it needs to drop each
         # program to nobody and to kill what the program leaves behind.
@@ -390,7 +393,7 @@ def _c_runner() -> Path | None:
         return None
     digest = hashlib.sha256(code).hexdigest()[:16]
     target = _cache_dir() / f"runner-{digest}"
-    if os.access(target, os.X_OK):
+    if os.access(target, os.X_OK) and _runner_starts(target):
         return target
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
@@ -414,7 +417,22 @@ def _c_runner() -> Path | None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.warning("cannot build the C runner, using the Python one: %s", exc)
         return None
+    if not _runner_starts(target):
+        log.warning("the C runner %s does not start (noexec cache?): using the Python one", target)
+        return None
     return target
+
+
+def _runner_starts(binary: Path) -> bool:
+    """The binary executes here (a cache on a noexec mount, or built elsewhere, would not):
+    without a config it exits 3 at once."""
+    try:
+        res = subprocess.run(
+            [str(binary)], stdin=subprocess.DEVNULL, capture_output=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return res.returncode == 3
 
 
 def _runner_argv() -> tuple[list[str], list[Path]]:
