@@ -198,7 +198,18 @@ def audit_problem(
         )
     base = base or Path.cwd()
 
-    # Build everything (cached by content hash).
+    # Build everything (in parallel, cached by content hash).
+    extra = [x for x in (problem.validator, problem.checker.program) if x is not None]
+    engine.build_all(
+        [
+            *problem.references,
+            *problem.pools[config.pool],
+            *problem.brute,
+            *(problem.pools[config.consensus_pool] if config.consensus_pool else ()),
+            *extra,
+        ]
+    )
+
     def built(paths: Sequence[Path]) -> list[tuple[str, Built]]:
         return [(problem.rel(p), engine.build(p)) for p in paths]
 

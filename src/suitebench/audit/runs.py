@@ -24,7 +24,14 @@ from suitebench.run import sandbox
 from suitebench.run.executor import Executor, run_cached
 from suitebench.run.outcome import Backend, Limits, Outcome, Status, sha256_bytes
 from suitebench.run.store import Store, job_key
-from suitebench.run.toolchain import Built, Language, build, program_from_path
+from suitebench.run.toolchain import (
+    Built,
+    Language,
+    Program,
+    build,
+    build_many,
+    program_from_path,
+)
 
 __all__ = ["CheckSpec", "Engine", "RunSpec", "chunk_job", "file_sha256"]
 
@@ -118,23 +125,31 @@ class Engine:
 
     # -- building ------------------------------------------------------------------------------
 
-    def build(self, path: Path) -> Built:
-        """Build a source file or build.sh directory (cached by content hash in ``cache_dir``).
+    def _program(self, path: Path) -> Program:
+        """A C or C++ file brings the headers beside it (``*.h``, ``*.hpp``) into its build, so
+        testlib validators and checkers (``#include "testlib.h"``) compile as they are."""
+        program = program_from_path(path)
+        if path.is_file() and program.language in (Language.C, Language.CPP):
+            headers = sorted(h.name for h in path.parent.iterdir() if h.suffix in (".h", ".hpp"))
+            program = dataclasses.replace(program, sources=(path.name, *headers))
+        return program
 
-        A C or C++ file brings the headers beside it (``*.h``, ``*.hpp``) into its build, so
-        testlib validators and checkers (``#include "testlib.h"``) compile as they are.
-        """
+    def build(self, path: Path) -> Built:
+        """Build a source file or build.sh directory (cached by content hash in ``cache_dir``)."""
         hit = self._builds.get(path)
         if hit is None:
-            program = program_from_path(path)
-            if path.is_file() and program.language in (Language.C, Language.CPP):
-                headers = sorted(
-                    h.name for h in path.parent.iterdir() if h.suffix in (".h", ".hpp")
-                )
-                program = dataclasses.replace(program, sources=(path.name, *headers))
-            hit = build(program, cache_dir=self.cache_dir)
+            hit = build(self._program(path), cache_dir=self.cache_dir)
             self._builds[path] = hit
         return hit
+
+    def build_all(self, paths: Sequence[Path]) -> None:
+        """Build many programs in parallel on the executor (compiling dominates start-up)."""
+        todo = list(dict.fromkeys(p for p in paths if p not in self._builds))
+        if todo:
+            done = build_many(
+                [self._program(p) for p in todo], cache_dir=self.cache_dir, executor=self.executor
+            )
+            self._builds.update(zip(todo, done, strict=True))
 
     # -- running -------------------------------------------------------------------------------
 
