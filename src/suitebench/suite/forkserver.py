@@ -233,6 +233,13 @@ def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     spec = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    # The batch's terminal output goes to a file, not the sandbox's capped pipe: many programs'
+    # failure reports must not add up to an output limit a single plain run would not hit.
+    log = os.open(Path(spec["out_dir"]) / "batch.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(log, 1)
+    os.dup2(log, 2)
     import pytest
     from _pytest.config import default_plugins
 

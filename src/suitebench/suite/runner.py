@@ -166,6 +166,7 @@ def _sandbox_limits(limits: SuiteLimits, wall: float) -> Limits:
         memory_mb=limits.memory_mb,
         processes=256,
         network=limits.network,
+        file_size_bytes=1024 * 1024 * 1024,  # logs and XML of a whole batch
     )
 
 
@@ -331,7 +332,10 @@ def run_batched(
         )
         if outcome.status is Status.SANDBOX_ERROR:
             return [_harness_failure(outcome) for _ in targets]
+        batch_log = out_dir / "batch.log"
         shared_log = _tail(outcome.stdout) + _tail(outcome.stderr)
+        if batch_log.is_file():
+            shared_log = _tail(batch_log.read_bytes()) + shared_log
         runs: list[SuiteRun] = []
         for i in range(len(targets)):
             exit_file = out_dir / f"{i}.exit.json"
