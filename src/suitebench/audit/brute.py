@@ -36,12 +36,24 @@ def brute_stage(
     ]
     shas = sorted({flags[i].input_sha256 for i in todo})
     grid = engine.run_grid(runnable, {s: inputs[s] for s in shas}, limits)
+
+    def finished_of(f: Flag) -> list[tuple[str, bytes]]:
+        ran = [(n, grid[(n, f.input_sha256)]) for n, _ in runnable]
+        return [(n, o.stdout) for n, o in ran if o.ok and not o.stdout_truncated]
+
+    checker.prefetch(
+        [
+            (inputs[flags[i].input_sha256], candidate, out)
+            for i in todo
+            for _, out in finished_of(flags[i])
+            for candidate in (golds[flags[i].input_sha256], flags[i].got)
+        ]
+    )
     result = list(flags)
     for i in todo:
         f = flags[i]
         inp, gold = inputs[f.input_sha256], golds[f.input_sha256]
-        ran = [(n, grid[(n, f.input_sha256)]) for n, _ in runnable]
-        finished = [(n, o.stdout) for n, o in ran if o.ok and not o.stdout_truncated]
+        finished = finished_of(f)
         gold_ok = checker.agree_many([(inp, gold, out) for _, out in finished])
         sub_ok = checker.agree_many([(inp, f.got, out) for _, out in finished])
         names = [n for n, _ in finished]

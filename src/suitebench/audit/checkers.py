@@ -19,7 +19,7 @@ from enum import StrEnum
 
 from suitebench.audit.runs import CheckSpec, Engine
 from suitebench.model.problem import CheckerKind, CheckerSpec
-from suitebench.run.outcome import Limits, Status
+from suitebench.run.outcome import Limits, Status, sha256_bytes
 
 __all__ = [
     "CHECKERS",
@@ -141,6 +141,7 @@ class Checker:
         self.spec = spec
         self.engine = engine
         self._compare: CompareFn | None = None
+        self._agree: dict[tuple[str, str, str], bool] = {}
         if spec.kind is CheckerKind.PROGRAM:
             if engine is None or spec.program is None:
                 raise ValueError("a checker program needs an engine to run on")
@@ -181,12 +182,28 @@ class Checker:
         return results
 
     def agree_many(self, items: Sequence[tuple[bytes, bytes, bytes]]) -> list[bool]:
-        """Whether each output is accepted against the other as answer (identical bytes agree)."""
-        todo = [(n, it) for n, it in enumerate(items) if it[1] != it[2]]
-        out = [True] * len(items)
-        for (n, _), r in zip(todo, self.check_many([it for _, it in todo]), strict=True):
-            out[n] = r.verdict is CheckVerdict.OK
-        return out
+        """Whether each output is accepted against the other as answer (identical bytes agree).
+
+        Answers are remembered, so a stage can :meth:`prefetch` every comparison it will ask
+        for in one batch (one round of checker-program runs instead of one per flag).
+        """
+        if self._compare is not None:  # built-ins are cheaper to run than to remember
+            cmp = self._compare
+            return [o == a or cmp(o, a).verdict is CheckVerdict.OK for _, o, a in items]
+        keys = [(sha256_bytes(i), sha256_bytes(o), sha256_bytes(a)) for i, o, a in items]
+        todo = {
+            k: it
+            for k, it in zip(keys, items, strict=True)
+            if it[1] != it[2] and k not in self._agree
+        }
+        results = self.check_many(list(todo.values()))
+        for k, r in zip(todo, results, strict=True):
+            self._agree[k] = r.verdict is CheckVerdict.OK
+        return [it[1] == it[2] or self._agree[k] for k, it in zip(keys, items, strict=True)]
+
+    def prefetch(self, items: Sequence[tuple[bytes, bytes, bytes]]) -> None:
+        """Decide many comparisons at once; later :meth:`agree_many` calls are look-ups."""
+        self.agree_many(items)
 
 
 def make_checker(spec: CheckerSpec, engine: Engine | None = None) -> Checker:

@@ -42,11 +42,24 @@ def consensus_stage(
     ]
     shas = sorted({flags[i].input_sha256 for i in todo})
     grid = engine.run_grid(voters, {s: inputs[s] for s in shas}, limits)
+    ballots_of = {
+        i: [grid[(n, flags[i].input_sha256)] for n, _ in voters if n != flags[i].submission]
+        for i in todo
+    }
+    checker.prefetch(
+        [
+            (inputs[flags[i].input_sha256], b.stdout, answer)
+            for i in todo
+            for b in ballots_of[i]
+            if b.ok
+            for answer in (flags[i].got, golds[flags[i].input_sha256])
+        ]
+    )
     result = list(flags)
     for i in todo:
         f = flags[i]
         inp = inputs[f.input_sha256]
-        ballots = [grid[(n, f.input_sha256)] for n, _ in voters if n != f.submission]
+        ballots = ballots_of[i]
         ran = [b.stdout for b in ballots if b.ok]
         with_sub = checker.agree_many([(inp, o, f.got) for o in ran])
         with_gold = checker.agree_many([(inp, o, golds[f.input_sha256]) for o in ran])

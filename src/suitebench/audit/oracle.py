@@ -21,6 +21,24 @@ from suitebench.run.toolchain import Built
 __all__ = ["consensus_oracle", "gold_from_outputs"]
 
 
+def _successful(names: Sequence[str], outcomes: Sequence[Outcome]) -> list[tuple[str, bytes]]:
+    return [
+        (n, o.stdout)
+        for n, o in zip(names, outcomes, strict=True)
+        if o.ok and not o.stdout_truncated
+    ]
+
+
+def agreement_items(
+    inp: bytes, names: Sequence[str], outcomes: Sequence[Outcome], rule: OracleRule
+) -> list[tuple[bytes, bytes, bytes]]:
+    """The comparisons ``rule`` needs on one input: (input, output, answer) triples."""
+    ok = _successful(names, outcomes)
+    if rule is OracleRule.ALL_AGREE:
+        return [(inp, out, ok[0][1]) for _, out in ok[1:]]
+    return [(inp, ok[j][1], ok[i][1]) for i in range(len(ok)) for j in range(i + 1, len(ok))]
+
+
 def gold_from_outputs(
     inp: bytes,
     names: Sequence[str],
@@ -30,11 +48,7 @@ def gold_from_outputs(
     min_success: int,
 ) -> Gold:
     """Apply the agreement rule to the references' outcomes on one input."""
-    ok = [
-        (n, o.stdout)
-        for n, o in zip(names, outcomes, strict=True)
-        if o.ok and not o.stdout_truncated
-    ]
+    ok = _successful(names, outcomes)
     failed = tuple(
         n for n, o in zip(names, outcomes, strict=True) if not o.ok or o.stdout_truncated
     )
@@ -99,9 +113,16 @@ def consensus_oracle(
     failed = {
         n: Outcome(Status.BUILD_ERROR, message=b.message[:200]) for n, b in references if not b.ok
     }
+    rows = [[grid.get((n, str(k))) or failed[n] for n in names] for k in range(len(inputs))]
+    checker.prefetch(
+        [
+            item
+            for inp, row in zip(inputs, rows, strict=True)
+            for item in agreement_items(inp, names, row, problem.oracle.rule)
+        ]
+    )
     golds: dict[str, Gold] = {}
-    for k, inp in enumerate(inputs):
-        row = [grid.get((n, str(k))) or failed[n] for n in names]
+    for inp, row in zip(inputs, rows, strict=True):
         golds[sha256_bytes(inp)] = gold_from_outputs(
             inp, names, row, checker, problem.oracle.rule, problem.oracle.min_success
         )
