@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "instances"
@@ -81,3 +85,47 @@ def test_programbench_task_directory(tmp_path: Path) -> None:
     assert data["validity"] == 1.0  # ignored (gold_fail, flaky, ...) tests are refined out
     assert data["excluded_tests"]
     assert not set(data["excluded_tests"]) & {t["id"] for t in data["tests"]}
+
+
+def _batches(store_path: Path) -> dict[str, float]:
+    if not store_path.exists():
+        return {}
+    with sqlite3.connect(store_path, timeout=30) as conn:
+        rows = conn.execute("SELECT key, created FROM outcomes WHERE kind = 'suite-batch'")
+        return dict(rows.fetchall())
+
+
+@pytest.mark.slow
+def test_killed_score_resumes_without_redoing_committed_batches(
+    stats_instance: Path, tmp_path: Path
+) -> None:
+    store_path = tmp_path / "s.sqlite"
+    argv = [sys.executable, "-c", ENTRY, "--store", str(store_path), "--jobs", "1"]
+    argv += ["score", str(stats_instance), "--batch-size", "2", "--out", str(tmp_path / "out")]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    try:
+        while len(_batches(store_path)) < 2 and proc.poll() is None:
+            assert time.monotonic() < deadline, "no batch committed in time"
+            time.sleep(0.05)
+    finally:
+        proc.kill()  # SIGKILL: no clean-up, no final commit
+        proc.wait()
+    before = _batches(store_path)
+    assert before, "the run finished before it could be killed"
+    assert not (tmp_path / "out" / "results.json").exists()
+
+    resumed = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    after = _batches(store_path)
+    # Committed batches were reused as they were, not run again; the rest were added.
+    assert {k: after[k] for k in before} == before
+    assert len(after) > len(before) or len(before) == 5
+    result = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert result["mutation_score"] == 5 / 6 and result["validity"] == 1.0
+    fresh = suitebench(tmp_path / "fresh", "--json", "score", str(stats_instance))
+
+    def rows(mutants: list[dict[str, object]]) -> dict[object, object]:
+        return {m["id"]: (m["status"], m["killed_by"], m["outcomes"]) for m in mutants}
+
+    assert rows(json.loads(fresh.stdout)["mutants"]) == rows(result["mutants"])
