@@ -122,14 +122,16 @@ def test_recheck_passes_on_a_fresh_ledger_and_flags_tampering(
         ledger,
         tampered,
         {
-            2: {"got_sha256": "0" * 64},
+            1: {"legality": "no-such-class"},
+        2: {"got_sha256": "0" * 64},
             3: {"expected_sha256": "f" * 64, "verdict": "RE"},
         },
     )
     bad = suitebench("--json", "audit", "--recheck", str(tampered), store=tmp_path / "u.sqlite")
     assert bad.returncode == 1
     issues = {i["row"]: i["reasons"] for i in json.loads(bad.stdout)["issues"]}
-    assert set(issues) == {2, 3}
+    assert set(issues) == {1, 2, 3}
+    assert issues[1] == ["legality is now legal, ledger says no-such-class"]
     assert any("output sha256 differs" in r for r in issues[2])
     assert any("gold sha256" in r for r in issues[3])
     assert any("ledger says RE" in r for r in issues[3])

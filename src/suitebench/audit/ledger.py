@@ -150,7 +150,7 @@ def _recheck_row(
 
     legality = certify_legality(problem, [data], engine)
     now = legality.verdicts[row.input_sha256]
-    if now is not Legality(row.legality):
+    if str(now) != row.legality:
         reasons.append(f"legality is now {now}, ledger says {row.legality}")
     if now is not Legality.LEGAL:
         reasons.append(f"the input is not certified legal ({now})")
