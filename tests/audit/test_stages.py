@@ -356,3 +356,16 @@ def test_one_arm_directory_serves_several_problems(
         assert [c.data for c in arm.inputs] == [data]
     with pytest.raises(ArmError, match="not found"):
         resolve_arm(parse_arm("x=nowhere"), load_problem(PROBLEMS / "mean"), engine, tmp_path)
+
+
+def test_problem_without_validator_certifies_nothing(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    d = copy_problem(tmp_path, "mean", v='validator = "validator.py"\n|')
+    audit = audit_problem(
+        load_problem(d), [parse_arm("hand=arms/handmade")], AuditConfig(), make_engine()
+    )
+    hand = audit.arms["hand"]
+    assert hand.counts["no_validator"] == 2 and hand.counts["scored"] == 2
+    assert len(hand.killed) == 3 and audit.ledger == []
+    assert {r.reason for r in audit.retractions} == {"the problem has no validator"}
