@@ -30,7 +30,12 @@ from typing import Any
 import pytest
 
 import suitebench
-from suitebench.metrics.mutation import mutation_score, reference_pass_rate, validity
+from suitebench.metrics.mutation import (
+    mutation_score,
+    per_section_mutation_score,
+    reference_pass_rate,
+    validity,
+)
 from suitebench.model.instance import Instance, MutantSpec
 from suitebench.run import sandbox
 from suitebench.run.executor import Executor, run_cached
@@ -325,21 +330,12 @@ def score_suite(
     chosen = set(mutant_ids) if mutant_ids is not None else None
     mutants = [m for m in instance.mutants if chosen is None or m.id in chosen]
     total = 1 + len(mutants) + reference_runs + len(mutants)  # builds, then runs
-    step = 0
-
-    def tick(n: int = 1) -> None:
-        nonlocal step
-        step += n
-        if progress is not None:
-            progress(step, total)
-
     reference, built = build_all(
         builder,
         mutants,
         progress=(lambda done, _: progress(done, total)) if progress else None,
         executor=executor,
     )
-    step = 1 + len(mutants)
     if not reference.ok:
         raise RuntimeError(f"the reference of {instance.name} does not build:\n{reference.message}")
 
@@ -363,13 +359,12 @@ def score_suite(
     )
     requests = [(k, ref_target) for k in ref_keys]
     requests += [(full_keys[m.id], built[m.id].target()) for m in runnable if m.id in full_keys]
-    first = step
+    first = 1 + len(mutants)
     all_runs = runner.run(
         requests,
         progress=(lambda d, t: progress(first + d, total)) if progress else None,
     )
     ref_runs = [all_runs[k] for k in ref_keys]
-    step = first + len(requests)
 
     excluded = _refined_out(instance, suite is None)
     test_ids = [t for t in _test_universe(ref_runs) if t not in excluded]
@@ -391,8 +386,8 @@ def score_suite(
         mutant_runs = _fast_runs(runner, runnable, built, tests, progress=None)
     else:
         mutant_runs = {m.id: all_runs[full_keys[m.id]] for m in runnable}
-    step = total
-    tick(0)
+    if progress is not None:
+        progress(total, total)
 
     results = [_classify(m, built[m.id], mutant_runs.get(m.id), tests) for m in mutants]
     counts = Counts(
@@ -406,12 +401,10 @@ def score_suite(
         build_errors=sum(r.status is MutantStatus.BUILD_ERROR for r in results),
         crashed=sum(r.status is MutantStatus.CRASHED for r in results),
     )
-    per_section: dict[str, list[int]] = {}
-    for r in results:
-        if r.status.scored:
-            entry = per_section.setdefault(r.section or "", [0, 0])
-            entry[0] += int(r.status.detected)
-            entry[1] += 1
+    scored = [r for r in results if r.status.scored]
+    per_section = per_section_mutation_score(
+        {r.id: r.status.detected for r in scored}, {r.id: r.section or "" for r in scored}
+    )
     return SuiteResult(
         instance=instance.name,
         suite=str(suite_dir),
@@ -421,7 +414,7 @@ def score_suite(
         reference_runs=reference_runs,
         validity=_nan_to_none(validity(counts.valid, counts.tests)),
         mutation_score=_nan_to_none(mutation_score(counts.killed, counts.scored)),
-        per_section={s: _nan_to_none(mutation_score(k, n)) for s, (k, n) in per_section.items()},
+        per_section={s: _nan_to_none(v) for s, v in per_section.items()},
         counts=counts,
         reference_program=reference.program_id,
         reference_run_status=[r.status for r in ref_runs],
