@@ -199,18 +199,23 @@ def test_test_that_kills_pytest_is_a_crash_not_zero(
     assert by_id["max_off_by_one"].status is MutantStatus.SURVIVED
 
 
-def test_suite_that_crashes_pytest_on_the_reference(stats_instance: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", [Engine.PLAIN, Engine.BATCHED])
+def test_suite_that_crashes_pytest_on_the_reference(
+    stats_instance: Path, tmp_path: Path, engine: Engine
+) -> None:
     suite = tmp_path / "broken_conftest"
     suite.mkdir()
     (suite / "conftest.py").write_text("import os\nos._exit(7)\n")
     (suite / "test_x.py").write_text("def test_x():\n    pass\n")
-    result = _score(stats_instance, suite, tmp_path, Engine.PLAIN)
+    result = _score(stats_instance, suite, tmp_path, engine)
     assert result.reference_run_status == [RunStatus.CRASHED] * 3
     assert result.counts.tests == 0 and result.validity is None
     assert result.mutation_score is None  # nothing measured is not zero
     assert all(m.status in (MutantStatus.CRASHED, MutantStatus.BUILD_ERROR) for m in result.mutants)
     crashed = next(m for m in result.mutants if m.status is MutantStatus.CRASHED)
-    assert "exit code 7" in crashed.message
+    assert "pytest did not finish" in crashed.message
+    if engine is Engine.PLAIN:
+        assert "exit code 7" in crashed.message
 
 
 @pytest.mark.slow

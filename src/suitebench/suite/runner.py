@@ -181,6 +181,7 @@ def _collect(
     exit_code: int | None,
     wall: float,
     killed: bool,
+    reason: str | None = None,
 ) -> SuiteRun:
     """Turn one program's XML + events into a SuiteRun (crashed if the XML is missing)."""
     events = read_events(out_dir / f"{index}.events")
@@ -204,6 +205,8 @@ def _collect(
             message = f"unreadable JUnit XML: {exc}"
     else:
         message = "killed at the per-program wall-clock limit" if killed else "no JUnit XML"
+    if reason is not None:
+        message = reason
     died_of_timeout = killed or _WATCHDOG_FIRED.search(log) is not None
     tests, broken = statuses_from_events(events, died_of_timeout=died_of_timeout)
     return SuiteRun(
@@ -351,9 +354,11 @@ def run_batched(
                         bool(info["killed"]),
                     )
                 )
-            else:  # the fork server itself died before reaching this program
-                run = _collect(out_dir, i, shared_log, outcome.exit_code, 0.0, True)
-                runs.append(run)
+            else:  # the batch ended before this program ran (e.g. the suite did not collect)
+                reason = f"the batch ended before this program ran ({outcome.status})"
+                runs.append(
+                    _collect(out_dir, i, shared_log, outcome.exit_code, 0.0, False, reason=reason)
+                )
         return runs
 
 
