@@ -68,7 +68,8 @@ def audit(
         DEFAULT_MAX_CANDIDATES,
         "--max-candidates",
         min=1,
-        help="Killing inputs examined per arm and submission.",
+        help="Killing inputs examined per round for each arm and submission "
+        "(rounds go on until one is certified or none is left).",
     ),
     build_cache: Path | None = typer.Option(
         None, "--build-cache", help="Build cache directory (default: next to the store)."
