@@ -75,3 +75,36 @@ def test_same_matrix_on_fixture_bad_suite(tmp_path: Path) -> None:
     plain, batched = _both(instance, tmp_path, FIXTURES / "bad-suite" / "tests")
     # A flaky test's rows are random on any engine: everything else must match.
     _assert_same(plain, batched, skip_files=("tests/test_flaky.py",))
+
+
+MODULE_LEVEL_SUITES = {
+    # Resolves ./executable when imported: every program must still be its own.
+    "resolved": (
+        "import subprocess\nfrom pathlib import Path\n\n"
+        "EXE = str(Path('executable').resolve())\n\n"
+        "def test_max_last():\n"
+        "    out = subprocess.run([EXE, 'max', '1', '9'], capture_output=True, text=True)\n"
+        "    assert out.stdout == '9\\n'\n"
+    ),
+    # Runs the program when imported (a parametrisation from the program's own output).
+    "ran": (
+        "import subprocess\nimport pytest\n\n"
+        "EMPTY = subprocess.run(['./executable', 'max'], capture_output=True, text=True).stdout\n\n"
+        "@pytest.mark.parametrize('expected', ['empty\\n'])\n"
+        "def test_empty_max_seen_at_import(expected):\n"
+        "    assert EMPTY == expected\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MODULE_LEVEL_SUITES))
+def test_suite_that_touches_the_program_at_import(
+    kind: str, stats_instance: Path, tmp_path: Path
+) -> None:
+    suite = tmp_path / f"suite_{kind}"
+    suite.mkdir()
+    (suite / "test_module_level.py").write_text(MODULE_LEVEL_SUITES[kind])
+    plain, batched = _both(load_instance(stats_instance), tmp_path, suite)
+    _assert_same(plain, batched)
+    killed = {m.id for m in batched.mutants if m.killed_by}
+    assert killed == ({"max_off_by_one"} if kind == "resolved" else {"max_empty"})

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 SENTINEL_NAME = ".suitebench-collect-sentinel"
+SENTINEL_SCRIPT = "sentinel.sh"
 _SENTINEL_SCRIPT = """#!/bin/sh
 touch "{marker}"
 echo "suitebench: the program under test ran while the suite was being imported" >&2
@@ -157,6 +158,33 @@ def _fork_each(spec: dict[str, Any], child: Callable[[dict[str, Any]], int]) -> 
         _record_exit(out_dir, program["index"], status, killed, time.monotonic() - start)
 
 
+def _mentions(value: Any, needle: str, depth: int = 2) -> bool:
+    if isinstance(value, str | os.PathLike):
+        return needle in str(os.fspath(value))
+    if depth <= 0:
+        return False
+    if isinstance(value, list | tuple | set | frozenset):
+        return any(_mentions(v, needle, depth - 1) for v in value)
+    if isinstance(value, dict):
+        return any(_mentions(v, needle, depth - 1) for v in value.values())
+    if isinstance(value, type):
+        return any(_mentions(v, needle, depth - 1) for v in vars(value).values())
+    return False
+
+
+def _kept_sentinel_path(workdir: Path, needle: str) -> bool:
+    """Whether a module of the suite holds the sentinel's resolved path in a global (e.g.
+    ``EXE = Path("executable").resolve()`` at import), which would pin every child to it."""
+    root = str(workdir)
+    for module in list(sys.modules.values()):
+        origin = getattr(module, "__file__", None) or ""
+        if origin.startswith(root) and any(
+            _mentions(v, needle) for v in list(vars(module).values())
+        ):
+            return True
+    return False
+
+
 def run_collected_batch(session: Any, spec_path: str) -> None:
     """The plugin's run loop in batched mode: fork one child per program after collection."""
     from _pytest.junitxml import xml_key
@@ -165,9 +193,11 @@ def run_collected_batch(session: Any, spec_path: str) -> None:
 
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
     out_dir = Path(spec["out_dir"])
-    if (Path(spec["workdir"]) / SENTINEL_NAME).exists():
-        # The suite ran the program while being imported: collection depends on the program,
-        # so this batch must collect per program (see main()).
+    workdir = Path(spec["workdir"])
+    ran = (workdir / SENTINEL_NAME).exists()
+    if ran or _kept_sentinel_path(workdir, str(out_dir / SENTINEL_SCRIPT)):
+        # The suite ran the program, or resolved ./executable to where it points, while being
+        # imported: collection depends on the program, so collect per program (see main()).
         (out_dir / "needs-recollect").write_text("1", encoding="utf-8")
         return
     logxml = session.config.stash.get(xml_key, None)
@@ -256,11 +286,12 @@ def main(argv: list[str] | None = None) -> int:
     if spec["collect_once"]:
         marker = workdir / SENTINEL_NAME
         populate_workdir(workdir, Path(spec["suite_src"]), spec["suite_name"], None)
-        sentinel = out_dir / "sentinel.sh"
+        sentinel = out_dir / SENTINEL_SCRIPT
         sentinel.write_text(_SENTINEL_SCRIPT.format(marker=marker), encoding="utf-8")
         sentinel.chmod(0o755)
         os.symlink(sentinel, workdir / "executable")
         os.chdir(workdir)
+        initial_path = list(sys.path)
         pytest.main(
             [
                 *pytest_args,
@@ -270,6 +301,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         if not (out_dir / "needs-recollect").exists():
             return 0
+        # Collecting per program after all: forget what the attempt imported from the suite
+        # and put sys.path back, so each child imports the suite as a plain run would.
+        sys.path[:] = initial_path
+        for name, module in list(sys.modules.items()):
+            if (getattr(module, "__file__", None) or "").startswith(str(workdir)):
+                del sys.modules[name]
     _run_forked_main(spec, pytest_args)
     return 0
 

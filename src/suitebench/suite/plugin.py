@@ -13,7 +13,9 @@ happens to be installed), so everything suitebench needs inside the pytest proce
 * **the batched run loop** (``--suitebench-batch``): collect the suite once, then fork one child
   per program under test; see :mod:`suitebench.suite.forkserver`.
 
-This module must stay importable with nothing but pytest: it runs inside the sandbox.
+This module must stay importable with nothing but pytest: it runs inside the sandbox.  It holds no
+assert statements to rewrite (PYTEST_DONT_REWRITE), so importing it before pytest starts, as the
+fork server does, changes nothing.
 """
 
 from __future__ import annotations
