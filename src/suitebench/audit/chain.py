@@ -6,7 +6,8 @@ Stages (each reads and writes records, each visible in the outputs):
 2. legality        -> validator quality gate, then legal / illegal / unmeasured per input
 3. consensus_oracle-> gold per non-illegal input, or no_gold (skipped and counted)
 4. judge           -> the kill matrix: every pool submission x every scored input
-5. flags           -> per arm and submission, its first killing inputs (logic kills, excl-TLE)
+5. flags           -> per arm and submission, its killing inputs (logic kills, excl-TLE),
+                      examined in rounds until one is certified
 6. determinism     -> three re-judges: DET_WA / DET_RE / NONDET / NOT_REPRODUCED
 7. consensus       -> optional: a larger accepted pool votes on each flagged input
 8. brute           -> brute-force solutions settle gold-vs-submission disputes
