@@ -123,7 +123,7 @@ def test_recheck_passes_on_a_fresh_ledger_and_flags_tampering(
         tampered,
         {
             1: {"legality": "no-such-class"},
-        2: {"got_sha256": "0" * 64},
+            2: {"got_sha256": "0" * 64},
             3: {"expected_sha256": "f" * 64, "verdict": "RE"},
         },
     )
