@@ -743,3 +743,14 @@ def test_broken_runner_cache_is_rebuilt_or_avoided(
     finally:
         monkeypatch.undo()
         sandbox._c_runner.cache_clear()
+
+
+def test_program_that_closes_stdin_and_keeps_running(work: Path, backend: Backend) -> None:
+    out = sandbox.run(
+        ["sh", "-c", "exec 0<&-; sleep 0.3; echo done"],
+        cwd=work,
+        backend=backend,
+        stdin=b"x" * (4 << 20),
+        limits=Limits(wall_time=10),
+    )
+    assert out.status is Status.OK and out.stdout == b"done\n", out

@@ -394,9 +394,14 @@ static void run_one(const unsigned char *in, size_t in_len) {
             if (!fds[i].revents) continue;
             int fd = fds[i].fd;
             if (fd == in_fd) {
-                ssize_t k = (fds[i].revents & (POLLERR | POLLHUP))
-                                ? -1
-                                : write(in_fd, in + in_off, in_len - in_off > 65536 ? 65536 : in_len - in_off);
+                size_t chunk = in_len - in_off > 65536 ? 65536 : in_len - in_off;
+                ssize_t k;
+                if (fds[i].revents & (POLLERR | POLLHUP)) {
+                    errno = EPIPE; /* the program closed its stdin: stop feeding it */
+                    k = -1;
+                } else {
+                    k = write(in_fd, in + in_off, chunk);
+                }
                 if (k > 0) in_off += (size_t)k;
                 if ((k < 0 && errno != EAGAIN) || in_off >= in_len) {
                     close(in_fd);
