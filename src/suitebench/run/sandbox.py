@@ -218,7 +218,7 @@ def _bwrap_layout(
 ) -> list[str]:
     """Mount arguments after the read-only root: private /tmp, hidden homes, binds, work dir.
 
-    Files in the private /tmp are memory, so ``tmp_size`` (the memory limit) bounds it.
+    Files in the private /tmp are memory, so ``tmp_size`` (half the memory limit) bounds it.
     """
     args = ["--dev", "/dev", "--proc", "/proc"]
     if tmp_size is not None:
