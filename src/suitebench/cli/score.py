@@ -20,7 +20,7 @@ from suitebench.run.executor import make_executor
 from suitebench.run.store import Store, StoreError
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
 from suitebench.suite.runner import Engine, SuiteLimits
-from suitebench.suite.score import score_implementation, score_suite
+from suitebench.suite.score import DEFAULT_BATCH, score_implementation, score_suite
 
 _err = Console(stderr=True, soft_wrap=True)  # paths and test ids stay greppable
 
@@ -87,7 +87,9 @@ def score(
     ),
     reference_runs: int = typer.Option(3, "--reference-runs", min=1),
     per_test: float = typer.Option(10.0, "--per-test-timeout", help="Seconds per test."),
-    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Programs per sandbox."),
+    batch_size: int = typer.Option(
+        DEFAULT_BATCH, "--batch-size", min=1, help="Most programs per sandbox (batched engine)."
+    ),
     mutant: list[str] = typer.Option([], "--mutant", help="Score only these mutant ids."),
 ) -> None:
     """Score a test suite against an instance's reference and mutants (V, M, kill matrix),
