@@ -90,9 +90,12 @@ def test_programbench_task_directory(tmp_path: Path) -> None:
 def _batches(store_path: Path) -> dict[str, float]:
     if not store_path.exists():
         return {}
-    with sqlite3.connect(store_path, timeout=30) as conn:
-        rows = conn.execute("SELECT key, created FROM outcomes WHERE kind = 'suite-batch'")
-        return dict(rows.fetchall())
+    try:
+        with sqlite3.connect(store_path, timeout=30) as conn:
+            rows = conn.execute("SELECT key, created FROM outcomes WHERE kind = 'suite-batch'")
+            return dict(rows.fetchall())
+    except sqlite3.OperationalError:  # the store is being created
+        return {}
 
 
 @pytest.mark.slow
@@ -101,13 +104,13 @@ def test_killed_score_resumes_without_redoing_committed_batches(
 ) -> None:
     store_path = tmp_path / "s.sqlite"
     argv = [sys.executable, "-c", ENTRY, "--store", str(store_path), "--jobs", "1"]
-    argv += ["score", str(stats_instance), "--batch-size", "2", "--out", str(tmp_path / "out")]
+    argv += ["score", str(stats_instance), "--batch-size", "1", "--out", str(tmp_path / "out")]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     try:
         while len(_batches(store_path)) < 2 and proc.poll() is None:
             assert time.monotonic() < deadline, "no batch committed in time"
-            time.sleep(0.05)
+            time.sleep(0.01)
     finally:
         proc.kill()  # SIGKILL: no clean-up, no final commit
         proc.wait()
@@ -120,7 +123,7 @@ def test_killed_score_resumes_without_redoing_committed_batches(
     after = _batches(store_path)
     # Committed batches were reused as they were, not run again; the rest were added.
     assert {k: after[k] for k in before} == before
-    assert len(after) > len(before) or len(before) == 5
+    assert len(after) > len(before)
     result = json.loads((tmp_path / "out" / "results.json").read_text())
     assert result["mutation_score"] == 5 / 6 and result["validity"] == 1.0
     fresh = suitebench(tmp_path / "fresh", "--json", "score", str(stats_instance))
