@@ -9,7 +9,7 @@ kill matrices are equal.
 
     python bench/score_throughput.py [INSTANCE] [--jobs N] [--batch-size B] [--repeat R]
 
-INSTANCE defaults to the C fixture ``tests/fixtures/instances/rpn-c``.  ``--generate N`` scores
+INSTANCE defaults to the C fixture ``src/suitebench/data/instances/rpn-c``.  ``--generate N`` scores
 a copy of the instance whose mutants are replaced by up to N relational-operator mutants of its
 C source (``<`` to ``<=``, ``==`` to ``!=``, ...), to see how the ratio grows with the number of
 mutants (pytest's start-up is amortised over more programs; the tests' own work is not).
@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from suitebench.data import INSTANCES_DIR
 from suitebench.model.instance import load_instance
 from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
@@ -35,7 +36,7 @@ from suitebench.suite.runner import Engine
 from suitebench.suite.score import DEFAULT_BATCH, score_suite
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_INSTANCE = ROOT / "tests" / "fixtures" / "instances" / "rpn-c"
+DEFAULT_INSTANCE = INSTANCES_DIR / "rpn-c"
 
 
 _SWAPS = {"<=": "<", ">=": ">", "==": "!=", "!=": "==", "<": "<=", ">": ">="}

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from suitebench.audit.runs import Engine
+from suitebench.data import PROBLEMS_DIR
 from suitebench.run.executor import make_executor
 from suitebench.run.store import Store
 
-PROBLEMS = Path(__file__).resolve().parent.parent / "fixtures" / "problems"
+PROBLEMS = PROBLEMS_DIR
 
 
 @pytest.fixture(scope="session")

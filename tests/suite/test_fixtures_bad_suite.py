@@ -20,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from suitebench.data import INSTANCES_DIR, SUITES_DIR
 from suitebench.model.instance import load_instance
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "instances"
-BAD_SUITE = FIXTURES / "bad-suite" / "tests"
+FIXTURES = INSTANCES_DIR
+BAD_SUITE = SUITES_DIR / "bad-suite" / "tests"
 GOOD = ["tests/test_good.py::test_missing_file_exits_2", "tests/test_good.py::test_top_two"]
 ALWAYS = "tests/test_always_passes.py::test_help_exits_0"
 FLAKY = "tests/test_flaky.py::test_counts_are_stable"

@@ -23,9 +23,10 @@ from typing import Any
 
 import pytest
 
+from suitebench.data import INSTANCES_DIR
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec, load_instance
 
-INSTANCES = Path(__file__).resolve().parents[1] / "fixtures" / "instances"
+INSTANCES = INSTANCES_DIR
 SCORED = ["wordfreq-py", "rpn-c", "intervals-pkg"]
 
 

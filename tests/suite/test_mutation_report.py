@@ -20,6 +20,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from suitebench.data import INSTANCES_DIR
 from suitebench.model.instance import Instance, load_instance
 from suitebench.report.mutation_report import (
     mutation_report,
@@ -28,7 +29,7 @@ from suitebench.report.mutation_report import (
     write_mutation_report,
 )
 
-INSTANCES = Path(__file__).resolve().parents[1] / "fixtures" / "instances"
+INSTANCES = INSTANCES_DIR
 
 _POSITION = {
     "type": "object",

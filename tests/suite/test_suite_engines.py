@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from suitebench.data import INSTANCES_DIR, SUITES_DIR
 from suitebench.model.instance import Instance, load_instance
 from suitebench.run.store import Store
 from suitebench.suite.result import SuiteResult
 from suitebench.suite.runner import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "instances"
+FIXTURES = INSTANCES_DIR
 FIXTURE_INSTANCES = sorted(p.parent.name for p in FIXTURES.glob("*/instance.toml"))
 
 
@@ -67,12 +68,12 @@ def test_same_matrix_on_fixture_instances(name: str, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(
-    not (FIXTURES / "bad-suite" / "tests").is_dir() or "wordfreq-py" not in FIXTURE_INSTANCES,
+    not (SUITES_DIR / "bad-suite" / "tests").is_dir() or "wordfreq-py" not in FIXTURE_INSTANCES,
     reason="the bad-suite fixture is not there",
 )
 def test_same_matrix_on_fixture_bad_suite(tmp_path: Path) -> None:
     instance = load_instance(FIXTURES / "wordfreq-py")
-    plain, batched = _both(instance, tmp_path, FIXTURES / "bad-suite" / "tests")
+    plain, batched = _both(instance, tmp_path, SUITES_DIR / "bad-suite" / "tests")
     # A flaky test's rows are random on any engine: everything else must match.
     _assert_same(plain, batched, skip_files=("tests/test_flaky.py",))
 

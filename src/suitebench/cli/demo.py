@@ -1,0 +1,207 @@
+"""``suitebench demo``: both modes end to end on the bundled data, in a few minutes.
+
+It is the tour a newcomer takes first: what isolation this machine gives, a suite scored
+against its mutants (V, M, kill matrix, mutation-testing-elements report), R of a candidate
+implementation, and an audit of three problems by four arms with the certification chain, the
+ledger and cov@k. Everything goes through the same store as every other command, so a second
+run (or a run killed halfway and started again) reuses what is stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from suitebench.audit.arms import ArmSource
+from suitebench.audit.chain import AuditConfig
+from suitebench.audit.run import format_funnel, run_audit
+from suitebench.audit.runs import Engine as AuditEngine
+from suitebench.cli.main import OPTIONS
+from suitebench.data import IMPLEMENTATIONS_DIR, INSTANCES_DIR, PROBLEMS_DIR, SUITES_DIR
+from suitebench.model.instance import load_instance
+from suitebench.report.mutation_report import write_mutation_report
+from suitebench.run.executor import Executor, make_executor
+from suitebench.run.sandbox import describe_environment
+from suitebench.run.store import Store, StoreError
+from suitebench.suite.result import SuiteResult
+from suitebench.suite.score import score_implementation, score_suite
+
+_err = Console(stderr=True, soft_wrap=True)
+
+# (instance, suite directory or None for the instance's reference suite, label)
+_SUITES: list[tuple[str, str | None, str]] = [
+    ("wordfreq-py", None, "reference"),
+    ("rpn-c", None, "reference"),
+    ("intervals-pkg", None, "reference"),
+    ("wordfreq-py", "bad-suite", "bad tests"),
+]
+_CANDIDATE = ("rpn-c", "rpn-candidate.diff")
+_PROBLEMS = ["maxsum", "divsum", "mean"]
+_ARMS = [ArmSource("handmade", "arms/handmade"), ArmSource("random", "generator", 30)]
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+@contextlib.contextmanager
+def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
+    """A transient progress bar; yields the ``progress(done, total)`` callback to hand on."""
+    bar = Progress(
+        TextColumn(f"  {label}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=_err,
+        disable=quiet,
+        transient=True,
+    )
+    with bar:
+        task = bar.add_task("", total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
+def _candidate(out: Path) -> Path:
+    """A candidate implementation: the reference with a patch of plausible slips applied."""
+    instance, patch = _CANDIDATE
+    dest = out / "implementations" / f"{instance}-candidate"
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(INSTANCES_DIR / instance / "src", dest)
+    subprocess.run(
+        ["patch", "-p1", "--quiet", "--fuzz=0", "-i", str(IMPLEMENTATIONS_DIR / patch)],
+        cwd=dest,
+        check=True,
+    )
+    return dest
+
+
+def _suite_mode(out: Path, store: Store, executor: Executor, quiet: bool) -> dict[str, Any]:
+    table = Table("instance", "suite", "tests", "V", "mutants", "M", "flaky", show_edge=False)
+    summary: dict[str, Any] = {}
+    for name, suite, label in _SUITES:
+        instance = load_instance(INSTANCES_DIR / name)
+        suite_dir = SUITES_DIR / suite if suite else None
+        tag = f"{name}/{suite or 'reference'}"
+        with _progress(f"scoring {tag}", quiet) as progress:
+            result: SuiteResult = score_suite(
+                instance, suite_dir, store=store, executor=executor, progress=progress
+            )
+        dest = out / "suite" / tag.replace("/", "--")
+        result.write(dest)
+        write_mutation_report(dest / "mutation-report.json", instance, result)
+        c = result.counts
+        table.add_row(
+            name,
+            label,
+            str(c.tests),
+            _pct(result.validity),
+            f"{c.killed}/{c.scored}",
+            _pct(result.mutation_score),
+            str(c.flaky),
+        )
+        summary[tag] = {"V": result.validity, "M": result.mutation_score, "dir": str(dest)}
+    _err.print(table)
+
+    name = _CANDIDATE[0]
+    impl_dir = _candidate(out)
+    impl = score_implementation(
+        load_instance(INSTANCES_DIR / name), impl_dir, store=store, executor=executor
+    )
+    dest = out / "suite" / f"{name}--candidate"
+    impl.write(dest)
+    _err.print(
+        f"  R of a candidate {name} implementation: {_pct(impl.reference_pass_rate)} "
+        f"({impl.passed}/{impl.total} reference tests pass)"
+    )
+    for test, status in list(impl.failing.items())[:5]:
+        _err.print(f"    {status:8s} {test}")
+    summary[f"{name}/candidate"] = {"R": impl.reference_pass_rate, "dir": str(dest)}
+    return summary
+
+
+def _input_mode(out: Path, store: Store, executor: Executor, quiet: bool) -> dict[str, Any]:
+    dest = out / "audit"
+    with _progress("auditing (runs)", quiet) as progress:
+        engine = AuditEngine(store, executor, OPTIONS.store.parent / "builds", progress=progress)
+        result = run_audit(
+            [PROBLEMS_DIR / p for p in _PROBLEMS],
+            _ARMS,
+            engine,
+            config=AuditConfig(consensus_pool="accepted"),
+            out_dir=dest,
+            base=PROBLEMS_DIR,
+        )
+    table = Table("arm", "inputs", "cov@1", "cov@5", "cov@10", "cov@50", "certified", "new")
+    table.show_edge = False
+    for arm, r in result.results["arms"].items():
+        n_inputs = sum(
+            p["arms"][arm]["counts"].get("inputs", 0)
+            for p in result.results["problems"].values()
+            if arm in p["arms"]
+        )
+        cov = [
+            "-" if r["cov_at_k"][k] is None else f"{r['cov_at_k'][k]:.3f}"
+            for k in ("1", "5", "10", "50")
+        ]
+        table.add_row(
+            arm, str(n_inputs), *cov, str(r["certified"]), str(r["funnel"]["new_findings"])
+        )
+    _err.print(table)
+    _err.print(format_funnel(result.funnel), end="")
+    return {"ledger_rows": result.ledger_rows, "dir": str(dest)}
+
+
+def demo(
+    out: Path = typer.Option(Path("suitebench-demo"), "--out", help="Output directory."),
+    suite_mode: bool = typer.Option(True, "--suite/--no-suite", help="Run the suite-mode part."),
+    input_mode: bool = typer.Option(True, "--audit/--no-audit", help="Run the input-mode part."),
+) -> None:
+    """Run both modes end to end on the bundled data and write every output under --out."""
+    quiet = OPTIONS.quiet or OPTIONS.json
+    started = time.monotonic()
+    env = describe_environment()
+    _err.print(
+        f"[bold]1. environment[/bold]  backend {env['backend']}, network isolation "
+        f"{'on' if env['network_isolation'] else 'OFF'}, programs run as {env['runs_as']}, "
+        f"memory limit by {env['memory_limit_by']}, process limit by {env['process_limit_by']}"
+    )
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    summary: dict[str, Any] = {"environment": {k: env[k] for k in ("backend", "runs_as")}}
+    try:
+        if suite_mode:
+            _err.print("[bold]2. suite mode[/bold]  suites scored against reference + mutants")
+            summary["suite"] = _suite_mode(out, store, executor, quiet)
+        if input_mode:
+            _err.print("[bold]3. input mode[/bold]  arms audited with the certification chain")
+            summary["audit"] = _input_mode(out, store, executor, quiet)
+    finally:
+        executor.close()
+        store.close()
+    summary["seconds"] = round(time.monotonic() - started, 1)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "demo.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    if OPTIONS.json:
+        sys.stdout.write(json.dumps(summary) + "\n")
+    _err.print(f"done in {summary['seconds']} s; outputs in {out}/ (demo.json lists them)")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(demo)
