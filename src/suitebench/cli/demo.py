@@ -15,19 +15,18 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from suitebench.audit.arms import ArmSource
 from suitebench.audit.chain import AuditConfig
 from suitebench.audit.run import format_funnel, run_audit
 from suitebench.audit.runs import Engine as AuditEngine
+from suitebench.cli._progress import ProgressFn, progress_bar
 from suitebench.cli.main import OPTIONS
 from suitebench.data import IMPLEMENTATIONS_DIR, INSTANCES_DIR, PROBLEMS_DIR, SUITES_DIR
 from suitebench.model.instance import load_instance
@@ -56,21 +55,8 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
-@contextlib.contextmanager
-def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
-    """A transient progress bar; yields the ``progress(done, total)`` callback to hand on."""
-    bar = Progress(
-        TextColumn(f"  {label}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=_err,
-        disable=quiet,
-        transient=True,
-    )
-    with bar:
-        task = bar.add_task("", total=None)
-        yield lambda done, total: bar.update(task, completed=done, total=total)
+def _progress(label: str, quiet: bool) -> contextlib.AbstractContextManager[ProgressFn]:
+    return progress_bar(f"  {label}", console=_err, quiet=quiet, transient=True)
 
 
 def _candidate(out: Path) -> Path:

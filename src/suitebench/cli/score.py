@@ -9,9 +9,9 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from suitebench.cli._progress import progress_bar
 from suitebench.cli.main import OPTIONS
 from suitebench.model.instance import Instance, InstanceError, load_instance
 from suitebench.model.programbench import is_programbench_task, load_programbench_task
@@ -111,19 +111,7 @@ def score(
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     quiet = OPTIONS.quiet or OPTIONS.json
     try:
-        with Progress(
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=_err,
-            disable=quiet,
-        ) as bar:
-            task = bar.add_task("scoring", total=None)
-
-            def progress(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
+        with progress_bar("scoring", console=_err, quiet=quiet) as progress:
             if implementation is not None:
                 impl = score_implementation(
                     instance,

@@ -22,6 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from suitebench.model.errors import ID_RE, FormatError
+
 __all__ = [
     "Instance",
     "InstanceError",
@@ -31,19 +33,13 @@ __all__ = [
     "spec_sections_from_markdown",
 ]
 
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 
 
-class InstanceError(ValueError):
+class InstanceError(FormatError):
     """A malformed instance: names the file, the field and what was expected."""
-
-    def __init__(self, file: Path | str, field: str, expected: str) -> None:
-        self.file = str(file)
-        self.field = field
-        self.expected = expected
-        super().__init__(f"{self.file}: field {field!r}: {expected}")
 
 
 class InstanceKind(StrEnum):
@@ -73,7 +69,7 @@ class MutantSpec(BaseModel):
     @field_validator("id")
     @classmethod
     def _check_id(cls, value: str) -> str:
-        if not _ID_RE.match(value):
+        if not ID_RE.match(value):
             raise ValueError("letters, digits, '_', '-', '.' (used in file names)")
         return value
 

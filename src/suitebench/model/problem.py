@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import glob
 import math
-import re
 import tomllib
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from suitebench.model.errors import ID_RE, FormatError
 
 __all__ = [
     "BUILTIN_CHECKERS",
@@ -36,17 +37,10 @@ __all__ = [
 ]
 
 PROBLEM_FILE = "problem.toml"
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
-class ProblemError(ValueError):
+class ProblemError(FormatError):
     """A malformed problem: names the file, the field and what was expected."""
-
-    def __init__(self, file: Path | str, field: str, expected: str) -> None:
-        self.file = str(file)
-        self.field = field
-        self.expected = expected
-        super().__init__(f"{self.file}: field {field!r}: {expected}")
 
 
 class OracleRule(StrEnum):
@@ -131,7 +125,7 @@ class _ProblemToml(BaseModel):
     @field_validator("id")
     @classmethod
     def _check_id(cls, value: str) -> str:
-        if not _ID_RE.match(value):
+        if not ID_RE.match(value):
             raise ValueError("letters, digits, '_', '-', '.' (used in file names)")
         return value
 
@@ -270,7 +264,7 @@ def load_problem(path: str | Path) -> Problem:
     references = _expand(refs_globs, root, file, "references", required=True)
     pools: dict[str, tuple[Path, ...]] = {}
     for name, pats in raw.pools.items():
-        if not _ID_RE.match(name):
+        if not ID_RE.match(name):
             raise ProblemError(file, f"pools.{name}", "a pool name of letters, digits, '_-.'")
         pools[name] = _expand(_globs(pats), root, file, f"pools.{name}", required=True)
     official = _expand(_globs(raw.tests.official), root, file, "tests.official", required=True)
