@@ -14,7 +14,7 @@ import csv
 import json
 import math
 import platform
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,20 @@ def _finite(x: float) -> float | None:
     return None if math.isnan(x) else round(x, 6)
 
 
-def _problem_json(a: ProblemAudit) -> dict[str, Any]:
+def _problem_json(
+    a: ProblemAudit, extras: Callable[[ProblemAudit], Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    entry = _problem_entry(a)
+    if extras is not None:
+        added = dict(extras(a))
+        clash = sorted(set(added) & set(entry))
+        if clash:
+            raise ValueError(f"problem extras would replace results.json keys: {clash}")
+        entry.update(added)
+    return entry
+
+
+def _problem_entry(a: ProblemAudit) -> dict[str, Any]:
     p = a.problem
     lim = judge_limits(p)
     arms: dict[str, Any] = {}
@@ -181,11 +194,17 @@ def run_audit(
     out_dir: Path | None = None,
     base: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    problem_extras: Callable[[ProblemAudit], Mapping[str, Any]] | None = None,
 ) -> AuditResult:
     """Audit every problem with every arm, then write the outputs to ``out_dir`` (if given).
 
     ``progress(done, total)`` counts runs (stored or executed); the total grows as the chain
     plans each stage, since later stages depend on what earlier ones found.
+
+    ``problem_extras(audit)``, if given, is called once per problem after its audit and before
+    ``results.json`` is written; the keys it returns are added to that problem's entry (audits
+    of the chain itself, such as the validator fuzz, report there). A key that the entry already
+    has is an error: extras add figures, they never replace the chain's own.
     """
     config = config or AuditConfig()
     if progress is not None:
@@ -229,7 +248,7 @@ def run_audit(
         "basis": "legal-or-unmeasured inputs with gold; kills are WA/PE/RE/MLE/OLE (excl-TLE)",
         "runs": {"executed": engine.executed_runs, "cached": engine.cached_runs},
         "arms": per_arm,
-        "problems": {a.problem.id: _problem_json(a) for a in audits},
+        "problems": {a.problem.id: _problem_json(a, problem_extras) for a in audits},
         "certified": sum(len(a.ledger) for a in audits),
     }
     if out_dir is not None:

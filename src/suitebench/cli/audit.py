@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -13,11 +16,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from suitebench.audit.arms import ArmError, ArmSource, parse_arm
-from suitebench.audit.chain import DEFAULT_MAX_CANDIDATES, AuditConfig, AuditError
+from suitebench.audit.chain import DEFAULT_MAX_CANDIDATES, AuditConfig, AuditError, ProblemAudit
+from suitebench.audit.fuzz import FuzzReport, fuzz_validator
 from suitebench.audit.ledger import LedgerError, recheck_ledger
+from suitebench.audit.review import ReviewError, read_ledger_csv, review_sample, write_review_csv
 from suitebench.audit.run import AuditResult, format_funnel, run_audit
 from suitebench.audit.runs import Engine
 from suitebench.cli.main import OPTIONS
+from suitebench.metrics.bootstrap import DEFAULT_SEED
 from suitebench.model.problem import ProblemError
 from suitebench.run.executor import make_executor
 from suitebench.run.store import Store, StoreError
@@ -77,6 +83,21 @@ def audit(
     recheck: Path | None = typer.Option(
         None, "--recheck", help="Re-check a ledger.csv from scratch; exit 1 if a row fails."
     ),
+    fuzz: bool = typer.Option(
+        False,
+        "--fuzz-validator",
+        help="Also fuzz each problem's validator with structurally illegal variants of its "
+        "official inputs; writes <out>/<problem>/validator-fuzz.json and lists false accepts.",
+    ),
+    review_cap: int | None = typer.Option(
+        None,
+        "--review-sample",
+        min=1,
+        metavar="N",
+        help="Write <out>/review-sample.csv: at most N ledger rows per problem, drawn at random "
+        "with inverse-probability weights, for human adjudication (see review-fdr).",
+    ),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the --review-sample draw."),
 ) -> None:
     """Judge arms against problems, certify every kill and write ledger, kill matrix, results."""
     quiet = OPTIONS.quiet or OPTIONS.json
@@ -110,8 +131,28 @@ def audit(
                 bar.update(task, completed=done, total=total)
 
             engine = Engine(store, executor, cache, progress=progress)
-            result = run_audit(problems, sources, engine, config=config, out_dir=out)
-    except (ProblemError, ArmError, AuditError) as exc:
+            fuzzed: dict[str, FuzzReport] = {}
+            extras: Callable[[ProblemAudit], dict[str, Any]] | None = None
+            if fuzz:
+
+                def fuzz_extras(a: ProblemAudit) -> dict[str, Any]:
+                    ftask = bar.add_task(f"validator fuzz {a.problem.id}", total=None)
+
+                    def fprogress(done: int, total: int) -> None:
+                        bar.update(ftask, completed=done, total=total)
+
+                    report = _fuzz_problem(a, engine, out, fprogress)
+                    if report is not None:
+                        fuzzed[a.problem.id] = report
+                    return {"validator_fuzz": _fuzz_summary(a, report)}
+
+                extras = fuzz_extras
+
+            result = run_audit(
+                problems, sources, engine, config=config, out_dir=out, problem_extras=extras
+            )
+            sample_note = _write_review_sample(out, review_cap, seed) if review_cap else ""
+    except (ProblemError, ArmError, AuditError, ReviewError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     finally:
@@ -121,7 +162,89 @@ def audit(
         sys.stdout.write(json.dumps(result.results) + "\n")
     else:
         _summary(result)
+        if fuzz:
+            _print_fuzz(result, fuzzed)
         _err.print(f"ledger: {result.ledger_rows} certified rows; outputs in {out}")
+        if sample_note:
+            _err.print(sample_note, highlight=False, soft_wrap=True)
+
+
+def _fuzz_problem(a: ProblemAudit, engine: Engine, out: Path, progress: Any) -> FuzzReport | None:
+    """Fuzz one problem's validator (built through the audit's build cache) and write the
+    report to ``<out>/<problem>/validator-fuzz.json``; accepted variants go beside it so that
+    each false accept can be reproduced. ``None`` for a problem without a validator."""
+    p = a.problem
+    if p.validator is None:
+        return None
+    built = engine.build(p.validator)
+    with tempfile.TemporaryDirectory(prefix="suitebench-fuzz-") as work:
+        os.chmod(work, 0o777)  # the sandbox runs the validator as an unprivileged uid
+        report = fuzz_validator(
+            built,
+            [f.read_bytes() for f in p.official],
+            cwd=work,
+            input_ids=[p.rel(f) for f in p.official],
+            progress=progress,
+        )
+    d = out / p.id
+    d.mkdir(parents=True, exist_ok=True)
+    data = {"problem": p.id, "validator_path": p.rel(p.validator), **report.to_dict()}
+    (d / "validator-fuzz.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    if report.accepts:
+        report.write_accepts(d / "validator-fuzz-accepts")
+    return report
+
+
+def _fuzz_summary(a: ProblemAudit, report: FuzzReport | None) -> dict[str, Any] | None:
+    """The per-problem ``validator_fuzz`` entry of results.json (the full report is a file)."""
+    if report is None:
+        return None
+    return {
+        "validator": a.problem.rel(a.problem.validator) if a.problem.validator else None,
+        "variants": len(report.findings),
+        "false_accepts": len(report.accepts),
+        "errors": len(report.errors),
+        "originals_rejected": list(report.originals_rejected),
+        "build_message": report.build_message,
+        "sound": report.sound,
+        "report": f"{a.problem.id}/validator-fuzz.json",
+    }
+
+
+def _print_fuzz(result: AuditResult, fuzzed: dict[str, FuzzReport]) -> None:
+    for pid in result.results["problems"]:
+        report = fuzzed.get(pid)
+        if report is None:
+            _err.print(f"validator fuzz {pid}: no validator")
+            continue
+        if report.build_message:
+            _err.print(f"[red]validator fuzz {pid}: validator did not build[/red]")
+            continue
+        n_acc = len(report.accepts)
+        style = "red" if n_acc or report.originals_rejected else "green"
+        _err.print(
+            f"[{style}]validator fuzz {pid}: {len(report.findings)} variants, "
+            f"{n_acc} false accept(s), {len(report.errors)} error(s)[/{style}]"
+        )
+        for name in report.originals_rejected:
+            _err.print(f"  rejects official input {name}: the gate fails, rejections prove nothing")
+        for f in report.accepts:
+            _err.print(
+                f"  accepts {f.kind} of {f.source_id} ({f.detail}): {f.preview}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+
+
+def _write_review_sample(out: Path, cap: int, seed: int) -> str:
+    """Draw the review sample from the ledger just written; returns the line for the summary."""
+    sample = review_sample(read_ledger_csv(out / "ledger.csv"), cap=cap, seed=seed)
+    path = write_review_csv(sample, out / "review-sample.csv")
+    return (
+        f"review sample: {len(sample.rows)} of {sample.n_population} ledger rows "
+        f"(at most {cap} per problem, seed {seed}) in {path}"
+    )
 
 
 def _recheck(ledger: Path) -> None:
