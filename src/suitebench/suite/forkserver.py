@@ -200,13 +200,26 @@ def warm_caches() -> None:
     import io
     import tokenize
 
-    from _pytest.junitxml import bin_xml_escape
+    def xml_escape() -> None:
+        from _pytest.junitxml import bin_xml_escape
 
-    bin_xml_escape("warm")
-    list(tokenize.generate_tokens(io.StringIO("x = 1\n").readline))
-    argparse.ArgumentParser(prog="warm", add_help=False)
-    # A miss maps every module loaded so far (the suite's too, once collected).
-    inspect.getmodule(warm_caches.__code__, "<suitebench: warm the module map>")
+        bin_xml_escape("warm")
+
+    def module_map() -> None:
+        # A miss maps every module loaded so far (the suite's too, once collected).
+        inspect.getmodule(warm_caches.__code__, "<suitebench: warm the module map>")
+
+    warmers: list[Callable[[], object]] = [
+        xml_escape,
+        lambda: list(tokenize.generate_tokens(io.StringIO("x = 1\n").readline)),
+        lambda: argparse.ArgumentParser(prog="warm", add_help=False),
+        module_map,
+    ]
+    for warm in warmers:
+        try:  # only a saving: a warmer that fails leaves its cache to the children, as before
+            warm()
+        except Exception:
+            pass
 
 
 def run_collected_batch(session: Any, spec_path: str) -> None:
