@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from suitebench.model.instance import load_instance
@@ -15,7 +16,7 @@ from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
 from suitebench.suite.build import Builder, build_all
 from suitebench.suite.records import TestStatus
-from suitebench.suite.result import MutantStatus, SuiteResult
+from suitebench.suite.result import NOT_COMPUTED, MutantStatus, SuiteResult
 from suitebench.suite.runner import Engine
 from suitebench.suite.score import score_implementation, score_suite
 
@@ -85,6 +86,21 @@ def test_outputs_results_json_and_kills_csv(
     killing = {(r["test"], r["mutant"]) for r in rows if r["kills"] == "1"}
     expected = {(t, m.id) for m in result.mutants for t in m.killed_by}
     assert killing == expected
+    # The compact form says the same as the long form, cell by cell; build errors not computed.
+    with np.load(paths[2]) as npz:
+        tests, mutants, statuses = list(npz["tests"]), list(npz["mutants"]), list(npz["statuses"])
+        outcomes, valid = npz["outcomes"], npz["valid"]
+    assert tests == result.test_ids() and mutants == [m.id for m in result.mutants]
+    from_npz = {
+        (tests[i], mutants[j]): statuses[outcomes[i, j]]
+        for i in range(len(tests))
+        for j in range(len(mutants))
+        if outcomes[i, j] != NOT_COMPUTED
+    }
+    assert from_npz == {(r["test"], r["mutant"]): r["outcome"] for r in rows}
+    assert list(valid) == [t.valid for t in result.tests]
+    unscored = [j for j, m in enumerate(result.mutants) if not m.status.scored]
+    assert len(unscored) == 2 and all((outcomes[:, j] == NOT_COMPUTED).all() for j in unscored)
 
 
 def test_fast_mode_gives_the_same_mutation_score(stats_instance: Path, store: Store) -> None:

@@ -15,9 +15,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from suitebench.suite.records import RunStatus, TestStatus
+
+NOT_COMPUTED = 255  # kills.npz: this test was not run on this mutant
 
 
 class MutantStatus(StrEnum):
@@ -122,7 +125,7 @@ class SuiteResult(BaseModel):
         return {(test, m.id): status for m in self.mutants for test, status in m.outcomes.items()}
 
     def write(self, out_dir: Path) -> list[Path]:
-        """results.json and kills.csv (long form: test, mutant, outcome, valid)."""
+        """results.json, kills.csv (long form: test, mutant, outcome, valid) and kills.npz."""
         out_dir.mkdir(parents=True, exist_ok=True)
         results = out_dir / "results.json"
         results.write_text(
@@ -140,7 +143,30 @@ class SuiteResult(BaseModel):
                     status = mutant.outcomes[test]
                     kills_it = valid[test] and status.fails
                     writer.writerow([test, mutant.id, str(status), int(valid[test]), int(kills_it)])
-        return [results, kills]
+        compact = out_dir / "kills.npz"
+        np.savez_compressed(compact, **self.kill_arrays())
+        return [results, kills, compact]
+
+    def kill_arrays(self) -> dict[str, Any]:
+        """The kill matrix in compact form (``kills.npz``): ``outcomes[test, mutant]`` is an
+        index into ``statuses`` (``NOT_COMPUTED`` where the mutant was not run on that test:
+        a build error, or ``--fast`` after its first kill), with the ids and the valid mask."""
+        statuses = list(TestStatus)
+        code = {s: i for i, s in enumerate(statuses)}
+        tests = self.test_ids()
+        matrix = np.full((len(tests), len(self.mutants)), NOT_COMPUTED, dtype=np.uint8)
+        for j, mutant in enumerate(self.mutants):
+            for i, test in enumerate(tests):
+                status = mutant.outcomes.get(test)
+                if status is not None:
+                    matrix[i, j] = code[status]
+        return {
+            "outcomes": matrix,
+            "tests": np.array(tests, dtype=str),
+            "mutants": np.array([m.id for m in self.mutants], dtype=str),
+            "valid": np.array([t.valid for t in self.tests], dtype=bool),
+            "statuses": np.array([str(s) for s in statuses], dtype=str),
+        }
 
     @classmethod
     def read(cls, path: Path) -> SuiteResult:
