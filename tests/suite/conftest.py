@@ -9,8 +9,10 @@ and one that does not compile.  ``intervals`` is a Python package with the same 
 from __future__ import annotations
 
 import difflib
+import socket
 import textwrap
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -405,3 +407,41 @@ def intervals_instance(tmp_path: Path) -> Path:
 
 
 MakeInstance = Callable[..., Path]
+
+
+@pytest.fixture
+def loopback_server() -> Iterator[tuple[str, int]]:
+    """A TCP service on the host's 127.0.0.1 that reads a request (if any) and answers "ok".
+
+    A test that needs the network reaches for it: it is reachable from the host, never from a
+    sandbox, whose network namespace has a loopback of its own.
+    """
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(0.5)
+                try:
+                    conn.recv(4096)
+                except OSError:
+                    pass  # a client that sends nothing still gets its answer
+                try:
+                    conn.sendall(b"ok")
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()
+    stop.set()
+    thread.join(timeout=5)
+    server.close()

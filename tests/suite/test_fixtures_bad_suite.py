@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,42 +32,11 @@ KILLS = {"m01": [GOOD[1]], "m07": [GOOD[1]], "m09": [GOOD[0]], "m16": [GOOD[1]]}
 
 
 @pytest.fixture
-def word_service() -> Iterator[tuple[str, int]]:
-    """A service on the host's 127.0.0.1 that answers "ok": what the network test needs."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    server.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(5)
-                try:
-                    conn.recv(4096)
-                    conn.sendall(b"ok")
-                except OSError:
-                    pass
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()
-    stop.set()
-    thread.join(timeout=5)
-    server.close()
-
-
-@pytest.fixture
-def bad_suite(tmp_path: Path, word_service: tuple[str, int]) -> Path:
+def bad_suite(tmp_path: Path, loopback_server: tuple[str, int]) -> Path:
     """A copy of the bad suite pointed at the running service."""
     suite = tmp_path / "bad-suite"
     shutil.copytree(BAD_SUITE, suite)
-    host, port = word_service
+    host, port = loopback_server
     (suite / "service.addr").write_text(f"{host}:{port}\n")
     return suite
 

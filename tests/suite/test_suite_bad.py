@@ -9,8 +9,6 @@ that kills the pytest process is a crash with the log kept -- never a row of zer
 from __future__ import annotations
 
 import socket
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,32 +23,6 @@ from suitebench.suite.runner import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
 HANG_LIMIT = SuiteLimits(per_test=1.5, per_program=120.0)
-
-
-@pytest.fixture
-def local_server() -> Iterator[int]:
-    """A TCP server on 127.0.0.1 that answers "pong": reachable from here, not from a sandbox."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    server.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.sendall(b"pong")
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join(timeout=5)
-    server.close()
 
 
 def write_bad_suite(root: Path, port: int) -> Path:
@@ -75,7 +47,7 @@ def write_bad_suite(root: Path, port: int) -> Path:
         "import socket\n\n"
         "def test_fetch_reference_answer():\n"
         f"    with socket.create_connection(('127.0.0.1', {port}), timeout=2) as s:\n"
-        "        assert s.recv(4) == b'pong'\n"
+        "        assert s.recv(4) == b'ok'\n"
     )
     (suite / "test_hang.py").write_text(
         "import subprocess\nimport time\n\n"
@@ -99,12 +71,12 @@ def _score(instance: Path, suite: Path, tmp_path: Path, engine: Engine) -> Suite
 
 @pytest.mark.slow
 def test_bad_suite_every_failure_handled(
-    stats_instance: Path, tmp_path: Path, local_server: int
+    stats_instance: Path, tmp_path: Path, loopback_server: tuple[str, int]
 ) -> None:
     # The server really answers outside the sandbox: the test needs the network, nothing else.
-    with socket.create_connection(("127.0.0.1", local_server), timeout=2) as s:
-        assert s.recv(4) == b"pong"
-    suite = write_bad_suite(tmp_path, local_server)
+    with socket.create_connection(loopback_server, timeout=2) as s:
+        assert s.recv(4) == b"ok"
+    suite = write_bad_suite(tmp_path, loopback_server[1])
     result = _score(stats_instance, suite, tmp_path, Engine.BATCHED)
     tests = {t.id: t for t in result.tests}
 
@@ -153,9 +125,9 @@ def test_bad_suite_every_failure_handled(
 
 @pytest.mark.slow
 def test_bad_suite_same_matrix_on_both_engines(
-    stats_instance: Path, tmp_path: Path, local_server: int
+    stats_instance: Path, tmp_path: Path, loopback_server: tuple[str, int]
 ) -> None:
-    suite = write_bad_suite(tmp_path, local_server)
+    suite = write_bad_suite(tmp_path, loopback_server[1])
     plain = _score(stats_instance, suite, tmp_path, Engine.PLAIN)
     batched = _score(stats_instance, suite, tmp_path, Engine.BATCHED)
 
