@@ -109,3 +109,48 @@ def test_suite_that_touches_the_program_at_import(
     _assert_same(plain, batched)
     killed = {m.id for m in batched.mutants if m.killed_by}
     assert killed == ({"max_off_by_one"} if kind == "resolved" else {"max_empty"})
+
+
+# A suite that leaves things behind where a plain run would start clean: its working directory,
+# its own directory, $HOME and $TMPDIR, and pytest's numbered tmp_path.  On the batched engine
+# every program must still find them as a fresh process does, or the first test fails there.
+STATEFUL_SUITE = """\
+import os
+import subprocess
+from pathlib import Path
+
+HERE = Path(__file__).parent
+PLACES = [Path("leftover.txt"), HERE / "leftover.txt",
+          Path(os.environ["HOME"]) / ".statsrc", Path(os.environ["TMPDIR"]) / "scratch"]
+
+
+def test_a_clean_start(tmp_path_factory):
+    assert [p for p in PLACES if p.exists()] == []
+    assert tmp_path_factory.getbasetemp().name == "pytest-0"
+    assert (HERE / "data.txt").read_text() == "1 2 3\\n"
+
+
+def test_b_leave_things_behind(tmp_path):
+    for place in PLACES:
+        place.write_text("left by an earlier program")
+    (HERE / "data.txt").write_text("9 9 9\\n")  # same size, within the same clock tick
+    (tmp_path / "x").write_text("x")
+
+
+def test_c_max_of_the_data():
+    out = subprocess.run(["./executable", "max", "1", "2", "3"], capture_output=True, text=True)
+    assert out.stdout == "3\\n"
+"""
+
+
+def test_suite_that_leaves_state_behind(stats_instance: Path, tmp_path: Path) -> None:
+    suite = tmp_path / "suite_stateful"
+    suite.mkdir()
+    (suite / "test_state.py").write_text(STATEFUL_SUITE)
+    (suite / "data.txt").write_text("1 2 3\n")
+    plain, batched = _both(load_instance(stats_instance), tmp_path, suite)
+    _assert_same(plain, batched)
+    clean_start = next(t for t in batched.tests if t.id.endswith("test_a_clean_start"))
+    assert clean_start.valid
+    assert all(not m.killed_by or clean_start.id not in m.killed_by for m in batched.mutants)
+    assert {m.id for m in batched.mutants if m.killed_by} == {"max_off_by_one"}

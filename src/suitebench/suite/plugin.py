@@ -24,6 +24,7 @@ import faulthandler
 import json
 import signal
 import sys
+import time
 from collections.abc import Generator
 from typing import Any, TextIO
 
@@ -31,6 +32,7 @@ import pytest
 
 TIMEOUT_MARKER = "SuiteTestTimeout"
 _HARD_GRACE = 5.0
+_REARM_SLACK = 1.0
 
 
 class SuiteTestTimeout(Exception):
@@ -43,6 +45,7 @@ _state: dict[str, Any] = {
     "events": None,
     "exitfirst": False,
     "session": None,
+    "watchdog_deadline": 0.0,  # monotonic time the armed watchdog fires (0: not armed)
 }
 
 
@@ -102,47 +105,72 @@ def _disarm() -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
-    _emit({"event": "start", "nodeid": item.nodeid})
+def _keep_watchdog_armed() -> None:
+    """The last resort: three phases' budgets plus grace after a test starts, the process dies
+    with a traceback (a crash the event log attributes to that test).
+
+    Re-arming faulthandler wakes its watchdog thread (~35 us a time), so it is re-armed only
+    when the current deadline would come too early for the test now starting, with a second
+    of slack: the deadline stays between 3 x limit + grace and that plus one second after the
+    start of the running test."""
     limit = _state["timeout"]
-    if limit > 0:
-        # The last resort, once per test: three phases' budgets plus grace, then the process
-        # dies with a traceback (a crash the event log attributes to this test).
+    if limit <= 0:
+        return
+    budget = 3 * limit + _HARD_GRACE
+    now = time.monotonic()
+    if _state["watchdog_deadline"] < now + budget:
         fault_file = _state.get("fault_file") or sys.stderr
-        faulthandler.dump_traceback_later(3 * limit + _HARD_GRACE, exit=True, file=fault_file)
+        faulthandler.dump_traceback_later(budget + _REARM_SLACK, exit=True, file=fault_file)
+        _state["watchdog_deadline"] = now + budget + _REARM_SLACK
+
+
+def disarm_watchdog() -> None:
+    """Cancel the last resort (the end of the run, or a forked child starting afresh)."""
+    if _state["watchdog_deadline"] > 0:
+        faulthandler.cancel_dump_traceback_later()
+        _state["watchdog_deadline"] = 0.0
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[Any]:
+    _emit({"event": "start", "nodeid": item.nodeid})
+    _keep_watchdog_armed()
     try:
-        yield
+        return (yield)
     finally:
-        if limit > 0:
-            faulthandler.cancel_dump_traceback_later()
+        if nextitem is None:
+            disarm_watchdog()
 
 
-def _phase() -> Generator[None]:
+def _phase() -> Generator[Any, Any, Any]:
     _arm()
     try:
-        yield
+        return (yield)
     finally:
         _disarm()
 
 
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> Generator[None]:
-    yield from _phase()
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[Any]:
+    return (yield from _phase())
 
 
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[None]:
-    yield from _phase()
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[Any]:
+    return (yield from _phase())
 
 
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
-    yield from _phase()
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[Any]:
+    return (yield from _phase())
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     _state["session"] = session
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    disarm_watchdog()  # a run stopped early (``--fast``) leaves it armed
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -129,12 +129,18 @@ def python_binds() -> tuple[str, ...]:
 
 
 def _scratch(base: Path) -> tuple[Path, Path]:
-    """The run's writable layout inside the sandbox's work dir: ``work/``, ``out/``, ``tmp/``."""
-    workdir, out_dir, tmp = base / "work", base / "out", base / "tmp"
-    for d in (workdir, out_dir, tmp):
+    """The run's writable layout inside the sandbox's work dir: ``work/`` (the tests' working
+    directory), ``out/`` (XML, event logs), ``home/`` ($HOME) and ``tmp/`` ($TMPDIR), the last
+    two empty whenever a program's tests start."""
+    workdir, out_dir = base / "work", base / "out"
+    for d in (workdir, out_dir, *_home_and_tmp(base)):
         d.mkdir()
         d.chmod(0o777)
     return workdir, out_dir
+
+
+def _home_and_tmp(base: Path) -> tuple[Path, Path]:
+    return base / "home", base / "tmp"
 
 
 def sandbox_path() -> str:
@@ -142,7 +148,8 @@ def sandbox_path() -> str:
     return os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"])
 
 
-def _env(workdir: Path, home: Path, target: Target | None) -> dict[str, str]:
+def _env(workdir: Path, base: Path, target: Target | None) -> dict[str, str]:
+    home, tmp = _home_and_tmp(base)
     env = {
         "PATH": sandbox_path(),
         "HOME": str(home),
@@ -152,7 +159,7 @@ def _env(workdir: Path, home: Path, target: Target | None) -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "SUITEBENCH_EXECUTABLE": str(workdir / "executable"),
-        "TMPDIR": str(home / "tmp"),
+        "TMPDIR": str(tmp),
     }
     if target is not None and target.pythonpath:
         env["PYTHONPATH"] = target.pythonpath
@@ -299,6 +306,7 @@ def run_batched(
             "out_dir": str(out_dir),
             "suite_src": str(suite_src),
             "suite_name": SUITE_DIRNAME,
+            "scratch": [str(p) for p in _home_and_tmp(base)],
             "collect_once": collect_once,
             "run_wall": limits.per_program,
             "pytest_args": pytest_args(SUITE_DIRNAME, limits),
