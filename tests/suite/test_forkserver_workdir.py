@@ -101,3 +101,32 @@ def test_home_and_tmp_are_emptied_before_every_program(layout: WorkDir, tmp_path
     assert list((tmp_path / "home").iterdir()) == []
     assert list((tmp_path / "tmp").iterdir()) == []
     assert layout.refills == 1  # the work dir itself was untouched
+
+
+def test_children_start_from_what_the_suites_setup_left(layout: WorkDir, tmp_path: Path) -> None:
+    """Collect-once: files written by configure hooks or at import are part of every start."""
+    from suitebench.suite.forkserver import _tree_state
+
+    first, second = _programs(tmp_path, 2)
+    layout.prepare(None)  # the bare copy, as the batch has it before pytest starts
+    bare = _tree_state(layout.path)
+    assert not layout.adopt_setup(bare)  # a set-up that wrote nothing: nothing to keep
+
+    (layout.path / "generated").mkdir()
+    (layout.path / "generated" / "case.txt").write_text("1 2 3\n")
+    (tmp_path / "tmp" / "configured.txt").write_text("ready")
+    assert layout.adopt_setup(bare)
+
+    layout.prepare(first)
+    assert (layout.path / "generated" / "case.txt").read_text() == "1 2 3\n"
+    assert (tmp_path / "tmp" / "configured.txt").read_text() == "ready"
+    assert os.readlink(layout.path / "executable") == first
+
+    (layout.path / "generated" / "case.txt").write_text("changed by a test")
+    (tmp_path / "tmp" / "configured.txt").unlink()
+    (tmp_path / "home" / "left.txt").write_text("x")
+    layout.prepare(second)
+    assert (layout.path / "generated" / "case.txt").read_text() == "1 2 3\n"
+    assert (tmp_path / "tmp" / "configured.txt").read_text() == "ready"
+    assert list((tmp_path / "home").iterdir()) == []
+    assert (layout.path / "tests" / "test_x.py").is_file()

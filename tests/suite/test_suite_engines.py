@@ -154,3 +154,49 @@ def test_suite_that_leaves_state_behind(stats_instance: Path, tmp_path: Path) ->
     assert clean_start.valid
     assert all(not m.killed_by or clean_start.id not in m.killed_by for m in batched.mutants)
     assert {m.id for m in batched.mutants if m.killed_by} == {"max_off_by_one"}
+
+
+# A suite whose set-up writes files: a test module that generates its data when imported and a
+# conftest that prepares a scratch file at configure time.  A plain run does this before every
+# program's tests; the batched engine collects once, so its children must start from the work
+# dir as that set-up left it, not from the bare copy of the suite.
+SETUP_CONFTEST = """\
+import os
+from pathlib import Path
+
+
+def pytest_configure(config):
+    Path(os.environ["TMPDIR"], "configured.txt").write_text("ready")
+"""
+
+SETUP_SUITE = """\
+import os
+import subprocess
+from pathlib import Path
+
+CASES = Path("generated")
+CASES.mkdir(exist_ok=True)
+(CASES / "max.txt").write_text("1 2 3\\n")
+
+
+def test_generated_data_is_there():
+    assert (CASES / "max.txt").read_text() == "1 2 3\\n"
+    assert Path(os.environ["TMPDIR"], "configured.txt").read_text() == "ready"
+
+
+def test_max_of_generated_data():
+    args = (CASES / "max.txt").read_text().split()
+    out = subprocess.run(["./executable", "max", *args], capture_output=True, text=True)
+    assert out.stdout == "3\\n"
+"""
+
+
+def test_suite_whose_setup_writes_files(stats_instance: Path, tmp_path: Path) -> None:
+    suite = tmp_path / "suite_setup"
+    suite.mkdir()
+    (suite / "conftest.py").write_text(SETUP_CONFTEST)
+    (suite / "test_generated.py").write_text(SETUP_SUITE)
+    plain, batched = _both(load_instance(stats_instance), tmp_path, suite)
+    _assert_same(plain, batched)
+    assert all(t.valid for t in batched.tests)
+    assert {m.id for m in batched.mutants if m.killed_by} == {"max_off_by_one"}

@@ -185,14 +185,35 @@ def _empty_dir(path: Path) -> None:
                 os.unlink(entry.path)
 
 
+# The collect-once work dir before pytest configured and collected the suite (see main()).
+_bare_state: dict[str, _Entry] = {}
+
+
+def _copy_into(src: Path, dst: Path) -> None:
+    """Copy the entries of ``src`` into the existing directory ``dst`` (whose own owner and
+    mode stay: it may not be ours to change)."""
+    with os.scandir(src) as entries:
+        for entry in entries:
+            target = dst / entry.name
+            if entry.is_symlink():
+                os.symlink(os.readlink(entry.path), target)
+            elif entry.is_dir():
+                shutil.copytree(entry.path, target, symlinks=True)
+            else:
+                shutil.copy2(entry.path, target)
+
+
 class WorkDir:
     """The batched engine's work dir: what each program's tests start from.
 
-    Before each program the work dir must be as a plain run would find it: a pristine copy of
-    the suite with ``./executable`` linked to this program, and an empty home and temporary
-    directory.  Copying the suite again costs ~2 ms a program; most children change nothing
-    in it, so it is copied again only when :func:`_tree_state` differs from how the last child
-    found it -- otherwise only the ``executable`` link is swapped.
+    Before each program the work dir must be as a plain run would find it when its tests start:
+    a pristine copy of the suite with ``./executable`` linked to this program, and an empty home
+    and temporary directory -- or, where the batch collected the suite once, all of these as
+    the suite's set-up (``pytest_configure`` hooks, test modules run at import) left them,
+    which a plain run redoes for every program (:meth:`adopt_setup`).  Copying the suite again
+    costs ~2 ms a program; most children change nothing in it, so it is copied again only when
+    :func:`_tree_state` differs from how the last child found it -- otherwise only the
+    ``executable`` link is swapped.
     """
 
     def __init__(self, spec: dict[str, Any]) -> None:
@@ -201,45 +222,95 @@ class WorkDir:
         self.suite_name = str(spec["suite_name"])
         self.scratch = [Path(p) for p in spec.get("scratch", ())]
         self.baseline: dict[str, _Entry] | None = None
+        self.template: Path | None = None
         self.refills = 0
+
+    def adopt_setup(self, bare: dict[str, _Entry]) -> bool:
+        """Start every child from the work dir and scratch dirs as they are now, after the
+        suite's set-up, if that set-up changed them from ``bare`` (the state before it);
+        whether it did.  The ``executable`` link is left out: each child gets its own."""
+        changed = _tree_state(self.path, bare) != bare
+        if not changed and not any(any(d.iterdir()) for d in self.scratch):
+            return False
+        template = self.path.parent / "setup-template"
+        shutil.rmtree(template, ignore_errors=True)
+        top = str(self.path)
+        shutil.copytree(
+            self.path,
+            template / "work",
+            symlinks=True,
+            ignore=lambda d, names: ["executable"] if d == top else [],
+        )
+        for i, directory in enumerate(self.scratch):
+            shutil.copytree(directory, template / f"scratch{i}", symlinks=True)
+        self.template = template
+        self.baseline = None  # the first child starts from a copy of the template too
+        return True
+
+    def _refill(self, executable: str | None) -> None:
+        self.refills += 1
+        if self.template is None:
+            populate_workdir(self.path, self.suite_src, self.suite_name, executable)
+            return
+        _empty_dir(self.path)
+        _copy_into(self.template / "work", self.path)
+        open_up(self.path)
+        if executable is not None:
+            os.symlink(executable, self.path / "executable")
 
     def prepare(self, executable: str | None) -> None:
         if self.baseline is None or _tree_state(self.path, self.baseline) != self.baseline:
-            populate_workdir(self.path, self.suite_src, self.suite_name, executable)
-            self.refills += 1
+            self._refill(executable)
         else:
             link = self.path / "executable"
             link.unlink(missing_ok=True)
             if executable is not None:
                 os.symlink(executable, link)
-        for directory in self.scratch:
+        for i, directory in enumerate(self.scratch):
             _empty_dir(directory)
+            if self.template is not None:
+                saved = self.template / f"scratch{i}"
+                _copy_into(saved, directory)
+                open_up(directory)
         self.baseline = _tree_state(self.path)
 
 
-def _fork_each(spec: dict[str, Any], child: Callable[[dict[str, Any]], int]) -> None:
-    """For every program: a fresh work dir, a forked child running ``child(program)`` in it,
-    the child's exit recorded (killed at the per-program wall-clock budget)."""
-    workdir = WorkDir(spec)
+def fork_per_program(spec: dict[str, Any], workdir: WorkDir) -> dict[str, Any] | None:
+    """For every program: a fresh work dir, then a fork.  In the parent, waits for each child
+    (killing it at the per-program wall-clock budget), records its exit, and returns None when
+    all have run; in a child, returns the program it is to test, in the work dir."""
     out_dir = Path(spec["out_dir"])
     for program in spec["programs"]:
         workdir.prepare(program["executable"])
+        sys.stdout.flush()
+        sys.stderr.flush()
         start = time.monotonic()
         pid = os.fork()
         if pid == 0:
-            code = 3
-            try:
-                _reseed_after_fork()
-                os.chdir(workdir.path)
-                code = child(program)
-            except BaseException:
-                code = 3
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
+            _reseed_after_fork()
+            os.chdir(workdir.path)
+            return dict(program)
         status, killed = _wait(pid, float(spec["run_wall"]))
         _record_exit(out_dir, program["index"], status, killed, time.monotonic() - start)
+    return None
+
+
+def _fork_each(
+    spec: dict[str, Any], child: Callable[[dict[str, Any]], int], workdir: WorkDir | None = None
+) -> None:
+    """:func:`fork_per_program`, each child running ``child(program)`` and exiting."""
+    program = fork_per_program(spec, workdir or WorkDir(spec))
+    if program is None:
+        return
+    code = 3
+    try:
+        code = child(program)
+    except BaseException:
+        code = 3
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def _mentions(value: Any, needle: str, depth: int = 2) -> bool:
@@ -351,7 +422,163 @@ def run_collected_batch(session: Any, spec_path: str) -> None:
             logxml.pytest_sessionfinish()
         return 0
 
-    _fork_each(spec, child)
+    workdir_state = WorkDir(spec)
+    if _bare_state:
+        workdir_state.adopt_setup(_bare_state)
+    _fork_each(spec, child, workdir_state)
+
+
+# -- configure once, collect per program (kind = "python") -------------------------------------
+
+# Shared between main() and the plugin's hooks (through the imported module, see main()).
+_per_program: dict[str, Any] = {}
+
+
+class ImportWatch:
+    """A meta path finder that imports nothing: it notes any attempt to import a module the
+    programs under test provide (their source roots' top-level names)."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = frozenset(names)
+        self.seen: list[str] = []
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname.partition(".")[0] in self.names:
+            self.seen.append(fullname)
+
+
+def provided_names(root: str) -> set[str]:
+    """Top-level modules and packages importable from a source root."""
+    names: set[str] = set()
+    with os.scandir(root) as entries:
+        for entry in entries:
+            stem = entry.name.split(".", 1)[0]
+            if entry.is_dir() and entry.name.isidentifier():
+                names.add(entry.name)
+            elif entry.name.endswith((".py", ".so", ".pyd")) and stem.isidentifier():
+                names.add(stem)
+    return names
+
+
+def _redirect_output(shared: Path, own: Path) -> None:
+    """Every descriptor writing to ``shared`` writes to ``own`` from now on -- stdout, stderr
+    and the duplicates pytest's capture keeps to restore them between tests."""
+    target = os.stat(shared)
+    fd_own = os.open(own, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND)
+    try:
+        for name in os.listdir("/proc/self/fd"):
+            try:
+                st = os.fstat(int(name))
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) == (target.st_dev, target.st_ino):
+                os.dup2(fd_own, int(name))
+    finally:
+        os.close(fd_own)
+
+
+def fork_before_collection(session: Any, spec_path: str) -> bool:
+    """The plugin's collection hook in a configure-once batch: fork one child per program
+    *before* collection.  True in the parent once every child has run (it collects nothing);
+    False in a child, set up for its program, which then collects and runs the suite exactly as
+    ``pytest.main`` does -- the test modules, and through them the package under test, are
+    imported fresh in every child."""
+    from _pytest.junitxml import xml_key
+
+    from suitebench.suite import plugin
+
+    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    out_dir = Path(spec["out_dir"])
+    _per_program["reached"] = True
+    watch: ImportWatch | None = _per_program.get("watch")
+    if watch is not None:
+        if watch in sys.meta_path:
+            sys.meta_path.remove(watch)
+        if watch.seen or any(name in sys.modules for name in watch.names):
+            # Configuring the suite (conftest, plugins) imported the program: configure anew
+            # for every program (see main()).
+            (out_dir / "needs-reconfigure").write_text(" ".join(watch.seen), encoding="utf-8")
+            return True
+    workdir = WorkDir(spec)
+    if _bare_state:
+        workdir.adopt_setup(_bare_state)
+    warm_caches()
+    gc.collect()
+    gc.freeze()
+    program = fork_per_program(spec, workdir)
+    if program is None:
+        return True
+    _per_program["child"] = True
+    plugin._state["batch_child"] = True
+    index = program["index"]
+    _redirect_output(out_dir / "batch.log", out_dir / f"{index}.log")
+    pythonpath = program.get("pythonpath")
+    if pythonpath:
+        # Where PYTHONPATH puts it in a plain run: right after the script's directory.
+        os.environ["PYTHONPATH"] = pythonpath
+        first = _per_program.get("path0")
+        sys.path.insert(sys.path.index(first) + 1 if first in sys.path else 0, pythonpath)
+    plugin.open_events(str(out_dir / f"{index}.events"))
+    plugin._state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
+    logxml = session.config.stash.get(xml_key, None)
+    if logxml is not None:
+        logxml.logfile = str(out_dir / f"{index}.xml")
+    if program.get("order") is not None:
+        order_file = out_dir / f"{index}.order.json"
+        order_file.write_text(json.dumps(program["order"]), encoding="utf-8")
+        session.config.option.suitebench_order = str(order_file)
+    return False
+
+
+def _configure_once(spec: dict[str, Any], spec_path: str, pytest_args: list[str]) -> bool:
+    """Run a ``kind = "python"`` batch with pytest configured once (plugins, conftest files,
+    ``pytest_configure`` hooks) and the suite collected in each child; False when it cannot
+    be: the suite's configuration imports the program under test, or it never got as far as
+    collecting.  Then nothing of the attempt is kept and the caller configures per program."""
+    import pytest
+
+    from suitebench.suite import forkserver as shared  # the module the plugin's hooks see
+
+    workdir = Path(spec["workdir"])
+    out_dir = Path(spec["out_dir"])
+    populate_workdir(workdir, Path(spec["suite_src"]), spec["suite_name"], None)
+    shared._bare_state.update(_tree_state(workdir))
+    names: set[str] = set()
+    for program in spec["programs"]:
+        if program.get("pythonpath"):
+            names |= provided_names(program["pythonpath"])
+    watch = ImportWatch(names)
+    shared._per_program.update(watch=watch, path0=sys.path[0])
+    initial_path = list(sys.path)
+    initial_modules = set(sys.modules)
+    sys.meta_path.insert(0, watch)
+    os.chdir(workdir)
+    try:
+        code = pytest.main(
+            [
+                *pytest_args,
+                f"--junitxml={out_dir / 'collect.xml'}",
+                f"--suitebench-batch={spec_path}",
+                "--suitebench-collect-per-program",
+            ]
+        )
+    except BaseException:
+        if shared._per_program.get("child"):
+            os._exit(3)
+        raise
+    if shared._per_program.get("child"):  # a child's session ended: its exit is the run's
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(int(code))
+    if watch in sys.meta_path:
+        sys.meta_path.remove(watch)
+    if shared._per_program.get("reached") and not (out_dir / "needs-reconfigure").exists():
+        return True
+    sys.path[:] = initial_path
+    for name in set(sys.modules) - initial_modules:
+        del sys.modules[name]
+    shared._bare_state.clear()
+    return False
 
 
 def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
@@ -432,6 +659,11 @@ def main(argv: list[str] | None = None) -> int:
         sentinel.write_text(_SENTINEL_SCRIPT.format(marker=marker), encoding="utf-8")
         sentinel.chmod(0o755)
         os.symlink(sentinel, workdir / "executable")
+        # To tell what the suite's set-up writes.  Kept where the plugin's run loop finds it:
+        # run as ``python -m``, this module is ``__main__``, not the one the plugin imports.
+        from suitebench.suite import forkserver
+
+        forkserver._bare_state.update(_tree_state(workdir))
         os.chdir(workdir)
         initial_path = list(sys.path)
         pytest.main(
@@ -442,6 +674,7 @@ def main(argv: list[str] | None = None) -> int:
             ]
         )
         if not (out_dir / "needs-recollect").exists():
+            _note_mode(out_dir, "collect-once")
             return 0
         # Collecting per program after all: forget what the attempt imported from the suite
         # and put sys.path back, so each child imports the suite as a plain run would.
@@ -449,8 +682,17 @@ def main(argv: list[str] | None = None) -> int:
         for name, module in list(sys.modules.items()):
             if (getattr(module, "__file__", None) or "").startswith(str(workdir)):
                 del sys.modules[name]
+    elif spec.get("configure_once", True) and _configure_once(spec, args[0], pytest_args):
+        _note_mode(out_dir, "configure-once")
+        return 0
+    _note_mode(out_dir, "per-program")
     _run_forked_main(spec, pytest_args)
     return 0
+
+
+def _note_mode(out_dir: Path, mode: str) -> None:
+    """How the batch ran (collect-once, configure-once or per-program), for whoever looks."""
+    (out_dir / "batch-mode.txt").write_text(mode + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ _state: dict[str, Any] = {
     "exitfirst": False,
     "session": None,
     "watchdog_deadline": 0.0,  # monotonic time the armed watchdog fires (0: not armed)
+    "batch_child": False,  # a forked child of a configure-once batch: runs like pytest.main
 }
 
 
@@ -54,6 +55,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--suitebench-timeout", type=float, default=0.0, help="per-test seconds")
     group.addoption("--suitebench-events", default=None, help="JSON-lines event log path")
     group.addoption("--suitebench-batch", default=None, help="batch spec (JSON) to fork over")
+    group.addoption(
+        "--suitebench-collect-per-program",
+        action="store_true",
+        help="with --suitebench-batch: fork before collection, collect in every child",
+    )
     group.addoption("--suitebench-order", default=None, help="JSON list: run these, in order")
     group.addoption("--suitebench-faultlog", default=None, help="file for the watchdog's report")
 
@@ -220,10 +226,28 @@ def pytest_collection_modifyitems(
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_runtestloop(session: pytest.Session) -> bool | None:
-    spec = session.config.getoption("--suitebench-batch")
-    if not spec:
+def pytest_collection(session: pytest.Session) -> bool | None:
+    config = session.config
+    spec = config.getoption("--suitebench-batch")
+    if not spec or not config.getoption("--suitebench-collect-per-program"):
         return None
+    from suitebench.suite.forkserver import fork_before_collection
+
+    if fork_before_collection(session, spec):
+        session.items = []  # the parent: every program ran in its own child
+        session.testscollected = 0
+        return True
+    return None  # a child: collect for its program, as pytest does
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> bool | None:
+    config = session.config
+    spec = config.getoption("--suitebench-batch")
+    if not spec or _state["batch_child"]:
+        return None
+    if config.getoption("--suitebench-collect-per-program"):
+        return True  # the parent of a configure-once batch: nothing to run here
     from suitebench.suite.forkserver import run_collected_batch
 
     run_collected_batch(session, spec)

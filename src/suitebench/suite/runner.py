@@ -15,6 +15,7 @@ points at it).  For ``kind = "python"`` the program under test is a source root 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -290,13 +291,24 @@ def run_batched(
     collect_once: bool,
     limits: SuiteLimits = SuiteLimits(),
     backend: Backend | None = None,
+    workspace: Path | None = None,
 ) -> list[SuiteRun]:
-    """Many programs in one sandbox through the fork server; one SuiteRun per target."""
+    """Many programs in one sandbox through the fork server; one SuiteRun per target.
+
+    ``workspace``: an empty directory to run the batch in, kept afterwards with its XML, event
+    logs and ``out/batch-mode.txt`` (how the fork server ran it); by default a temporary one.
+    """
     suite_dir = Path(suite_dir).resolve()
     if not targets:
         return []
-    with tempfile.TemporaryDirectory(prefix="suitebench-batch-") as tmp:
-        base = Path(tmp)
+    with contextlib.ExitStack() as stack:
+        if workspace is None:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="suitebench-batch-"))
+            base = Path(tmp)
+        else:
+            base = Path(workspace).resolve()
+            base.mkdir(parents=True, exist_ok=True)
+            base.chmod(0o755)
         workdir, out_dir = _scratch(base)
         suite_src = base / "suite-src" / SUITE_DIRNAME
         shutil.copytree(suite_dir, suite_src, symlinks=True)
