@@ -3,6 +3,7 @@ kill matrix of the plain engine (one pytest process per program) -- on every ins
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -242,6 +243,27 @@ def test_python_suite_is_configured_once(intervals_instance: Path, tmp_path: Pat
     target = Target(pythonpath=str(root / "src"), binds=(str(root),))
     mode = _mode(root / "tests", [target, target], False, tmp_path / "ws")
     assert mode == "configure-once"
+
+
+def test_configured_once_children_keep_pytests_assert_rewriting(
+    intervals_instance: Path, tmp_path: Path
+) -> None:
+    """The parent rewrites the test modules' asserts once for every child: a failure on a
+    mutant must still be explained as pytest explains it (a plain ``assert`` says nothing)."""
+    root = intervals_instance.parent
+    mutant = tmp_path / "mutant"
+    shutil.copytree(root / "src", mutant)
+    init = mutant / "intervals" / "__init__.py"
+    init.write_text(init.read_text().replace("lo <= result[-1][1] + 1", "lo <= result[-1][1]"))
+    targets = [
+        Target(pythonpath=str(root / "src"), binds=(str(root),)),
+        Target(pythonpath=str(mutant), binds=(str(mutant),)),
+    ]
+    assert _mode(root / "tests", targets, False, tmp_path / "ws") == "configure-once"
+    log = (tmp_path / "ws" / "out" / "1.log").read_text()
+    assert "assert [(1, 2), (3, 4)] == [(1, 4)]" in log
+    assert "At index 0 diff: (1, 2) != (1, 4)" in log
+    assert "FAILED" not in (tmp_path / "ws" / "out" / "0.log").read_text()
 
 
 CONFTESTS = {
