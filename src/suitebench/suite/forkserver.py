@@ -598,7 +598,6 @@ def _configure_once(spec: dict[str, Any], spec_path: str, pytest_args: list[str]
     watch = ImportWatch(names)
     shared._per_program.update(watch=watch, path0=sys.path[0])
     initial_path = list(sys.path)
-    initial_modules = set(sys.modules)
     sys.meta_path.insert(0, watch)
     os.chdir(workdir)
     try:
@@ -622,11 +621,18 @@ def _configure_once(spec: dict[str, Any], spec_path: str, pytest_args: list[str]
         sys.meta_path.remove(watch)
     if shared._per_program.get("reached") and not (out_dir / "needs-reconfigure").exists():
         return True
-    sys.path[:] = initial_path
-    for name in set(sys.modules) - initial_modules:
-        del sys.modules[name]
+    _forget_suite(workdir, initial_path)
     shared._bare_state.clear()
     return False
+
+
+def _forget_suite(workdir: Path, initial_path: list[str]) -> None:
+    """Undo a set-up attempt before configuring per program: put ``sys.path`` back and forget
+    the suite's modules, so that each child imports them as a plain run would."""
+    sys.path[:] = initial_path
+    for name, module in list(sys.modules.items()):
+        if (getattr(module, "__file__", None) or "").startswith(str(workdir)):
+            del sys.modules[name]
 
 
 def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
@@ -724,12 +730,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (out_dir / "needs-recollect").exists():
             _note_mode(out_dir, "collect-once")
             return 0
-        # Collecting per program after all: forget what the attempt imported from the suite
-        # and put sys.path back, so each child imports the suite as a plain run would.
-        sys.path[:] = initial_path
-        for name, module in list(sys.modules.items()):
-            if (getattr(module, "__file__", None) or "").startswith(str(workdir)):
-                del sys.modules[name]
+        _forget_suite(workdir, initial_path)  # collecting per program after all
     elif spec.get("configure_once", True) and _configure_once(spec, args[0], pytest_args):
         _note_mode(out_dir, "configure-once")
         return 0

@@ -131,7 +131,7 @@ def _keep_watchdog_armed() -> None:
 
 
 def disarm_watchdog() -> None:
-    """Cancel the last resort (the end of the run, or a forked child starting afresh)."""
+    """Cancel the last resort: the last test has ended, or the session has."""
     if _state["watchdog_deadline"] > 0:
         faulthandler.cancel_dump_traceback_later()
         _state["watchdog_deadline"] = 0.0
