@@ -85,7 +85,6 @@ import signal
 import stat
 import struct
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -95,21 +94,39 @@ from typing import Any
 
 from suitebench.run.cgroups import RunCgroup
 from suitebench.run.cgroups import describe as describe_cgroups
+from suitebench.run.layout import (
+    DEFAULT_PATH,
+    NOBODY,
+    START_TIMEOUT,
+    available_backends,
+    backend_prefix,
+    build_layout,
+    detect_backend,
+    drops_to_nobody,
+    hides_files,
+    interpreter,
+    interpreter_paths,
+    isolates_network,
+    open_for_nobody,
+    probe,
+    program_paths,
+    resolve_shim,
+    runner_env,
+    unshim_path,
+)
 from suitebench.run.outcome import Backend, Limits, MiB, Outcome, Status
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
 
-NOBODY = 65534
 _RUNNER_SOURCE = Path(__file__).with_name("_runner.py").read_text()
-_START_TIMEOUT = 60.0  # seconds for a sandbox to come up on a loaded machine
+_START_TIMEOUT = START_TIMEOUT
 _REPLY_GRACE = 30.0  # beyond the wall limit before the coordinator gives up on a runner
-_DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+_DEFAULT_PATH = DEFAULT_PATH
 _ENTER_CGROUP = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
 
-_TOOLS: dict[Backend, str] = {}  # absolute paths of bwrap and unshare, found by _probe
 _plain_warned = False  # the plain backend warns once per process, then logs at debug level
 
 
@@ -117,186 +134,10 @@ class SandboxError(RuntimeError):
     """The sandbox itself could not be started (reported as a ``sandbox_error`` outcome)."""
 
 
-# ----------------------------------------------------------------------------------------------
-# Backends
-
-
-def _interpreter() -> str:
-    """The interpreter the runner is started with: absolute, no site, isolated (-I -S)."""
-    return os.path.realpath(sys.executable) if sys.executable else "/usr/bin/python3"
-
-
-def _is_root() -> bool:
-    return os.geteuid() == 0
-
-
-def _drops_to_nobody(backend: Backend) -> bool:
-    return backend is Backend.BWRAP and _is_root()
-
-
-@functools.cache
-def _probe(backend: Backend) -> str | None:
-    """Start the backend once around ``true``; None if it works, else the reason it does not."""
-    if backend is Backend.PLAIN:
-        return None
-    tool = "bwrap" if backend is Backend.BWRAP else "unshare"
-    path = shutil.which(tool)
-    if path is None:
-        return f"{tool} not found on PATH"
-    _TOOLS[backend] = path  # sessions use the very binary that was probed
-    with tempfile.TemporaryDirectory(prefix="suitebench-probe-") as tmp:
-        cmd = _backend_prefix(backend, cwd=Path(tmp), binds=[], network=False)
-        cmd += ["/bin/sh", "-c", "exit 0"]
-        try:
-            res = subprocess.run(
-                cmd, capture_output=True, timeout=_START_TIMEOUT, env=_runner_env(), cwd=tmp
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"{tool} failed to start: {exc}"
-    if res.returncode != 0:
-        detail = res.stderr.decode(errors="replace").strip().splitlines()
-        return f"{tool} failed: {detail[-1] if detail else f'exit {res.returncode}'}"
-    return None
-
-
-def available_backends() -> dict[Backend, str | None]:
-    """Every backend, best first, with None if it works here or the reason it does not."""
-    return {b: _probe(b) for b in Backend}
-
-
-def detect_backend() -> Backend:
-    """The best backend available here (``plain`` always is)."""
-    for b, reason in available_backends().items():
-        if reason is None:
-            return b
-    return Backend.PLAIN
-
-
-def isolates_network(backend: Backend) -> bool:
-    return backend in (Backend.BWRAP, Backend.UNSHARE)
-
-
-# ----------------------------------------------------------------------------------------------
-# Command lines
-
-
-def _hidden_ancestor(path: Path) -> Path | None:
-    """The topmost ancestor of ``path`` that uid 65534 cannot enter (outside /tmp), if any."""
-    if path.parts[:2] == ("/", "tmp"):
-        return None
-    current = Path("/")
-    for part in path.parts[1:-1] if path.is_file() else path.parts[1:]:
-        current = current / part
-        try:
-            st = current.stat()
-        except OSError:
-            return None
-        if stat.S_ISDIR(st.st_mode) and not st.st_mode & stat.S_IXOTH:
-            return current
-    return None
-
-
-def _open_for_nobody(path: Path) -> None:
-    """Let uid 65534 read a bound path itself (o+r, o+x on directories and executables)."""
-    with contextlib.suppress(OSError):
-        st = path.stat()
-        mode = stat.S_IMODE(st.st_mode)
-        want = mode | stat.S_IROTH
-        if stat.S_ISDIR(st.st_mode) or mode & stat.S_IXUSR:
-            want |= stat.S_IXOTH
-        if want != mode:
-            path.chmod(want)
-
-
-def _bwrap_layout(
-    cwd: Path,
-    ro_binds: Sequence[Path],
-    auto: Sequence[Path],
-    *,
-    as_nobody: bool,
-    tmp_size: int | None = None,
-) -> list[str]:
-    """Mount arguments after the read-only root: private /tmp, hidden homes, binds, work dir.
-
-    Files in the private /tmp are memory, so ``tmp_size`` (half the memory limit) bounds it.
-    """
-    args = ["--dev", "/dev", "--proc", "/proc"]
-    if tmp_size is not None:
-        args += ["--size", str(tmp_size)]
-    args += ["--perms", "1777", "--tmpfs", "/tmp"]
-    binds: dict[Path, str] = {}
-    hidden: set[Path] = set()
-    for p in auto:
-        hid = _hidden_ancestor(p) if as_nobody else None
-        if hid is not None:
-            hidden.add(hid)
-        if hid is not None or p.parts[:2] == ("/", "tmp"):
-            binds.setdefault(p, "--ro-bind")
-    for p in ro_binds:
-        binds[p] = "--ro-bind"
-        if as_nobody and (hid := _hidden_ancestor(p)) is not None:
-            hidden.add(hid)
-    if as_nobody and (hid := _hidden_ancestor(cwd)) is not None:
-        hidden.add(hid)
-    binds[cwd] = "--bind"
-    tmpfs = [Path("/tmp")]
-    for h in sorted(hidden, key=lambda q: len(q.parts)):
-        if not any(h != o and o in h.parents for o in hidden):
-            args += ["--tmpfs", str(h)]
-            tmpfs.append(h)
-    # bwrap gives the mount points it creates on a tmpfs the modes of the source's parents
-    # (often 0700); nobody must be able to walk down to every bound path.
-    dirs: set[Path] = set()
-    for p in binds:
-        for t in tmpfs:
-            if t in p.parents:
-                dirs.update(a for a in p.parents if t in a.parents)
-    for d in sorted(dirs, key=lambda q: len(q.parts)):
-        args += ["--perms", "0755", "--dir", str(d)]
-    ordered = sorted(binds.items(), key=lambda kv: (len(kv[0].parts), kv[1] == "--bind"))
-    for p, how in ordered:
-        args += [how, str(p), str(p)]
-    return args
-
-
-def _backend_prefix(
-    backend: Backend,
-    *,
-    cwd: Path,
-    binds: Sequence[str],
-    network: bool,
-) -> list[str]:
-    """The command that enters the sandbox; the runner's own argv is appended to it."""
-    if backend is Backend.PLAIN:
-        return []
-    if backend is Backend.UNSHARE:
-        cmd = [_TOOLS.get(backend, "unshare"), "--kill-child", "--fork", "--pid", "--mount-proc"]
-        if not network:
-            cmd.append("--net")
-        if not _is_root():
-            cmd.append("--map-root-user")
-        return cmd
-    cmd = [_TOOLS.get(backend, "bwrap")]
-    if _is_root():
-        # Privileged mode, no user namespace: the runner keeps only what it needs to drop each
-        # program to nobody and to kill what the program leaves behind.
-        cmd += ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
-        if not network:
-            cmd.append("--unshare-net")
-        cmd += ["--cap-drop", "ALL"]
-        cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL"]
-    else:
-        cmd.append("--unshare-all")
-        if network:
-            cmd.append("--share-net")
-    cmd += ["--die-with-parent", "--new-session", "--ro-bind", "/", "/"]
-    cmd += list(binds)
-    cmd += ["--chdir", str(cwd)]
-    return cmd
-
-
-def _runner_env() -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", _DEFAULT_PATH), "LANG": "C.UTF-8"}
+_probe = probe  # the names the rest of this module (and its tests) use
+_interpreter = interpreter
+_drops_to_nobody = drops_to_nobody
+_runner_env = runner_env
 
 
 def _program_env(env: Mapping[str, str] | None, cwd: Path) -> dict[str, str]:
@@ -309,14 +150,6 @@ def _program_env(env: Mapping[str, str] | None, cwd: Path) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
     }
-
-
-def _resolve_argv0(argv0: str, env: Mapping[str, str], cwd: Path) -> Path | None:
-    if "/" in argv0:
-        p = Path(argv0) if os.path.isabs(argv0) else cwd / argv0
-        return Path(os.path.realpath(p))
-    found = shutil.which(argv0, path=env.get("PATH", _DEFAULT_PATH))
-    return Path(os.path.realpath(found)) if found else None
 
 
 def _rlimits(
@@ -443,24 +276,6 @@ def _runner_argv() -> tuple[list[str], list[Path]]:
     return [_interpreter(), "-I", "-S", "-c", _RUNNER_SOURCE], []
 
 
-def _interpreter_paths() -> list[Path]:
-    """Our own interpreter's installation: Python programs run with it by absolute path."""
-    interp = Path(_interpreter())
-    return [Path(sys.prefix), Path(sys.base_prefix), interp.parent.parent]
-
-
-def _program_paths(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> list[Path]:
-    """What the program itself needs to see: its executable (the whole installation when it
-    lives in a ``bin/`` directory, as interpreters and compilers do) and absolute paths on its
-    command line (a script, an input file)."""
-    out: list[Path] = []
-    argv0 = _resolve_argv0(argv[0], env, cwd)
-    if argv0 is not None and argv0.exists():
-        out.append(argv0.parent.parent if argv0.parent.name == "bin" else argv0)
-    out += [Path(a) for a in argv[1:] if os.path.isabs(a) and os.path.exists(a)]
-    return out
-
-
 # ----------------------------------------------------------------------------------------------
 # Sessions
 
@@ -548,6 +363,26 @@ class Session:
             )
         elif not self.cwd.is_dir():
             self.error = f"work dir {self.cwd} does not exist"
+        self._shim_roots: list[Path] = []
+        if hides_files(self.backend):
+            self._unshim()
+
+    def _unshim(self) -> None:
+        """Version-manager shims (pyenv's ``python3``) cannot work inside, where the manager is
+        not visible: run the real executable they would pick, and show its installation."""
+        if "PATH" in self.env:
+            path, self._shim_roots = unshim_path(self.env["PATH"])
+            self.env = {**self.env, "PATH": path}
+        argv0 = self.argv[0]
+        if "/" in argv0:
+            real = resolve_shim(Path(argv0) if os.path.isabs(argv0) else self.cwd / argv0)
+            if real is not None:
+                self.argv[0] = str(real)
+        elif self._shim_roots:
+            # The runner looks a bare name up on its own PATH (the caller's, shims and all).
+            found = shutil.which(argv0, path=self.env["PATH"])
+            if found and any(r in Path(found).parents for r in self._shim_roots):
+                self.argv[0] = found
 
     _started: _Started | None = None
 
@@ -586,26 +421,23 @@ class Session:
                 mode = self.cwd.stat().st_mode
                 if mode & 0o007 != 0o007:
                     self.cwd.chmod(stat.S_IMODE(mode) | 0o777)
-        binds: list[str] = []
         runner_argv, runner_needs = _runner_argv()
-        if self.backend is Backend.BWRAP:
-            auto = [*runner_needs, *_interpreter_paths()]
-            auto += _program_paths(self.argv, self.env, self.cwd)
+        layout = None
+        if hides_files(self.backend):
+            auto = [*runner_needs, *interpreter_paths(), *self._shim_roots]
+            auto += program_paths(self.argv, self.env, self.cwd)
             auto = [Path(os.path.realpath(p)) for p in auto]
-            # A path inside another bound path needs no bind of its own.
-            auto = [p for p in auto if not any(q in p.parents for q in auto)]
             auto = [p for p in auto if p != self.cwd and self.cwd not in p.parents]
             if as_nobody:
                 for p in self.ro_binds:
-                    _open_for_nobody(p)
-            binds = _bwrap_layout(
+                    open_for_nobody(p)
+            layout = build_layout(
                 self.cwd,
                 self.ro_binds,
                 auto,
-                as_nobody=as_nobody,
                 tmp_size=None if limits.memory_mb is None else limits.memory_mb * MiB // 2,
             )
-        cmd = _backend_prefix(self.backend, cwd=self.cwd, binds=binds, network=limits.network)
+        cmd = backend_prefix(self.backend, layout=layout, network=limits.network)
         cmd += runner_argv
         config = _encode_config(
             self.argv,
@@ -615,7 +447,7 @@ class Session:
             limits.effective_wall,
             limits.output_bytes,
             _rlimits(limits, cgroup_memory=cg.has_memory, cgroup_pids=cg.has_pids),
-            clean_tmp=self.backend is Backend.BWRAP,
+            clean_tmp=hides_files(self.backend),
         )
         if procs_files := cg.procs_files():
             # Join the session's cgroups before anything of the sandbox starts, so every process
@@ -861,6 +693,23 @@ def _tool_version(path: str, args: Sequence[str]) -> str:
     return text.splitlines()[0] if text else ""
 
 
+def file_view(backend: Backend) -> str:
+    """What a program sees of the file system under ``backend``, in one sentence."""
+    if not hides_files(backend):
+        return (
+            "the whole file system, as the caller's user (nothing hidden: plain isolates "
+            "nothing but limits)"
+        )
+    lay = build_layout(Path("/nonexistent-work-dir"), [], [])
+    system = [str(p) for p in [*lay.system, *lay.symlinks] if p.parent == Path("/")]
+    etc = [p.name for p in [*lay.etc, *lay.symlinks] if p.parent == Path("/etc")]
+    return (
+        f"read-only {' '.join(sorted(system))}, /etc/{{{','.join(sorted(etc))}}}, the "
+        "interpreter, the program and ro_binds; a fresh /dev and /proc, a private /tmp; the "
+        "work dir writable; nothing else"
+    )
+
+
 def describe_environment() -> dict[str, Any]:
     """What isolation, cgroups, compilers and interpreters exist here, and which are used."""
     backends = available_backends()
@@ -885,6 +734,8 @@ def describe_environment() -> dict[str, Any]:
         },
         "backend": str(chosen),
         "network_isolation": isolates_network(chosen),
+        "hides_files": hides_files(chosen),
+        "file_view": file_view(chosen),
         "runs_as": "nobody (65534)" if _drops_to_nobody(chosen) else f"uid {os.geteuid()}",
         "runner": f"C ({binary})" if binary else "Python (no C compiler)",
         "memory_limit_by": "cgroup" if writable.get("memory") else "RLIMIT_AS",

@@ -370,15 +370,15 @@ def _interpreter_roots(interpreter: str) -> list[str]:
 
 def toolchain_binds(language: Language, interpreter: str | None = None) -> list[str]:
     """Directories a sandboxed build must see read-only: the toolchain's installation when
-    it is not a system one (rustup and Go live in home directories the sandbox user cannot
-    enter; gcc in /usr needs nothing)."""
+    it is not a system one (rustup and Go live in home directories, a gcc may live in /opt;
+    the sandbox shows only the system's directories; gcc in /usr needs nothing)."""
     if language is Language.PYTHON:
         return _interpreter_roots(interpreter or default_interpreter())
     tool = compiler(language)
-    if tool is None or language not in (Language.RUST, Language.GO):
+    if tool is None or language not in COMPILED:
         return []
     root = Path(os.path.realpath(tool)).parent.parent
-    return [] if str(root) in ("/", "/usr", "/usr/local") else [str(root)]
+    return [] if root == Path("/") or Path("/usr") in (root, *root.parents) else [str(root)]
 
 
 def toolchain_version(language: Language, interpreter: str | None = None) -> str:
