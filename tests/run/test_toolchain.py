@@ -565,3 +565,41 @@ def test_compile_flags_round_trip_and_are_refused_where_meaningless(tmp_path: Pa
     assert built.ok and run_built(built, b"", tmp_path) == b"plain 201710\n"
     with pytest.raises(ToolchainError, match="compile flags"):
         program_from_path(write(tmp_path / "count.py", COUNT_PY), compile_flags=("-O0",))
+
+
+GEN_PY = textwrap.dedent(
+    """\
+    import os, sys
+    # The program this build generates says which Python generated it.
+    tag = os.environ.get("FAKEENV", "") + ":" + "%d.%d" % sys.version_info[:2]
+    print("#!/bin/sh")
+    print("echo built-by-" + tag)
+    """
+)
+
+
+def test_build_sh_calling_python3_from_the_callers_path(tmp_path: Path) -> None:
+    """python3 as a build finds it on the caller's PATH: real, or a version manager's shim."""
+    root = write(tmp_path / "gen" / "gen.py", GEN_PY).parent
+    write(root / "build.sh", "#!/bin/sh\nset -e\npython3 gen.py > executable\n")
+    built = build(program_from_path(root), cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    outside = subprocess.run(
+        ["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert run_built(built, b"", tmp_path) == f"built-by-:{outside}\n".encode()
+
+
+def test_build_sh_calling_python3_through_a_shim(
+    tmp_path: Path, fake_shims: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{fake_shims}:{os.environ['PATH']}")
+    root = write(tmp_path / "gen" / "gen.py", GEN_PY).parent
+    write(root / "build.sh", "#!/bin/sh\nset -e\npython3 gen.py > executable\n")
+    built = build(program_from_path(root), cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert run_built(built, b"", tmp_path) == f"built-by-9.9:{here}\n".encode()
