@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.run import sandbox
+from suitebench.run import layout, protocol, sandbox
 from suitebench.run.cgroups import usable_parent
 from suitebench.run.outcome import Backend, Limits, Status
 
@@ -195,12 +195,12 @@ def _backend_params() -> list[object]:
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
     name, runner = request.param
     monkeypatch.setenv("SUITEBENCH_RUNNER", runner)
-    sandbox._c_runner.cache_clear()
-    if runner == "c" and sandbox._c_runner() is None:
+    protocol.c_runner.cache_clear()
+    if runner == "c" and protocol.c_runner() is None:
         pytest.skip("no C compiler for the C runner")
     yield Backend(name)
     monkeypatch.undo()
-    sandbox._c_runner.cache_clear()
+    protocol.c_runner.cache_clear()
 
 
 @pytest.fixture
@@ -623,13 +623,13 @@ def test_run_batch_isolates_runs(bins: Path, work: Path, backend: Backend) -> No
 
 def test_unavailable_backend_is_sandbox_error(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
-    sandbox._probe.cache_clear()
+    layout.probe.cache_clear()
     try:
         out = sandbox.run(["/bin/true"], cwd=work, backend=Backend.BWRAP)
         assert out.status is Status.SANDBOX_ERROR and "bwrap" in out.message
     finally:
         monkeypatch.undo()
-        sandbox._probe.cache_clear()
+        layout.probe.cache_clear()
 
 
 def test_python_programs_run_with_our_interpreter(work: Path, backend: Backend) -> None:
@@ -725,24 +725,24 @@ def test_broken_runner_cache_is_rebuilt_or_avoided(
     """A cached runner that does not execute (garbage, a noexec mount) never breaks runs."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("SUITEBENCH_RUNNER", raising=False)
-    sandbox._c_runner.cache_clear()
+    protocol.c_runner.cache_clear()
     try:
-        first = sandbox._c_runner()
+        first = protocol.c_runner()
         assert first is not None and first.is_relative_to(tmp_path / "cache")
         first.write_bytes(b"\x7fELF garbage")
-        sandbox._c_runner.cache_clear()
-        rebuilt = sandbox._c_runner()
-        assert rebuilt == first and sandbox._runner_starts(first)
+        protocol.c_runner.cache_clear()
+        rebuilt = protocol.c_runner()
+        assert rebuilt == first and protocol.runner_starts(first)
         # No compiler and a broken cache: the Python runner takes over.
         first.write_bytes(b"\x7fELF garbage")
         monkeypatch.setenv("PATH", "/nonexistent")
-        sandbox._c_runner.cache_clear()
-        assert sandbox._c_runner() is None
+        protocol.c_runner.cache_clear()
+        assert protocol.c_runner() is None
         out = sandbox.run(["/bin/echo", "still fine"], cwd=work)
         assert out.status is Status.OK and out.stdout == b"still fine\n"
     finally:
         monkeypatch.undo()
-        sandbox._c_runner.cache_clear()
+        protocol.c_runner.cache_clear()
 
 
 def test_program_that_closes_stdin_and_keeps_running(work: Path, backend: Backend) -> None:
