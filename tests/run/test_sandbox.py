@@ -180,10 +180,11 @@ def bins(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _backend_params() -> list[object]:
-    """Every backend with the C runner, and the Python fallback runner on two of them."""
+    """Every backend with the C runner (and unshare's C layout builder), and with the Python
+    fallbacks of both."""
     out = []
     available = sandbox.available_backends()
-    combos = [(b, "c") for b in Backend] + [(Backend.BWRAP, "python"), (Backend.PLAIN, "python")]
+    combos = [(b, "c") for b in Backend] + [(b, "python") for b in Backend]
     for b, runner in combos:
         reason = available[b]
         marks = [] if reason is None else [pytest.mark.skip(reason=f"{b}: {reason}")]
@@ -196,11 +197,13 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     name, runner = request.param
     monkeypatch.setenv("SUITEBENCH_RUNNER", runner)
     protocol.c_runner.cache_clear()
+    protocol.mount_helper.cache_clear()
     if runner == "c" and protocol.c_runner() is None:
         pytest.skip("no C compiler for the C runner")
     yield Backend(name)
     monkeypatch.undo()
     protocol.c_runner.cache_clear()
+    protocol.mount_helper.cache_clear()
 
 
 @pytest.fixture

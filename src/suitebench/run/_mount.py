@@ -1,18 +1,17 @@
 """Build a sandbox's file system layout in a fresh mount namespace, then exec the runner in it.
 
-The ``unshare`` backend's equivalent of bubblewrap's mounts. Started by ``unshare --mount ...``
-as ``python -I -S -c <this source> SPEC-JSON RUNNER-ARGV...``: the standard library only.
-``SPEC`` is ``{"root": DIR, "cwd": DIR, "ops": [[kind, path, ...], ...]}`` with the operations
-of :func:`suitebench.run.layout.unshare_ops`, parents before children. A tmpfs at ``root``
-becomes the new root: every operation happens under it, then it is remounted read-only, and the
-runner is exec'd chrooted into it with ``cwd`` as its directory. Exit status 125 and a message
-on stderr if a mount fails.
+The ``unshare`` backend's equivalent of bubblewrap's mounts, where ``_mount.c`` (the same job,
+same arguments, and the faster start) cannot be compiled. Started by ``unshare --mount ...`` as
+``python -I -S -c <this source> ROOT CWD N KIND PATH EXTRA ... RUNNER-ARGV...``: the standard
+library only. The N triples are the operations of :func:`suitebench.run.layout.unshare_ops`,
+parents before children. A tmpfs at ``ROOT`` becomes the new root: every operation happens
+under it, then it is remounted read-only, and the runner is exec'd chrooted into it with
+``CWD`` as its directory. Exit status 125 and a message on stderr if a mount fails.
 """
 
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import sys
 
@@ -80,40 +79,40 @@ def _dev(target: str) -> None:
         os.symlink(link, f"{target}/{name}")
 
 
-def build(spec: dict[str, object]) -> None:
-    root = str(spec["root"])
+def build(root: str, ops: list[tuple[str, str, str]]) -> None:
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("suitebench", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
-    ops = spec["ops"]
-    assert isinstance(ops, list)
-    for op in ops:
-        kind, path = op[0], op[1]
+    for kind, path, extra in ops:
         target = root + path
         if kind in ("ro", "rw"):
             _bind(path, target, read_only=kind == "ro")
         elif kind == "dir":
             os.makedirs(target, mode=0o755, exist_ok=True)
         elif kind == "symlink":
-            os.symlink(op[2], target)
+            os.symlink(extra, target)
         elif kind == "dev":
             _dev(target)
         elif kind == "proc":  # unshare --mount-proc mounted this pid namespace's own /proc
             _bind("/proc", target, read_only=False)
         elif kind == "tmp":
             os.makedirs(target, exist_ok=True)
-            size = f",size={op[2]}" if op[2] else ""
+            size = f",size={extra}" if extra else ""
             _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777" + size)
+        else:
+            raise OSError(0, f"unknown operation {kind}")
     _mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
 def main() -> None:
-    spec = json.loads(sys.argv[1])
-    argv = sys.argv[2:]
+    root, cwd, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    flat = sys.argv[4 : 4 + 3 * count]
+    ops = [(flat[i], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3)]
+    argv = sys.argv[4 + 3 * count :]
     os.umask(0o022)
     try:
-        build(spec)
-        os.chroot(spec["root"])
-        os.chdir(spec["cwd"])
+        build(root, ops)
+        os.chroot(root)
+        os.chdir(cwd)
     except OSError as exc:
         sys.stderr.write(f"suitebench sandbox layout: {exc}\n")
         sys.exit(125)

@@ -9,15 +9,14 @@ the working tree, not the problem or instance directory, not the store, not the 
 entries of other programs.
 
 ``bwrap`` builds the layout on an empty root; ``unshare`` builds the same layout in its fresh
-mount namespace (``_mount.py``: mount(2) calls, then chroot) and runs the runner there;
-``plain`` cannot hide anything (see ``docs/architecture.md``).
+mount namespace (``_mount.c``, else ``_mount.py``: mount(2) calls, then chroot) and runs the
+runner there; ``plain`` cannot hide anything (see ``docs/architecture.md``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import re
 import shutil
@@ -198,28 +197,29 @@ def bwrap_mounts(lay: Layout) -> list[str]:
 
 
 def unshare_ops(lay: Layout) -> list[list[str]]:
-    """The layout as mount operations, parents before children: what ``_mount.py`` does in
-    the ``unshare`` backend's fresh mount namespace (bubblewrap's mounts, without bubblewrap)."""
+    """The layout as mount operations ``[kind, path, extra]``, parents before children: what
+    ``_mount.c`` (or ``_mount.py``) does in the ``unshare`` backend's fresh mount namespace
+    (bubblewrap's mounts, without bubblewrap)."""
     ops: list[tuple[int, int, list[str]]] = []
 
     def add(p: Path, rank: int, op: list[str]) -> None:
         ops.append((len(p.parts), rank, op))
 
     for p in lay.system:
-        add(p, 0, ["ro", str(p)])
+        add(p, 0, ["ro", str(p), ""])
     for p, target in lay.symlinks.items():
         add(p, 2, ["symlink", str(p), target])
-    add(Path("/dev"), 0, ["dev", "/dev"])
-    add(Path("/proc"), 0, ["proc", "/proc"])
+    add(Path("/dev"), 0, ["dev", "/dev", ""])
+    add(Path("/proc"), 0, ["proc", "/proc", ""])
     add(Path("/tmp"), 0, ["tmp", "/tmp", "" if lay.tmp_size is None else str(lay.tmp_size)])
-    add(Path("/etc"), 0, ["dir", "/etc"])
+    add(Path("/etc"), 0, ["dir", "/etc", ""])
     for p in lay.etc:
-        add(p, 1, ["ro", str(p)])
+        add(p, 1, ["ro", str(p), ""])
     for d in lay.dirs:
-        add(d, 0, ["dir", str(d)])
+        add(d, 0, ["dir", str(d), ""])
     for p in lay.ro:
-        add(p, 3 if lay.cwd in p.parents else 1, ["ro", str(p)])
-    add(lay.cwd, 2, ["rw", str(lay.cwd)])
+        add(p, 3 if lay.cwd in p.parents else 1, ["ro", str(p), ""])
+    add(lay.cwd, 2, ["rw", str(lay.cwd), ""])
     ops.sort(key=lambda o: (o[0], o[1]))
     return [op for _, _, op in ops]
 
@@ -231,13 +231,24 @@ _MOUNT_SOURCE = Path(__file__).with_name("_mount.py").read_text()
 # Backends
 
 
+def mount_argv(lay: Layout, helper: Sequence[str] | None = None) -> list[str]:
+    """How the ``unshare`` backend builds ``lay``: the compiled ``_mount.c`` (``helper``) or
+    ``_mount.py``, with the layout as arguments; the runner's argv is appended."""
+    ops = unshare_ops(lay)
+    cmd = list(helper) if helper else [interpreter(), "-I", "-S", "-c", _MOUNT_SOURCE]
+    cmd += [_UNSHARE_ROOT, str(lay.cwd), str(len(ops))]
+    return cmd + [a for op in ops for a in op]
+
+
 def backend_prefix(
     backend: Backend,
     *,
     layout: Layout | None,
     network: bool,
+    mount_helper: Sequence[str] | None = None,
 ) -> list[str]:
-    """The command that enters the sandbox; the runner's own argv is appended to it."""
+    """The command that enters the sandbox; the runner's own argv is appended to it.
+    ``mount_helper`` is the compiled ``_mount.c`` (the unshare backend's layout builder)."""
     if backend is Backend.PLAIN:
         return []
     if backend is Backend.UNSHARE:
@@ -248,8 +259,7 @@ def backend_prefix(
         if not is_root():
             cmd.append("--map-root-user")
         if layout is not None:
-            spec = {"root": _UNSHARE_ROOT, "cwd": str(layout.cwd), "ops": unshare_ops(layout)}
-            cmd += [interpreter(), "-I", "-S", "-c", _MOUNT_SOURCE, json.dumps(spec)]
+            cmd += mount_argv(layout, mount_helper)
         return cmd
     cmd = [TOOLS.get(backend, "bwrap")]
     if is_root():

@@ -97,18 +97,33 @@ def c_runner() -> Path | None:
     """
     if os.environ.get("SUITEBENCH_RUNNER", "").lower() == "python":
         return None
-    src = runner_source_path("_runner.c")
+    return _compiled("_runner.c", "runner")
+
+
+@functools.cache
+def mount_helper() -> Path | None:
+    """The compiled ``_mount.c`` (the unshare backend's layout builder), or None to use
+    ``_mount.py`` (also when ``SUITEBENCH_RUNNER=python`` asks for no compiled helpers)."""
+    if os.environ.get("SUITEBENCH_RUNNER", "").lower() == "python":
+        return None
+    return _compiled("_mount.c", "mount")
+
+
+def _compiled(source: str, name: str) -> Path | None:
+    """``source`` compiled once per machine into the cache, named by a hash of the source;
+    None if no C compiler works or the binary does not start here."""
+    src = runner_source_path(source)
     try:
         code = src.read_bytes()
     except OSError:
         return None
     digest = hashlib.sha256(code).hexdigest()[:16]
-    target = cache_dir() / f"runner-{digest}"
+    target = cache_dir() / f"{name}-{digest}"
     if os.access(target, os.X_OK) and runner_starts(target):
         return target
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
-        log.info("no C compiler: the sandbox uses the slower Python runner")
+        log.info("no C compiler: the sandbox uses the slower Python %s", name)
         return None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -121,15 +136,17 @@ def c_runner() -> Path | None:
             check=False,
         )
         if res.returncode != 0:
-            log.warning("cannot build the C runner, using the Python one: %s", res.stderr[-500:])
+            log.warning("cannot build the C %s, using the Python one: %s", name, res.stderr[-500:])
             return None
         tmp.chmod(0o755)
         os.replace(tmp, target)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        log.warning("cannot build the C runner, using the Python one: %s", exc)
+        log.warning("cannot build the C %s, using the Python one: %s", name, exc)
         return None
     if not runner_starts(target):
-        log.warning("the C runner %s does not start (noexec cache?): using the Python one", target)
+        log.warning(
+            "the C %s %s does not start (noexec cache?): using the Python one", name, target
+        )
         return None
     return target
 

@@ -46,7 +46,14 @@ from suitebench.run.layout import (
     unshim_path,
 )
 from suitebench.run.outcome import Backend, Limits, MiB, Outcome, Status
-from suitebench.run.protocol import REPLY, classify, encode_config, rlimits, runner_argv
+from suitebench.run.protocol import (
+    REPLY,
+    classify,
+    encode_config,
+    mount_helper,
+    rlimits,
+    runner_argv,
+)
 
 log = logging.getLogger(__name__)
 
@@ -197,7 +204,13 @@ class Session:
                 auto,
                 tmp_size=None if limits.memory_mb is None else limits.memory_mb * MiB // 2,
             )
-        cmd = backend_prefix(self.backend, layout=layout, network=limits.network)
+        helper = mount_helper() if self.backend is Backend.UNSHARE else None
+        cmd = backend_prefix(
+            self.backend,
+            layout=layout,
+            network=limits.network,
+            mount_helper=None if helper is None else [str(helper)],
+        )
         cmd += runner_cmd
         config = encode_config(
             self.argv,
