@@ -210,3 +210,21 @@ def test_system_directories_and_minimal_etc_are_there(world: World, backend: Bac
     assert lines[1:] == [*want, "t"], lines
     if os.geteuid() == 0:
         assert lines[0] == "nobody"
+
+
+@pytest.mark.parametrize("backend", _backends())
+def test_a_read_only_path_inside_the_work_dir_stays_read_only(
+    tmp_path: Path, backend: Backend
+) -> None:
+    if not sandbox.hides_files(backend):
+        pytest.skip(f"{backend} hides no files")
+    work = tmp_path / "work"
+    (work / "given").mkdir(parents=True)
+    (work / "given" / "answer").write_text("42\n")
+    script = "echo new > mine && cat given/answer && (echo x > given/answer || echo refused)"
+    out = sandbox.run(["sh", "-c", script], cwd=work, backend=backend, ro_binds=[work / "given"])
+    assert out.status is Status.OK, (out, out.stderr_text())
+    assert out.stdout == b"42\nrefused\n"
+    assert (work / "mine").read_text() == "new\n" and (
+        work / "given" / "answer"
+    ).read_text() == "42\n"

@@ -99,10 +99,6 @@ class Layout:
     dirs: list[Path] = field(default_factory=list)
     tmp_size: int | None = None
 
-    def visible(self) -> list[Path]:
-        """Every path the program can see below (for documentation and ``doctor``)."""
-        return [*self.system, *self.symlinks, *self.etc, *self.ro, self.cwd]
-
 
 def _covered(path: Path, roots: Iterable[Path]) -> bool:
     return any(path == r or r in path.parents for r in roots)
@@ -187,9 +183,8 @@ def bwrap_mounts(lay: Layout) -> list[str]:
         add(p, 1, ["--ro-bind", str(p), str(p)])
     for d in lay.dirs:
         add(d, 0, ["--perms", "0755", "--dir", str(d)])
-    for p in lay.ro:
-        # Read-only paths inside the work dir go on top of it: after it at equal depth.
-        add(p, 3 if lay.cwd in p.parents else 1, ["--ro-bind", str(p), str(p)])
+    for p in lay.ro:  # (deeper than the work dir when inside it, so bound on top of it)
+        add(p, 1, ["--ro-bind", str(p), str(p)])
     add(lay.cwd, 2, ["--bind", str(lay.cwd), str(lay.cwd)])
     ops.sort(key=lambda o: (o[0], o[1]))
     args = [a for _, _, op in ops for a in op]
@@ -218,7 +213,7 @@ def unshare_ops(lay: Layout) -> list[list[str]]:
     for d in lay.dirs:
         add(d, 0, ["dir", str(d), ""])
     for p in lay.ro:
-        add(p, 3 if lay.cwd in p.parents else 1, ["ro", str(p), ""])
+        add(p, 1, ["ro", str(p), ""])
     add(lay.cwd, 2, ["rw", str(lay.cwd), ""])
     ops.sort(key=lambda o: (o[0], o[1]))
     return [op for _, _, op in ops]
