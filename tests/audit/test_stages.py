@@ -364,14 +364,30 @@ def test_one_arm_directory_serves_several_problems(
         resolve_arm(parse_arm("x=nowhere"), load_problem(PROBLEMS / "mean"), engine, tmp_path)
 
 
-def test_problem_without_validator_certifies_nothing(
+def test_problem_without_validator_certifies_only_on_its_own_tests(
     make_engine: Callable[..., Engine], tmp_path: Path
 ) -> None:
+    """Without a validator the official and sample tests are legal by definition (they define
+    the problem): a kill there is certified with that basis. Every other arm's inputs stay
+    ``no_validator`` and certify nothing. (Before, not even the official tests certified.)"""
     d = copy_problem(tmp_path, "mean", v='validator = "validator.py"\n|')
-    audit = audit_problem(
-        load_problem(d), [parse_arm("hand=arms/handmade")], AuditConfig(), make_engine()
-    )
+    problem = load_problem(d)
+    engine = make_engine()
+    audit = audit_problem(problem, [parse_arm("hand=arms/handmade")], AuditConfig(), engine)
     hand = audit.arms["hand"]
     assert hand.counts["no_validator"] == 2 and hand.counts["scored"] == 2
-    assert len(hand.killed) == 3 and audit.ledger == []
-    assert {r.reason for r in audit.retractions} == {"the problem has no validator"}
+    assert len(hand.killed) == 3 and not [r for r in audit.ledger if r.arm == "hand"]
+    assert {r.reason for r in audit.retractions if r.arm == "hand"} == {
+        "the problem has no validator (only its own tests are legal by definition)"
+    }
+    assert audit.arms["official"].counts["legal"] == 3
+    assert hand.funnel.certified_by == {}
+
+    # the rejected pool's first_only.py prints the first number, not the mean: the official
+    # tests catch it, and without a validator that kill is still certified, by definition
+    rejected = audit_problem(problem, [], AuditConfig(pool="rejected"), engine)
+    rows = [r for r in rejected.ledger if r.arm == "official"]
+    assert [r.submission_id for r in rows] == ["submissions/rejected/first_only.py"]
+    assert rows[0].legality == "legal" and rows[0].legality_basis == "problem_tests"
+    assert rows[0].validator == ""
+    assert rejected.arms["official"].funnel.certified_by == {"problem_tests": 1}
