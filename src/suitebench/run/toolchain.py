@@ -71,6 +71,9 @@ EXTENSIONS: dict[str, Language] = {
 
 EXECUTABLE = "executable"
 
+# The languages whose recipe runs a compiler, so that compile flags mean something.
+COMPILED = (Language.C, Language.CPP, Language.RUST, Language.GO)
+
 
 class ToolchainError(ValueError):
     """The program description itself is wrong (no such file, unknown language)."""
@@ -84,6 +87,10 @@ class Program:
     files hashed and copied into the build). ``build_command`` (run in a copy of ``root``,
     must leave ``./executable``) makes it a build-script program. ``entry`` is the file that is
     run for interpreted languages. ``interpreter`` overrides the Python interpreter.
+    ``compile_flags`` replaces the language's default compiler flags (C, C++: ``-O2
+    -std=gnu17``/``-std=gnu++17 -pipe``; Rust: ``-O --edition 2021``; Go: none), e.g.
+    ``("-O0", "-std=gnu99")`` for a benchmark judged by an old course judge; the flags are part
+    of the program's identity and so of its build cache key.
     """
 
     language: Language
@@ -93,6 +100,14 @@ class Program:
     entry: str | None = None
     interpreter: str | None = None
     name: str = ""
+    compile_flags: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.compile_flags is not None and self.language not in COMPILED:
+            raise ToolchainError(
+                f"{self.root}: compile flags given for a {self.language} program "
+                f"(only {', '.join(map(str, COMPILED))} take compile flags)"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -103,6 +118,7 @@ class Program:
             "entry": self.entry,
             "interpreter": self.interpreter,
             "name": self.name,
+            "compile_flags": None if self.compile_flags is None else list(self.compile_flags),
         }
 
     @classmethod
@@ -115,6 +131,7 @@ class Program:
             entry=d.get("entry"),
             interpreter=d.get("interpreter"),
             name=d.get("name", ""),
+            compile_flags=(None if d.get("compile_flags") is None else tuple(d["compile_flags"])),
         )
 
 
@@ -214,6 +231,7 @@ def program_from_path(
     *,
     build_command: Sequence[str] | None = None,
     interpreter: str | None = None,
+    compile_flags: Sequence[str] | None = None,
 ) -> Program:
     """A program from one source file or a directory.
 
@@ -221,8 +239,10 @@ def program_from_path(
     (or an explicit ``build_command``) is a build-script program that must leave
     ``./executable``; any other directory needs a language (or files of exactly one known
     extension) and is built from all its files of that language (Python: ``main.py`` or
-    ``__main__.py`` is run).
+    ``__main__.py`` is run). ``compile_flags`` replaces the language's default compiler flags
+    (see :class:`Program`); a program whose language takes no flags is a ``ToolchainError``.
     """
+    flags = None if compile_flags is None else tuple(str(f) for f in compile_flags)
     p = Path(path).absolute()
     lang = Language(language) if language is not None else None
     if not p.exists():
@@ -239,10 +259,13 @@ def program_from_path(
             interpreter=interpreter,
             name=p.name,
             build_command=tuple(build_command) if build_command else None,
+            compile_flags=flags,
         )
     files = _dir_files(p)
     if build_command or (lang in (None, Language.SCRIPT) and (p / "build.sh").is_file()):
         cmd = tuple(build_command) if build_command else ("bash", "build.sh")
+        if flags is not None:
+            raise ToolchainError(f"{p}: compile flags given for a build-script program")
         return Program(Language.SCRIPT, p, files, build_command=cmd, name=p.name)
     if lang is None:
         langs = {EXTENSIONS[Path(f).suffix.lower()] for f in files if Path(f).suffix in EXTENSIONS}
@@ -273,7 +296,15 @@ def program_from_path(
     # Every file is part of the program (headers, modules, data next to the code); the recipe
     # compiles the units among them.
     sources = files
-    return Program(lang, p, sources, entry=entry, interpreter=interpreter, name=p.name)
+    return Program(
+        lang,
+        p,
+        sources,
+        entry=entry,
+        interpreter=interpreter,
+        name=p.name,
+        compile_flags=flags,
+    )
 
 
 # -- toolchain versions (part of a program's identity) -----------------------------------------
@@ -419,15 +450,18 @@ def recipe(program: Program) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if not program.build_command:
             raise ToolchainError(f"{program.root}: a build-script program needs a build command")
         return program.build_command, run_exe
+    own = program.compile_flags
     if lang in _CC:
         cc, flags, x = _CC[lang]
+        flags = flags if own is None else own
         # -x: a file whose language was given explicitly compiles whatever its extension.
         return ((cc, *flags, "-o", exe, "-x", x, *units, "-x", "none", "-lm"), run_exe)
     if lang is Language.RUST:
         main = "./" + (program.entry or units[0][2:])
-        return (("rustc", "-O", "--edition", "2021", "-o", exe, main), run_exe)
+        rflags = ("-O", "--edition", "2021") if own is None else own
+        return (("rustc", *rflags, "-o", exe, main), run_exe)
     if lang is Language.GO:
-        return (("go", "build", "-o", exe, *units), run_exe)
+        return (("go", "build", *(own or ()), "-o", exe, *units), run_exe)
     if lang is Language.PYTHON:
         interp = program.interpreter or default_interpreter()
         entry = program.entry or units[0][2:]
