@@ -232,10 +232,13 @@ def _stage_build(c: _Chain) -> None:
     p, cfg, engine = c.problem, c.config, c.engine
     extra = [x for x in (p.validator, p.checker.program) if x is not None]
     cons_paths = p.pools[cfg.consensus_pool] if cfg.consensus_pool else ()
-    engine.build_all([*p.references, *p.pools[cfg.pool], *p.brute, *cons_paths, *extra])
+    judged = [*p.references, *p.pools[cfg.pool], *p.brute, *cons_paths]
+    # the problem's [compile] flags are those of the judged programs; tools keep the defaults
+    engine.build_all(judged, p.compile)
+    engine.build_all(extra)
 
     def built(paths: Sequence[Path]) -> list[tuple[str, Built]]:
-        return [(p.rel(x), engine.build(x)) for x in paths]
+        return [(p.rel(x), engine.build(x, p.compile)) for x in paths]
 
     c.refs, c.pool, c.brutes = built(p.references), built(p.pools[cfg.pool]), built(p.brute)
     c.cons = built(cons_paths)

@@ -166,7 +166,7 @@ def _recheck_row(
 
     checker = Checker(problem.checker, engine)
     limits = judge_limits(problem)
-    refs = [(problem.rel(p), engine.build(p)) for p in problem.references]
+    refs = [(problem.rel(p), engine.build(p, problem.compile)) for p in problem.references]
     gold = consensus_oracle(problem, [data], refs, limits, checker, engine)[row.input_sha256]
     if gold.status is not GoldStatus.GOLD or gold.answer is None:
         return [*reasons, f"no gold any more: {gold.reason}"]
@@ -174,7 +174,7 @@ def _recheck_row(
         reasons.append(
             f"gold sha256 is now {gold.sha256[:12]}, ledger says {row.expected_sha256[:12]}"
         )
-    built = engine.build(sub_path)
+    built = engine.build(sub_path, problem.compile)
     if not built.ok:
         return [*reasons, "submission does not build"]
     runs = judge_many(

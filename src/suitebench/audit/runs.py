@@ -49,6 +49,7 @@ from suitebench.run.toolchain import (
 __all__ = ["CheckSpec", "Engine", "RunResult", "RunSpec", "chunk_job", "file_sha256"]
 
 Progress = Callable[[int, int], None]
+CompileFlags = Mapping[str, Sequence[str]] | None  # language -> flags replacing its defaults
 
 CHUNK_RUNS = 48
 CHUNK_BUDGET = 32 * MiB  # compressed output a chunk returns before handing the rest back
@@ -227,7 +228,7 @@ class Engine:
     executed_stdins: set[str] = field(default_factory=set)  # sha256 of stdins actually run
     chunk_runs: int = CHUNK_RUNS
     chunk_budget: int = CHUNK_BUDGET
-    _builds: dict[Path, Built] = field(default_factory=dict)
+    _builds: dict[tuple[Path, str], Built] = field(default_factory=dict)
     queue: JobQueue = field(init=False, repr=False)
     _lock: threading.RLock = field(init=False, repr=False, default_factory=threading.RLock)
     _outputs: OrderedDict[str, bytes] = field(init=False, repr=False, default_factory=OrderedDict)
@@ -237,35 +238,50 @@ class Engine:
 
     # -- building ------------------------------------------------------------------------------
 
-    def _program(self, path: Path) -> Program:
+    def _program(self, path: Path, flags: CompileFlags = None) -> Program:
         """A C or C++ file brings the headers beside it (``*.h``, ``*.hpp``) into its build, so
-        testlib validators and checkers (``#include "testlib.h"``) compile as they are."""
+        testlib validators and checkers (``#include "testlib.h"``) compile as they are.
+        ``flags`` (a problem's ``[compile]`` table) replaces the language's default flags."""
         program = program_from_path(path)
         if path.is_file() and program.language in (Language.C, Language.CPP):
             headers = sorted(h.name for h in path.parent.iterdir() if h.suffix in (".h", ".hpp"))
             program = dataclasses.replace(program, sources=(path.name, *headers))
+        own = (flags or {}).get(str(program.language))
+        if own is not None:
+            program = dataclasses.replace(program, compile_flags=tuple(own))
         return program
 
-    def build(self, path: Path) -> Built:
-        """Build a source file or build.sh directory (cached by content hash in ``cache_dir``)."""
+    @staticmethod
+    def _build_key(path: Path, flags: CompileFlags) -> tuple[Path, str]:
+        return path, repr(sorted((k, tuple(v)) for k, v in (flags or {}).items()))
+
+    def build(self, path: Path, flags: CompileFlags = None) -> Built:
+        """Build a source file or build.sh directory (cached by content hash in ``cache_dir``),
+        with ``flags`` per language replacing the defaults (part of the build's identity)."""
+        key = self._build_key(path, flags)
         with self._lock:
-            hit = self._builds.get(path)
+            hit = self._builds.get(key)
         if hit is None:
-            hit = build(self._program(path), cache_dir=self.cache_dir)
+            hit = build(self._program(path, flags), cache_dir=self.cache_dir)
             with self._lock:
-                self._builds[path] = hit
+                self._builds[key] = hit
         return hit
 
-    def build_all(self, paths: Sequence[Path]) -> None:
+    def build_all(self, paths: Sequence[Path], flags: CompileFlags = None) -> None:
         """Build many programs in parallel through the job queue (compiling dominates start-up)."""
         with self._lock:
-            todo = list(dict.fromkeys(p for p in paths if p not in self._builds))
+            todo = list(
+                dict.fromkeys(p for p in paths if self._build_key(p, flags) not in self._builds)
+            )
         if todo:
             done = build_many(
-                [self._program(p) for p in todo], cache_dir=self.cache_dir, executor=self.queue
+                [self._program(p, flags) for p in todo],
+                cache_dir=self.cache_dir,
+                executor=self.queue,
             )
             with self._lock:
-                self._builds.update(zip(todo, done, strict=True))
+                for p, b in zip(todo, done, strict=True):
+                    self._builds[self._build_key(p, flags)] = b
 
     # -- outputs -------------------------------------------------------------------------------
 
