@@ -23,7 +23,9 @@ from __future__ import annotations
 import base64
 import concurrent.futures as cf
 import dataclasses
+import functools
 import hashlib
+import math
 import os
 import tempfile
 import threading
@@ -51,7 +53,8 @@ __all__ = ["CheckSpec", "Engine", "RunResult", "RunSpec", "chunk_job", "file_sha
 Progress = Callable[[int, int], None]
 CompileFlags = Mapping[str, Sequence[str]] | None  # language -> flags replacing its defaults
 
-CHUNK_RUNS = 48
+CHUNK_RUNS = 96  # runs of one program in one sandbox session, at most
+MIN_CHUNK = 12  # ... and at least, unless the program has fewer runs to do
 CHUNK_BUDGET = 32 * MiB  # compressed output a chunk returns before handing the rest back
 STDERR_KEEP = 1024  # bytes of a run's stderr kept from its start and from its end
 KIND_RUN = "audit-run"
@@ -138,19 +141,31 @@ class RunResult:
 
 
 def _digest(o: Outcome, blobs: dict[str, tuple[str, str, int, bytes]]) -> dict[str, Any]:
-    """The record of one outcome; its output goes to ``blobs`` (once per distinct output)."""
+    """The record of one outcome: ``Outcome.to_dict`` without the output and the limits (the
+    run's key holds those); its output goes to ``blobs`` (once per distinct output)."""
     sha, codec, payload = encode_blob(o.stdout)
     if sha not in blobs:
         blobs[sha] = (sha, codec, len(o.stdout), payload)
     err = o.stderr
     if len(err) > 2 * STDERR_KEEP:
         err = err[:STDERR_KEEP] + err[-STDERR_KEEP:]
-    d = o.to_dict(with_output=False)
-    d["stdout_sha256"] = sha
-    d["stdout_size"] = len(o.stdout)
-    d["stderr_b64"] = base64.b64encode(err).decode()
-    d["stderr_size"] = len(o.stderr)
-    return d
+    return {
+        "status": str(o.status),
+        "exit_code": o.exit_code,
+        "signal": o.signal,
+        "wall_time": round(o.wall_time, 6),
+        "cpu_time": round(o.cpu_time, 6),
+        "peak_memory_kb": o.peak_memory_kb,
+        "stdout_truncated": o.stdout_truncated,
+        "stderr_truncated": o.stderr_truncated,
+        "backend": str(o.backend),
+        "timeout_kind": o.timeout_kind,
+        "message": o.message,
+        "stdout_sha256": sha,
+        "stdout_size": len(o.stdout),
+        "stderr_b64": base64.b64encode(err).decode(),
+        "stderr_size": len(o.stderr),
+    }
 
 
 def chunk_job(payload: dict[str, Any]) -> dict[str, Any]:
@@ -206,6 +221,12 @@ def chunk_job(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 Keyed = tuple[str, tuple[str, ...], Any]
+
+
+@functools.lru_cache(maxsize=256)
+def _limits_key(limits: Limits) -> str:
+    """``Limits.key()``, computed once per distinct limits (it is asked for on every run)."""
+    return limits.key()
 
 
 @dataclass
@@ -308,19 +329,18 @@ class Engine:
     # -- running -------------------------------------------------------------------------------
 
     def run(self, specs: Sequence[RunSpec]) -> list[RunResult]:
-        """Results of ``specs`` in order; only runs missing from the store execute."""
+        """Results of ``specs`` in order; only runs missing from the store execute.
+
+        Runs of one program under the same limits share sandbox sessions whatever their salt
+        (a re-judge is a fresh run of the same program: only its key differs).
+        """
         keyed: list[Keyed] = []
         for s in specs:
+            lk = _limits_key(s.limits)
             key = job_key(
-                _RUN_TAG,
-                s.built.program_id,
-                sha256_bytes(s.stdin),
-                s.limits,
-                self.backend,
-                s.salt,
+                _RUN_TAG, s.built.program_id, sha256_bytes(s.stdin), lk, self.backend, s.salt
             )
-            group = ("stdin", s.built.program_id, s.limits.key(), s.salt)
-            keyed.append((key, group, s))
+            keyed.append((key, ("stdin", s.built.program_id, lk), s))
         return self._execute(keyed)
 
     def run_grid(
@@ -340,16 +360,17 @@ class Engine:
         """Results of checker-program calls in order (cached like runs)."""
         keyed: list[Keyed] = []
         for s in specs:
+            lk = _limits_key(s.limits)
             key = job_key(
                 "audit-check/2",
                 s.built.program_id,
                 sha256_bytes(s.input),
                 sha256_bytes(s.output),
                 sha256_bytes(s.answer),
-                s.limits,
+                lk,
                 self.backend,
             )
-            keyed.append((key, ("checker", s.built.program_id, s.limits.key(), ""), s))
+            keyed.append((key, ("checker", s.built.program_id, lk), s))
         return self._execute(keyed)
 
     def _submit(self, group: tuple[str, ...], keys: list[str], specs: dict[str, Any]) -> Any:
@@ -376,9 +397,14 @@ class Engine:
         specs = {k: uniq[k][1] for k in missing}
         pending: dict[Any, tuple[tuple[str, ...], list[str]]] = {}
         try:
+            # Chunks as long as ``chunk_runs``, shorter when a call has too few runs to feed
+            # every worker twice (a session start costs tens of runs).
+            size = max(
+                MIN_CHUNK, min(self.chunk_runs, math.ceil(len(missing) / (2 * self.queue.jobs)))
+            )
             for group, keys in sorted(groups.items()):
-                for i in range(0, len(keys), self.chunk_runs):
-                    part = keys[i : i + self.chunk_runs]
+                for i in range(0, len(keys), size):
+                    part = keys[i : i + size]
                     pending[self._submit(group, part, specs)] = (group, part)
             while pending:
                 done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
@@ -409,11 +435,11 @@ class Engine:
         finally:
             for fut in pending:
                 fut.cancel()
-        return [self._result(records[key]) for key, _, _ in keyed]
+        return [self._result(records[key], spec.limits) for key, _, spec in keyed]
 
-    def _result(self, record: dict[str, Any]) -> RunResult:
+    def _result(self, record: dict[str, Any], limits: Limits) -> RunResult:
         return RunResult(
-            Outcome.from_dict(record),
+            dataclasses.replace(Outcome.from_dict(record), limits=limits),
             record.get("stdout_sha256", EMPTY_SHA256),
             int(record.get("stdout_size", 0)),
             self,
