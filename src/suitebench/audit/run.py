@@ -183,7 +183,7 @@ def format_funnel(funnel: dict[str, Funnel]) -> str:
             f"  after corrections                 {f.after_corrections:6d}",
             f"  certified (legal inputs)          {f.certified:6d}",
             *(
-                f"    legal by {_BASIS_WORDS.get(k, k):<24s}{v:6d}"
+                f"    legal by {_BASIS_WORDS.get(k, k):<23s}{v:6d}"
                 for k, v in sorted(f.certified_by.items())
             ),
             f"    of which new findings           {f.new_findings:6d}",
