@@ -21,6 +21,8 @@ from suitebench.run.outcome import Limits, Status
 from .conftest import PROBLEMS
 from .problems import write_next_int
 
+RANDOM = "nondet.c"
+
 #: A real bug: the loop that should count down to x counts up and never ends for x < 0.
 COUNTDOWN_C = """\
 #include <stdio.h>
@@ -42,13 +44,22 @@ def test_problems_audited_at_once_agree_with_each_audited_alone(
             load_problem(PROBLEMS / n), arms, AuditConfig(), make_engine(f"{n}.sqlite")
         )
         a = next(x for x in together.audits if x.problem.id == n)
-        # verdicts, not outputs: nondet.c prints a random tied index by design
-        assert {k: j.verdict for k, j in a.cells.items()} == {
-            k: j.verdict for k, j in alone.cells.items()
+        # nondet.c prints a random one of the tied maxima by design: its verdicts (and whether
+        # a lucky streak certifies it) differ from run to run, however the runs are scheduled
+        assert {k: j.verdict for k, j in a.cells.items() if RANDOM not in k[0]} == {
+            k: j.verdict for k, j in alone.cells.items() if RANDOM not in k[0]
         }
-        assert a.ledger == alone.ledger
-        assert [(r.submission_id, r.input_id, r.stage) for r in a.retractions] == [
-            (r.submission_id, r.input_id, r.stage) for r in alone.retractions
+        assert [r for r in a.ledger if RANDOM not in r.submission_id] == [
+            r for r in alone.ledger if RANDOM not in r.submission_id
+        ]
+        assert [
+            (r.submission_id, r.input_id, r.stage)
+            for r in a.retractions
+            if RANDOM not in r.submission_id
+        ] == [
+            (r.submission_id, r.input_id, r.stage)
+            for r in alone.retractions
+            if RANDOM not in r.submission_id
         ]
         assert {k: v.funnel for k, v in a.arms.items()} == {
             k: v.funnel for k, v in alone.arms.items()
