@@ -17,6 +17,7 @@ from suitebench.audit.run import run_audit
 from suitebench.audit.runs import Engine
 from suitebench.audit.tolerance import within_tolerance
 from suitebench.model.problem import load_problem
+from suitebench.run.cgroups import usable_parent
 
 from .conftest import PROBLEMS, copy_problem
 
@@ -297,8 +298,9 @@ def test_judge_verdicts_for_crashes_and_limits(
 
 
 def test_memory_hog_is_a_memory_verdict(make_engine: Callable[..., Engine], tmp_path: Path) -> None:
-    """Over the memory limit: MLE where the sandbox reports a memory kill (cgroup), RE where
-    only rlimits apply (the allocation fails). Never AC, never TLE."""
+    """Over the memory limit: where the memory cgroup works the sandbox reports the kill and
+    only MLE is right; where only rlimits apply the allocation fails and the program's own
+    error is an RE (reported honestly). Never AC, never TLE."""
     d = copy_problem(tmp_path, "mean", m="memory_limit = 256|memory_limit = 64")
     acc = d / "submissions" / "accepted"
     # touches every page of 512 MiB (volatile: the compiler may not elide the allocation)
@@ -313,7 +315,11 @@ def test_memory_hog_is_a_memory_verdict(make_engine: Callable[..., Engine], tmp_
     engine = make_engine()
     audit = audit_problem(load_problem(d), [parse_arm("hand=arms/handmade")], AuditConfig(), engine)
     cancel = next(c.sha256 for c in audit.arms["hand"].arm.inputs if c.input_id == "01-cancel.in")
-    assert audit.cells[(ACC + "hog.c", cancel)].verdict in (Verdict.MLE, Verdict.RE)
+    got = audit.cells[(ACC + "hog.c", cancel)].verdict
+    if usable_parent("memory") is not None:
+        assert got is Verdict.MLE
+    else:
+        assert got is Verdict.RE
     assert any(r.submission_id == ACC + "hog.c" and r.determinism == "DET_RE" for r in audit.ledger)
 
 
@@ -358,14 +364,30 @@ def test_one_arm_directory_serves_several_problems(
         resolve_arm(parse_arm("x=nowhere"), load_problem(PROBLEMS / "mean"), engine, tmp_path)
 
 
-def test_problem_without_validator_certifies_nothing(
+def test_problem_without_validator_certifies_only_on_its_own_tests(
     make_engine: Callable[..., Engine], tmp_path: Path
 ) -> None:
+    """Without a validator the official and sample tests are legal by definition (they define
+    the problem): a kill there is certified with that basis. Every other arm's inputs stay
+    ``no_validator`` and certify nothing. (Before, not even the official tests certified.)"""
     d = copy_problem(tmp_path, "mean", v='validator = "validator.py"\n|')
-    audit = audit_problem(
-        load_problem(d), [parse_arm("hand=arms/handmade")], AuditConfig(), make_engine()
-    )
+    problem = load_problem(d)
+    engine = make_engine()
+    audit = audit_problem(problem, [parse_arm("hand=arms/handmade")], AuditConfig(), engine)
     hand = audit.arms["hand"]
     assert hand.counts["no_validator"] == 2 and hand.counts["scored"] == 2
-    assert len(hand.killed) == 3 and audit.ledger == []
-    assert {r.reason for r in audit.retractions} == {"the problem has no validator"}
+    assert len(hand.killed) == 3 and not [r for r in audit.ledger if r.arm == "hand"]
+    assert {r.reason for r in audit.retractions if r.arm == "hand"} == {
+        "the problem has no validator (only its own tests are legal by definition)"
+    }
+    assert audit.arms["official"].counts["legal"] == 3
+    assert hand.funnel.certified_by == {}
+
+    # the rejected pool's first_only.py prints the first number, not the mean: the official
+    # tests catch it, and without a validator that kill is still certified, by definition
+    rejected = audit_problem(problem, [], AuditConfig(pool="rejected"), engine)
+    rows = [r for r in rejected.ledger if r.arm == "official"]
+    assert [r.submission_id for r in rows] == ["submissions/rejected/first_only.py"]
+    assert rows[0].legality == "legal" and rows[0].legality_basis == "problem_tests"
+    assert rows[0].validator == ""
+    assert rejected.arms["official"].funnel.certified_by == {"problem_tests": 1}

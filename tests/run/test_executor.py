@@ -266,3 +266,70 @@ def test_unreachable_scheduler_is_a_clear_error() -> None:
         port = s.getsockname()[1]
     with pytest.raises(ExecutorError, match=f"127.0.0.1:{port}"):
         DaskExecutor(f"tcp://127.0.0.1:{port}", connect_timeout=2)
+
+
+# -- the job queue: one queue, many callers, priorities ---------------------------------------
+
+
+def test_job_queue_runs_the_earliest_priority_first() -> None:
+    from suitebench.run.executor import JobQueue
+
+    gate = threading.Event()
+    order: list[str] = []
+
+    def job(name: str) -> str:
+        if name == "blocker":
+            gate.wait(10)
+        order.append(name)
+        return name
+
+    with LocalExecutor(1) as ex:
+        q = JobQueue(ex)
+        first = q.submit(job, "blocker")  # occupies the only worker
+        with q.priority(5):
+            late = [q.submit(job, f"late-{i}") for i in range(3)]
+        with q.priority(1):
+            early = [q.submit(job, f"early-{i}") for i in range(2)]
+        gate.set()
+        assert [f.result(10) for f in (first, *early, *late)]
+        q.close()
+    assert order == ["blocker", "early-0", "early-1", "late-0", "late-1", "late-2"]
+
+
+def test_job_queue_keeps_every_worker_busy_across_callers() -> None:
+    """Two callers, one job each, jobs=2: both run at once (each waits for the other)."""
+    from suitebench.run.executor import JobQueue
+
+    barrier = threading.Barrier(2, timeout=10)
+
+    def meet(i: int) -> int:
+        barrier.wait()
+        return i
+
+    with LocalExecutor(2) as ex:
+        q = JobQueue(ex)
+        results: list[int] = []
+
+        def caller(i: int) -> None:
+            with q.priority(i):
+                results.extend(r for _, r in q.map_unordered(meet, [i]))
+
+        threads = [threading.Thread(target=caller, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(20)
+        q.close()
+    assert sorted(results) == [0, 1]
+
+
+def test_job_queue_on_a_process_pool_gives_what_the_pool_gives() -> None:
+    from suitebench.run.executor import JobQueue
+
+    with LocalExecutor(2, processes=True) as ex:
+        q = JobQueue(ex)
+        got = dict(q.map_unordered(math.factorial, [5, 10, 3]))
+        with pytest.raises(ValueError):
+            list(q.map_unordered(math.factorial, [-1]))
+        q.close()
+    assert got == {0: 120, 1: 3628800, 2: 6}

@@ -329,3 +329,64 @@ def test_two_processes_writing_one_store_lose_nothing(tmp_path: Path) -> None:
     with Store(path) as store:
         assert store.count("left") == store.count("right") == 1000
         assert store.get("right-39-24") == {"b": 39, "i": 24}
+
+
+# -- blobs: outputs kept once, compressed, in bounded parts -----------------------------------
+
+
+def test_blobs_are_kept_once_compressed_and_in_parts(tmp_path: Path) -> None:
+    from suitebench.run.store import BLOB_PART, encode_blob
+
+    yes = b"YES\n" * (8 * 1024 * 1024)  # 32 MiB of a program that prints forever
+    noise = os.urandom(3 * BLOB_PART // 2)  # incompressible: more than one part
+    with Store(tmp_path / "s.sqlite") as store:
+        blobs = [encode_blob(x) for x in (yes, yes, noise, b"", b"42\n")]
+        assert (
+            store.put_blobs(
+                [
+                    (s, c, len(x), p)
+                    for (s, c, p), x in zip(blobs, (yes, yes, noise, b"", b"42\n"), strict=True)
+                ]
+            )
+            == 4
+        )
+        assert store.get_blob(blobs[0][0]) == yes
+        assert store.get_blob(blobs[2][0]) == noise
+        assert store.get_blob(blobs[3][0]) == b"" and store.get_blob(blobs[4][0]) == b"42\n"
+        assert store.get_blob("0" * 64) is None
+        assert store.has_blobs([blobs[0][0], "0" * 64]) == {blobs[0][0]}
+        stats = store.blob_stats()
+    assert stats["blobs"] == 4 and stats["size"] == len(yes) + len(noise) + 3
+    assert stats["stored"] < len(noise) + len(yes) // 100  # the repeated output compresses
+    with sqlite3.connect(tmp_path / "s.sqlite") as db:
+        (biggest,) = db.execute("SELECT MAX(LENGTH(data)) FROM blob_parts").fetchone()
+        (noise_parts,) = db.execute(
+            "SELECT parts FROM blobs WHERE sha256 = ?", (blobs[2][0],)
+        ).fetchone()
+    assert biggest <= BLOB_PART and noise_parts == 2
+
+
+def test_a_schema_1_store_is_migrated(tmp_path: Path) -> None:
+    """A store written by the previous schema opens: blob tables are added, the audit rows that
+    held whole outputs are dropped (they run again), every other row is kept."""
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE outcomes (key TEXT PRIMARY KEY, kind TEXT NOT NULL DEFAULT '',
+                               value TEXT NOT NULL, created REAL NOT NULL);
+        INSERT INTO meta VALUES ('application', 'suitebench'), ('schema_version', '1');
+        INSERT INTO outcomes VALUES ('c1', 'audit-chunk', '{"outcomes": []}', 1.0),
+                                    ('r1', 'audit-run', '{"chunk": "c1", "i": 0}', 1.0),
+                                    ('s1', 'suite-run', '{"passed": 3}', 1.0);
+        PRAGMA user_version = 1;
+        """
+    )
+    conn.close()
+    with Store(path) as store:
+        assert store.keys() == ["s1"] and store.get("s1") == {"passed": 3}
+        assert store.blob_stats()["blobs"] == 0
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    conn.close()

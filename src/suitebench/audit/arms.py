@@ -104,7 +104,7 @@ def arm_from_generator(
     cases, failed = [], []
     for s, oc in enumerate(outs):
         if oc.ok and not oc.stdout_truncated:
-            cases.append(InputCase(name, f"seed-{s}", oc.stdout))
+            cases.append(InputCase(name, f"seed-{s}", oc.read_stdout()))
         else:
             failed.append(s)
     arm = _dedup(name, cases, f"{generator}@{seeds}")

@@ -39,7 +39,7 @@ def brute_stage(
 
     def finished_of(f: Flag) -> list[tuple[str, bytes]]:
         ran = [(n, grid[(n, f.input_sha256)]) for n, _ in runnable]
-        return [(n, o.stdout) for n, o in ran if o.ok and not o.stdout_truncated]
+        return [(n, o.read_stdout()) for n, o in ran if o.ok and not o.stdout_truncated]
 
     checker.prefetch(
         [

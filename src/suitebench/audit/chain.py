@@ -17,12 +17,19 @@ Stages (each reads and writes records, each visible in the outputs):
 
 Official-TLE reconciliation: each submission's verdict on the official tests is recorded; a
 finding the official tests already catch (as TLE or otherwise) is marked ``new_finding=false``.
+
+The stages of one problem are a schedule (:data:`STAGES`): each waits for the one before it,
+since it reads what that one found. :func:`audit_problems` runs the schedules of many problems
+at once, one coordinator thread each, on the engine's one job queue, so the runs of every
+problem and stage keep the workers busy; the earliest problem's runs go first. Every run is
+keyed by what determines it, so the results do not depend on that interleaving.
 """
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +45,7 @@ from suitebench.audit.legality import LegalityReport, certify_legality
 from suitebench.audit.oracle import consensus_oracle
 from suitebench.audit.records import (
     CRASH,
+    WRONG_OUTPUT,
     Flag,
     Funnel,
     Gold,
@@ -51,8 +59,8 @@ from suitebench.audit.records import (
 from suitebench.audit.runs import Engine, file_sha256
 from suitebench.audit.tolerance import tolerance_stage
 from suitebench.metrics.coverage import DEFAULT_KS, cov_at_k_curve
-from suitebench.model.problem import Problem
-from suitebench.run.outcome import sha256_bytes
+from suitebench.model.problem import ExitStatus, Problem
+from suitebench.run.outcome import Limits
 from suitebench.run.toolchain import Built
 
 __all__ = [
@@ -61,6 +69,7 @@ __all__ = [
     "LedgerRow",
     "ProblemAudit",
     "audit_problem",
+    "audit_problems",
 ]
 
 DEFAULT_MAX_CANDIDATES = 4
@@ -97,6 +106,7 @@ class LedgerRow:
     validator: str
     validator_id: str
     legality: str
+    legality_basis: str
     oracle_rule: str
     oracle_references: str
     expected_head: str
@@ -165,17 +175,206 @@ def _official_verdict(sub: str, official: Arm | None, cells: dict[tuple[str, str
 
 
 def _legality_certificate(f: Flag, legality: LegalityReport) -> Flag:
-    """Only an input the quality-gated validator accepted certifies a kill."""
+    """Only a legal input (by the quality-gated validator, or one of the problem's own tests
+    when it has no validator) certifies a kill."""
     lg = legality.verdicts[f.input_sha256]
     if f.withdrawn is not None or lg is Legality.LEGAL:
         return f
     if lg is Legality.NO_VALIDATOR:
-        why = "the problem has no validator"
+        why = "the problem has no validator (only its own tests are legal by definition)"
     elif legality.gate and not legality.gate.passed:
         why = f"{lg}: validator failed its quality gate ({'; '.join(legality.gate.reasons)})"
     else:
         why = f"{lg}: the validator could not decide"
     return dataclasses.replace(f, withdrawn=Stage.LEGALITY, reason=why)
+
+
+@dataclass
+class _Chain:
+    """One problem's audit in progress: what each stage read and wrote."""
+
+    problem: Problem
+    sources: Sequence[ArmSource]
+    config: AuditConfig
+    engine: Engine
+    base: Path
+    refs: list[tuple[str, Built]] = field(default_factory=list)
+    pool: list[tuple[str, Built]] = field(default_factory=list)
+    brutes: list[tuple[str, Built]] = field(default_factory=list)
+    cons: list[tuple[str, Built]] = field(default_factory=list)
+    checker: Checker | None = None
+    arms: list[Arm] = field(default_factory=list)
+    inputs: dict[str, bytes] = field(default_factory=dict)
+    legality: LegalityReport | None = None
+    golds: dict[str, Gold] = field(default_factory=dict)
+    scored: list[str] = field(default_factory=list)
+    gold_bytes: dict[str, bytes] = field(default_factory=dict)
+    cells: dict[tuple[str, str], Judged] = field(default_factory=dict)
+    official_verdicts: dict[str, str] = field(default_factory=dict)
+    candidates: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)
+    flags: dict[tuple[str, str], Flag] = field(default_factory=dict)
+
+    @property
+    def limits(self) -> Limits:
+        return judge_limits(self.problem)
+
+    @property
+    def ignore_exit(self) -> bool:
+        return self.problem.exit_status is ExitStatus.IGNORE
+
+    @property
+    def ok_pool(self) -> list[tuple[str, Built]]:
+        return [(n, b) for n, b in self.pool if b.ok]
+
+
+def _stage_build(c: _Chain) -> None:
+    """Build everything (in parallel through the job queue, cached by content hash)."""
+    p, cfg, engine = c.problem, c.config, c.engine
+    extra = [x for x in (p.validator, p.checker.program) if x is not None]
+    cons_paths = p.pools[cfg.consensus_pool] if cfg.consensus_pool else ()
+    judged = [*p.references, *p.pools[cfg.pool], *p.brute, *cons_paths]
+    # the problem's [compile] flags are those of the judged programs; tools keep the defaults
+    engine.build_all(judged, p.compile)
+    engine.build_all(extra)
+
+    def built(paths: Sequence[Path]) -> list[tuple[str, Built]]:
+        return [(p.rel(x), engine.build(x, p.compile)) for x in paths]
+
+    c.refs, c.pool, c.brutes = built(p.references), built(p.pools[cfg.pool]), built(p.brute)
+    c.cons = built(cons_paths)
+    c.checker = Checker(p.checker, engine)
+
+
+def _stage_arms(c: _Chain) -> None:
+    """1. arms: every arm's inputs, deduplicated by sha256 across arms."""
+    c.arms = problem_arms(c.problem) + [
+        resolve_arm(s, c.problem, c.engine, c.base) for s in c.sources
+    ]
+    names = [a.name for a in c.arms]
+    if len(set(names)) != len(names):
+        raise AuditError(f"problem {c.problem.id}: arm names repeat: {names}")
+    for a in c.arms:
+        for case in a.inputs:
+            c.inputs.setdefault(case.sha256, case.data)
+
+
+def _stage_legality(c: _Chain) -> None:
+    """2. legality: the validator's quality gate, then its word on every input."""
+    c.legality = certify_legality(c.problem, list(c.inputs.values()), c.engine)
+
+
+def _stage_oracle(c: _Chain) -> None:
+    """3. consensus_oracle on every input the validator does not reject."""
+    assert c.legality is not None and c.checker is not None
+    cands = [s for s in c.inputs if c.legality.verdicts[s] is not Legality.ILLEGAL]
+    c.golds = consensus_oracle(
+        c.problem, [c.inputs[s] for s in cands], c.refs, c.limits, c.checker, c.engine
+    )
+    c.scored = [s for s in cands if c.golds[s].status is GoldStatus.GOLD]
+    c.gold_bytes = {s: c.golds[s].answer or b"" for s in c.scored}
+
+
+def _stage_judge(c: _Chain) -> None:
+    """4. judge: the kill matrix, every pool submission on every scored input."""
+    assert c.checker is not None
+    ok_pool = c.ok_pool
+    tasks = [JudgeTask(b, c.inputs[s], c.gold_bytes[s]) for _, b in ok_pool for s in c.scored]
+    judged = judge_many(tasks, c.limits, c.checker, c.engine, ignore_exit=c.ignore_exit)
+    it = iter(judged)
+    for n, _ in ok_pool:
+        for s in c.scored:
+            c.cells[(n, s)] = next(it)
+    official = next((a for a in c.arms if a.name == OFFICIAL), None)
+    c.official_verdicts = {n: _official_verdict(n, official, c.cells) for n, _ in ok_pool}
+
+
+def _new_flag(c: _Chain, sub: str, sha: str) -> Flag:
+    """A flag on a kill: a wrong answer carries its output (read back from the store if it was
+    not kept inline), a crash only its output's sha256."""
+    j = c.cells[(sub, sha)]
+    got = b""
+    if j.verdict in WRONG_OUTPUT:
+        got = j.output or c.engine.output(j.output_sha256)
+    return Flag(c.problem.id, sub, sha, j.verdict, got, got_sha256=j.output_sha256)
+
+
+def _stage_certify(c: _Chain) -> None:
+    """5-10. flags: per arm and submission, its killing inputs in emission order, examined in
+    rounds of ``max_candidates`` until one is certified or none is left (so a wrong gold on an
+    arm's first inputs cannot hide a real bug further down): determinism, consensus correction,
+    brute force, tolerance, then the legality certificate."""
+    assert c.legality is not None and c.checker is not None
+    scored_set = set(c.scored)
+    subs = [n for n, _ in c.ok_pool]
+    killing: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for a in c.arms:
+        for n in subs:
+            kills = [
+                (case.input_id, case.sha256)
+                for case in a.inputs
+                if case.sha256 in scored_set and c.cells[(n, case.sha256)].verdict.is_kill
+            ]
+            if kills:
+                killing[(a.name, n)] = kills
+    c.candidates = {k: [] for k in killing}
+    subs_built = dict(c.ok_pool)
+    brute_limits = judge_limits(c.problem, time_limit=c.problem.brute_time_limit)
+    step = max(1, c.config.max_candidates)
+    while True:
+        fresh: dict[tuple[str, str], Flag] = {}
+        for key, kills in killing.items():
+            chosen = c.candidates[key]
+            done = any(c.flags[(key[1], s)].withdrawn is None for _, s in chosen)
+            if done or len(chosen) == len(kills):
+                continue
+            more = kills[len(chosen) : len(chosen) + step]
+            chosen.extend(more)
+            for _, s in more:
+                n = key[1]
+                if (n, s) not in c.flags and (n, s) not in fresh:
+                    fresh[(n, s)] = _new_flag(c, n, s)
+        if not fresh:
+            break
+        flist = determinism_stage(
+            list(fresh.values()),
+            subs_built,
+            c.inputs,
+            c.gold_bytes,
+            c.limits,
+            c.checker,
+            c.engine,
+            ignore_exit=c.ignore_exit,
+        )
+        if c.cons:
+            flist = consensus_stage(
+                flist, c.cons, c.inputs, c.gold_bytes, c.limits, c.checker, c.engine
+            )
+        flist = brute_stage(
+            flist, c.brutes, c.inputs, c.gold_bytes, brute_limits, c.checker, c.engine
+        )
+        flist = tolerance_stage(flist, c.gold_bytes, c.problem.tolerance)
+        for f in flist:
+            c.flags[(f.submission, f.input_sha256)] = _legality_certificate(f, c.legality)
+
+
+#: One problem's stages, in order; each reads what the ones before it wrote.
+STAGES: tuple[Callable[[_Chain], None], ...] = (
+    _stage_build,
+    _stage_arms,
+    _stage_legality,
+    _stage_oracle,
+    _stage_judge,
+    _stage_certify,
+)
+
+
+def _check_pools(problem: Problem, config: AuditConfig) -> None:
+    for what, name in (("pool", config.pool), ("consensus pool", config.consensus_pool)):
+        if name is not None and name not in problem.pools:
+            raise AuditError(
+                f"problem {problem.id}: no {what} {name!r} "
+                f"(pools: {', '.join(problem.pools) or 'none'})"
+            )
 
 
 def audit_problem(
@@ -186,161 +385,93 @@ def audit_problem(
     *,
     base: Path | None = None,
 ) -> ProblemAudit:
-    """Run the whole certification chain on one problem."""
-    if config.pool not in problem.pools:
-        raise AuditError(
-            f"problem {problem.id}: no pool {config.pool!r} "
-            f"(pools: {', '.join(problem.pools) or 'none'})"
-        )
-    if config.consensus_pool is not None and config.consensus_pool not in problem.pools:
-        raise AuditError(
-            f"problem {problem.id}: no consensus pool {config.consensus_pool!r} "
-            f"(pools: {', '.join(problem.pools) or 'none'})"
-        )
-    base = base or Path.cwd()
+    """Run the whole certification chain on one problem: its :data:`STAGES` in order, then the
+    per-arm tables (11)."""
+    _check_pools(problem, config)
+    c = _Chain(problem, sources, config, engine, base or Path.cwd())
+    for stage in STAGES:
+        stage(c)
+    return tabulate(c)
 
-    # Build everything (in parallel, cached by content hash).
-    extra = [x for x in (problem.validator, problem.checker.program) if x is not None]
-    engine.build_all(
-        [
-            *problem.references,
-            *problem.pools[config.pool],
-            *problem.brute,
-            *(problem.pools[config.consensus_pool] if config.consensus_pool else ()),
-            *extra,
-        ]
-    )
 
-    def built(paths: Sequence[Path]) -> list[tuple[str, Built]]:
-        return [(problem.rel(p), engine.build(p)) for p in paths]
+def audit_problems(
+    problems: Sequence[Problem],
+    sources: Sequence[ArmSource],
+    config: AuditConfig,
+    engine: Engine,
+    *,
+    base: Path | None = None,
+    in_flight: int | None = None,
+) -> list[ProblemAudit]:
+    """Audit many problems at once on the engine's one job queue, in the order given.
 
-    refs = built(problem.references)
-    pool = built(problem.pools[config.pool])
-    brutes = built(problem.brute)
-    cons = built(problem.pools[config.consensus_pool]) if config.consensus_pool else []
-    checker = Checker(problem.checker, engine)
+    Up to ``in_flight`` problems (default: four per worker) have a coordinator thread each;
+    problem ``i``'s runs have priority ``i``, so the earliest problem finishes first and the
+    later ones fill every idle worker. The first error (in problem order) is raised.
+    """
+    for p in problems:
+        _check_pools(p, config)
+    if not problems:
+        return []
+    width = max(1, min(len(problems), in_flight or 4 * engine.queue.jobs))
 
-    # 1. arms
-    arms = problem_arms(problem) + [resolve_arm(s, problem, engine, base) for s in sources]
-    names = [a.name for a in arms]
-    if len(set(names)) != len(names):
-        raise AuditError(f"problem {problem.id}: arm names repeat: {names}")
-    inputs: dict[str, bytes] = {}
-    for a in arms:
-        for c in a.inputs:
-            inputs.setdefault(c.sha256, c.data)
-    shas = list(inputs)
+    def one(i: int) -> ProblemAudit:
+        with engine.queue.priority(i):
+            return audit_problem(problems[i], sources, config, engine, base=base)
 
-    # 2. legality
-    legality = certify_legality(problem, [inputs[s] for s in shas], engine)
+    with cf.ThreadPoolExecutor(width, thread_name_prefix="suitebench-problem") as pool:
+        futures = [pool.submit(one, i) for i in range(len(problems))]
+        try:
+            return [f.result() for f in futures]
+        finally:
+            for f in futures:
+                f.cancel()
 
-    # 3. consensus_oracle on every input the validator does not reject
-    limits = judge_limits(problem)
-    candidates = [s for s in shas if legality.verdicts[s] is not Legality.ILLEGAL]
-    golds = consensus_oracle(
-        problem, [inputs[s] for s in candidates], refs, limits, checker, engine
-    )
-    scored = [s for s in candidates if golds[s].status is GoldStatus.GOLD]
-    gold_bytes = {s: golds[s].answer or b"" for s in scored}
 
-    # 4. judge: the kill matrix
-    ok_pool = [(n, b) for n, b in pool if b.ok]
-    tasks = [JudgeTask(b, inputs[s], gold_bytes[s]) for _, b in ok_pool for s in scored]
-    judged = judge_many(tasks, limits, checker, engine)
-    cells: dict[tuple[str, str], Judged] = {}
-    it = iter(judged)
-    for n, _ in ok_pool:
-        for s in scored:
-            cells[(n, s)] = next(it)
-    subs = [n for n, _ in ok_pool]
-    official = next((a for a in arms if a.name == OFFICIAL), None)
-    official_verdicts = {n: _official_verdict(n, official, cells) for n in subs}
-
-    # 5. flags: per arm and submission, its killing inputs in emission order, examined in
-    # rounds of ``max_candidates`` until one is certified or none is left (so a wrong gold on
-    # an arm's first inputs cannot hide a real bug further down).
-    scored_set = set(scored)
-    killing: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for a in arms:
-        for n in subs:
-            kills = [
-                (c.input_id, c.sha256)
-                for c in a.inputs
-                if c.sha256 in scored_set and cells[(n, c.sha256)].verdict.is_kill
-            ]
-            if kills:
-                killing[(a.name, n)] = kills
-    per_arm_candidates: dict[tuple[str, str], list[tuple[str, str]]] = {k: [] for k in killing}
-    flags: dict[tuple[str, str], Flag] = {}
-    subs_built = dict(ok_pool)
-    brute_limits = judge_limits(problem, time_limit=problem.brute_time_limit)
-    step = max(1, config.max_candidates)
-    while True:
-        fresh: dict[tuple[str, str], Flag] = {}
-        for key, kills in killing.items():
-            chosen = per_arm_candidates[key]
-            done = any(flags[(key[1], s)].withdrawn is None for _, s in chosen)
-            if done or len(chosen) == len(kills):
-                continue
-            more = kills[len(chosen) : len(chosen) + step]
-            chosen.extend(more)
-            for _, s in more:
-                n = key[1]
-                if (n, s) not in flags and (n, s) not in fresh:
-                    j = cells[(n, s)]
-                    fresh[(n, s)] = Flag(problem.id, n, s, j.verdict, j.output)
-        if not fresh:
-            break
-        # 6-9. determinism, consensus correction, brute force, tolerance
-        flist = list(fresh.values())
-        flist = determinism_stage(flist, subs_built, inputs, gold_bytes, limits, checker, engine)
-        if cons:
-            flist = consensus_stage(flist, cons, inputs, gold_bytes, limits, checker, engine)
-        flist = brute_stage(flist, brutes, inputs, gold_bytes, brute_limits, checker, engine)
-        flist = tolerance_stage(flist, gold_bytes, problem.tolerance)
-        # 10. the legality certificate
-        for f in flist:
-            flags[(f.submission, f.input_sha256)] = _legality_certificate(f, legality)
-
+def tabulate(c: _Chain) -> ProblemAudit:
+    """11. per arm: kill matrix, cov@k, funnel, ledger rows and retractions."""
+    assert c.legality is not None
+    problem, config, legality = c.problem, c.config, c.legality
+    subs = [n for n, _ in c.ok_pool]
     audit = ProblemAudit(
         problem,
         config,
         subs,
-        {n: b.message[:300] for n, b in pool if not b.ok},
+        {n: b.message[:300] for n, b in c.pool if not b.ok},
         legality,
-        golds,
-        inputs,
-        cells,
-        official_verdicts,
-        flags,
-        references=[n for n, _ in refs],
+        c.golds,
+        c.inputs,
+        c.cells,
+        c.official_verdicts,
+        c.flags,
+        references=[n for n, _ in c.refs],
     )
     sub_sha = {
-        n: file_sha256(p) for (n, _), p in zip(pool, problem.pools[config.pool], strict=True)
+        n: file_sha256(p) for (n, _), p in zip(c.pool, problem.pools[config.pool], strict=True)
     }
-
-    # 11. per arm: kill matrix, cov@k, funnel, ledger, retractions
-    for a in arms:
-        arm_scored = [c.sha256 for c in a.inputs if c.sha256 in scored_set]
+    scored_set = set(c.scored)
+    for a in c.arms:
+        arm_scored = [x.sha256 for x in a.inputs if x.sha256 in scored_set]
         mat = np.array(
-            [[cells[(n, s)].verdict.is_kill for n in subs] for s in arm_scored], dtype=bool
+            [[c.cells[(n, s)].verdict.is_kill for n in subs] for s in arm_scored], dtype=bool
         ).reshape(len(arm_scored), len(subs))
         killed = [n for j, n in enumerate(subs) if mat[:, j].any()]
         tle_only = [
             n
             for n in subs
-            if n not in killed and any(cells[(n, s)].verdict is Verdict.TLE for s in arm_scored)
+            if n not in killed and any(c.cells[(n, s)].verdict is Verdict.TLE for s in arm_scored)
         ]
         flagged = reproducible = corrected = certified = new = off_tle = 0
         withdrawn_by: dict[str, int] = {}
+        certified_by: dict[str, int] = {}
         for n in subs:
-            if (a.name, n) not in per_arm_candidates:
+            if (a.name, n) not in c.candidates:
                 continue
-            chosen = per_arm_candidates[(a.name, n)]
+            chosen = c.candidates[(a.name, n)]
             flagged += 1
-            if a.name != OFFICIAL and official_verdicts[n] == str(Verdict.TLE):
+            if a.name != OFFICIAL and c.official_verdicts[n] == str(Verdict.TLE):
                 off_tle += 1
-            fl = [(iid, flags[(n, s)]) for iid, s in chosen]
+            fl = [(iid, c.flags[(n, s)]) for iid, s in chosen]
             if any(f.determinism and f.determinism.certifiable for _, f in fl):
                 reproducible += 1
             if any(
@@ -370,9 +501,11 @@ def audit_problem(
                 continue
             certified += 1
             iid, f = survivor
-            is_new = a.name != OFFICIAL and official_verdicts[n] in (str(Verdict.AC), "unknown")
+            basis = legality.basis_of(f.input_sha256)
+            certified_by[basis] = certified_by.get(basis, 0) + 1
+            is_new = a.name != OFFICIAL and c.official_verdicts[n] in (str(Verdict.AC), "unknown")
             new += is_new
-            g = golds[f.input_sha256]
+            g = c.golds[f.input_sha256]
             audit.ledger.append(
                 LedgerRow(
                     problem=problem.id,
@@ -381,19 +514,20 @@ def audit_problem(
                     pool=config.pool,
                     submission_id=n,
                     submission_sha256=sub_sha[n],
-                    official_verdict=official_verdicts[n],
+                    official_verdict=c.official_verdicts[n],
                     new_finding=is_new,
                     input_id=iid,
                     input_sha256=f.input_sha256,
                     validator=legality.validator,
                     validator_id=legality.validator_id,
                     legality=str(legality.verdicts[f.input_sha256]),
+                    legality_basis=basis,
                     oracle_rule=f"{problem.oracle.rule}/min{problem.oracle.min_success}",
                     oracle_references=";".join(g.references),
                     expected_head=_head(g.answer or b""),
                     expected_sha256=g.sha256,
                     got_head=_head(f.got) if f.verdict not in CRASH else "",
-                    got_sha256=sha256_bytes(f.got),
+                    got_sha256=f.got_sha256,
                     verdict=str(f.verdict),
                     determinism=str(f.determinism),
                     consensus=f.consensus,
@@ -405,12 +539,12 @@ def audit_problem(
             "duplicates": a.duplicates,
             "failed_seeds": len(a.failed_seeds),
             **{
-                str(lg): sum(legality.verdicts[c.sha256] is lg for c in a.inputs) for lg in Legality
+                str(lg): sum(legality.verdicts[x.sha256] is lg for x in a.inputs) for lg in Legality
             },
             "no_gold": sum(
                 1
-                for c in a.inputs
-                if c.sha256 in golds and golds[c.sha256].status is GoldStatus.NO_GOLD
+                for x in a.inputs
+                if x.sha256 in c.golds and c.golds[x.sha256].status is GoldStatus.NO_GOLD
             ),
             "scored": len(arm_scored),
         }
@@ -421,7 +555,16 @@ def audit_problem(
             cov_at_k_curve(mat, config.ks),
             killed,
             tle_only,
-            Funnel(flagged, off_tle, reproducible, corrected, certified, new, withdrawn_by),
+            Funnel(
+                flagged,
+                off_tle,
+                reproducible,
+                corrected,
+                certified,
+                new,
+                withdrawn_by,
+                certified_by,
+            ),
             counts,
         )
     return audit

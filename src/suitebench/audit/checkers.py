@@ -150,6 +150,11 @@ class Checker:
             self._compare = CHECKERS[spec.kind](spec)
 
     @property
+    def builtin(self) -> bool:
+        """A built-in comparison (runs here, accepts identical bytes), not a checker program."""
+        return self._compare is not None
+
+    @property
     def label(self) -> str:
         return self.spec.label()
 

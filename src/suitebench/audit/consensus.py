@@ -48,7 +48,7 @@ def consensus_stage(
     }
     checker.prefetch(
         [
-            (inputs[flags[i].input_sha256], b.stdout, answer)
+            (inputs[flags[i].input_sha256], b.read_stdout(), answer)
             for i in todo
             for b in ballots_of[i]
             if b.ok
@@ -60,7 +60,7 @@ def consensus_stage(
         f = flags[i]
         inp = inputs[f.input_sha256]
         ballots = ballots_of[i]
-        ran = [b.stdout for b in ballots if b.ok]
+        ran = [b.read_stdout() for b in ballots if b.ok]
         with_sub = checker.agree_many([(inp, o, f.got) for o in ran])
         with_gold = checker.agree_many([(inp, o, golds[f.input_sha256]) for o in ran])
         n_sub, n_gold, n = sum(with_sub), sum(with_gold), len(ran)

@@ -12,7 +12,16 @@ from collections.abc import Mapping, Sequence
 
 from suitebench.audit.checkers import Checker
 from suitebench.audit.judge import JudgeTask, judge_many
-from suitebench.audit.records import CRASH, WRONG_OUTPUT, DetClass, Flag, Judged, Stage, Verdict
+from suitebench.audit.records import (
+    CRASH,
+    WRONG_OUTPUT,
+    DetClass,
+    Flag,
+    Judged,
+    Stage,
+    Verdict,
+    normalized,
+)
 from suitebench.audit.runs import Engine
 from suitebench.run.outcome import Limits
 from suitebench.run.toolchain import Built
@@ -22,15 +31,10 @@ __all__ = ["REJUDGES", "classify", "determinism_stage", "normalized"]
 REJUDGES = 3
 
 
-def normalized(output: bytes) -> bytes:
-    """Whitespace-normalized output: what "the same wrong output" compares."""
-    return b" ".join(output.split())
-
-
 def classify(original: Judged, rejudges: Sequence[Judged]) -> DetClass:
     runs = [original, *rejudges]
     if all(r.verdict in WRONG_OUTPUT for r in runs):
-        if len({normalized(r.output) for r in runs}) == 1:
+        if len({r.normalized_sha256 for r in runs}) == 1:
             return DetClass.DET_WA
         return DetClass.NONDET
     if all(r.verdict in CRASH for r in runs) and len({r.verdict for r in runs}) == 1:
@@ -49,6 +53,8 @@ def determinism_stage(
     checker: Checker,
     engine: Engine,
     times: int = REJUDGES,
+    *,
+    ignore_exit: bool = False,
 ) -> list[Flag]:
     """Re-judge each flag ``times`` times (fresh runs: salted job keys) and classify it."""
     tasks = [
@@ -61,10 +67,11 @@ def determinism_stage(
         for f in flags
         for r in range(1, times + 1)
     ]
-    judged = judge_many(tasks, limits, checker, engine)
+    judged = judge_many(tasks, limits, checker, engine, ignore_exit=ignore_exit)
     out: list[Flag] = []
     for n, f in enumerate(flags):
-        cls = classify(Judged(f.verdict, f.got), judged[n * times : (n + 1) * times])
+        original = Judged(f.verdict, f.got, output_sha256=f.got_sha256)
+        cls = classify(original, judged[n * times : (n + 1) * times])
         if cls.certifiable:
             out.append(dataclasses.replace(f, determinism=cls))
         else:

@@ -5,7 +5,8 @@ default) for scheduling noise, an unlimited stack (deep-recursion solutions must
 spuriously), and verdicts bucketed by type. A time-limit catch (TLE) stays in its own bucket and
 is never counted as a bug: timeouts depend on the machine, wrong answers and crashes do not.
 The problem's ``time_limit`` is CPU time; wall time is a watchdog at twice that (plus the
-allowance), so a loaded machine does not turn a correct solution into a TLE.
+allowance), so a loaded machine does not turn a correct solution into a TLE. A program that
+prints more than the problem's ``output_limit`` is killed there: ``OLE``, a kill like any other.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from suitebench.audit.checkers import Checker, CheckVerdict
-from suitebench.audit.records import Judged, Verdict
-from suitebench.audit.runs import Engine, RunSpec
+from suitebench.audit.records import INLINE_OUTPUT, WRONG_OUTPUT, Judged, Verdict, normalized
+from suitebench.audit.runs import Engine, RunResult, RunSpec
 from suitebench.model.problem import Problem
-from suitebench.run.outcome import Limits, Outcome, Status
+from suitebench.run.outcome import Limits, MiB, Outcome, Status, sha256_bytes
 from suitebench.run.toolchain import Built
 
 __all__ = ["JudgeTask", "judge_limits", "judge_many", "verdict_of_status"]
@@ -31,7 +32,8 @@ _CHECK = {
 
 
 def judge_limits(problem: Problem, *, time_limit: float | None = None) -> Limits:
-    """Limits of one judged run: CPU = time limit, wall watchdog = 2x, both + allowance."""
+    """Limits of one judged run: CPU = time limit, wall watchdog = 2x, both + allowance; the
+    output limit is the problem's ``output_limit`` (MiB, stdout and stderr each)."""
     tl = problem.time_limit if time_limit is None else time_limit
     return Limits(
         wall_time=2 * tl,
@@ -39,12 +41,16 @@ def judge_limits(problem: Problem, *, time_limit: float | None = None) -> Limits
         memory_mb=problem.memory_limit,
         extra_time=problem.allowance,
         stack_unlimited=True,
-        output_bytes=64 * 1024 * 1024,
+        output_bytes=problem.output_limit * MiB,
     )
 
 
-def verdict_of_status(oc: Outcome) -> Verdict | None:
-    """The verdict an outcome implies before any checker (None: it ran fine, check output)."""
+def verdict_of_status(oc: Outcome | RunResult, *, ignore_exit: bool = False) -> Verdict | None:
+    """The verdict an outcome implies before any checker (None: it ran fine, check output).
+
+    ``ignore_exit`` (the problem's ``exit_status = "ignore"``): a non-zero exit status is not a
+    verdict by itself, the output is checked as if the program had exited 0. A signal still is.
+    """
     match oc.status:
         case Status.OK:
             return None
@@ -54,7 +60,9 @@ def verdict_of_status(oc: Outcome) -> Verdict | None:
             return Verdict.MLE
         case Status.OUTPUT_LIMIT:
             return Verdict.OLE
-        case Status.RUNTIME_ERROR | Status.SIGNALED:
+        case Status.RUNTIME_ERROR:
+            return None if ignore_exit else Verdict.RE
+        case Status.SIGNALED:
             return Verdict.RE
         case Status.BUILD_ERROR:
             return Verdict.CE
@@ -72,23 +80,70 @@ class JudgeTask:
     salt: str = ""
 
 
+_CHECK_BATCH = 64 * MiB  # output bytes handed to a checker program at once
+
+
+def _judged(verdict: Verdict, out: bytes, sha: str, message: str) -> Judged:
+    """A cell; the output stays inline only for a short wrong answer."""
+    if verdict in WRONG_OUTPUT:
+        return Judged(
+            verdict,
+            out if len(out) <= INLINE_OUTPUT else b"",
+            message,
+            output_sha256=sha,
+            normalized_sha256=sha256_bytes(normalized(out)),
+        )
+    return Judged(verdict, b"", message, output_sha256=sha)
+
+
 def judge_many(
-    tasks: Sequence[JudgeTask], limits: Limits, checker: Checker, engine: Engine
+    tasks: Sequence[JudgeTask],
+    limits: Limits,
+    checker: Checker,
+    engine: Engine,
+    *,
+    ignore_exit: bool = False,
 ) -> list[Judged]:
-    """Verdicts of ``tasks`` in order: one cached batch of runs, then one batch of checks."""
+    """Verdicts of ``tasks`` in order: one cached batch of runs, then the checks.
+
+    Outputs are read back from the store one at a time (or in batches of at most
+    ``_CHECK_BATCH`` bytes for a checker program), so judging holds a bounded amount of
+    output however much the programs printed. An output identical to the gold is accepted
+    without reading it (every built-in checker accepts identical bytes).
+    """
     runnable = [n for n, t in enumerate(tasks) if t.built.ok]
     outs = engine.run(
         [RunSpec(tasks[n].built, tasks[n].input, limits, tasks[n].salt) for n in runnable]
     )
     result: list[Judged] = [Judged(Verdict.CE, b"", t.built.message[:200]) for t in tasks]
-    to_check: list[tuple[int, Outcome]] = []
-    for n, oc in zip(runnable, outs, strict=True):
-        v = verdict_of_status(oc)
-        if v is None:
-            to_check.append((n, oc))
-        else:
-            result[n] = Judged(v, oc.stdout, oc.message or oc.stderr_text()[-200:])
-    checks = checker.check_many([(tasks[n].input, oc.stdout, tasks[n].gold) for n, oc in to_check])
-    for (n, oc), cr in zip(to_check, checks, strict=True):
-        result[n] = Judged(_CHECK[cr.verdict], oc.stdout, cr.message)
+    gold_sha: dict[int, str] = {}
+    batch: list[tuple[int, RunResult, bytes]] = []
+
+    def flush() -> None:
+        checks = checker.check_many([(tasks[n].input, out, tasks[n].gold) for n, _, out in batch])
+        for (n, ro, out), cr in zip(batch, checks, strict=True):
+            result[n] = _judged(_CHECK[cr.verdict], out, ro.stdout_sha256, cr.message)
+        batch.clear()
+
+    size = 0
+    for n, ro in zip(runnable, outs, strict=True):
+        v = verdict_of_status(ro, ignore_exit=ignore_exit)
+        if v is not None:
+            msg = ro.message or ro.stderr_text()[-200:]
+            result[n] = Judged(v, b"", msg, output_sha256=ro.stdout_sha256)
+            continue
+        gold = tasks[n].gold
+        if checker.builtin:
+            g = gold_sha.setdefault(id(gold), sha256_bytes(gold))
+            if ro.stdout_sha256 == g:
+                result[n] = Judged(Verdict.AC, b"", "", output_sha256=g)
+                continue
+        out = ro.read_stdout()
+        batch.append((n, ro, out))
+        size += len(out)
+        if checker.builtin or size > _CHECK_BATCH:
+            flush()
+            size = 0
+    if batch:
+        flush()
     return result

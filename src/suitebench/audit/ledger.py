@@ -27,7 +27,7 @@ from suitebench.audit.legality import certify_legality
 from suitebench.audit.oracle import consensus_oracle
 from suitebench.audit.records import CRASH, WRONG_OUTPUT, GoldStatus, Legality, Retraction, Verdict
 from suitebench.audit.runs import Engine, file_sha256
-from suitebench.model.problem import Problem, ProblemError, load_problem
+from suitebench.model.problem import ExitStatus, Problem, ProblemError, load_problem
 from suitebench.run.outcome import sha256_bytes
 
 __all__ = [
@@ -98,12 +98,17 @@ def read_ledger(path: Path) -> list[LedgerRow]:
     try:
         with path.open(newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
-            missing = [c for c in cols if c not in (reader.fieldnames or [])]
+            # ledgers written before the legality basis was recorded: their legal inputs
+            # were all certified by a validator
+            optional = {"legality_basis"}
+            missing = [c for c in cols if c not in (reader.fieldnames or []) and c not in optional]
             if missing:
                 raise LedgerError(f"{path}: missing columns {missing}")
             rows = []
             for n, rec in enumerate(reader, start=1):
-                vals: dict[str, object] = {c: rec[c] for c in cols}
+                vals: dict[str, object] = {c: rec.get(c) for c in cols}
+                if vals["legality_basis"] is None:
+                    vals["legality_basis"] = "validator" if rec["legality"] == "legal" else ""
                 if rec["new_finding"] not in ("true", "false"):
                     raise LedgerError(f"{path}: row {n}: column 'new_finding': expected true/false")
                 vals["new_finding"] = rec["new_finding"] == "true"
@@ -152,12 +157,16 @@ def _recheck_row(
     now = legality.verdicts[row.input_sha256]
     if str(now) != row.legality:
         reasons.append(f"legality is now {now}, ledger says {row.legality}")
+    elif now is Legality.LEGAL and legality.basis_of(row.input_sha256) != row.legality_basis:
+        reasons.append(
+            f"legal by {legality.basis_of(row.input_sha256)} now, ledger says {row.legality_basis}"
+        )
     if now is not Legality.LEGAL:
         reasons.append(f"the input is not certified legal ({now})")
 
     checker = Checker(problem.checker, engine)
     limits = judge_limits(problem)
-    refs = [(problem.rel(p), engine.build(p)) for p in problem.references]
+    refs = [(problem.rel(p), engine.build(p, problem.compile)) for p in problem.references]
     gold = consensus_oracle(problem, [data], refs, limits, checker, engine)[row.input_sha256]
     if gold.status is not GoldStatus.GOLD or gold.answer is None:
         return [*reasons, f"no gold any more: {gold.reason}"]
@@ -165,7 +174,7 @@ def _recheck_row(
         reasons.append(
             f"gold sha256 is now {gold.sha256[:12]}, ledger says {row.expected_sha256[:12]}"
         )
-    built = engine.build(sub_path)
+    built = engine.build(sub_path, problem.compile)
     if not built.ok:
         return [*reasons, "submission does not build"]
     runs = judge_many(
@@ -173,12 +182,13 @@ def _recheck_row(
         limits,
         checker,
         engine,
+        ignore_exit=problem.exit_status is ExitStatus.IGNORE,
     )
     want = _verdict_class(row.verdict)
     for i, j in enumerate(runs, start=1):
         if _verdict_class(str(j.verdict)) != want:
             reasons.append(f"re-judge {i}: {j.verdict}, ledger says {row.verdict}")
-        elif want == "wrong_output" and sha256_bytes(j.output) != row.got_sha256:
+        elif want == "wrong_output" and j.output_sha256 != row.got_sha256:
             reasons.append(f"re-judge {i}: output sha256 differs from the ledger's got")
     return reasons
 

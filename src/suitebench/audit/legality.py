@@ -1,25 +1,38 @@
 """Legality: the validator decides whether an input is inside the statement's constraints.
 
 A kill on an input the statement forbids proves nothing, so the paper makes legality part of
-the certificate. Validators follow testlib's convention (input on stdin, exit 0 = legal). The
-validator itself is checked first by the paper's *quality gate*: it must accept every official
-input and reject the empty input. A validator that fails the gate certifies nothing: every
-input of that problem is ``unmeasured`` (never ``illegal``: a broken instrument cannot convict).
+the certificate. Each legal input records its *basis*: ``validator`` (the quality-gated
+validator accepted it) or ``problem_tests`` (a problem without a validator: its official and
+sample tests define the problem, so they are legal by definition; every other input stays
+``no_validator`` and certifies nothing). Validators follow testlib's convention (input on
+stdin, exit 0 = legal). The validator itself is checked first by the paper's *quality gate*:
+it must accept every official input and reject the empty input. A validator that fails the
+gate certifies nothing: every input of that problem is ``unmeasured`` (never ``illegal``: a
+broken instrument cannot convict).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from suitebench.audit.records import Legality
-from suitebench.audit.runs import Engine, RunSpec
+from suitebench.audit.runs import Engine, RunResult, RunSpec
 from suitebench.model.problem import Problem
-from suitebench.run.outcome import Limits, Outcome, Status, sha256_bytes
+from suitebench.run.outcome import Limits, Status, sha256_bytes
 
-__all__ = ["VALIDATOR_LIMITS", "GateResult", "LegalityReport", "certify_legality"]
+__all__ = [
+    "BASIS_PROBLEM_TESTS",
+    "BASIS_VALIDATOR",
+    "VALIDATOR_LIMITS",
+    "GateResult",
+    "LegalityReport",
+    "certify_legality",
+]
 
 VALIDATOR_LIMITS = Limits(wall_time=10.0, memory_mb=1024)
+BASIS_VALIDATOR = "validator"
+BASIS_PROBLEM_TESTS = "problem_tests"
 
 
 @dataclass(frozen=True)
@@ -40,9 +53,16 @@ class LegalityReport:
     gate: GateResult | None
     verdicts: dict[str, Legality]  # input sha256 -> legality
     messages: dict[str, str]  # input sha256 -> the validator's complaint, for illegal inputs
+    basis: dict[str, str] = field(default_factory=dict)  # legal input sha256 -> its basis
+
+    def basis_of(self, sha256: str) -> str:
+        """Why the input is legal (``validator`` or ``problem_tests``); "" if it is not."""
+        if self.verdicts.get(sha256) is not Legality.LEGAL:
+            return ""
+        return self.basis.get(sha256, BASIS_VALIDATOR)
 
 
-def _verdict(oc: Outcome) -> Legality:
+def _verdict(oc: RunResult) -> Legality:
     if oc.status is Status.OK:
         return Legality.LEGAL
     if oc.status in (Status.RUNTIME_ERROR, Status.SIGNALED):
@@ -54,7 +74,10 @@ def certify_legality(problem: Problem, inputs: Sequence[bytes], engine: Engine) 
     """Run the quality gate, then the validator on every input (one cached batch)."""
     shas = [sha256_bytes(b) for b in inputs]
     if problem.validator is None:
-        return LegalityReport("", "", None, dict.fromkeys(shas, Legality.NO_VALIDATOR), {})
+        own = {sha256_bytes(p.read_bytes()) for p in (*problem.official, *problem.samples)}
+        by_definition = {s: Legality.LEGAL if s in own else Legality.NO_VALIDATOR for s in shas}
+        basis = {s: BASIS_PROBLEM_TESTS for s in shas if s in own}
+        return LegalityReport("", "", None, by_definition, {}, basis)
     rel = problem.rel(problem.validator)
     built = engine.build(problem.validator)
     if not built.ok:

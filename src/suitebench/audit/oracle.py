@@ -13,24 +13,30 @@ from collections.abc import Sequence
 
 from suitebench.audit.checkers import Checker
 from suitebench.audit.records import Gold, GoldStatus
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import Engine, RunResult
 from suitebench.model.problem import OracleRule, Problem
 from suitebench.run.outcome import Limits, Outcome, Status, sha256_bytes
 from suitebench.run.toolchain import Built
 
 __all__ = ["consensus_oracle", "gold_from_outputs"]
 
+Ran = Outcome | RunResult  # a run as the engine returns it, or a bare outcome
 
-def _successful(names: Sequence[str], outcomes: Sequence[Outcome]) -> list[tuple[str, bytes]]:
+
+def _successful(names: Sequence[str], outcomes: Sequence[Ran]) -> list[tuple[str, bytes]]:
     return [
-        (n, o.stdout)
+        (n, _stdout(o))
         for n, o in zip(names, outcomes, strict=True)
         if o.ok and not o.stdout_truncated
     ]
 
 
+def _stdout(o: Ran) -> bytes:
+    return o.read_stdout() if isinstance(o, RunResult) else o.stdout
+
+
 def agreement_items(
-    inp: bytes, names: Sequence[str], outcomes: Sequence[Outcome], rule: OracleRule
+    inp: bytes, names: Sequence[str], outcomes: Sequence[Ran], rule: OracleRule
 ) -> list[tuple[bytes, bytes, bytes]]:
     """The comparisons ``rule`` needs on one input: (input, output, answer) triples."""
     ok = _successful(names, outcomes)
@@ -42,7 +48,7 @@ def agreement_items(
 def gold_from_outputs(
     inp: bytes,
     names: Sequence[str],
-    outcomes: Sequence[Outcome],
+    outcomes: Sequence[Ran],
     checker: Checker,
     rule: OracleRule,
     min_success: int,
@@ -110,10 +116,12 @@ def consensus_oracle(
     names = [n for n, _ in references]
     keyed = {str(k): inp for k, inp in enumerate(inputs)}
     grid = engine.run_grid(references, keyed, limits)
-    failed = {
+    failed: dict[str, Ran] = {
         n: Outcome(Status.BUILD_ERROR, message=b.message[:200]) for n, b in references if not b.ok
     }
-    rows = [[grid.get((n, str(k))) or failed[n] for n in names] for k in range(len(inputs))]
+    rows: list[list[Ran]] = [
+        [grid.get((n, str(k))) or failed[n] for n in names] for k in range(len(inputs))
+    ]
     checker.prefetch(
         [
             item

@@ -122,13 +122,34 @@ class Gold:
         return sha256_bytes(self.answer) if self.answer is not None else ""
 
 
+def normalized(output: bytes) -> bytes:
+    """Whitespace-normalized output: what "the same wrong output" compares."""
+    return b" ".join(output.split())
+
+
 @dataclass(frozen=True)
 class Judged:
-    """A submission's verdict on one input (the cell of the kill matrix)."""
+    """A submission's verdict on one input (the cell of the kill matrix).
+
+    The output itself is kept only for a wrong answer of at most ``INLINE_OUTPUT`` bytes (the
+    store keeps every output by ``output_sha256``); ``normalized_sha256`` is the sha256 of the
+    whitespace-normalized output of a wrong answer, what the determinism stage compares.
+    """
 
     verdict: Verdict
     output: bytes = b""
     message: str = ""
+    output_sha256: str = ""
+    normalized_sha256: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.output_sha256:
+            object.__setattr__(self, "output_sha256", sha256_bytes(self.output))
+        if not self.normalized_sha256 and self.verdict in WRONG_OUTPUT:
+            object.__setattr__(self, "normalized_sha256", sha256_bytes(normalized(self.output)))
+
+
+INLINE_OUTPUT = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -139,13 +160,18 @@ class Flag:
     submission: str
     input_sha256: str
     verdict: Verdict
-    got: bytes
+    got: bytes  # the wrong output (empty for a crash: only its sha256 is kept)
     determinism: DetClass | None = None
     consensus: str = ""  # e.g. "3/5 agree with submission, 1/5 with gold"
     disputed: bool = False  # the consensus pool's majority sides with the submission
     brute: str = ""  # e.g. "confirms gold", "unfinished"
     withdrawn: Stage | None = None
     reason: str = ""
+    got_sha256: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.got_sha256:
+            object.__setattr__(self, "got_sha256", sha256_bytes(self.got))
 
 
 @dataclass(frozen=True)
@@ -173,11 +199,15 @@ class Funnel:
     certified: int = 0
     new_findings: int = 0
     withdrawn_by: dict[str, int] = field(default_factory=dict)
+    certified_by: dict[str, int] = field(default_factory=dict)  # legality basis -> certified
 
     def __add__(self, other: Funnel) -> Funnel:
-        by = dict(self.withdrawn_by)
-        for k, v in other.withdrawn_by.items():
-            by[k] = by.get(k, 0) + v
+        def added(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+            out = dict(a)
+            for k, v in b.items():
+                out[k] = out.get(k, 0) + v
+            return out
+
         return Funnel(
             self.flagged + other.flagged,
             self.official_tle + other.official_tle,
@@ -185,7 +215,8 @@ class Funnel:
             self.after_corrections + other.after_corrections,
             self.certified + other.certified,
             self.new_findings + other.new_findings,
-            by,
+            added(self.withdrawn_by, other.withdrawn_by),
+            added(self.certified_by, other.certified_by),
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -197,4 +228,5 @@ class Funnel:
             "certified": self.certified,
             "new_findings": self.new_findings,
             "withdrawn_by": dict(sorted(self.withdrawn_by.items())),
+            "certified_by": dict(sorted(self.certified_by.items())),
         }

@@ -23,7 +23,7 @@ import numpy as np
 
 from suitebench import __version__
 from suitebench.audit.arms import ArmSource
-from suitebench.audit.chain import AuditConfig, ProblemAudit, audit_problem
+from suitebench.audit.chain import AuditConfig, ProblemAudit, audit_problems
 from suitebench.audit.judge import judge_limits
 from suitebench.audit.ledger import write_ledger, write_retractions
 from suitebench.audit.records import Funnel, Verdict
@@ -167,6 +167,9 @@ def _toolchains(audits: Sequence[ProblemAudit]) -> dict[str, str]:
     return {str(lang): toolchain_version(lang) for lang in sorted(langs)}
 
 
+_BASIS_WORDS = {"validator": "the validator", "problem_tests": "definition (own tests)"}
+
+
 def format_funnel(funnel: dict[str, Funnel]) -> str:
     """The paper's Table 1 per arm, as plain text."""
     lines = []
@@ -179,6 +182,10 @@ def format_funnel(funnel: dict[str, Funnel]) -> str:
             f"  reproducible (DET_WA / DET_RE)    {f.reproducible:6d}",
             f"  after corrections                 {f.after_corrections:6d}",
             f"  certified (legal inputs)          {f.certified:6d}",
+            *(
+                f"    legal by {_BASIS_WORDS.get(k, k):<23s}{v:6d}"
+                for k, v in sorted(f.certified_by.items())
+            ),
             f"    of which new findings           {f.new_findings:6d}",
             f"  withdrawn flags by stage: {by}",
         ]
@@ -213,7 +220,7 @@ def run_audit(
     ids = [p.id for p in loaded]
     if len(set(ids)) != len(ids):
         raise ValueError(f"problem ids repeat: {ids}")
-    audits = [audit_problem(p, sources, config, engine, base=base) for p in loaded]
+    audits = audit_problems(loaded, sources, config, engine, base=base)
 
     arm_names: list[str] = []
     for a in audits:

@@ -2,28 +2,43 @@
 
 A run's key is a hash of what determines its result: the program id, the input's sha256, the
 limits, the isolation backend (and a salt for deliberate re-runs such as the determinism
-re-judges). Runs of one program are grouped into chunks that execute in one ``run_batch`` (one
-sandbox start-up per chunk, the throughput lever); a chunk is one ``run_cached`` job, and once
-the chunk's results are committed every run in it gets a small pointer record of its own. So
-an audit killed halfway and restarted reruns nothing already stored (the same missing runs
-regroup into the same chunk keys), and adding an arm runs only the inputs not seen before.
+re-judges). Runs of one program are grouped into chunks that execute in one sandbox session
+(one start-up per chunk, the throughput lever); each run is stored as a small record of its
+own as soon as its chunk returns, so an audit killed halfway and restarted reruns nothing
+already stored, and adding an arm runs only the inputs not seen before.
+
+Output is bounded in memory: a chunk digests each run as the session returns it -- the output's
+sha256 and its compressed form (one blob per distinct output, see
+:meth:`~suitebench.run.store.Store.put_blobs`) -- so a record never holds the output, and a
+chunk stops early (handing its remaining runs back to the queue) once its compressed outputs
+pass a budget. A chunk also hands its remaining runs back after a time-out, split in two, so
+one program's time-outs spread over the workers instead of holding one of them.
+
+All chunks of every problem and stage go through one :class:`~suitebench.run.executor.JobQueue`
+(the engine's ``queue``): a worker is idle only when no run of any problem is ready.
 """
 
 from __future__ import annotations
 
+import base64
+import concurrent.futures as cf
 import dataclasses
+import functools
 import hashlib
+import math
 import os
 import tempfile
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from suitebench.run import sandbox
-from suitebench.run.executor import Executor, run_cached
-from suitebench.run.outcome import Backend, Limits, Outcome, Status, sha256_bytes
-from suitebench.run.store import Store, job_key
+from suitebench.run.executor import Executor, JobQueue
+from suitebench.run.outcome import Backend, Limits, MiB, Outcome, Status, sha256_bytes
+from suitebench.run.store import Store, encode_blob, job_key
 from suitebench.run.toolchain import (
     Built,
     Language,
@@ -33,13 +48,19 @@ from suitebench.run.toolchain import (
     program_from_path,
 )
 
-__all__ = ["CheckSpec", "Engine", "RunSpec", "chunk_job", "file_sha256"]
+__all__ = ["CheckSpec", "Engine", "RunResult", "RunSpec", "chunk_job", "file_sha256"]
 
 Progress = Callable[[int, int], None]
+CompileFlags = Mapping[str, Sequence[str]] | None  # language -> flags replacing its defaults
 
-CHUNK_RUNS = 48
-KIND_CHUNK = "audit-chunk"
+CHUNK_RUNS = 96  # runs of one program in one sandbox session, at most
+MIN_CHUNK = 12  # ... and at least, unless the program has fewer runs to do
+CHUNK_BUDGET = 32 * MiB  # compressed output a chunk returns before handing the rest back
+STDERR_KEEP = 1024  # bytes of a run's stderr kept from its start and from its end
 KIND_RUN = "audit-run"
+_RUN_TAG = "audit-run/2"  # records without outputs inside (store schema 2)
+EMPTY_SHA256 = sha256_bytes(b"")
+_OUTPUT_CACHE = 32 * MiB  # outputs read back from the store, kept for re-use
 
 
 @dataclass(frozen=True)
@@ -74,42 +95,147 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+@dataclass(frozen=True)
+class RunResult:
+    """One run as the audit keeps it: the outcome without its output, plus the output's sha256.
+
+    ``outcome.stdout`` is empty; :meth:`read_stdout` reads the output back from the store when a
+    stage needs it (one at a time, so memory stays bounded). ``outcome.stderr`` holds at most
+    the first and the last ``STDERR_KEEP`` bytes of what the program wrote there.
+    """
+
+    outcome: Outcome
+    stdout_sha256: str
+    stdout_size: int
+    engine: Engine | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def status(self) -> Status:
+        return self.outcome.status
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome.ok
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.outcome.exit_code
+
+    @property
+    def message(self) -> str:
+        return self.outcome.message
+
+    @property
+    def stdout_truncated(self) -> bool:
+        return self.outcome.stdout_truncated
+
+    def stderr_text(self) -> str:
+        return self.outcome.stderr_text()
+
+    def read_stdout(self) -> bytes:
+        if self.stdout_sha256 == EMPTY_SHA256:
+            return b""
+        if self.engine is None:  # pragma: no cover - results always come from an engine
+            raise ValueError("a run result without its engine cannot read its output")
+        return self.engine.output(self.stdout_sha256)
+
+
+def _digest(o: Outcome, blobs: dict[str, tuple[str, str, int, bytes]]) -> dict[str, Any]:
+    """The record of one outcome: ``Outcome.to_dict`` without the output and the limits (the
+    run's key holds those); its output goes to ``blobs`` (once per distinct output)."""
+    sha, codec, payload = encode_blob(o.stdout)
+    if sha not in blobs:
+        blobs[sha] = (sha, codec, len(o.stdout), payload)
+    err = o.stderr
+    if len(err) > 2 * STDERR_KEEP:
+        err = err[:STDERR_KEEP] + err[-STDERR_KEEP:]
+    return {
+        "status": str(o.status),
+        "exit_code": o.exit_code,
+        "signal": o.signal,
+        "wall_time": round(o.wall_time, 6),
+        "cpu_time": round(o.cpu_time, 6),
+        "peak_memory_kb": o.peak_memory_kb,
+        "stdout_truncated": o.stdout_truncated,
+        "stderr_truncated": o.stderr_truncated,
+        "backend": str(o.backend),
+        "timeout_kind": o.timeout_kind,
+        "message": o.message,
+        "stdout_sha256": sha,
+        "stdout_size": len(o.stdout),
+        "stderr_b64": base64.b64encode(err).decode(),
+        "stderr_size": len(o.stderr),
+    }
+
+
 def chunk_job(payload: dict[str, Any]) -> dict[str, Any]:
     """Run one chunk (top level and plain data, so local pools and Dask run it alike).
 
-    ``mode == "stdin"``: ``run_batch`` of one program over many stdins. ``mode == "checker"``:
-    one checker call per item with ``input``, ``output`` and ``answer`` files in a fresh
-    working directory.
+    ``mode == "stdin"``: one sandbox session of one program over many stdins. ``mode ==
+    "checker"``: one checker call per item with ``input``, ``output`` and ``answer`` files in a
+    fresh working directory. Each outcome is digested as it comes (see :func:`_digest`). With
+    ``handback`` (the default), the chunk returns early after a time-out or once its compressed
+    outputs pass ``budget`` bytes; the caller runs the rest as new chunks. Returns ``outcomes``
+    (records, in order, possibly fewer than asked) and ``blobs`` (``(sha256, codec, size,
+    payload)``).
     """
     limits = Limits.from_dict(payload["limits"])
     argv = list(payload["argv"])
     ro = tuple(payload.get("ro_binds", ()))
+    budget = int(payload.get("budget", CHUNK_BUDGET))
+    handback = bool(payload.get("handback", True))
+    records: list[dict[str, Any]] = []
+    blobs: dict[str, tuple[str, str, int, bytes]] = {}
+
+    def stop(o: Outcome, total: int) -> bool:
+        if not handback or len(records) >= total:
+            return False
+        return o.status is Status.TIMEOUT or sum(len(b[3]) for b in blobs.values()) > budget
+
     with tempfile.TemporaryDirectory(prefix="suitebench-audit-") as scratch:
         os.chmod(scratch, 0o777)
         if payload["mode"] == "stdin":
-            outs = sandbox.run_batch(
-                argv, payload["stdins"], cwd=scratch, limits=limits, ro_binds=ro
-            )
+            stdins = payload["stdins"]
+            with sandbox.Session(argv, cwd=scratch, limits=limits, ro_binds=ro) as session:
+                for data in stdins:
+                    o = session.run(data)
+                    records.append(_digest(o, blobs))
+                    if stop(o, len(stdins)):
+                        break
         else:
-            outs = []
-            for n, (inp, out, ans) in enumerate(payload["items"]):
+            items = payload["items"]
+            for n, (inp, out, ans) in enumerate(items):
                 work = Path(scratch) / str(n)
                 work.mkdir()
                 os.chmod(work, 0o777)
                 for name, data in (("input", inp), ("output", out), ("answer", ans)):
                     (work / name).write_bytes(data)
                     os.chmod(work / name, 0o644)
-                outs.append(
-                    sandbox.run(
-                        [*argv, "input", "output", "answer"], cwd=work, limits=limits, ro_binds=ro
-                    )
+                o = sandbox.run(
+                    [*argv, "input", "output", "answer"], cwd=work, limits=limits, ro_binds=ro
                 )
-    return {"outcomes": [o.to_dict() for o in outs]}
+                records.append(_digest(o, blobs))
+                if stop(o, len(items)):
+                    break
+    return {"outcomes": records, "blobs": list(blobs.values())}
+
+
+Keyed = tuple[str, tuple[str, ...], Any]
+
+
+@functools.lru_cache(maxsize=256)
+def _limits_key(limits: Limits) -> str:
+    """``Limits.key()``, computed once per distinct limits (it is asked for on every run)."""
+    return limits.key()
 
 
 @dataclass
 class Engine:
-    """The store, the executor and the build cache one audit runs on, plus run counters."""
+    """The store, the job queue and the build cache one audit runs on, plus run counters.
+
+    Safe to use from several threads at once (one per problem of an audit): every run they ask
+    for goes through the one ``queue``.
+    """
 
     store: Store
     executor: Executor
@@ -121,57 +247,105 @@ class Engine:
     planned: int = 0
     finished: int = 0
     executed_stdins: set[str] = field(default_factory=set)  # sha256 of stdins actually run
-    _builds: dict[Path, Built] = field(default_factory=dict)
+    chunk_runs: int = CHUNK_RUNS
+    chunk_budget: int = CHUNK_BUDGET
+    _builds: dict[tuple[Path, str], Built] = field(default_factory=dict)
+    queue: JobQueue = field(init=False, repr=False)
+    _lock: threading.RLock = field(init=False, repr=False, default_factory=threading.RLock)
+    _outputs: OrderedDict[str, bytes] = field(init=False, repr=False, default_factory=OrderedDict)
+
+    def __post_init__(self) -> None:
+        self.queue = JobQueue(self.executor)
 
     # -- building ------------------------------------------------------------------------------
 
-    def _program(self, path: Path) -> Program:
+    def _program(self, path: Path, flags: CompileFlags = None) -> Program:
         """A C or C++ file brings the headers beside it (``*.h``, ``*.hpp``) into its build, so
-        testlib validators and checkers (``#include "testlib.h"``) compile as they are."""
+        testlib validators and checkers (``#include "testlib.h"``) compile as they are.
+        ``flags`` (a problem's ``[compile]`` table) replaces the language's default flags."""
         program = program_from_path(path)
         if path.is_file() and program.language in (Language.C, Language.CPP):
             headers = sorted(h.name for h in path.parent.iterdir() if h.suffix in (".h", ".hpp"))
             program = dataclasses.replace(program, sources=(path.name, *headers))
+        own = (flags or {}).get(str(program.language))
+        if own is not None:
+            program = dataclasses.replace(program, compile_flags=tuple(own))
         return program
 
-    def build(self, path: Path) -> Built:
-        """Build a source file or build.sh directory (cached by content hash in ``cache_dir``)."""
-        hit = self._builds.get(path)
+    @staticmethod
+    def _build_key(path: Path, flags: CompileFlags) -> tuple[Path, str]:
+        return path, repr(sorted((k, tuple(v)) for k, v in (flags or {}).items()))
+
+    def build(self, path: Path, flags: CompileFlags = None) -> Built:
+        """Build a source file or build.sh directory (cached by content hash in ``cache_dir``),
+        with ``flags`` per language replacing the defaults (part of the build's identity)."""
+        key = self._build_key(path, flags)
+        with self._lock:
+            hit = self._builds.get(key)
         if hit is None:
-            hit = build(self._program(path), cache_dir=self.cache_dir)
-            self._builds[path] = hit
+            hit = build(self._program(path, flags), cache_dir=self.cache_dir)
+            with self._lock:
+                self._builds[key] = hit
         return hit
 
-    def build_all(self, paths: Sequence[Path]) -> None:
-        """Build many programs in parallel on the executor (compiling dominates start-up)."""
-        todo = list(dict.fromkeys(p for p in paths if p not in self._builds))
+    def build_all(self, paths: Sequence[Path], flags: CompileFlags = None) -> None:
+        """Build many programs in parallel through the job queue (compiling dominates start-up)."""
+        with self._lock:
+            todo = list(
+                dict.fromkeys(p for p in paths if self._build_key(p, flags) not in self._builds)
+            )
         if todo:
             done = build_many(
-                [self._program(p) for p in todo], cache_dir=self.cache_dir, executor=self.executor
+                [self._program(p, flags) for p in todo],
+                cache_dir=self.cache_dir,
+                executor=self.queue,
             )
-            self._builds.update(zip(todo, done, strict=True))
+            with self._lock:
+                for p, b in zip(todo, done, strict=True):
+                    self._builds[self._build_key(p, flags)] = b
+
+    # -- outputs -------------------------------------------------------------------------------
+
+    def output(self, sha256: str) -> bytes:
+        """A run's output by its sha256, read back from the store (recent ones are cached)."""
+        if sha256 == EMPTY_SHA256:
+            return b""
+        with self._lock:
+            hit = self._outputs.get(sha256)
+            if hit is not None:
+                self._outputs.move_to_end(sha256)
+                return hit
+        data = self.store.get_blob(sha256)
+        if data is None:  # pragma: no cover - a store edited by hand
+            raise KeyError(f"output {sha256[:12]} is not in the store {self.store.path}")
+        if len(data) <= _OUTPUT_CACHE // 8:
+            with self._lock:
+                self._outputs[sha256] = data
+                total = sum(len(v) for v in self._outputs.values())
+                while total > _OUTPUT_CACHE and self._outputs:
+                    total -= len(self._outputs.popitem(last=False)[1])
+        return data
 
     # -- running -------------------------------------------------------------------------------
 
-    def run(self, specs: Sequence[RunSpec]) -> list[Outcome]:
-        """Outcomes of ``specs`` in order; only runs missing from the store execute."""
-        keyed: list[tuple[str, tuple[str, ...], Any]] = []
+    def run(self, specs: Sequence[RunSpec]) -> list[RunResult]:
+        """Results of ``specs`` in order; only runs missing from the store execute.
+
+        Runs of one program under the same limits share sandbox sessions whatever their salt
+        (a re-judge is a fresh run of the same program: only its key differs).
+        """
+        keyed: list[Keyed] = []
         for s in specs:
+            lk = _limits_key(s.limits)
             key = job_key(
-                "audit-run",
-                s.built.program_id,
-                sha256_bytes(s.stdin),
-                s.limits,
-                self.backend,
-                s.salt,
+                _RUN_TAG, s.built.program_id, sha256_bytes(s.stdin), lk, self.backend, s.salt
             )
-            group = ("stdin", s.built.program_id, s.limits.key(), s.salt)
-            keyed.append((key, group, s))
+            keyed.append((key, ("stdin", s.built.program_id, lk), s))
         return self._execute(keyed)
 
     def run_grid(
         self, programs: Sequence[tuple[str, Built]], inputs: Mapping[str, bytes], limits: Limits
-    ) -> dict[tuple[str, str], Outcome]:
+    ) -> dict[tuple[str, str], RunResult]:
         """Every built program on every input, keyed by (program name, input key).
 
         Programs that did not build are left out: the caller decides what their absence means.
@@ -182,91 +356,94 @@ class Engine:
         it = iter(outs)
         return {(n, k): next(it) for n, _ in ok for k in keys}
 
-    def check(self, specs: Sequence[CheckSpec]) -> list[Outcome]:
-        """Outcomes of checker-program calls in order (cached like runs)."""
-        keyed: list[tuple[str, tuple[str, ...], Any]] = []
+    def check(self, specs: Sequence[CheckSpec]) -> list[RunResult]:
+        """Results of checker-program calls in order (cached like runs)."""
+        keyed: list[Keyed] = []
         for s in specs:
+            lk = _limits_key(s.limits)
             key = job_key(
-                "audit-check",
+                "audit-check/2",
                 s.built.program_id,
                 sha256_bytes(s.input),
                 sha256_bytes(s.output),
                 sha256_bytes(s.answer),
-                s.limits,
+                lk,
                 self.backend,
             )
-            keyed.append((key, ("checker", s.built.program_id, s.limits.key(), ""), s))
+            keyed.append((key, ("checker", s.built.program_id, lk), s))
         return self._execute(keyed)
 
-    def _execute(self, keyed: list[tuple[str, tuple[str, ...], Any]]) -> list[Outcome]:
+    def _submit(self, group: tuple[str, ...], keys: list[str], specs: dict[str, Any]) -> Any:
+        payload = self._payload(group[0], [specs[k] for k in keys])
+        payload["budget"] = self.chunk_budget
+        return self.queue.submit(chunk_job, payload)
+
+    def _execute(self, keyed: list[Keyed]) -> list[RunResult]:
         uniq: dict[str, tuple[tuple[str, ...], Any]] = {}
         for key, group, spec in keyed:
             uniq.setdefault(key, (group, spec))
-        self.planned += len(uniq)
-        pointers = self.store.get_many(uniq) if uniq else {}
-        missing = sorted(k for k in uniq if k not in pointers)
-        self.cached_runs += len(uniq) - len(missing)
-        self.finished += len(uniq) - len(missing)
+        records = self.store.get_many(uniq) if uniq else {}
+        missing = sorted(k for k in uniq if k not in records)
+        with self._lock:
+            self.planned += len(uniq)
+            self.cached_runs += len(uniq) - len(missing)
+            self.finished += len(uniq) - len(missing)
         self._report()
 
         # Group the missing runs by program (and limits, salt) into deterministic chunks.
         groups: dict[tuple[str, ...], list[str]] = {}
         for k in missing:
             groups.setdefault(uniq[k][0], []).append(k)
-        jobs: list[tuple[str, dict[str, Any]]] = []
-        members: dict[str, list[str]] = {}
-        for group, keys in sorted(groups.items()):
-            for i in range(0, len(keys), CHUNK_RUNS):
-                part = keys[i : i + CHUNK_RUNS]
-                ck = job_key("audit-chunk", *part)
-                members[ck] = part
-                jobs.append((ck, self._payload(group[0], [uniq[k][1] for k in part])))
-        if jobs:
-            base = self.finished
-
-            def chunk_progress(done: int, total: int) -> None:
-                self.finished = base + (len(missing) * done) // max(1, total)
-                self._report()
-
-            results = run_cached(
-                chunk_job,
-                jobs,
-                store=self.store,
-                executor=self.executor,
-                kind=KIND_CHUNK,
-                progress=chunk_progress,
-                commit_every=4,
+        specs = {k: uniq[k][1] for k in missing}
+        pending: dict[Any, tuple[tuple[str, ...], list[str]]] = {}
+        try:
+            # Chunks as long as ``chunk_runs``, shorter when a call has too few runs to feed
+            # every worker twice (a session start costs tens of runs).
+            size = max(
+                MIN_CHUNK, min(self.chunk_runs, math.ceil(len(missing) / (2 * self.queue.jobs)))
             )
-            self.finished = base + len(missing)
-            self.executed_runs += len(missing)
-            for k in missing:
-                spec = uniq[k][1]
-                if isinstance(spec, RunSpec):
-                    self.executed_stdins.add(sha256_bytes(spec.stdin))
-            new_ptrs = [
-                (k, {"chunk": ck, "i": i})
-                for ck, part in members.items()
-                for i, k in enumerate(part)
-            ]
-            self.store.put_many(new_ptrs, kind=KIND_RUN)
-            for k, v in new_ptrs:
-                pointers[k] = v
-            chunks = results
-        else:
-            chunks = {}
-        need = {p["chunk"] for p in pointers.values()} - set(chunks)
-        if need:
-            chunks.update(self.store.get_many(need))
-        self._report()
-        out: list[Outcome] = []
-        for key, _, _ in keyed:
-            ptr = pointers[key]
-            chunk = chunks.get(ptr["chunk"])
-            if chunk is None:  # pragma: no cover - a store edited by hand
-                out.append(Outcome(Status.SANDBOX_ERROR, message="stored chunk missing"))
-                continue
-            out.append(Outcome.from_dict(chunk["outcomes"][ptr["i"]]))
-        return out
+            for group, keys in sorted(groups.items()):
+                for i in range(0, len(keys), size):
+                    part = keys[i : i + size]
+                    pending[self._submit(group, part, specs)] = (group, part)
+            while pending:
+                done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                for fut in done:
+                    group, part = pending.pop(fut)
+                    res = fut.result()
+                    outs = res["outcomes"]
+                    ran = part[: len(outs)]
+                    # blobs first: a record never points at an output that is not stored
+                    self.store.put_blobs(res["blobs"])
+                    self.store.put_many(list(zip(ran, outs, strict=True)), kind=KIND_RUN)
+                    records.update(zip(ran, outs, strict=True))
+                    del res, outs
+                    rest = part[len(ran) :]
+                    if rest:  # handed back: split so that both halves can run at once
+                        half = (len(rest) + 1) // 2
+                        for piece in (rest[:half], rest[half:]):
+                            if piece:
+                                pending[self._submit(group, piece, specs)] = (group, piece)
+                    with self._lock:
+                        self.finished += len(ran)
+                        self.executed_runs += len(ran)
+                        for k in ran:
+                            spec = specs[k]
+                            if isinstance(spec, RunSpec):
+                                self.executed_stdins.add(sha256_bytes(spec.stdin))
+                    self._report()
+        finally:
+            for fut in pending:
+                fut.cancel()
+        return [self._result(records[key], spec.limits) for key, _, spec in keyed]
+
+    def _result(self, record: dict[str, Any], limits: Limits) -> RunResult:
+        return RunResult(
+            dataclasses.replace(Outcome.from_dict(record), limits=limits),
+            record.get("stdout_sha256", EMPTY_SHA256),
+            int(record.get("stdout_size", 0)),
+            self,
+        )
 
     def _payload(self, mode: str, specs: list[Any]) -> dict[str, Any]:
         first = specs[0]
@@ -285,4 +462,5 @@ class Engine:
 
     def _report(self) -> None:
         if self.progress is not None:
-            self.progress(self.finished, self.planned)
+            with self._lock:
+                self.progress(self.finished, self.planned)

@@ -26,8 +26,10 @@ from suitebench.model.errors import ID_RE, FormatError
 
 __all__ = [
     "BUILTIN_CHECKERS",
+    "COMPILE_LANGUAGES",
     "CheckerKind",
     "CheckerSpec",
+    "ExitStatus",
     "OracleConfig",
     "OracleRule",
     "Problem",
@@ -53,6 +55,19 @@ class OracleRule(StrEnum):
 
     ALL_AGREE = "all_agree"
     MAJORITY = "majority"
+
+
+class ExitStatus(StrEnum):
+    """What a non-zero exit status means: ``judge`` (a runtime error, RE) or ``ignore`` (only
+    the output is judged, as old course and contest judges did). A signal is always RE."""
+
+    JUDGE = "judge"
+    IGNORE = "ignore"
+
+
+#: Languages whose compile flags ``[compile]`` may replace (the compiled ones).
+COMPILE_LANGUAGES = ("c", "cpp", "rust", "go")
+DEFAULT_OUTPUT_LIMIT = 64  # MiB
 
 
 class CheckerKind(StrEnum):
@@ -118,6 +133,9 @@ class _ProblemToml(BaseModel):
     generator: str | None = None
     allowance: float = 0.5
     tolerance: float = 1e-6
+    output_limit: int = DEFAULT_OUTPUT_LIMIT
+    exit_status: str = "judge"
+    compile: dict[str, Any] = Field(default_factory=dict)
     pools: dict[str, str | list[str]] = Field(default_factory=dict)
     tests: _TestsToml = Field(default_factory=_TestsToml)
     oracle: OracleConfig = Field(default_factory=OracleConfig)
@@ -153,6 +171,9 @@ class Problem(BaseModel):
     generator: Path | None
     allowance: float
     tolerance: float
+    output_limit: int = DEFAULT_OUTPUT_LIMIT
+    exit_status: ExitStatus = ExitStatus.JUDGE
+    compile: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     pools: dict[str, tuple[Path, ...]]
     official: tuple[Path, ...]
     samples: tuple[Path, ...]
@@ -219,6 +240,24 @@ def _file(value: str | None, root: Path, file: Path, field: str) -> Path | None:
     return path
 
 
+def _compile_flags(table: dict[str, Any], file: Path) -> dict[str, tuple[str, ...]]:
+    """``[compile]``: one key per compiled language, each a list of flags (strings)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for lang, flags in table.items():
+        if lang not in COMPILE_LANGUAGES:
+            raise ProblemError(
+                file, f"compile.{lang}", f"a compiled language ({', '.join(COMPILE_LANGUAGES)})"
+            )
+        if not isinstance(flags, list) or not all(isinstance(f, str) and f for f in flags):
+            raise ProblemError(
+                file,
+                f"compile.{lang}",
+                f'a list of compiler flags, e.g. ["-O0", "-std=gnu99"]; got {flags!r}',
+            )
+        out[lang] = tuple(flags)
+    return out
+
+
 def _pydantic_error(file: Path, exc: ValidationError) -> ProblemError:
     err = exc.errors()[0]
     field = ".".join(str(p) for p in err["loc"]) or "(root)"
@@ -258,6 +297,16 @@ def load_problem(path: str | Path) -> Problem:
     if not (math.isfinite(brute_tl) and 0 < brute_tl <= 3600):
         raise ProblemError(file, "brute_time_limit", f"seconds in (0, 3600], got {brute_tl}")
 
+    if not 1 <= raw.output_limit <= 4096:
+        raise ProblemError(file, "output_limit", f"MiB in [1, 4096], got {raw.output_limit}")
+    try:
+        exit_status = ExitStatus(raw.exit_status)
+    except ValueError:
+        raise ProblemError(
+            file, "exit_status", f'"judge" or "ignore", got {raw.exit_status!r}'
+        ) from None
+    compile_flags = _compile_flags(raw.compile, file)
+
     refs_globs = _globs(raw.references)
     if not refs_globs:
         raise ProblemError(file, "references", "at least one reference solution (glob)")
@@ -284,6 +333,9 @@ def load_problem(path: str | Path) -> Problem:
         generator=_file(raw.generator, root, file, "generator"),
         allowance=raw.allowance,
         tolerance=raw.tolerance,
+        output_limit=raw.output_limit,
+        exit_status=exit_status,
+        compile=compile_flags,
         pools=pools,
         official=official,
         samples=samples,

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures as cf
+import contextlib
+import heapq
 import json
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -30,6 +33,8 @@ P = TypeVar("P")
 R = TypeVar("R")
 
 Progress = Callable[[int, int], None]
+
+_IDLE_SECONDS = 2.0  # a job queue's worker thread ends after this long without work
 
 
 class ExecutorError(RuntimeError):
@@ -231,6 +236,112 @@ class DaskExecutor(_ExecutorBase):
 
     def __repr__(self) -> str:
         return f"DaskExecutor({self.address!r}, jobs={self.jobs})"
+
+
+class JobQueue(_ExecutorBase):
+    """One priority queue of jobs served by the executor's ``jobs`` workers.
+
+    Many callers (one thread per problem of an audit, say) submit to the same queue, so a
+    worker is idle only when no job of any caller is ready. A caller sets the priority of what
+    it submits with :meth:`priority` (thread-local; lower runs first, ties in submission order),
+    so the earliest problem's jobs go first and the others fill the gaps. It is itself an
+    :class:`Executor`: ``map_unordered`` submits at the caller's priority.
+
+    On a local thread pool the queue's own worker threads run the jobs (the pool's threads stay
+    idle); on any other executor (processes, Dask) each queue worker hands one job at a time to
+    it, so ``jobs`` jobs are in flight.
+    """
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+        self.jobs = max(1, executor.jobs)
+        self._direct = isinstance(executor, LocalExecutor) and not executor.processes
+        self._heap: list[tuple[tuple[Any, ...], int, Callable[[Any], Any], Any, cf.Future[Any]]]
+        self._heap = []
+        self._seq = 0
+        self._cv = threading.Condition()
+        self._closed = False
+        self._local = threading.local()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0  # workers waiting for a job
+
+    @contextlib.contextmanager
+    def priority(self, *key: Any) -> Iterator[None]:
+        """Jobs this thread submits inside the block get priority ``key`` (lower first)."""
+        old = getattr(self._local, "key", ())
+        self._local.key = key
+        try:
+            yield
+        finally:
+            self._local.key = old
+
+    def submit(self, fn: Callable[[Any], Any], payload: Any) -> cf.Future[Any]:
+        fut: cf.Future[Any] = cf.Future()
+        with self._cv:
+            if self._closed:
+                raise RuntimeError("the job queue is closed")
+            self._seq += 1
+            key = getattr(self._local, "key", ())
+            heapq.heappush(self._heap, (key, self._seq, fn, payload, fut))
+            self._threads = [t for t in self._threads if t.is_alive()]
+            if len(self._heap) > self._idle and len(self._threads) < self.jobs:
+                # workers start when there is work and end when idle: nothing to close
+                t = threading.Thread(
+                    target=self._work, name=f"suitebench-queue-{self._seq}", daemon=True
+                )
+                self._threads.append(t)
+                self._idle += 1
+                t.start()
+            self._cv.notify()
+        return fut
+
+    def _work(self) -> None:
+        while True:
+            with self._cv:
+                while not self._heap and not self._closed:
+                    if not self._cv.wait(timeout=_IDLE_SECONDS) and not self._heap:
+                        self._idle -= 1
+                        return
+                if not self._heap:
+                    self._idle -= 1
+                    return
+                self._idle -= 1
+                _, _, fn, payload, fut = heapq.heappop(self._heap)
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                if self._direct:
+                    result = fn(payload)
+                else:
+                    ((_, result),) = list(self.executor.map_unordered(fn, [payload]))
+            except BaseException as exc:
+                fut.set_exception(exc)
+            else:
+                fut.set_result(result)
+            del fn, payload, fut  # do not keep a finished job's data alive while waiting
+            with self._cv:
+                self._idle += 1
+
+    def map_unordered(self, fn: Callable[[P], R], payloads: Iterable[P]) -> Iterator[tuple[int, R]]:
+        futs = {self.submit(fn, p): i for i, p in enumerate(payloads)}
+        try:
+            for fut in cf.as_completed(futs):
+                yield futs[fut], fut.result()
+        finally:
+            for fut in futs:
+                fut.cancel()
+
+    def close(self) -> None:
+        """Stop the workers once the queued jobs are done (the executor stays open)."""
+        with self._cv:
+            self._closed = True
+            self._cv.notify_all()
+        for t in list(self._threads):
+            if t is not threading.current_thread():
+                t.join()
+
+    def __repr__(self) -> str:
+        return f"JobQueue({self.executor!r})"
 
 
 def make_executor(jobs: int | None = None, dask: str | None = None) -> Executor:

@@ -7,6 +7,11 @@ block the writer), its schema carries a version (``PRAGMA user_version``) and a 
 naming the application, so pointing ``--store`` at someone else's database, or at a file that
 is not a database at all, fails loudly with the file's name instead of corrupting it.
 
+Large results do not go into rows: program outputs are *blobs*, kept once by their sha256,
+compressed (zlib, from the standard library), in parts of at most 1 MiB (:meth:`Store.put_blobs`,
+:meth:`Store.get_blob`); a row refers to a blob by its hash. Identical outputs -- the same
+``YES`` printed until the output limit on 40 inputs -- are stored once.
+
 One writer: only the coordinator of a batch writes; workers return results as plain data.
 """
 
@@ -20,13 +25,19 @@ import sqlite3
 import struct
 import threading
 import time
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 APPLICATION = "suitebench"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Row kinds that schema 1 wrote and schema 2 no longer reads (whole outputs inside rows):
+#: dropped when a schema-1 store is migrated, so their runs are simply run again.
+_V1_KINDS = ("audit-chunk", "audit-run")
+BLOB_PART = 1 << 20  # bytes of compressed data per blob part row
+_RAW_BELOW = 64  # outputs this short are kept as they are (compressing costs more)
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 # SQLite's default limit on host parameters is 999 on old builds; stay well below it.
 _CHUNK = 500
@@ -40,7 +51,40 @@ CREATE TABLE IF NOT EXISTS outcomes (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS outcomes_kind ON outcomes(kind);
+CREATE TABLE IF NOT EXISTS blobs (
+    sha256 TEXT PRIMARY KEY,
+    codec TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    parts INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS blob_parts (
+    sha256 TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (sha256, seq)
+) WITHOUT ROWID;
 """
+
+
+def encode_blob(data: bytes) -> tuple[str, str, bytes]:
+    """``(sha256, codec, payload)`` of ``data``: zlib-compressed (``z``), or ``raw`` if tiny.
+
+    Workers call this on each output as it comes, so only the compressed form travels to the
+    coordinator and into the store.
+    """
+    sha = hashlib.sha256(data).hexdigest()
+    if len(data) < _RAW_BELOW:
+        return sha, "raw", bytes(data)
+    # level 1 on big outputs: a program printing 70 MB/s must not make compressing the bottleneck
+    return sha, "z", zlib.compress(data, 6 if len(data) <= BLOB_PART else 1)
+
+
+def decode_blob(codec: str, payload: bytes) -> bytes:
+    if codec == "raw":
+        return payload
+    if codec == "z":
+        return zlib.decompress(payload)
+    raise StoreError(f"unknown blob codec {codec!r}")
 
 
 class StoreError(Exception):
@@ -211,8 +255,113 @@ class Store:
             )
         if version < 1 or "outcomes" not in tables:
             raise StoreError(f"{self.path}: incomplete suitebench store (schema {version})")
+        if version < SCHEMA_VERSION:
+            self._migrate(version)
         self._set_wal()
         c.execute("PRAGMA synchronous = NORMAL")
+
+    def _migrate(self, version: int) -> None:
+        """Schema 1 -> 2: add the blob tables; drop the audit rows that held whole outputs."""
+        c = self._conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            if int(c.execute("PRAGMA user_version").fetchone()[0]) < SCHEMA_VERSION:
+                for stmt in _SCHEMA.strip().split(";"):
+                    if stmt.strip():
+                        c.execute(stmt)
+                marks = ",".join("?" * len(_V1_KINDS))
+                c.execute(f"DELETE FROM outcomes WHERE kind IN ({marks})", _V1_KINDS)
+                c.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                    ("schema_version", str(SCHEMA_VERSION)),
+                )
+                c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    # -- blobs -------------------------------------------------------------------------------
+
+    def put_blobs(self, blobs: Iterable[tuple[str, str, int, bytes]]) -> int:
+        """Store ``(sha256, codec, size, payload)`` blobs (from :func:`encode_blob`) once each,
+        in one transaction, split in parts of at most ``BLOB_PART`` bytes; returns how many
+        were new."""
+        items = list(blobs)
+        if not items:
+            return 0
+        new = 0
+        with self._lock:
+            c = self._conn
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                for sha, codec, size, payload in items:
+                    parts = max(1, math.ceil(len(payload) / BLOB_PART))
+                    cur = c.execute(
+                        "INSERT OR IGNORE INTO blobs(sha256, codec, size, parts) "
+                        "VALUES (?, ?, ?, ?)",
+                        (sha, codec, size, parts),
+                    )
+                    if cur.rowcount != 1:
+                        continue
+                    new += 1
+                    c.executemany(
+                        "INSERT OR REPLACE INTO blob_parts(sha256, seq, data) VALUES (?, ?, ?)",
+                        [
+                            (sha, i, payload[i * BLOB_PART : (i + 1) * BLOB_PART])
+                            for i in range(parts)
+                        ],
+                    )
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+        return new
+
+    def has_blobs(self, shas: Iterable[str]) -> set[str]:
+        """Those of ``shas`` that are stored."""
+        uniq = list(dict.fromkeys(shas))
+        out: set[str] = set()
+        with self._lock:
+            for chunk in _chunks(uniq):
+                marks = ",".join("?" * len(chunk))
+                out.update(
+                    r[0]
+                    for r in self._conn.execute(
+                        f"SELECT sha256 FROM blobs WHERE sha256 IN ({marks})", tuple(chunk)
+                    )
+                )
+        return out
+
+    def get_blob(self, sha256: str) -> bytes | None:
+        """The blob's original bytes, or None if it is not stored."""
+        with self._lock:
+            head = self._conn.execute(
+                "SELECT codec, size, parts FROM blobs WHERE sha256 = ?", (sha256,)
+            ).fetchone()
+            if head is None:
+                return None
+            rows = self._conn.execute(
+                "SELECT data FROM blob_parts WHERE sha256 = ? ORDER BY seq", (sha256,)
+            ).fetchall()
+        codec, size, parts = head
+        if len(rows) != parts:
+            raise StoreError(f"{self.path}: blob {sha256[:12]} is missing parts")
+        data = decode_blob(codec, b"".join(r[0] for r in rows))
+        if len(data) != size:
+            raise StoreError(f"{self.path}: blob {sha256[:12]} has the wrong size")
+        return data
+
+    def blob_stats(self) -> dict[str, int]:
+        """``blobs`` (count), ``size`` (original bytes) and ``stored`` (compressed bytes)."""
+        with self._lock:
+            n, size = self._conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM blobs"
+            ).fetchone()
+            (stored,) = self._conn.execute(
+                "SELECT COALESCE(SUM(LENGTH(data)), 0) FROM blob_parts"
+            ).fetchone()
+        return {"blobs": int(n), "size": int(size), "stored": int(stored)}
 
     # -- reading -----------------------------------------------------------------------------
 

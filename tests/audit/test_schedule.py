@@ -1,0 +1,104 @@
+"""The schedule: many problems at once on one job queue, chunks that hand time-outs back.
+
+The results must not depend on the interleaving: every run is keyed by what determines it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from suitebench.audit.arms import parse_arm
+from suitebench.audit.chain import AuditConfig, audit_problem
+from suitebench.audit.run import run_audit
+from suitebench.audit.runs import Engine, RunSpec, chunk_job
+from suitebench.model.problem import load_problem
+from suitebench.run import sandbox
+from suitebench.run.outcome import Limits, Status
+
+from .conftest import PROBLEMS
+from .problems import write_next_int
+
+RANDOM = "nondet.c"
+
+#: A real bug: the loop that should count down to x counts up and never ends for x < 0.
+COUNTDOWN_C = """\
+#include <stdio.h>
+int main(void) { long long x; if (scanf("%lld", &x) != 1) return 1;
+  volatile long long i = 0; while (i != x) i++;
+  if (x + 1 > 2147483647LL) puts("OVERFLOW"); else printf("%lld\\n", x + 1);
+  return 0; }
+"""
+
+
+def test_problems_audited_at_once_agree_with_each_audited_alone(
+    make_engine: Callable[..., Engine],
+) -> None:
+    arms = [parse_arm("hand=arms/handmade")]
+    names = ["maxsum", "divsum", "mean"]
+    together = run_audit([PROBLEMS / n for n in names], arms, make_engine("together.sqlite"))
+    for n in names:
+        alone = audit_problem(
+            load_problem(PROBLEMS / n), arms, AuditConfig(), make_engine(f"{n}.sqlite")
+        )
+        a = next(x for x in together.audits if x.problem.id == n)
+        # nondet.c prints a random one of the tied maxima by design: its verdicts (and whether
+        # a lucky streak certifies it) differ from run to run, however the runs are scheduled
+        assert {k: j.verdict for k, j in a.cells.items() if RANDOM not in k[0]} == {
+            k: j.verdict for k, j in alone.cells.items() if RANDOM not in k[0]
+        }
+        assert [r for r in a.ledger if RANDOM not in r.submission_id] == [
+            r for r in alone.ledger if RANDOM not in r.submission_id
+        ]
+        assert [
+            (r.submission_id, r.input_id, r.stage)
+            for r in a.retractions
+            if RANDOM not in r.submission_id
+        ] == [
+            (r.submission_id, r.input_id, r.stage)
+            for r in alone.retractions
+            if RANDOM not in r.submission_id
+        ]
+        assert {k: v.funnel for k, v in a.arms.items()} == {
+            k: v.funnel for k, v in alone.arms.items()
+        }
+    assert [a.problem.id for a in together.audits] == names
+    assert together.ledger_rows > 0
+
+
+def test_a_chunk_hands_its_runs_back_after_a_time_out(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    """countdown.c loops forever on negative inputs. A chunk that meets the first time-out
+    returns at once; the engine runs the rest as new chunks, and every run's outcome is what a
+    single sandboxed run of it gives."""
+    d = write_next_int(tmp_path / "p", {"countdown.c": COUNTDOWN_C})
+    engine = make_engine()
+    built = engine.build(d / "submissions" / "countdown.c")
+    limits = Limits(wall_time=0.6, cpu_time=0.3)
+    stdins = [b"-5\n", b"3\n", b"-7\n", b"10\n", b"4\n"]
+    payload = {
+        "mode": "stdin",
+        "argv": list(built.argv),
+        "limits": limits.to_dict(),
+        "ro_binds": list(built.ro_binds),
+        "stdins": stdins,
+    }
+    first = chunk_job(payload)
+    assert [r["status"] for r in first["outcomes"]] == ["timeout"]
+    whole = chunk_job({**payload, "handback": False})
+    assert [r["status"] for r in whole["outcomes"]] == ["timeout", "ok", "timeout", "ok", "ok"]
+
+    results = engine.run([RunSpec(built, s, limits) for s in stdins])
+    with tempfile.TemporaryDirectory() as work:
+        os.chmod(work, 0o777)
+        single = [
+            sandbox.run(built.argv, cwd=work, stdin=s, limits=limits, ro_binds=built.ro_binds)
+            for s in stdins
+        ]
+    assert [r.status for r in results] == [o.status for o in single]
+    assert [r.read_stdout() for r in results] == [o.stdout for o in single]
+    assert results[1].read_stdout() == b"4\n" and results[0].status is Status.TIMEOUT
+    assert engine.executed_runs == len(stdins)
