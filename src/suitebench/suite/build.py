@@ -33,8 +33,8 @@ from suitebench.run import sandbox
 from suitebench.run.executor import Executor, run_all
 from suitebench.run.outcome import Backend, Limits, Status
 from suitebench.run.store import job_key
-from suitebench.suite.forkserver import open_up
 from suitebench.suite.runner import Target, python_binds, sandbox_path
+from suitebench.suite.workdir import open_up
 
 _BUILD_LIMITS = Limits(wall_time=600.0, memory_mb=4096, processes=512)
 _IGNORED = {".git", "__pycache__", ".pytest_cache", ".mypy_cache"}

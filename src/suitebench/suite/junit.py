@@ -146,3 +146,20 @@ def statuses_from_events(
     if current is not None and current not in finished:
         tests[current] = TestStatus.TIMEOUT if died_of_timeout else TestStatus.ERROR
     return tests, collect_errors
+
+
+def messages_from_events(events: list[dict[str, Any]]) -> dict[str, str]:
+    """The first failure reason the plugin logged per test (else its skip reason), and per
+    file that did not collect: what pytest's one-line summary would say."""
+    failures: dict[str, str] = {}
+    skips: dict[str, str] = {}
+    for event in events:
+        message = event.get("message")
+        if message is None:
+            continue
+        nodeid = str(event.get("nodeid", ""))
+        if event.get("event") == "collect_error" or event.get("outcome") == "failed":
+            failures.setdefault(nodeid, str(message))
+        elif event.get("outcome") == "skipped":
+            skips.setdefault(nodeid, str(message))
+    return {**skips, **failures}

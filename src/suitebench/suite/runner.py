@@ -16,6 +16,7 @@ points at it).  For ``kind = "python"`` the program under test is a source root 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -29,9 +30,14 @@ from typing import Any
 
 from suitebench.run import sandbox
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
-from suitebench.suite.forkserver import open_up, populate_workdir
-from suitebench.suite.junit import parse_junit, read_events, statuses_from_events
+from suitebench.suite.junit import (
+    messages_from_events,
+    parse_junit,
+    read_events,
+    statuses_from_events,
+)
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
+from suitebench.suite.workdir import open_up, populate_workdir
 
 _LOG_TAIL = 8000
 _WATCHDOG_FIRED = re.compile(r"Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!")  # faulthandler's words
@@ -76,6 +82,10 @@ class Target:
     binds: tuple[str, ...] = field(default_factory=tuple)  # paths to make visible read-only
     # ``--fast``: run only these tests, in this order, and stop at the first failure.
     order: tuple[str, ...] | None = None
+    # Coverage-guided selection: run only these tests (in collected order), all to the end.
+    select: tuple[str, ...] | None = None
+    # Record per-test line coverage of the Python files under this root (plain engine only).
+    coverage_root: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,16 +93,20 @@ class Target:
             "pythonpath": self.pythonpath,
             "binds": list(self.binds),
             "order": None if self.order is None else list(self.order),
+            "select": None if self.select is None else list(self.select),
+            "coverage_root": self.coverage_root,
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Target:
-        order = d.get("order")
+        order, select = d.get("order"), d.get("select")
         return cls(
             d.get("executable"),
             d.get("pythonpath"),
             tuple(d.get("binds", ())),
             None if order is None else tuple(order),
+            None if select is None else tuple(select),
+            d.get("coverage_root"),
         )
 
 
@@ -193,6 +207,7 @@ def _collect(
 ) -> SuiteRun:
     """Turn one program's XML + events into a SuiteRun (crashed if the XML is missing)."""
     events = read_events(out_dir / f"{index}.events")
+    messages = messages_from_events(events)
     log_file = out_dir / f"{index}.log"
     log = outcome_log
     if log_file.is_file():
@@ -208,6 +223,7 @@ def _collect(
                 exit_code=exit_code,
                 wall_time=wall,
                 log=log[-_LOG_TAIL:],
+                messages=messages,
             )
         except Exception as exc:  # a torn XML file: the run died while writing it
             message = f"unreadable JUnit XML: {exc}"
@@ -225,6 +241,7 @@ def _collect(
         wall_time=wall,
         log=log[-_LOG_TAIL:],
         message=f"pytest did not finish: {message} (exit code {exit_code})",
+        messages=messages,
     )
 
 
@@ -252,10 +269,17 @@ def run_plain(
         workdir, out_dir = _scratch(base)
         populate_workdir(workdir, suite_dir, SUITE_DIRNAME, target.executable)
         extra: list[str] = []
-        if target.order is not None:
-            order_file = out_dir / "0.order.json"
-            order_file.write_text(json.dumps(list(target.order)), encoding="utf-8")
-            extra = [f"--suitebench-order={order_file}"]
+        for name, chosen in (("order", target.order), ("select", target.select)):
+            if chosen is not None:
+                path = out_dir / f"0.{name}.json"
+                path.write_text(json.dumps(list(chosen)), encoding="utf-8")
+                extra.append(f"--suitebench-{name}={path}")
+        coverage_file = out_dir / "0.coverage.json"
+        if target.coverage_root is not None:
+            extra += [
+                f"--suitebench-coverage={coverage_file}",
+                f"--suitebench-coverage-root={target.coverage_root}",
+            ]
         argv = [
             "/usr/bin/env",
             "-C",
@@ -281,7 +305,14 @@ def run_plain(
             return _harness_failure(outcome)
         killed = outcome.status is Status.TIMEOUT
         log = _tail(outcome.stdout) + _tail(outcome.stderr)
-        return _collect(out_dir, 0, log, outcome.exit_code, outcome.wall_time, killed)
+        run = _collect(out_dir, 0, log, outcome.exit_code, outcome.wall_time, killed)
+        if target.coverage_root is not None and coverage_file.is_file():
+            try:
+                coverage = json.loads(coverage_file.read_text(encoding="utf-8"))
+            except ValueError:
+                coverage = None
+            run = dataclasses.replace(run, coverage=coverage)
+        return run
 
 
 def run_batched(
@@ -328,6 +359,7 @@ def run_batched(
                     "executable": t.executable,
                     "pythonpath": t.pythonpath,
                     "order": None if t.order is None else list(t.order),
+                    "select": None if t.select is None else list(t.select),
                 }
                 for i, t in enumerate(targets)
             ],

@@ -1,0 +1,198 @@
+"""Coverage-guided test selection: run on a mutant only the tests that can see it.
+
+A full kill matrix needs every test's outcome on every mutant, but a test that never executes
+the code a mutant changes has, on that mutant, the outcome it has on the reference.  One extra
+run of the suite on the reference records which lines each test executes (per-test coverage:
+:mod:`suitebench.suite.tracer` for ``kind = "python"``, a ``gcc --coverage`` build for C and
+C++ programs, :mod:`suitebench.suite.gcov`).  A mutant's patch names the reference lines it
+changes; each changed line is widened to the function whose body holds it (so a changed
+declaration, ``else:`` or continuation line counts as reached whenever its function runs), and
+the mutant runs exactly the tests that executed a line of such a function -- plus:
+
+* every test, when a change is not inside a function body (module or class level code, a
+  global, a preprocessor line: code that runs on import or shapes the whole program), when a
+  changed function also ran outside any test (while pytest collected), when the patch adds,
+  removes or renames a file or changes one coverage does not track;
+* every test using a shared fixture (module, class or session scope) whose set-up reached it;
+* every test whose coverage is unknown: it started a process or forked (what that process ran
+  is not seen), or its outcome in the coverage run differs from the reference runs', or it is
+  flaky.
+
+Unknown coverage (the coverage run failed, a program not built with it) means all tests.  The
+tests left out keep their reference outcome, marked not covered (Stryker's ``NoCoverage``).
+Like every coverage-based selection, this assumes a test's outcome depends on the code it runs,
+not on state an earlier test left behind.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from suitebench.suite.tracer import FIXTURE_PREFIX, OUTSIDE
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+@dataclass
+class FileChange:
+    """What a patch changes in one file: the reference lines touched."""
+
+    path: str  # relative to the source root (after -p1)
+    lines: set[int] = field(default_factory=set)
+    whole_file: bool = False  # added, removed or renamed
+
+
+def _strip(name: str) -> str | None:
+    name = name.split("\t", 1)[0].strip()
+    if name == "/dev/null":
+        return None
+    return name.split("/", 1)[1] if "/" in name else name
+
+
+def changed_lines(patch: str) -> dict[str, FileChange]:
+    """The reference lines a unified diff (``-p1``) changes, per file.  A removed or replaced
+    line is changed; an insertion changes the lines on both sides of where it goes."""
+    changes: dict[str, FileChange] = {}
+    old: str | None = None
+    current: FileChange | None = None
+    line_no = 0
+    lines = patch.splitlines()
+    i = 0
+    while i < len(lines):
+        text = lines[i]
+        if text.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
+            old, new = _strip(text[4:]), _strip(lines[i + 1][4:])
+            path = old or new or ""
+            current = changes.setdefault(path, FileChange(path))
+            if old is None or new is None or old != new:
+                current.whole_file = True
+                if new is not None and new != path:
+                    changes.setdefault(new, FileChange(new, whole_file=True))
+            i += 2
+            continue
+        match = _HUNK.match(text)
+        if match and current is not None:
+            line_no = int(match.group(1))
+            if match.group(2) == "0":  # an insertion into an empty stretch: after line N
+                line_no += 1
+        elif current is not None and text.startswith("-"):
+            current.lines.add(line_no)
+            line_no += 1
+        elif current is not None and text.startswith("+"):
+            current.lines.update({max(1, line_no - 1), line_no})
+        elif current is not None and text.startswith(" "):
+            line_no += 1
+        i += 1
+    return changes
+
+
+def python_spans(source: str) -> list[tuple[int, int]]:
+    """(first, last) body lines of every function in a Python module, innermost last."""
+    spans: list[tuple[int, int]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            spans.append((node.body[0].lineno, node.end_lineno or node.body[-1].lineno))
+    return spans
+
+
+def _innermost(spans: Iterable[tuple[int, int]], line: int) -> tuple[int, int] | None:
+    best: tuple[int, int] | None = None
+    for first, last in spans:
+        if first <= line <= last and (best is None or last - first < best[1] - best[0]):
+            best = (first, last)
+    return best
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Per-test coverage of the reference: ``contexts[test][file]`` = lines executed, plus the
+    function spans of each covered file (``spans[file]``, from the source or from gcov)."""
+
+    contexts: dict[str, dict[str, set[int]]]
+    fixtures: dict[str, list[str]]
+    unknown: frozenset[str]  # tests whose coverage is not known: always run
+    spans: dict[str, list[tuple[int, int]]]
+
+    @classmethod
+    def from_record(
+        cls, record: dict[str, Any], source_root: Path, unknown: Iterable[str] = ()
+    ) -> Coverage:
+        contexts = {
+            ctx: {f: set(lines) for f, lines in files.items()}
+            for ctx, files in record.get("contexts", {}).items()
+        }
+        spans: dict[str, list[tuple[int, int]]] = {
+            f: [(int(s[0]), int(s[1])) for s in v]
+            for f, v in record.get("spans", {}).items()
+        }
+        files = {f for files in contexts.values() for f in files}
+        for f in files - spans.keys():
+            path = source_root / f
+            if f.endswith(".py") and path.is_file():
+                try:
+                    spans[f] = python_spans(path.read_text(encoding="utf-8", errors="replace"))
+                except SyntaxError:
+                    pass
+        return cls(
+            contexts=contexts,
+            fixtures={k: list(v) for k, v in record.get("fixtures", {}).items()},
+            unknown=frozenset(record.get("spawned", ())) | frozenset(unknown),
+            spans=spans,
+        )
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The tests to run on one mutant (``None``: all of them) and why."""
+
+    tests: tuple[str, ...] | None
+    reason: str
+
+
+def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
+    """The tests of ``tests`` that can see the change ``patch`` makes (see the module doc)."""
+    changes = changed_lines(patch)
+    if not changes:
+        return Selection(None, "the patch changes no file coverage could track")
+    relevant: dict[str, set[int]] = {}
+    for change in changes.values():
+        if change.whole_file:
+            return Selection(None, f"the patch adds, removes or renames {change.path}")
+        spans = coverage.spans.get(change.path)
+        if spans is None:
+            return Selection(None, f"no coverage of {change.path}")
+        lines = relevant.setdefault(change.path, set())
+        for line in sorted(change.lines):
+            span = _innermost(spans, line)
+            if span is None:
+                return Selection(
+                    None, f"{change.path}:{line} is not inside a function (runs on import)"
+                )
+            lines.update(range(span[0], span[1] + 1))
+
+    def reaches(context: str) -> bool:
+        files = coverage.contexts.get(context, {})
+        return any(files.get(f, set()) & lines for f, lines in relevant.items())
+
+    if reaches(OUTSIDE):
+        return Selection(None, "a changed function runs outside any test (on import)")
+    fixtures = {
+        ctx[len(FIXTURE_PREFIX) :]
+        for ctx in coverage.contexts
+        if ctx.startswith(FIXTURE_PREFIX) and reaches(ctx)
+    }
+    def runs(test: str) -> bool:
+        if test in coverage.unknown:
+            return True
+        if "::" not in test:  # a file that did not collect: changes only with import-time code
+            return False
+        if test not in coverage.fixtures:  # never started in the coverage run: unknown
+            return True
+        return reaches(test) or bool(fixtures & set(coverage.fixtures[test]))
+
+    return Selection(tuple(t for t in tests if runs(t)), "coverage")

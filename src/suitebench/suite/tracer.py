@@ -1,0 +1,126 @@
+"""Per-test line coverage of the program under test, recorded inside the pytest process.
+
+Coverage-guided test selection (what mutmut, Stryker and PIT call per-test coverage) runs on a
+mutant only the tests that reach a line it changes.  This recorder says, for one run of the
+suite on the reference, which lines of the program each test executed.  Lines executed outside
+any test -- while pytest configures and collects (module-level code of the package, a test
+module calling it at import) or between tests -- belong to the context ``OUTSIDE``; lines run
+while setting up a fixture shared beyond one test belong to ``fixture:<name>``, and so to every
+test that uses that fixture.  A test that starts a process or forks is listed in ``spawned``:
+what that process ran is not seen here, so its coverage is unknown.
+
+Python 3.11 has no ``sys.monitoring``; this is ``sys.settrace`` (and ``threading.settrace``),
+tracing only frames whose code lives under the program's root, so the suite's and pytest's own
+code cost one call each.  Standard library only: it runs inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from types import FrameType
+from typing import Any
+
+OUTSIDE = "<outside tests>"
+FIXTURE_PREFIX = "fixture:"
+_SPAWN_EVENTS = frozenset(
+    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork"}
+)
+
+
+class LineTracer:
+    """Records ``{context: {file relative to root: {line, ...}}}`` while started."""
+
+    def __init__(self, root: str, path: str) -> None:
+        self.root = os.path.realpath(root).rstrip("/") + "/"
+        self.path = path
+        self.contexts: dict[str, dict[str, set[int]]] = {}
+        self.name = OUTSIDE
+        self.current = self._context(OUTSIDE)
+        self.stack: list[tuple[str, dict[str, set[int]]]] = []
+        self.fixtures: dict[str, list[str]] = {}
+        self.spawned: set[str] = set()
+        self._traced: dict[str, str | None] = {}  # co_filename -> path relative to root
+        self.active = False
+
+    def _context(self, name: str) -> dict[str, set[int]]:
+        return self.contexts.setdefault(name, {})
+
+    def _relative(self, filename: str) -> str | None:
+        rel = self._traced.get(filename, "")
+        if rel == "":
+            rel = None
+            if filename and not filename.startswith("<"):
+                real = os.path.realpath(filename)
+                if real.startswith(self.root):
+                    rel = real[len(self.root) :]
+            self._traced[filename] = rel
+        return rel
+
+    def _global(self, frame: FrameType, event: str, arg: Any) -> Any:
+        if self._relative(frame.f_code.co_filename) is None:
+            return None
+        return self._local
+
+    def _local(self, frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "line":
+            rel = self._traced[frame.f_code.co_filename]
+            assert rel is not None
+            lines = self.current.get(rel)
+            if lines is None:
+                lines = self.current[rel] = set()
+            lines.add(frame.f_lineno)
+        return self._local
+
+    def _audit(self, event: str, args: Any) -> None:
+        if self.active and event in _SPAWN_EVENTS:
+            self.spawned.add(self.name)
+
+    def start(self) -> None:
+        self.active = True
+        sys.addaudithook(self._audit)
+        threading.settrace(self._global)
+        sys.settrace(self._global)
+
+    def stop(self) -> None:
+        self.active = False
+        sys.settrace(None)
+        threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
+
+    def _switch(self, name: str) -> None:
+        self.name = name
+        self.current = self._context(name)
+
+    def enter_test(self, nodeid: str, fixturenames: list[str]) -> None:
+        self.fixtures[nodeid] = fixturenames
+        self.stack.clear()
+        self._switch(nodeid)
+
+    def leave_test(self) -> None:
+        self._switch(OUTSIDE)
+
+    def enter_fixture(self, argname: str) -> None:
+        self.stack.append((self.name, self.current))
+        self._switch(FIXTURE_PREFIX + argname)
+
+    def leave_fixture(self) -> None:
+        if self.stack:
+            self.name, self.current = self.stack.pop()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "granularity": "line",
+            "contexts": {
+                ctx: {f: sorted(lines) for f, lines in files.items()}
+                for ctx, files in self.contexts.items()
+            },
+            "fixtures": self.fixtures,
+            "spawned": sorted(self.spawned),
+        }
+
+    def write(self) -> None:
+        with open(self.path, "w", encoding="utf-8") as fh:
+            json.dump(self.to_dict(), fh)
