@@ -40,11 +40,19 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 @dataclass
 class FileChange:
-    """What a patch changes in one file: the reference lines touched."""
+    """What a patch changes in one file: the reference lines removed or replaced, and where
+    lines are inserted (after which reference line, at which indentation)."""
 
     path: str  # relative to the source root (after -p1)
     lines: set[int] = field(default_factory=set)
+    insertions: list[tuple[int, int]] = field(default_factory=list)  # (after line, indent)
     whole_file: bool = False  # added, removed or renamed
+
+
+def _blank(text: str) -> bool:
+    """A line that changes no behaviour where it stands: empty or a comment only."""
+    stripped = text.strip()
+    return not stripped or stripped.startswith("#") or stripped.startswith("//")
 
 
 def _strip(name: str) -> str | None:
@@ -55,12 +63,10 @@ def _strip(name: str) -> str | None:
 
 
 def changed_lines(patch: str) -> dict[str, FileChange]:
-    """The reference lines a unified diff (``-p1``) changes, per file.  A removed or replaced
-    line is changed; an insertion changes the lines on both sides of where it goes."""
+    """What a unified diff (``-p1``) changes, per file: removed or replaced reference lines
+    and insertion points (blank and comment-only lines change nothing and are left out)."""
     changes: dict[str, FileChange] = {}
-    old: str | None = None
     current: FileChange | None = None
-    line_no = 0
     lines = patch.splitlines()
     i = 0
     while i < len(lines):
@@ -76,35 +82,59 @@ def changed_lines(patch: str) -> dict[str, FileChange]:
             i += 2
             continue
         match = _HUNK.match(text)
-        if match and current is not None:
-            line_no = int(match.group(1))
-            if match.group(2) == "0":  # an insertion into an empty stretch: after line N
-                line_no += 1
-        elif current is not None and text.startswith("-"):
-            current.lines.add(line_no)
-            line_no += 1
-        elif current is not None and text.startswith("+"):
-            current.lines.update({max(1, line_no - 1), line_no})
-        elif current is not None and text.startswith(" "):
+        if not match or current is None:
+            i += 1
+            continue
+        line_no = int(match.group(1))
+        old_left = int(match.group(2) or "1")
+        new_left = int(match.group(4) or "1")
+        if old_left == 0:  # an insertion into an empty stretch goes after line N
             line_no += 1
         i += 1
+        while i < len(lines) and (old_left > 0 or new_left > 0):
+            body = lines[i]
+            tag, rest = (body[:1], body[1:]) if body else (" ", "")
+            if tag == "-":
+                if not _blank(rest):
+                    current.lines.add(line_no)
+                line_no += 1
+                old_left -= 1
+            elif tag == "+":
+                if not _blank(rest):
+                    indent = len(rest) - len(rest.lstrip())
+                    current.insertions.append((line_no - 1, indent))
+                new_left -= 1
+            elif tag == " ":
+                line_no += 1
+                old_left -= 1
+                new_left -= 1
+            i += 1
     return changes
 
 
-def python_spans(source: str) -> list[tuple[int, int]]:
-    """(first, last) body lines of every function in a Python module, innermost last."""
-    spans: list[tuple[int, int]] = []
+Span = tuple[int, int, int]  # a function's first and last body line, and its body's indentation
+
+
+def python_spans(source: str) -> list[Span]:
+    """The body of every function in a Python module: (first line, last line, indentation)."""
+    spans: list[Span] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
-            spans.append((node.body[0].lineno, node.end_lineno or node.body[-1].lineno))
+            first = node.body[0]
+            spans.append((first.lineno, node.end_lineno or first.lineno, first.col_offset))
     return spans
 
 
-def _innermost(spans: Iterable[tuple[int, int]], line: int) -> tuple[int, int] | None:
-    best: tuple[int, int] | None = None
-    for first, last in spans:
-        if first <= line <= last and (best is None or last - first < best[1] - best[0]):
-            best = (first, last)
+def _innermost(spans: Iterable[Span], line: int, indent: int | None = None) -> Span | None:
+    """The innermost function whose body holds ``line`` (and, for an insertion after it at
+    ``indent``, whose body the inserted line is indented into)."""
+    best: Span | None = None
+    for span in spans:
+        first, last, body_indent = span
+        if not first <= line <= last or (indent is not None and indent < body_indent):
+            continue
+        if best is None or last - first < best[1] - best[0]:
+            best = span
     return best
 
 
@@ -116,7 +146,7 @@ class Coverage:
     contexts: dict[str, dict[str, set[int]]]
     fixtures: dict[str, list[str]]
     unknown: frozenset[str]  # tests whose coverage is not known: always run
-    spans: dict[str, list[tuple[int, int]]]
+    spans: dict[str, list[Span]]
 
     @classmethod
     def from_record(
@@ -126,8 +156,8 @@ class Coverage:
             ctx: {f: set(lines) for f, lines in files.items()}
             for ctx, files in record.get("contexts", {}).items()
         }
-        spans: dict[str, list[tuple[int, int]]] = {
-            f: [(int(s[0]), int(s[1])) for s in v]
+        spans: dict[str, list[Span]] = {
+            f: [(int(s[0]), int(s[1]), int(s[2]) if len(s) > 2 else 0) for s in v]
             for f, v in record.get("spans", {}).items()
         }
         files = {f for files in contexts.values() for f in files}
@@ -167,11 +197,13 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
         if spans is None:
             return Selection(None, f"no coverage of {change.path}")
         lines = relevant.setdefault(change.path, set())
-        for line in sorted(change.lines):
-            span = _innermost(spans, line)
+        points = [(line, None) for line in sorted(change.lines)] + change.insertions
+        for line, indent in points:
+            span = _innermost(spans, line, indent)
             if span is None:
+                where = "is" if indent is None else "inserts after a line"
                 return Selection(
-                    None, f"{change.path}:{line} is not inside a function (runs on import)"
+                    None, f"{change.path}:{line} {where} not inside a function (runs on import)"
                 )
             lines.update(range(span[0], span[1] + 1))
 
@@ -186,6 +218,7 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
         for ctx in coverage.contexts
         if ctx.startswith(FIXTURE_PREFIX) and reaches(ctx)
     }
+
     def runs(test: str) -> bool:
         if test in coverage.unknown:
             return True

@@ -140,7 +140,6 @@ def _empty_dir(path: Path) -> None:
                 os.unlink(entry.path)
 
 
-
 def _copy_into(src: Path, dst: Path) -> None:
     """Copy the entries of ``src`` into the existing directory ``dst`` (whose own owner and
     mode stay: it may not be ours to change)."""
@@ -226,4 +225,3 @@ class WorkDir:
                 _copy_into(saved, directory)
                 open_up(directory)
         self.baseline = tree_state(self.path)
-
