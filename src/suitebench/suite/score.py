@@ -164,7 +164,7 @@ def _coverage(
     coverage = Coverage.from_record(run.coverage, Path(reference.pythonpath or ""), unknown)
     note = CoverageNote(
         status="ok",
-        reason="per-test line coverage of the reference (sys.settrace)",
+        reason="per-test function coverage of the reference (sys.settrace)",
         unknown_tests=sorted(coverage.unknown),
     )
     return coverage, note

@@ -2,12 +2,11 @@
 
 A full kill matrix needs every test's outcome on every mutant, but a test that never executes
 the code a mutant changes has, on that mutant, the outcome it has on the reference.  One extra
-run of the suite on the reference records which lines each test executes (per-test coverage:
-:mod:`suitebench.suite.tracer` for ``kind = "python"``, a ``gcc --coverage`` build for C and
-C++ programs, :mod:`suitebench.suite.gcov`).  A mutant's patch names the reference lines it
-changes; each changed line is widened to the function whose body holds it (so a changed
+run of the suite on the reference records which functions each test enters (per-test coverage:
+:mod:`suitebench.suite.tracer` for ``kind = "python"``).  A mutant's patch names the reference
+lines it changes; each changed line is widened to the function whose body holds it (so a changed
 declaration, ``else:`` or continuation line counts as reached whenever its function runs), and
-the mutant runs exactly the tests that executed a line of such a function -- plus:
+the mutant runs exactly the tests that entered such a function -- plus:
 
 * every test, when a change is not inside a function body (module or class level code, a
   global, a preprocessor line: code that runs on import or shapes the whole program), when a
@@ -112,16 +111,19 @@ def changed_lines(patch: str) -> dict[str, FileChange]:
     return changes
 
 
-Span = tuple[int, int, int]  # a function's first and last body line, and its body's indentation
+# A function: its body's first and last line, its body's indentation, and the line coverage
+# names it by (Python: ``co_firstlineno``, the first decorator's line or the ``def``'s).
+Span = tuple[int, int, int, int]
 
 
 def python_spans(source: str) -> list[Span]:
-    """The body of every function in a Python module: (first line, last line, indentation)."""
+    """The body of every function in a Python module."""
     spans: list[Span] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
             first = node.body[0]
-            spans.append((first.lineno, node.end_lineno or first.lineno, first.col_offset))
+            key = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            spans.append((first.lineno, node.end_lineno or first.lineno, first.col_offset, key))
     return spans
 
 
@@ -130,7 +132,7 @@ def _innermost(spans: Iterable[Span], line: int, indent: int | None = None) -> S
     ``indent``, whose body the inserted line is indented into)."""
     best: Span | None = None
     for span in spans:
-        first, last, body_indent = span
+        first, last, body_indent, _ = span
         if not first <= line <= last or (indent is not None and indent < body_indent):
             continue
         if best is None or last - first < best[1] - best[0]:
@@ -140,10 +142,11 @@ def _innermost(spans: Iterable[Span], line: int, indent: int | None = None) -> S
 
 @dataclass(frozen=True)
 class Coverage:
-    """Per-test coverage of the reference: ``contexts[test][file]`` = lines executed, plus the
-    function spans of each covered file (``spans[file]``, from the source or from gcov)."""
+    """Per-test coverage of the reference: ``contexts[test][file]`` = the functions entered
+    (by :data:`Span`'s last field), plus the function spans of each covered file
+    (``spans[file]``, from the source or from gcov)."""
 
-    contexts: dict[str, dict[str, set[int]]]
+    contexts: dict[str, dict[str, set[int]]]  # test -> file -> functions entered
     fixtures: dict[str, list[str]]
     unknown: frozenset[str]  # tests whose coverage is not known: always run
     spans: dict[str, list[Span]]
@@ -157,7 +160,7 @@ class Coverage:
             for ctx, files in record.get("contexts", {}).items()
         }
         spans: dict[str, list[Span]] = {
-            f: [(int(s[0]), int(s[1]), int(s[2]) if len(s) > 2 else 0) for s in v]
+            f: [(int(s[0]), int(s[1]), int(s[2]), int(s[3])) for s in v]
             for f, v in record.get("spans", {}).items()
         }
         files = {f for files in contexts.values() for f in files}
@@ -205,7 +208,7 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
                 return Selection(
                     None, f"{change.path}:{line} {where} not inside a function (runs on import)"
                 )
-            lines.update(range(span[0], span[1] + 1))
+            lines.add(span[3])
 
     def reaches(context: str) -> bool:
         files = coverage.contexts.get(context, {})

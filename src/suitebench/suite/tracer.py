@@ -1,17 +1,21 @@
-"""Per-test line coverage of the program under test, recorded inside the pytest process.
+"""Per-test coverage of the program under test, recorded inside the pytest process.
 
 Coverage-guided test selection (what mutmut, Stryker and PIT call per-test coverage) runs on a
-mutant only the tests that reach a line it changes.  This recorder says, for one run of the
-suite on the reference, which lines of the program each test executed.  Lines executed outside
+mutant only the tests that reach the code it changes.  This recorder says, for one run of the
+suite on the reference, which functions of the program each test entered (by the first line of
+their code object: ``co_firstlineno``, the ``def`` line or the first decorator's; ``<module>``
+code is line 1 or 0).  Function granularity is what selection uses (a changed line counts as
+reached whenever its function runs), and it is cheap: one trace call per function entered,
+none per line.  Lines executed outside
 any test -- while pytest configures and collects (module-level code of the package, a test
 module calling it at import) or between tests -- belong to the context ``OUTSIDE``; lines run
 while setting up a fixture shared beyond one test belong to ``fixture:<name>``, and so to every
 test that uses that fixture.  A test that starts a process or forks is listed in ``spawned``:
 what that process ran is not seen here, so its coverage is unknown.
 
-Python 3.11 has no ``sys.monitoring``; this is ``sys.settrace`` (and ``threading.settrace``),
-tracing only frames whose code lives under the program's root, so the suite's and pytest's own
-code cost one call each.  Standard library only: it runs inside the sandbox.
+Python 3.11 has no ``sys.monitoring``; this is ``sys.settrace`` (and ``threading.settrace``)
+with a global trace function that notes the frame's code and never asks for line events.
+Standard library only: it runs inside the sandbox.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ _SPAWN_EVENTS = frozenset(
 
 
 class LineTracer:
-    """Records ``{context: {file relative to root: {line, ...}}}`` while started."""
+    """Records ``{context: {file relative to root: {co_firstlineno, ...}}}`` while started."""
 
     def __init__(self, root: str, path: str) -> None:
         self.root = os.path.realpath(root).rstrip("/") + "/"
@@ -60,19 +64,14 @@ class LineTracer:
         return rel
 
     def _global(self, frame: FrameType, event: str, arg: Any) -> Any:
-        if self._relative(frame.f_code.co_filename) is None:
-            return None
-        return self._local
-
-    def _local(self, frame: FrameType, event: str, arg: Any) -> Any:
-        if event == "line":
-            rel = self._traced[frame.f_code.co_filename]
-            assert rel is not None
-            lines = self.current.get(rel)
-            if lines is None:
-                lines = self.current[rel] = set()
-            lines.add(frame.f_lineno)
-        return self._local
+        code = frame.f_code
+        rel = self._relative(code.co_filename)
+        if rel is not None:
+            functions = self.current.get(rel)
+            if functions is None:
+                functions = self.current[rel] = set()
+            functions.add(code.co_firstlineno)
+        return None
 
     def _audit(self, event: str, args: Any) -> None:
         if self.active and event in _SPAWN_EVENTS:
@@ -112,7 +111,7 @@ class LineTracer:
     def to_dict(self) -> dict[str, Any]:
         return {
             "version": 1,
-            "granularity": "line",
+            "granularity": "function",
             "contexts": {
                 ctx: {f: sorted(lines) for f, lines in files.items()}
                 for ctx, files in self.contexts.items()
