@@ -155,7 +155,8 @@ class SuiteResult(BaseModel):
         return {(test, m.id): status for m in self.mutants for test, status in m.outcomes.items()}
 
     def write(self, out_dir: Path) -> list[Path]:
-        """results.json, kills.csv (long form: test, mutant, outcome, valid) and kills.npz."""
+        """results.json, kills.csv (long form: test, mutant, outcome, valid, kills, covered)
+        and kills.npz."""
         out_dir.mkdir(parents=True, exist_ok=True)
         results = out_dir / "results.json"
         results.write_text(
@@ -165,14 +166,18 @@ class SuiteResult(BaseModel):
         valid = {t.id: t.valid for t in self.tests}
         with kills.open("w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh)
-            writer.writerow(["test", "mutant", "outcome", "valid", "kills"])
+            writer.writerow(["test", "mutant", "outcome", "valid", "kills", "covered"])
             for mutant in self.mutants:
+                chosen = None if mutant.covered_by is None else set(mutant.covered_by)
                 for test in self.test_ids():
                     if test not in mutant.outcomes:
                         continue
                     status = mutant.outcomes[test]
                     kills_it = valid[test] and status.fails
-                    writer.writerow([test, mutant.id, str(status), int(valid[test]), int(kills_it)])
+                    # 0: the test does not reach the mutant and kept its reference outcome
+                    covered = 1 if chosen is None or test in chosen else 0
+                    row = [test, mutant.id, str(status), int(valid[test]), int(kills_it), covered]
+                    writer.writerow(row)
         compact = out_dir / "kills.npz"
         np.savez_compressed(compact, **self.kill_arrays())
         return [results, kills, compact]
