@@ -28,6 +28,7 @@ from suitebench.report.mutation_report import (
     report_mutation_score,
     write_mutation_report,
 )
+from suitebench.suite import score as score_module
 
 INSTANCES = INSTANCES_DIR
 
@@ -320,7 +321,7 @@ def test_write_mutation_report_into_a_directory(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_report_of_a_real_scoring_is_valid_and_scores_m(tmp_path: Path) -> None:
-    score = pytest.importorskip("suitebench.suite.score")
+    score = score_module
     from suitebench.run.store import Store
 
     inst = load_instance(INSTANCES / "rpn-c")

@@ -47,7 +47,7 @@ import pytest
 
 from suitebench.suite import plugin
 from suitebench.suite.warm import prime_rewrite_cache, warm_caches
-from suitebench.suite.workdir import Entry, WorkDir, populate_workdir, tree_state
+from suitebench.suite.workdir import Entry, WorkDir, collect_only, populate_workdir, tree_state
 
 SENTINEL_NAME = ".suitebench-collect-sentinel"
 SENTINEL_SCRIPT = "sentinel.sh"
@@ -359,6 +359,8 @@ class BatchHooks:
         for arg in _selection_args(out_dir, program):
             option, _, value = arg.partition("=")
             setattr(session.config.option, option[2:].replace("-", "_"), value)
+        if program.get("select") is not None:  # collect only the files of the selected tests
+            session.config.args = collect_only(list(session.config.args), program["select"])
         return False
 
 
@@ -456,7 +458,7 @@ def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
             os.environ["PYTHONPATH"] = pythonpath
             sys.path[:] = [base_path[0], pythonpath, *base_path[1:]]
         args = [
-            *pytest_args,
+            *collect_only(pytest_args, program.get("select")),
             *_selection_args(out_dir, program),
             f"--junitxml={out_dir / f'{index}.xml'}",
             f"--suitebench-events={out_dir / f'{index}.events'}",

@@ -100,9 +100,12 @@ class SuiteRuns:
         self,
         requests: list[tuple[str, Target]],
         progress: Progress | None = None,
+        apart: set[str] | None = None,
     ) -> dict[str, SuiteRun]:
         """``(job key, target)`` pairs -> runs, computing only what the store lacks.  A target
-        recording coverage always runs on its own (plain engine)."""
+        recording coverage always runs on its own (plain engine); the keys in ``apart`` (the
+        reference's runs) are batched only among themselves, so that no sandbox shows the
+        reference's build to a mutant's tests or a mutant's to the reference's."""
         wanted: dict[str, Target] = {}
         for key, target in requests:
             wanted.setdefault(key, target)
@@ -118,7 +121,12 @@ class SuiteRuns:
         # One batch per worker (pytest's start-up paid once per worker), capped by batch_size.
         workers = max(1, int(getattr(self.executor, "jobs", None) or os.cpu_count() or 1))
         size = max(1, min(self.batch_size, -(-len(batched) // workers)))
-        batches = [batched[i : i + size] for i in range(0, len(batched), size)]
+        batches: list[list[str]] = []
+        for group in (
+            [k for k in batched if apart and k in apart],
+            [k for k in batched if not apart or k not in apart],
+        ):
+            batches += [group[i : i + size] for i in range(0, len(group), size)]
         jobs: list[tuple[str, dict[str, Any]]] = [
             (k, {**base, "target": wanted[k].to_dict()}) for k in alone
         ]

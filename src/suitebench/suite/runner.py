@@ -37,7 +37,7 @@ from suitebench.suite.junit import (
     statuses_from_events,
 )
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
-from suitebench.suite.workdir import open_up, populate_workdir
+from suitebench.suite.workdir import collect_only, open_up, populate_workdir
 
 _LOG_TAIL = 8000
 _WATCHDOG_FIRED = re.compile(r"Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!")  # faulthandler's words
@@ -131,14 +131,17 @@ def pytest_args(suite_name: str, limits: SuiteLimits) -> list[str]:
 def python_binds() -> tuple[str, ...]:
     """What the suite's interpreter needs to see inside the sandbox (read-only): the venv, the
     base installation it points into (which may sit in a home directory the sandbox hides),
-    and suitebench itself (our pytest plugin)."""
+    and of suitebench only the suite package (the pytest plugin and the batch driver) -- not
+    the rest of its tree, which may hold instances with their mutants."""
     import suitebench
 
+    package = Path(suitebench.__file__).resolve().parent
     paths = {
         sys.prefix,
         sys.base_prefix,
         str(Path(os.path.realpath(sys.executable)).parent.parent),
-        str(Path(suitebench.__file__).resolve().parent.parent),
+        str(package / "__init__.py"),
+        str(package / "suite"),
     }
     return tuple(sorted(p for p in paths if Path(p).exists()))
 
@@ -287,7 +290,7 @@ def run_plain(
             sys.executable,
             "-m",
             "pytest",
-            *pytest_args(SUITE_DIRNAME, limits),
+            *collect_only(pytest_args(SUITE_DIRNAME, limits), target.select),
             f"--junitxml={out_dir / '0.xml'}",
             f"--suitebench-events={out_dir / '0.events'}",
             f"--suitebench-faultlog={out_dir / '0.log'}",

@@ -152,15 +152,15 @@ def _coverage_request(runner: SuiteRuns, reference: BuiltProgram) -> tuple[str, 
 
 
 def _coverage(
-    run: SuiteRun, reference: BuiltProgram, tests: list[TestInfo]
+    run: SuiteRun, reference: BuiltProgram, ref0: SuiteRun, tests: list[str]
 ) -> tuple[Coverage | None, CoverageNote]:
     """The coverage run read into a :class:`Coverage`, or None (all tests) and why."""
     if run.status is not RunStatus.OK or run.coverage is None:
         why = run.message or f"run status {run.status}"
         return None, CoverageNote(status="unknown", reason=f"the coverage run failed: {why}")
-    # A test whose outcome under tracing differs from the reference's, or that is flaky:
-    # what it runs is not known well enough to leave it out.
-    unknown = {t.id for t in tests if t.flaky or run.status_of(t.id) is not t.reference[0]}
+    # A test whose outcome under tracing differs from the first reference run's: what it
+    # runs is not known well enough to leave it out.
+    unknown = {t for t in tests if run.status_of(t) is not ref0.status_of(t)}
     coverage = Coverage.from_record(run.coverage, Path(reference.pythonpath or ""), unknown)
     note = CoverageNote(
         status="ok",
@@ -185,15 +185,23 @@ def _merged(run: SuiteRun | None, selection: Selection, tests: list[TestInfo]) -
     return replace(run, tests=outcomes, collect_errors=())
 
 
-def _selected_runs(
+def _row(run: SuiteRun | None, selection: Selection, tests: list[TestInfo]) -> SuiteRun:
+    """A mutant's row: its run as is when every test ran, else merged (:func:`_merged`)."""
+    if selection.tests is None and run is not None:
+        return run
+    return _merged(run, selection, tests)
+
+
+def _run_selected(
     runner: SuiteRuns,
     runnable: list[MutantSpec],
     built: dict[str, BuiltProgram],
-    tests: list[TestInfo],
     selections: dict[str, Selection],
-) -> dict[str, SuiteRun]:
-    """Each mutant runs the tests its selection names (all where it names none)."""
-    requests: list[tuple[str, Target]] = []
+    extra: list[tuple[str, Target]],
+) -> tuple[dict[str, SuiteRun | None], dict[str, SuiteRun]]:
+    """Each mutant runs the tests its selection names (all where it names none; nothing where
+    it names no test), together with ``extra`` runs (the later reference runs, kept apart)."""
+    requests: list[tuple[str, Target]] = list(extra)
     keys: dict[str, str] = {}
     for m in runnable:
         chosen = selections[m.id].tests
@@ -204,13 +212,9 @@ def _selected_runs(
         elif chosen:
             keys[m.id] = runner.key(program_id, "selected", chosen)
             requests.append((keys[m.id], replace(built[m.id].target(), select=chosen)))
-    got = runner.run(requests)
-    runs: dict[str, SuiteRun] = {}
-    for m in runnable:
-        selection = selections[m.id]
-        run = got.get(keys[m.id]) if m.id in keys else None
-        runs[m.id] = run if selection.tests is None and run else _merged(run, selection, tests)
-    return runs
+    got = runner.run(requests, apart={k for k, _ in extra})
+    runs = {m.id: got.get(keys[m.id]) if m.id in keys else None for m in runnable}
+    return runs, {k: got[k] for k, _ in extra}
 
 
 def _selection_used(selections: dict[str, Selection], all_tests: bool) -> str:
@@ -310,13 +314,16 @@ def score_suite(
     runnable = [m for m in mutants if built[m.id].ok]
     coverage_request = None if all_tests or not runnable else _coverage_request(runner, reference)
     # The full matrix does not depend on the reference runs: run them all in one go, so the
-    # batched engine fills every worker's batch.  Selection and ``--fast`` need them first.
+    # batched engine fills every worker's batch.  ``--fast`` needs validity first.  Selection
+    # needs only the coverage run (and the first reference run, to compare outcomes): the
+    # other reference runs go with the mutants' runs.
     full_keys = (
         {m.id: runner.key(built[m.id].program_id, "full", None) for m in runnable}
-        if all_tests and not fast
+        if coverage_request is None and not fast
         else {}
     )
-    requests = [(k, ref_target) for k in ref_keys]
+    staged = coverage_request is not None and not fast
+    requests = [(k, ref_target) for k in (ref_keys[:1] if staged else ref_keys)]
     if coverage_request is not None:
         requests.append(coverage_request)
     requests += [(full_keys[m.id], built[m.id].target()) for m in runnable if m.id in full_keys]
@@ -324,10 +331,37 @@ def score_suite(
     all_runs = runner.run(
         requests,
         progress=(lambda d, t: progress(first + d, total)) if progress else None,
+        apart=set(ref_keys),
     )
+    excluded = _refined_out(instance, suite is None)
+
+    selections: dict[str, Selection] = {}
+    coverage_note = CoverageNote(status="off", reason="--all-tests: every test on every mutant")
+    if coverage_request is not None:
+        ref0 = all_runs[ref_keys[0]]
+        known = [t for t in _test_universe([ref0]) if t not in excluded]
+        coverage, coverage_note = _coverage(all_runs[coverage_request[0]], reference, ref0, known)
+        for m in runnable:
+            if coverage is None:
+                selections[m.id] = Selection(None, coverage_note.reason)
+            else:
+                patch = m.patch.read_text(encoding="utf-8", errors="replace")
+                selections[m.id] = select_tests(coverage, patch, known)
+    elif not all_tests and runnable:
+        coverage_note = CoverageNote(
+            status="unknown",
+            reason='per-test coverage is recorded for kind = "python" packages; every test runs',
+        )
+        selections = {m.id: Selection(None, coverage_note.reason) for m in runnable}
+    elif not all_tests:
+        coverage_note = CoverageNote(status="off", reason="no mutant to run")
+    selected_runs: dict[str, SuiteRun | None] = {}
+    if staged:
+        later = [(k, ref_target) for k in ref_keys[1:]]
+        selected_runs, more = _run_selected(runner, runnable, built, selections, later)
+        all_runs.update(more)
     ref_runs = [all_runs[k] for k in ref_keys]
 
-    excluded = _refined_out(instance, suite is None)
     test_ids = [t for t in _test_universe(ref_runs) if t not in excluded]
     tests: list[TestInfo] = []
     for test in test_ids:
@@ -344,26 +378,14 @@ def score_suite(
             )
         )
 
-    coverage_note = CoverageNote(
-        status="off", reason="--all-tests: every test runs on every mutant"
-    )
-    selections: dict[str, Selection] = {}
-    if coverage_request is not None:
-        coverage, coverage_note = _coverage(all_runs[coverage_request[0]], reference, tests)
-        for m in runnable:
-            if coverage is None:
-                selections[m.id] = Selection(None, coverage_note.reason)
-            else:
-                patch = m.patch.read_text(encoding="utf-8", errors="replace")
-                selections[m.id] = select_tests(coverage, patch, test_ids)
-    elif not all_tests:
-        coverage_note = CoverageNote(status="off", reason="no mutant to run")
     if fast:
         mutant_runs = _fast_runs(runner, runnable, built, tests, selections)
-    elif all_tests:
+    elif full_keys:
         mutant_runs = {m.id: all_runs[full_keys[m.id]] for m in runnable}
     else:
-        mutant_runs = _selected_runs(runner, runnable, built, tests, selections)
+        mutant_runs = {
+            m.id: _row(selected_runs.get(m.id), selections[m.id], tests) for m in runnable
+        }
     if progress is not None:
         progress(total, total)
 

@@ -225,3 +225,12 @@ class WorkDir:
                 _copy_into(saved, directory)
                 open_up(directory)
         self.baseline = tree_state(self.path)
+
+
+def collect_only(args: list[str], select: tuple[str, ...] | list[str] | None) -> list[str]:
+    """pytest's arguments with the suite directory (the last one) replaced by the files that
+    hold the selected tests: a mutant's run collects only what it runs."""
+    if select is None:
+        return args
+    files = sorted({t.split("::", 1)[0] for t in select})
+    return [*args[:-1], *files] if files else args
