@@ -120,10 +120,10 @@ def _patch(old: str, new: str) -> str:
 
 
 def test_selection_by_function(tmp_path: Path) -> None:
-    # co_firstlineno of helper is 4, of double 8, of Box.area 16; module code is line 1.
+    # co_firstlineno of helper is 4, of double 8, of Box.area 16; module code is 0.
     coverage = _coverage(
         {
-            "<outside tests>": {"pkg/m.py": [1]},
+            "<outside tests>": {"pkg/m.py": [0]},
             "t.py::t_helper": {"pkg/m.py": [4]},
             "t.py::t_double": {"pkg/m.py": [8, 4]},
             "t.py::t_area": {"pkg/m.py": [16]},

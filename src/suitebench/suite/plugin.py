@@ -241,7 +241,7 @@ def short_message(report: pytest.TestReport | pytest.CollectReport) -> str:
     4``, ``ModuleNotFoundError: No module named 'x'``), or a skip's reason."""
     longrepr = report.longrepr
     if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (path, line, reason)
-        text = str(longrepr[2])
+        text = str(longrepr[2]).removeprefix("Skipped: ")
     else:
         crash = getattr(longrepr, "reprcrash", None)
         text = str(getattr(crash, "message", "") or "")

@@ -3,8 +3,8 @@
 Coverage-guided test selection (what mutmut, Stryker and PIT call per-test coverage) runs on a
 mutant only the tests that reach the code it changes.  This recorder says, for one run of the
 suite on the reference, which functions of the program each test entered (by the first line of
-their code object: ``co_firstlineno``, the ``def`` line or the first decorator's; ``<module>``
-code is line 1 or 0).  Function granularity is what selection uses (a changed line counts as
+their code object: ``co_firstlineno``, the ``def`` line or the first decorator's; module code
+is 0).  Function granularity is what selection uses (a changed line counts as
 reached whenever its function runs), and it is cheap: one trace call per function entered,
 none per line.  Lines executed outside
 any test -- while pytest configures and collects (module-level code of the package, a test
@@ -70,7 +70,8 @@ class LineTracer:
             functions = self.current.get(rel)
             if functions is None:
                 functions = self.current[rel] = set()
-            functions.add(code.co_firstlineno)
+            # Module code is 0: its first line may be a function's ``def``.
+            functions.add(0 if code.co_name == "<module>" else code.co_firstlineno)
         return None
 
     def _audit(self, event: str, args: Any) -> None:
