@@ -197,9 +197,10 @@ def random_mutants(instance_dir: Path, root: Path, count: int, seed: int) -> Pat
     anywhere in its package (module-level code included), written as patches."""
     shutil.copytree(instance_dir, root, ignore=shutil.ignore_patterns("mutants"))
     (root / "mutants").mkdir()
-    instance = load_instance(root)
+    original = load_instance(instance_dir)
+    source = root / original.source.relative_to(original.root)
     rng = random.Random(seed)
-    files = sorted(p for p in instance.source.rglob("*.py"))
+    files = sorted(p for p in source.rglob("*.py"))
     text = (root / "instance.toml").read_text()
     toml = text[: text.index("[[mutants]]")] if "[[mutants]]" in text else text
     made = 0
@@ -214,7 +215,7 @@ def random_mutants(instance_dir: Path, root: Path, count: int, seed: int) -> Pat
         if n == 0:
             continue
         after = "".join([*lines[:number], mutated, *lines[number + 1 :]])
-        rel = path.relative_to(instance.source).as_posix()
+        rel = path.relative_to(source).as_posix()
         made += 1
         mid = f"r{made:02d}"
         (root / "mutants" / f"{mid}.diff").write_text(unified_diff(rel, "".join(lines), after))
@@ -231,6 +232,8 @@ def test_selected_matrix_equals_full_on_random_mutants(seed: int, tmp_path: Path
     full = _score(toml, tmp_path, all_tests=True)
     _assert_same_matrix(selected, full)
     assert selected.coverage.status == "ok"
+    guided = [m for m in selected.mutants if m.test_selection == "coverage"]
+    assert guided and any(m.tests_run < len(selected.tests) for m in guided)
 
 
 CALC = '''\
