@@ -46,6 +46,7 @@ from typing import Any
 import pytest
 
 from suitebench.suite import plugin
+from suitebench.suite.isolate import hide_others, make_parent_private
 from suitebench.suite.warm import prime_rewrite_cache, warm_caches
 from suitebench.suite.workdir import Entry, WorkDir, collect_only, populate_workdir, tree_state
 
@@ -116,6 +117,12 @@ def fork_per_program(spec: dict[str, Any], workdir: WorkDir) -> dict[str, Any] |
         start = time.monotonic()
         pid = os.fork()
         if pid == 0:
+            own = set(program.get("binds", ()))
+            others = sorted({b for p in spec["programs"] for b in p.get("binds", ())} - own)
+            failed = hide_others(others)
+            if failed is not None:
+                with open(out_dir / "isolation.txt", "a", encoding="utf-8") as fh:
+                    fh.write(f"program {program['index']}: others not hidden: {failed}\n")
             _reseed_after_fork()
             os.chdir(workdir.path)
             return dict(program)
@@ -479,6 +486,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.stderr.flush()
     os.dup2(log, 1)
     os.dup2(log, 2)
+    make_parent_private()
     from _pytest.config import default_plugins
 
     for name in default_plugins:  # pay for every import once, before the first fork

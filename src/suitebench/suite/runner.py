@@ -363,6 +363,7 @@ def run_batched(
                     "pythonpath": t.pythonpath,
                     "order": None if t.order is None else list(t.order),
                     "select": None if t.select is None else list(t.select),
+                    "binds": list(t.binds),  # hidden from the other programs' tests
                 }
                 for i, t in enumerate(targets)
             ],
