@@ -159,3 +159,26 @@ def test_cli_shows_why(tmp_path: Path) -> None:
     results = json.loads((out / "results.json").read_text())
     assert results["counts"]["skipped"] == 1
     assert results["test_selection"] == "coverage"
+
+
+@pytest.mark.parametrize("engine", [Engine.PLAIN, Engine.BATCHED])
+def test_why_a_file_did_not_collect_on_a_cli_program(engine: Engine, tmp_path: Path) -> None:
+    """A command-line program's suite is collected once per batch: the reason a file did not
+    collect is still the one pytest gives."""
+    tests = {**GREET_TESTS, "test_syntax.py": "def test_broken(:\n    pass\n"}
+    toml = write_instance(
+        tmp_path / "greet",
+        name="greet",
+        source_files={"main.py": MAIN_PY, "build.sh": BUILD_SH},
+        build="build.sh",
+        spec="# greet\n\n## Languages\nGreetings.\n",
+        tests=tests,
+        mutants=[("fr_en", "Languages", None, "default is French", 'else "en"', 'else "fr"')],
+        mutated_file="main.py",
+    )
+    store = Store(tmp_path / "store.sqlite")
+    result = score_suite(load_instance(toml), store=store, engine=engine)
+    store.close()
+    why = {t.id: t.message for t in result.tests if not t.valid}
+    assert list(why) == ["tests/test_syntax.py"]
+    assert why["tests/test_syntax.py"].startswith("SyntaxError")

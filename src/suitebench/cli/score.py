@@ -36,12 +36,12 @@ def _print_suite(result: SuiteResult, show_failures: bool = False) -> None:
         f"{c.flaky} flaky, {c.skipped} skipped)   M = {_pct(result.mutation_score)} "
         f"({c.killed}/{c.scored} killed, {c.build_errors} build errors, {c.crashed} crashed)"
     )
-    ran = sum(m.tests_run for m in result.mutants)
-    cells = c.tests * sum(1 for m in result.mutants if m.outcomes)
-    _err.print(
-        f"test selection: {result.test_selection} ({result.coverage.reason}); "
-        f"{ran} of {cells} matrix cells run, the others kept their reference outcome"
-    )
+    selection = f"test selection: {result.test_selection} ({result.coverage.reason})"
+    if result.test_selection != "all":
+        ran = sum(m.tests_run for m in result.mutants)
+        cells = c.tests * sum(1 for m in result.mutants if m.outcomes)
+        selection += f"; {ran} of {cells} matrix cells run, the others kept their reference outcome"
+    _err.print(selection)
     table = Table("mutant", "section", "status", "killed by", show_edge=False)
     for m in result.mutants:
         style = {

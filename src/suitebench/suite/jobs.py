@@ -118,15 +118,15 @@ class SuiteRuns:
         missing = [k for k in wanted if k not in found]
         alone = [k for k in missing if self.engine is Engine.PLAIN or wanted[k].coverage_root]
         batched = [k for k in missing if k not in alone]
-        # One batch per worker (pytest's start-up paid once per worker), capped by batch_size.
+        # The reference's runs each alone (each is a whole run of the suite; alone they spread
+        # over the workers); the others one batch per worker (pytest's start-up paid once per
+        # worker), capped by batch_size.
+        separate = [k for k in batched if apart and k in apart]
+        grouped = [k for k in batched if not apart or k not in apart]
         workers = max(1, int(getattr(self.executor, "jobs", None) or os.cpu_count() or 1))
-        size = max(1, min(self.batch_size, -(-len(batched) // workers)))
-        batches: list[list[str]] = []
-        for group in (
-            [k for k in batched if apart and k in apart],
-            [k for k in batched if not apart or k not in apart],
-        ):
-            batches += [group[i : i + size] for i in range(0, len(group), size)]
+        size = max(1, min(self.batch_size, -(-len(grouped) // workers)))
+        batches = [[k] for k in separate]
+        batches += [grouped[i : i + size] for i in range(0, len(grouped), size)]
         jobs: list[tuple[str, dict[str, Any]]] = [
             (k, {**base, "target": wanted[k].to_dict()}) for k in alone
         ]

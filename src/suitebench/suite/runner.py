@@ -31,6 +31,7 @@ from typing import Any
 from suitebench.run import sandbox
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
 from suitebench.suite.junit import (
+    collect_error_messages,
     messages_from_events,
     parse_junit,
     read_events,
@@ -219,6 +220,9 @@ def _collect(
     if xml.is_file() and not killed:
         try:
             tests, broken = parse_junit(xml, events)
+            for nodeid, text in collect_error_messages(xml).items():
+                if nodeid in broken and not messages.get(nodeid):
+                    messages[nodeid] = text
             return SuiteRun(
                 status=RunStatus.OK,
                 tests=tests,
