@@ -53,7 +53,8 @@ _state: dict[str, Any] = {
     "exitfirst": False,
     "session": None,
     "watchdog_deadline": 0.0,  # monotonic time the armed watchdog fires (0: not armed)
-    "tracer": None,  # --suitebench-coverage: the per-test line recorder
+    "tracer": None,  # --suitebench-coverage: the per-test function recorder
+    "gcov": None,  # --suitebench-gcov-dir: where the running test is named
 }
 
 
@@ -66,6 +67,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--suitebench-coverage", default=None, help="write per-test lines here")
     group.addoption(
         "--suitebench-coverage-root", default=None, help="trace only files under this root"
+    )
+    group.addoption(
+        "--suitebench-gcov-dir", default=None, help="name the running test here (gcov runs)"
     )
     group.addoption("--suitebench-faultlog", default=None, help="file for the watchdog's report")
 
@@ -88,8 +92,26 @@ def pytest_configure(config: pytest.Config) -> None:
         _state["tracer"] = LineTracer(root, coverage)
         _state["tracer"].start()
 
+    gcov_dir = config.getoption("--suitebench-gcov-dir")
+    if gcov_dir:
+        _state["gcov"] = {"dir": gcov_dir, "tests": []}
+        _gcov_current("outside")
+
+
+def _gcov_current(name: str) -> None:
+    """Which test is running, for the coverage build's launcher: it sends the program's
+    coverage counters to a directory of that name (``GCOV_PREFIX``)."""
+    gcov = _state.get("gcov")
+    if gcov is not None:
+        with open(f"{gcov['dir']}/current", "w", encoding="utf-8") as fh:
+            fh.write(name)
+
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    gcov = _state.get("gcov")
+    if gcov is not None:
+        with open(f"{gcov['dir']}/tests.json", "w", encoding="utf-8") as fh:
+            json.dump(gcov["tests"], fh)
     tracer = _state.get("tracer")
     if tracer is not None:
         tracer.stop()
@@ -165,11 +187,17 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     tracer = _state.get("tracer")
     if tracer is not None:
         tracer.enter_test(item.nodeid, list(getattr(item, "fixturenames", ())))
+    gcov = _state.get("gcov")
+    if gcov is not None:
+        gcov["tests"].append(item.nodeid)
+        _gcov_current(str(len(gcov["tests"]) - 1))
     try:
         return (yield)
     finally:
         if tracer is not None:
             tracer.leave_test()
+        if gcov is not None:
+            _gcov_current("outside")
         if nextitem is None:
             disarm_watchdog()
 

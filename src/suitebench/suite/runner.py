@@ -30,6 +30,7 @@ from typing import Any
 
 from suitebench.run import sandbox
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
+from suitebench.suite.gcov import read_gcov, write_launcher
 from suitebench.suite.junit import (
     collect_error_messages,
     messages_from_events,
@@ -274,15 +275,26 @@ def run_plain(
     with tempfile.TemporaryDirectory(prefix="suitebench-run-") as tmp:
         base = Path(tmp)
         workdir, out_dir = _scratch(base)
-        populate_workdir(workdir, suite_dir, SUITE_DIRNAME, target.executable)
         extra: list[str] = []
+        gcov_dir: Path | None = None
+        exe_link: str | None = None
+        if target.coverage_root is not None and not target.pythonpath and target.executable:
+            gcov_dir = out_dir / "gcov"  # a C or C++ coverage build: counters per test
+            gcov_dir.mkdir()
+            gcov_dir.chmod(0o777)
+            launcher = base / "launcher"
+            launcher.mkdir()
+            write_launcher(launcher / "executable", gcov_dir, target.executable)
+            exe_link = str(launcher / "executable")
+            extra.append(f"--suitebench-gcov-dir={gcov_dir}")
+        populate_workdir(workdir, suite_dir, SUITE_DIRNAME, target.executable, exe_link)
         for name, chosen in (("order", target.order), ("select", target.select)):
             if chosen is not None:
                 path = out_dir / f"0.{name}.json"
                 path.write_text(json.dumps(list(chosen)), encoding="utf-8")
                 extra.append(f"--suitebench-{name}={path}")
         coverage_file = out_dir / "0.coverage.json"
-        if target.coverage_root is not None:
+        if target.coverage_root is not None and target.pythonpath:
             extra += [
                 f"--suitebench-coverage={coverage_file}",
                 f"--suitebench-coverage-root={target.coverage_root}",
@@ -313,7 +325,10 @@ def run_plain(
         killed = outcome.status is Status.TIMEOUT
         log = _tail(outcome.stdout) + _tail(outcome.stderr)
         run = _collect(out_dir, 0, log, outcome.exit_code, outcome.wall_time, killed)
-        if target.coverage_root is not None and coverage_file.is_file():
+        if gcov_dir is not None and target.coverage_root is not None:
+            record = read_gcov(gcov_dir, Path(target.coverage_root))
+            run = dataclasses.replace(run, coverage=record)
+        elif target.coverage_root is not None and coverage_file.is_file():
             try:
                 coverage = json.loads(coverage_file.read_text(encoding="utf-8"))
             except ValueError:

@@ -142,17 +142,24 @@ def _first_message(runs: list[SuiteRun], test: str) -> str:
     return ""
 
 
-def _coverage_request(runner: SuiteRuns, reference: BuiltProgram) -> tuple[str, Target] | None:
+def _coverage_request(
+    runner: SuiteRuns, builder: Builder, reference: BuiltProgram
+) -> tuple[str, Target] | None:
     """The extra reference run that records per-test coverage (plain engine), where the
-    program can be traced: a Python package (``kind = "python"``)."""
-    if reference.pythonpath is None:
+    program can be traced: a Python package (``kind = "python"``), or a program whose build
+    compiles with gcc, rebuilt with ``--coverage``."""
+    if reference.pythonpath is not None:
+        target = replace(reference.target(), coverage_root=reference.pythonpath)
+        return runner.key(reference.program_id, "coverage", None, engine=Engine.PLAIN), target
+    built = builder.coverage()
+    if built is None or built.executable is None:
         return None
-    target = replace(reference.target(), coverage_root=reference.pythonpath)
-    return runner.key(reference.program_id, "coverage", None, engine=Engine.PLAIN), target
+    target = replace(built.target(), coverage_root=built.directory)
+    return runner.key(built.program_id, "coverage", None, engine=Engine.PLAIN), target
 
 
 def _coverage(
-    run: SuiteRun, reference: BuiltProgram, ref0: SuiteRun, tests: list[str]
+    run: SuiteRun, target: Target, ref0: SuiteRun, tests: list[str]
 ) -> tuple[Coverage | None, CoverageNote]:
     """The coverage run read into a :class:`Coverage`, or None (all tests) and why."""
     if run.status is not RunStatus.OK or run.coverage is None:
@@ -161,10 +168,11 @@ def _coverage(
     # A test whose outcome under tracing differs from the first reference run's: what it
     # runs is not known well enough to leave it out.
     unknown = {t for t in tests if run.status_of(t) is not ref0.status_of(t)}
-    coverage = Coverage.from_record(run.coverage, Path(reference.pythonpath or ""), unknown)
+    coverage = Coverage.from_record(run.coverage, Path(target.coverage_root or ""), unknown)
+    how = "sys.settrace" if target.pythonpath else "gcc --coverage build, gcov"
     note = CoverageNote(
         status="ok",
-        reason="per-test function coverage of the reference (sys.settrace)",
+        reason=f"per-test function coverage of the reference ({how})",
         unknown_tests=sorted(coverage.unknown),
     )
     return coverage, note
@@ -312,7 +320,9 @@ def score_suite(
     ref_target = reference.target()
     ref_keys = runner.reference_keys(reference.program_id, reference_runs)
     runnable = [m for m in mutants if built[m.id].ok]
-    coverage_request = None if all_tests or not runnable else _coverage_request(runner, reference)
+    coverage_request = (
+        None if all_tests or not runnable else _coverage_request(runner, builder, reference)
+    )
     # The full matrix does not depend on the reference runs: run them all in one go, so the
     # batched engine fills every worker's batch.  ``--fast`` needs validity first.  Selection
     # needs only the coverage run (and the first reference run, to compare outcomes): the
@@ -340,7 +350,9 @@ def score_suite(
     if coverage_request is not None:
         ref0 = all_runs[ref_keys[0]]
         known = [t for t in _test_universe([ref0]) if t not in excluded]
-        coverage, coverage_note = _coverage(all_runs[coverage_request[0]], reference, ref0, known)
+        coverage, coverage_note = _coverage(
+            all_runs[coverage_request[0]], coverage_request[1], ref0, known
+        )
         for m in runnable:
             if coverage is None:
                 selections[m.id] = Selection(None, coverage_note.reason)
@@ -350,7 +362,7 @@ def score_suite(
     elif not all_tests and runnable:
         coverage_note = CoverageNote(
             status="unknown",
-            reason='per-test coverage is recorded for kind = "python" packages; every test runs',
+            reason="no per-test coverage: not a Python package, nor a gcc build; every test runs",
         )
         selections = {m.id: Selection(None, coverage_note.reason) for m in runnable}
     elif not all_tests:

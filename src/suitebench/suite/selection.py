@@ -3,7 +3,8 @@
 A full kill matrix needs every test's outcome on every mutant, but a test that never executes
 the code a mutant changes has, on that mutant, the outcome it has on the reference.  One extra
 run of the suite on the reference records which functions each test enters (per-test coverage:
-:mod:`suitebench.suite.tracer` for ``kind = "python"``).  A mutant's patch names the reference
+:mod:`suitebench.suite.tracer` for ``kind = "python"``, a ``gcc --coverage`` build of the
+reference for command-line programs built with gcc, :mod:`suitebench.suite.gcov`).  A mutant's patch names the reference
 lines it changes; each changed line is widened to the function whose body holds it (so a changed
 declaration, ``else:`` or continuation line counts as reached whenever its function runs), and
 the mutant runs exactly the tests that entered such a function -- plus:
@@ -46,12 +47,18 @@ class FileChange:
     lines: set[int] = field(default_factory=set)
     insertions: list[tuple[int, int]] = field(default_factory=list)  # (after line, indent)
     whole_file: bool = False  # added, removed or renamed
+    preprocessor: bool = False  # a C preprocessor line changed: it may reach any later code
 
 
-def _blank(text: str) -> bool:
+def _python(path: str) -> bool:
+    return path.endswith((".py", ".pyi"))
+
+
+def _blank(text: str, path: str) -> bool:
     """A line that changes no behaviour where it stands: empty or a comment only."""
     stripped = text.strip()
-    return not stripped or stripped.startswith("#") or stripped.startswith("//")
+    comment = stripped.startswith("#") if _python(path) else stripped.startswith("//")
+    return not stripped or comment
 
 
 def _strip(name: str) -> str | None:
@@ -93,13 +100,15 @@ def changed_lines(patch: str) -> dict[str, FileChange]:
         while i < len(lines) and (old_left > 0 or new_left > 0):
             body = lines[i]
             tag, rest = (body[:1], body[1:]) if body else (" ", "")
+            if tag in "-+" and not _python(current.path) and rest.strip().startswith("#"):
+                current.preprocessor = True
             if tag == "-":
-                if not _blank(rest):
+                if not _blank(rest, current.path):
                     current.lines.add(line_no)
                 line_no += 1
                 old_left -= 1
             elif tag == "+":
-                if not _blank(rest):
+                if not _blank(rest, current.path):
                     indent = len(rest) - len(rest.lstrip())
                     current.insertions.append((line_no - 1, indent))
                 new_left -= 1
@@ -196,6 +205,8 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
     for change in changes.values():
         if change.whole_file:
             return Selection(None, f"the patch adds, removes or renames {change.path}")
+        if change.preprocessor:
+            return Selection(None, f"the patch changes a preprocessor line of {change.path}")
         spans = coverage.spans.get(change.path)
         if spans is None:
             return Selection(None, f"no coverage of {change.path}")
@@ -206,7 +217,9 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
             if span is None:
                 where = "is" if indent is None else "inserts after a line"
                 return Selection(
-                    None, f"{change.path}:{line} {where} not inside a function (runs on import)"
+                    None,
+                    f"{change.path}:{line} {where} outside any function body "
+                    "(code run on import, or a declaration)",
                 )
             lines.add(span[3])
 

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 
-def program_links(executable: str | None, suite_name: str) -> dict[str, str]:
+def program_links(
+    executable: str | None, suite_name: str, exe_link: str | None = None
+) -> dict[str, str]:
     """What a program under test puts in the tests' working directory: ``./executable``, and
     beside it every other top-level entry of the tree its build left it in (ProgramBench runs
     the tests where the build happened: a launcher running ``"$(dirname "$0")/main.py"``, data
@@ -26,7 +28,7 @@ def program_links(executable: str | None, suite_name: str) -> dict[str, str]:
     build tree, which the sandbox shows read-only.  The suite's own directory keeps its name."""
     if executable is None:
         return {}
-    links = {"executable": executable}
+    links = {"executable": exe_link or executable}
     tree = os.path.dirname(executable)
     try:
         names = sorted(os.listdir(tree))
@@ -49,13 +51,18 @@ def unlink_program(workdir: Path, links: dict[str, str]) -> None:
 
 
 def populate_workdir(
-    workdir: Path, suite_src: Path, suite_name: str, executable: str | None
+    workdir: Path,
+    suite_src: Path,
+    suite_name: str,
+    executable: str | None,
+    exe_link: str | None = None,
 ) -> dict[str, str]:
     """A fresh copy of the suite under ``workdir/suite_name``, the program linked beside it
     (:func:`program_links`); the links made.
 
     Shared by both engines: the plain engine calls it once per run, the batched engine once
-    per program, so tests see the same layout either way.
+    per program, so tests see the same layout either way.  ``exe_link``: what ``./executable``
+    links to instead of the program itself (the coverage run's launcher).
     """
     if workdir.exists():
         for child in workdir.iterdir():
@@ -66,7 +73,7 @@ def populate_workdir(
     workdir.mkdir(parents=True, exist_ok=True)
     shutil.copytree(suite_src, workdir / suite_name, symlinks=True)
     open_up(workdir)
-    links = program_links(executable, suite_name)
+    links = program_links(executable, suite_name, exe_link)
     link_program(workdir, links)
     return links
 
