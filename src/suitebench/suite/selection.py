@@ -4,10 +4,11 @@ A full kill matrix needs every test's outcome on every mutant, but a test that n
 the code a mutant changes has, on that mutant, the outcome it has on the reference.  One extra
 run of the suite on the reference records which functions each test enters (per-test coverage:
 :mod:`suitebench.suite.tracer` for ``kind = "python"``, a ``gcc --coverage`` build of the
-reference for command-line programs built with gcc, :mod:`suitebench.suite.gcov`).  A mutant's patch names the reference
-lines it changes; each changed line is widened to the function whose body holds it (so a changed
-declaration, ``else:`` or continuation line counts as reached whenever its function runs), and
-the mutant runs exactly the tests that entered such a function -- plus:
+reference for command-line programs built with gcc, :mod:`suitebench.suite.gcov`).  A mutant's
+patch names the reference lines it changes; each changed line is widened to the function whose
+body holds it (so a changed declaration, ``else:`` or continuation line counts as reached
+whenever its function runs), and the mutant runs exactly the tests that entered such a
+function -- plus:
 
 * every test, when a change is not inside a function body (module or class level code, a
   global, a preprocessor line: code that runs on import or shapes the whole program), when a
