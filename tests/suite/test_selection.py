@@ -319,3 +319,61 @@ def test_shared_fixtures_and_subprocesses_are_selected(engine: Engine, tmp_path:
     assert by_id["sub"].killed_by == [spawn]
     assert spawn in selected.coverage.unknown_tests
     assert selected.test_selection == "coverage"
+
+
+CRASHY_C = """\
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int twice(int x) { return 2 * x; }
+
+static int half(int x) { return x / 2; }
+
+int main(int argc, char **argv) {
+    if (argc < 2) return 2;
+    if (strcmp(argv[1], "crash") == 0) abort();
+    int x = atoi(argv[2]);
+    printf("%d\\n", strcmp(argv[1], "twice") == 0 ? twice(x) : half(x));
+    return 0;
+}
+"""
+
+CRASHY_TESTS = {
+    "test_crashy.py": (
+        "import subprocess\n\n\n"
+        "def run(*args):\n"
+        "    return subprocess.run(['./executable', *args], capture_output=True, text=True)\n\n\n"
+        "def test_twice():\n    assert run('twice', '4').stdout == '8\\n'\n\n\n"
+        "def test_half():\n    assert run('half', '8').stdout == '4\\n'\n\n\n"
+        "def test_crash_is_a_crash():\n    assert run('crash').returncode < 0\n"
+    )
+}
+
+
+def test_c_program_selection_from_a_coverage_build(tmp_path: Path) -> None:
+    """A C program rebuilt with gcc --coverage: each mutant runs the tests that entered the
+    function it changes; a test whose program died without writing its counters (abort) has
+    unknown coverage and always runs.  The matrix is the full run's."""
+    toml = write_instance(
+        tmp_path / "crashy",
+        name="crashy",
+        source_files={"crashy.c": CRASHY_C, "build.sh": "gcc -O1 -o executable crashy.c\n"},
+        build="build.sh",
+        spec="# crashy\n\n## Arithmetic\nTwice and half.\n",
+        tests=CRASHY_TESTS,
+        mutants=[
+            ("twice3", "Arithmetic", None, "three times", "2 * x", "3 * x"),
+            ("half3", "Arithmetic", None, "a third", "x / 2", "x / 3"),
+        ],
+        mutated_file="crashy.c",
+    )
+    selected = _score(toml, tmp_path, all_tests=False)
+    full = _score(toml, tmp_path, all_tests=True)
+    _assert_same_matrix(selected, full)
+    assert selected.coverage.status == "ok" and "gcov" in selected.coverage.reason
+    crash = "tests/test_crashy.py::test_crash_is_a_crash"
+    assert selected.coverage.unknown_tests == [crash]
+    by_id = {m.id: m for m in selected.mutants}
+    assert set(by_id["twice3"].covered_by or ()) == {"tests/test_crashy.py::test_twice", crash}
+    assert set(by_id["half3"].covered_by or ()) == {"tests/test_crashy.py::test_half", crash}

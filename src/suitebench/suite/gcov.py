@@ -66,13 +66,14 @@ def read_gcov(gcov_dir: Path, tree: Path) -> dict[str, Any] | None:
     unknown: list[str] = []
     spans: dict[str, set[tuple[int, int, int, int]]] = {}
     prefix = str(tree).lstrip("/")
-    for entry in sorted(gcov_dir.iterdir()):
-        if not entry.is_dir():
-            continue
-        context = OUTSIDE if entry.name == "outside" else tests[int(entry.name)]
+    names = {p.name for p in gcov_dir.iterdir() if p.is_dir()}
+    names |= {p.name[: -len(".runs")] for p in gcov_dir.glob("*.runs")}
+    for name in sorted(names):
+        entry = gcov_dir / name
+        context = OUTSIDE if name == "outside" else tests[int(name)]
         ran: dict[str, set[int]] = {}
         mains = 0
-        for gcda in entry.rglob("*.gcda"):
+        for gcda in entry.rglob("*.gcda") if entry.is_dir() else []:
             rel = gcda.relative_to(entry).with_suffix("").as_posix()
             if not rel.startswith(prefix + "/"):
                 continue
@@ -94,7 +95,7 @@ def read_gcov(gcov_dir: Path, tree: Path) -> dict[str, Any] | None:
                     if function.get("name") == "main":
                         mains += count
         contexts[context] = {f: sorted(v) for f, v in ran.items()}
-        runs_file = gcov_dir / f"{entry.name}.runs"
+        runs_file = gcov_dir / f"{name}.runs"
         runs = len(runs_file.read_text().splitlines()) if runs_file.is_file() else 0
         if runs > mains:
             unknown.append(context)
