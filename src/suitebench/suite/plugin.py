@@ -74,6 +74,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--suitebench-faultlog", default=None, help="file for the watchdog's report")
 
 
+def _start_tracer(path: str | None, root: str | None) -> None:
+    if path and _state.get("tracer") is None:
+        from suitebench.suite.tracer import LineTracer
+
+        _state["tracer"] = LineTracer(root or "", path)
+        _state["tracer"].start()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Record coverage from before the suite's conftest files are imported (they may import
+    the program under test)."""
+    namespace = early_config.known_args_namespace
+    _start_tracer(
+        getattr(namespace, "suitebench_coverage", None),
+        getattr(namespace, "suitebench_coverage_root", None),
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     _state["timeout"] = float(config.getoption("--suitebench-timeout") or 0.0)
     path = config.getoption("--suitebench-events")
@@ -84,13 +103,9 @@ def pytest_configure(config: pytest.Config) -> None:
         # Not stderr: pytest captures it during a test, and a process the watchdog ends never
         # hands the capture back.
         _state["fault_file"] = open(faultlog, "a")  # noqa: SIM115 - lives for the run
-    coverage = config.getoption("--suitebench-coverage")
-    if coverage:
-        from suitebench.suite.tracer import LineTracer
-
-        root = config.getoption("--suitebench-coverage-root") or ""
-        _state["tracer"] = LineTracer(root, coverage)
-        _state["tracer"].start()
+    _start_tracer(
+        config.getoption("--suitebench-coverage"), config.getoption("--suitebench-coverage-root")
+    )
 
     gcov_dir = config.getoption("--suitebench-gcov-dir")
     if gcov_dir:

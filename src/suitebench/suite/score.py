@@ -165,11 +165,15 @@ def _coverage(
     if run.status is not RunStatus.OK or run.coverage is None:
         why = run.message or f"run status {run.status}"
         return None, CoverageNote(status="unknown", reason=f"the coverage run failed: {why}")
+    if run.coverage.get("preloaded"):
+        names = ", ".join(run.coverage["preloaded"])
+        why = f"the program was imported before coverage could start ({names})"
+        return None, CoverageNote(status="unknown", reason=why)
     # A test whose outcome under tracing differs from the first reference run's: what it
     # runs is not known well enough to leave it out.
     unknown = {t for t in tests if run.status_of(t) is not ref0.status_of(t)}
     coverage = Coverage.from_record(run.coverage, Path(target.coverage_root or ""), unknown)
-    how = "sys.settrace" if target.pythonpath else "gcc --coverage build, gcov"
+    how = "instrumented import" if target.pythonpath else "gcc --coverage build, gcov"
     note = CoverageNote(
         status="ok",
         reason=f"per-test function coverage of the reference ({how})",
