@@ -119,7 +119,16 @@ def fork_per_program(spec: dict[str, Any], workdir: WorkDir) -> dict[str, Any] |
         if pid == 0:
             own = set(program.get("binds", ()))
             others = sorted({b for p in spec["programs"] for b in p.get("binds", ())} - own)
-            failed = hide_others(others)
+            keep = [
+                str(spec["workdir"]),
+                str(spec["out_dir"]),
+                str(spec["suite_src"]),
+                *map(str, spec.get("scratch", ())),
+                sys.prefix,
+                sys.base_prefix,
+                os.path.dirname(os.path.dirname(plugin.__file__)),
+            ]
+            failed = hide_others(others, sorted(own), keep)
             if failed is not None:
                 with open(out_dir / "isolation.txt", "a", encoding="utf-8") as fh:
                     fh.write(f"program {program['index']}: others not hidden: {failed}\n")

@@ -26,6 +26,8 @@ _MS_RDONLY = 1
 _MS_NOSUID = 2
 _MS_NODEV = 4
 _MS_NOEXEC = 8
+_MS_REMOUNT = 32
+_MS_BIND = 4096
 _PR_SET_DUMPABLE = 4
 
 _libc: ctypes.CDLL | None = None
@@ -63,9 +65,25 @@ def make_parent_private() -> None:
         pass
 
 
-def hide_others(paths: list[str]) -> str | None:
-    """Cover ``paths`` (the other programs' trees) for this process and its children; None
-    when done, else why it could not be."""
+def _cover_root(own: list[str], others: list[str], keep: list[str]) -> str | None:
+    """One directory to cover instead of every other tree: the deepest common ancestor of all
+    programs' trees (the build cache), when nothing the run needs (``keep``) lies under it."""
+    common = os.path.commonpath([*own, *others]) if others else None
+    if common is None or common == "/" or common in own or common in others:
+        return None
+    inside = common.rstrip("/") + "/"
+    if any(k == common or k.startswith(inside) or inside.startswith(k + "/") for k in keep):
+        return None
+    return common
+
+
+def hide_others(
+    paths: list[str], own: list[str] | None = None, keep: list[str] | None = None
+) -> str | None:
+    """Cover ``paths`` (the other programs' trees) for this process and its children, keeping
+    ``own`` (this program's trees) visible; one cover over their common ancestor when nothing
+    in ``keep`` lies under it (a mount a program costs milliseconds).  None when done, else why
+    it could not be."""
     if not paths:
         return None
     uid, gid = os.geteuid(), os.getegid()
@@ -73,14 +91,35 @@ def hide_others(paths: list[str]) -> str | None:
         # The parent is not dumpable, nor then is this fresh child, whose /proc/self is then
         # root's: it could not write its own id maps.
         _lib().prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
-        _own_namespaces(uid, gid)
         flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
-        for path in paths:
-            if os.path.isdir(path):
-                _check(
-                    _lib().mount(b"none", os.fsencode(path), b"tmpfs", flags, b"size=4k"),
-                    f"mount over {path}",
-                )
+        root = _cover_root(own or [], paths, keep or [])
+        _own_namespaces(uid, gid)
+        if root is not None:
+            # Held in this namespace (a bind's source must be in the caller's namespace).
+            held = [os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in own or []]
+            # One empty tmpfs over the build cache, this program's trees bound back into it.
+            _check(
+                _lib().mount(
+                    b"none", os.fsencode(root), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=64k"
+                ),
+                f"mount over {root}",
+            )
+            for path, fd in zip(own or [], held, strict=True):
+                os.makedirs(path, exist_ok=True)
+                source = os.fsencode(f"/proc/self/fd/{fd}")
+                _check(_lib().mount(source, os.fsencode(path), None, _MS_BIND, None), "bind")
+                os.close(fd)
+            _check(
+                _lib().mount(None, os.fsencode(root), None, _MS_REMOUNT | flags, None),
+                f"read-only {root}",
+            )
+        else:
+            for path in paths:
+                if os.path.isdir(path):
+                    _check(
+                        _lib().mount(b"none", os.fsencode(path), b"tmpfs", flags, b"size=4k"),
+                        f"mount over {path}",
+                    )
         _own_namespaces(uid, gid)  # lock the covers
     except OSError as exc:
         return str(exc)
