@@ -1,49 +1,54 @@
-"""Throughput of suite scoring: the fast path against the naive per-mutant pytest loop.
+"""Throughput of suite scoring: coverage-guided selection against the naive per-mutant loop.
 
-Scores the same suite against the same mutants three ways, one after the other in one run, each
-with a fresh store:
+Scores the same suite against the same mutants, one after the other in one run, each with a
+fresh store and *the same number of workers*:
 
-* the naive loop: one sandboxed ``pytest --junitxml`` process per program under test, one after
-  another (the plain engine on one worker);
-* the plain engine on ``--jobs`` workers: the same processes, several at a time;
-* the fast path: the batched engine on ``--jobs`` workers (one sandboxed pytest start-up per
-  batch, a fork per program).
+* the naive loop: per mutant, copy the source, apply the patch, run one sandboxed
+  ``pytest --junitxml`` on it (``--jobs`` at a time, a thread pool) -- what a user writes first;
+* the batched engine running every test on every mutant (``--all-tests``);
+* the batched engine with coverage-guided test selection (the default);
+* the same with ``--fast`` (stop each mutant at its first kill).
 
-Builds are done once beforehand into a shared build cache, so every timing is of running the
-suite only.  Prints the three times, the fast path's speed-up over the naive loop and over the
-plain engine at equal workers, and whether all kill matrices are equal.
+Builds of the engine are done once beforehand into a shared build cache (the naive loop pays
+its copy and patch in its timing).  Prints the times, the ratios at equal workers, and whether
+the kill matrices agree cell by cell (naive loop, all tests, selection) and the mutant statuses
+of ``--fast``.
 
     python bench/score_throughput.py [INSTANCE] [--jobs N] [--batch-size B] [--repeat R]
 
-INSTANCE defaults to the C fixture ``src/suitebench/data/instances/rpn-c``.  ``--generate N`` scores
-a copy of the instance whose mutants are replaced by up to N relational-operator mutants of its
-C source (``<`` to ``<=``, ``==`` to ``!=``, ...), to see how the ratio grows with the number of
-mutants (pytest's start-up is amortised over more programs; the tests' own work is not).
+Without INSTANCE it scores a generated real-size ``kind = "python"`` instance
+(``bench/realsize.py``: 240 tests whose own work dominates, 60 mutants over 6 modules).
+``--generate N`` scores a copy of INSTANCE (a C instance) whose mutants are replaced by up to N
+relational-operator mutants of its C source.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import json
+import os
 import re
 import shutil
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from suitebench.data import INSTANCES_DIR
-from suitebench.model.instance import load_instance
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from realsize import generate
+from suitebench.model.instance import Instance, InstanceKind, load_instance
+from suitebench.run import sandbox
 from suitebench.run.executor import LocalExecutor
+from suitebench.run.outcome import Limits
 from suitebench.run.store import Store
-from suitebench.suite.build import Builder, build_all
+from suitebench.suite.build import Builder, apply_patch, build_all
 from suitebench.suite.result import SuiteResult
-from suitebench.suite.runner import Engine
+from suitebench.suite.runner import Engine, python_binds, sandbox_path
 from suitebench.suite.score import DEFAULT_BATCH, score_suite
-
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_INSTANCE = INSTANCES_DIR / "rpn-c"
-
 
 _SWAPS = {"<=": "<", ">=": ">", "==": "!=", "!=": "==", "<": "<=", ">": ">="}
 _OPERATOR = re.compile(r"(?<=[ \w)])(<=|>=|==|!=|<|>)(?=[ \w(-])")
@@ -81,10 +86,16 @@ def generate_instance(source_instance: Path, work: Path, count: int) -> Path:
 
 
 def _score(
-    instance_path: Path, engine: Engine, work: Path, builds: Path, jobs: int, batch: int
+    instance: Instance,
+    work: Path,
+    builds: Path,
+    jobs: int,
+    batch: int,
+    *,
+    all_tests: bool,
+    fast: bool = False,
 ) -> tuple[float, SuiteResult]:
-    instance = load_instance(instance_path)
-    store = Store(work / f"store-{engine}-{time.monotonic_ns()}.sqlite")  # fresh each time
+    store = Store(work / f"store-{time.monotonic_ns()}.sqlite")  # fresh each time
     with LocalExecutor(jobs) as executor:
         started = time.perf_counter()
         result = score_suite(
@@ -92,26 +103,105 @@ def _score(
             store=store,
             cache_dir=builds,
             executor=executor,
-            engine=engine,
+            engine=Engine.BATCHED,
             batch_size=batch,
+            all_tests=all_tests,
+            fast=fast,
         )
         elapsed = time.perf_counter() - started
     store.close()
     return elapsed, result
 
 
+def _naive_one(instance: Instance, patch: Path, work: Path) -> dict[str, str]:
+    """Copy, patch, ``pytest --junitxml``: one mutant's outcomes by test id."""
+    base = Path(tempfile.mkdtemp(prefix="naive-", dir=work))
+    tree = base / "tree"
+    shutil.copytree(instance.source, tree)
+    applied, _ = apply_patch(tree, patch)
+    if not applied:
+        return {}
+    if instance.kind is not InstanceKind.PYTHON:
+        raise SystemExit("the naive loop here patches Python packages only")
+    shutil.copytree(instance.tests, base / "tests")
+    os.chmod(base, 0o777)
+    for d, _dirs, _files in os.walk(base):
+        os.chmod(d, 0o777)
+    outcome = sandbox.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            ".",
+            "-o",
+            "junit_family=xunit1",
+            f"--junitxml={base / 'out.xml'}",
+            "tests",
+        ],
+        cwd=base,
+        env={
+            "PATH": sandbox_path(),
+            "PYTHONPATH": str(tree),
+            "HOME": str(base),
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        },
+        limits=Limits(wall_time=600.0, cpu_time=600.0, memory_mb=2048, processes=64),
+        ro_binds=python_binds(),
+    )
+    outcomes: dict[str, str] = {}
+    xml = base / "out.xml"
+    if xml.is_file():
+        for case in ET.parse(xml).getroot().iter("testcase"):
+            module = (case.get("classname") or "").replace(".", "/") + ".py"
+            tags = {child.tag for child in case}
+            status = (
+                "failed"
+                if "failure" in tags
+                else "error"
+                if "error" in tags
+                else ("skipped" if "skipped" in tags else "passed")
+            )
+            outcomes[f"{module}::{case.get('name')}"] = status
+    shutil.rmtree(base, ignore_errors=True)
+    del outcome
+    return outcomes
+
+
+def _naive(instance: Instance, work: Path, jobs: int) -> tuple[float, dict[tuple[str, str], str]]:
+    started = time.perf_counter()
+    with ThreadPoolExecutor(jobs) as pool:
+        rows = list(
+            pool.map(lambda m: (m.id, _naive_one(instance, m.patch, work)), instance.mutants)
+        )
+    elapsed = time.perf_counter() - started
+    return elapsed, {(t, mid): s for mid, row in rows for t, s in row.items()}
+
+
+def _matrix(result: SuiteResult) -> dict[tuple[str, str], str]:
+    return {k: str(v) for k, v in result.kill_matrix().items()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("instance", nargs="?", type=Path, default=DEFAULT_INSTANCE)
+    parser.add_argument("instance", nargs="?", type=Path, default=None)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--generate", type=int, default=0, metavar="N")
+    parser.add_argument("--mutants", type=int, default=60, help="generated instance: mutants")
+    parser.add_argument("--json", action="store_true", help="also print the figures as JSON")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="suitebench-bench-") as tmp:
         work = Path(tmp)
-        if args.generate:
+        if args.instance is None:
+            args.instance = generate(work / "ledgerlib", mutants=args.mutants)
+        elif args.generate:
             args.instance = generate_instance(args.instance, work, args.generate)
         instance = load_instance(args.instance)
         builds = work / "builds"
@@ -119,47 +209,77 @@ def main() -> int:
         built = sum(b.ok for b in mutants.values())
         print(
             f"instance {instance.name}: {len(instance.mutants)} mutants ({built} build), "
-            f"reference runs 3, jobs {args.jobs}, batch size {args.batch_size}"
+            f"reference runs 3, jobs {args.jobs} for every way, batch size {args.batch_size}"
         )
-        ways = {
-            "naive": (Engine.PLAIN, 1, 1),
-            "plain": (Engine.PLAIN, args.jobs, 1),
-            "fast": (Engine.BATCHED, args.jobs, args.batch_size),
-        }
-        times: dict[str, list[float]] = {name: [] for name in ways}
+        naive_ok = instance.kind is InstanceKind.PYTHON
+        times: dict[str, list[float]] = {"naive": [], "all": [], "selected": [], "fast": []}
         results: dict[str, SuiteResult] = {}
-        equal = True
+        naive_matrix: dict[tuple[str, str], str] = {}
         for _ in range(args.repeat):
-            for name, (engine, jobs, batch) in ways.items():
-                elapsed, result = _score(args.instance, engine, work, builds, jobs, batch)
+            if naive_ok:
+                elapsed, naive_matrix = _naive(instance, work, args.jobs)
+                times["naive"].append(elapsed)
+            for name, all_tests, fast in (
+                ("all", True, False),
+                ("selected", False, False),
+                ("fast", False, True),
+            ):
+                elapsed, result = _score(
+                    instance,
+                    work,
+                    builds,
+                    args.jobs,
+                    args.batch_size,
+                    all_tests=all_tests,
+                    fast=fast,
+                )
                 times[name].append(elapsed)
                 results[name] = result
-            reference = results["naive"]
-            for result in results.values():
-                equal = equal and result.kill_matrix() == reference.kill_matrix()
-                equal = equal and [t.reference for t in result.tests] == [
-                    t.reference for t in reference.tests
-                ]
-        best = {name: min(values) for name, values in times.items()}
-        runs = 3 + built
-        naive = results["naive"]
+        full, selected, fast = results["all"], results["selected"], results["fast"]
+        equal = _matrix(full) == _matrix(selected)
+        naive_equal = not naive_ok or naive_matrix == _matrix(full)
+        fast_equal = [m.status for m in fast.mutants] == [m.status for m in full.mutants]
+        best = {name: min(v) for name, v in times.items() if v}
+        ran = sum(m.tests_run for m in selected.mutants)
+        cells = len(full.tests) * built
         print(
-            f"tests {len(naive.tests)}, suite runs {runs}, matrix cells {len(naive.tests) * built}"
+            f"tests {len(full.tests)}, matrix cells {cells}; selection ran {ran} of them "
+            f"({selected.test_selection}: {selected.coverage.reason})"
         )
-        print(f"M = {naive.mutation_score}  V = {naive.validity}")
+        print(f"M = {full.mutation_score}  V = {full.validity}")
         labels = {
-            "naive": "naive loop (pytest --junitxml per program, one at a time)",
-            "plain": f"plain engine (the same, {args.jobs} at a time)",
-            "fast": f"fast path (batched engine, {args.jobs} workers)",
+            "naive": f"naive loop (copy, patch, pytest --junitxml; {args.jobs} at a time)",
+            "all": f"batched engine, every test on every mutant ({args.jobs} workers)",
+            "selected": f"batched engine, coverage-guided selection ({args.jobs} workers)",
+            "fast": f"the same with --fast ({args.jobs} workers)",
         }
         for name, label in labels.items():
-            print(f"{label:<58} {best[name]:7.2f} s  ({runs / best[name]:5.1f} runs/s)")
+            if name in best:
+                print(f"{label:<70} {best[name]:7.2f} s")
+        base = best.get("naive", best["all"])
         print(
-            f"speed-up over the naive loop {best['naive'] / best['fast']:.1f}x   "
-            f"over the plain engine at {args.jobs} workers {best['plain'] / best['fast']:.1f}x   "
-            f"matrices equal: {equal}"
+            f"selection vs naive loop {base / best['selected']:.1f}x   "
+            f"vs all tests {best['all'] / best['selected']:.1f}x   "
+            f"--fast vs naive loop {base / best['fast']:.1f}x"
         )
-    return 0 if equal else 1
+        print(
+            f"matrices equal: naive = all tests {naive_equal}, all tests = selection {equal}; "
+            f"--fast statuses equal {fast_equal}"
+        )
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "best": best,
+                        "equal": equal,
+                        "naive_equal": naive_equal,
+                        "fast_equal": fast_equal,
+                        "cells": cells,
+                        "ran": ran,
+                    }
+                )
+            )
+    return 0 if equal and naive_equal and fast_equal else 1
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import pytest
 
 from suitebench.data import INSTANCES_DIR, SUITES_DIR
 from suitebench.model.instance import load_instance
+from suitebench.suite import score as score_module
 
 FIXTURES = INSTANCES_DIR
 BAD_SUITE = SUITES_DIR / "bad-suite" / "tests"
@@ -63,7 +64,7 @@ def test_network_test_passes_on_the_host_where_the_service_is_reachable(
 
 @pytest.mark.slow
 def test_bad_suite_scores_only_its_valid_tests(bad_suite: Path, tmp_path: Path) -> None:
-    score = pytest.importorskip("suitebench.suite.score")
+    score = score_module
     from suitebench.run.store import Store
     from suitebench.suite.runner import SuiteLimits
 

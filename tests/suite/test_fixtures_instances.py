@@ -25,6 +25,7 @@ import pytest
 
 from suitebench.data import INSTANCES_DIR
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec, load_instance
+from suitebench.suite import score as score_module
 
 INSTANCES = INSTANCES_DIR
 SCORED = ["wordfreq-py", "rpn-c", "intervals-pkg"]
@@ -212,7 +213,7 @@ def test_recorded_kill_matrix_matches_plain_pytest(name: str, tmp_path: Path) ->
 def test_score_suite_yields_the_recorded_figures(name: str, engine: str, tmp_path: Path) -> None:
     """Both engines -- one pytest per program, or a batch forked from one warm pytest -- give
     the recorded figures and kill matrix."""
-    score = pytest.importorskip("suitebench.suite.score")
+    score = score_module
     from suitebench.run.store import Store
     from suitebench.suite.runner import Engine
 

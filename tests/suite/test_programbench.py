@@ -30,6 +30,7 @@ from suitebench.model.programbench import (
     programbench_id_to_node_id,
     read_tests_json,
 )
+from suitebench.suite import score as score_module
 
 TASK = Path(__file__).resolve().parents[1] / "fixtures" / "instances" / "programbench-task"
 BRANCH = "5f1c2e9a7b30"
@@ -171,7 +172,7 @@ def test_refined_suite_passes_on_the_gold_and_the_gold_fail_test_does_not(
 @pytest.mark.slow
 def test_score_suite_scores_the_refined_suite_of_a_programbench_task(tmp_path: Path) -> None:
     """The ignored tests leave the reference suite (reasons reported); the rest is valid."""
-    score = pytest.importorskip("suitebench.suite.score")
+    score = score_module
     from suitebench.run.store import Store
 
     inst = load_programbench_task(TASK)

@@ -76,8 +76,7 @@ def test_bad_instance_is_a_clear_error(stats_instance: Path, tmp_path: Path) -> 
 
 def test_programbench_task_directory(tmp_path: Path) -> None:
     task = FIXTURES / "programbench-task"
-    if not (task / "tests.json").is_file():
-        return
+    assert (task / "tests.json").is_file(), f"the ProgramBench fixture is missing: {task}"
     proc = suitebench(tmp_path, "--json", "score", str(task))
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)

@@ -29,13 +29,19 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
-def _print_suite(result: SuiteResult) -> None:
+def _print_suite(result: SuiteResult, show_failures: bool = False) -> None:
     c = result.counts
     _err.print(
         f"[bold]{result.instance}[/bold]  V = {_pct(result.validity)} ({c.valid}/{c.tests} valid, "
-        f"{c.flaky} flaky)   M = {_pct(result.mutation_score)} ({c.killed}/{c.scored} killed, "
-        f"{c.build_errors} build errors, {c.crashed} crashed)"
+        f"{c.flaky} flaky, {c.skipped} skipped)   M = {_pct(result.mutation_score)} "
+        f"({c.killed}/{c.scored} killed, {c.build_errors} build errors, {c.crashed} crashed)"
     )
+    selection = f"test selection: {result.test_selection} ({result.coverage.reason})"
+    if result.test_selection != "all":
+        ran = sum(m.tests_run for m in result.mutants)
+        cells = c.tests * sum(1 for m in result.mutants if m.outcomes)
+        selection += f"; {ran} of {cells} matrix cells run, the others kept their reference outcome"
+    _err.print(selection)
     table = Table("mutant", "section", "status", "killed by", show_edge=False)
     for m in result.mutants:
         style = {
@@ -51,12 +57,24 @@ def _print_suite(result: SuiteResult) -> None:
     if result.per_section:
         sections = "  ".join(f"{s or '(none)'}: {_pct(v)}" for s, v in result.per_section.items())
         _err.print(f"M per section: {sections}")
-    invalid = [t for t in result.tests if not t.valid]
+    skipped = [t for t in result.tests if t.skipped]
+    invalid = [t for t in result.tests if not t.valid and not t.skipped]
     if invalid:
         _err.print(f"{len(invalid)} invalid test(s) (not counted for M):")
         for t in invalid[:20]:
             tag = "flaky" if t.flaky else "/".join(sorted({str(s) for s in t.reference}))
-            _err.print(f"  {escape(t.id)}  {escape(f'[{tag}]')}")
+            why = f"  {t.message}" if t.message else ""
+            _err.print(f"  {escape(t.id)}  {escape(f'[{tag}]')}{escape(why)}")
+    if skipped:
+        _err.print(f"{len(skipped)} skipped test(s) (not valid, not failing):")
+        for t in skipped[:20]:
+            why = f"  {t.message}" if t.message else ""
+            _err.print(f"  {escape(t.id)}{escape(why)}")
+    if show_failures:
+        for m in result.mutants:
+            for test in m.killed_by:
+                why = m.kill_messages.get(test, "")
+                _err.print(f"  {escape(m.id)} killed by {escape(test)}: {escape(why)}")
     if any(str(s) != "ok" for s in result.reference_run_status):
         _err.print("[red]warning: a reference run did not finish; see results.json[/red]")
 
@@ -91,6 +109,14 @@ def score(
         DEFAULT_BATCH, "--batch-size", min=1, help="Most programs per sandbox (batched engine)."
     ),
     mutant: list[str] = typer.Option([], "--mutant", help="Score only these mutant ids."),
+    all_tests: bool = typer.Option(
+        False,
+        "--all-tests",
+        help="Run every test on every mutant (no coverage-guided test selection).",
+    ),
+    show_failures: bool = typer.Option(
+        False, "--show-failures", help="Print each kill's failure message (the killing test's)."
+    ),
 ) -> None:
     """Score a test suite against an instance's reference and mutants (V, M, kill matrix),
     or a generated implementation against the reference suite (R)."""
@@ -136,6 +162,7 @@ def score(
                     limits=limits,
                     batch_size=batch_size,
                     mutant_ids=mutant or None,
+                    all_tests=all_tests,
                     progress=progress,
                 )
                 result_json = result.model_dump(mode="json")
@@ -156,7 +183,7 @@ def score(
             result.write(out)
             write_mutation_report(out / "mutation-report.json", instance, result)
         if not OPTIONS.json:
-            _print_suite(result)
+            _print_suite(result, show_failures)
     if out is not None and not OPTIONS.json:
         _err.print(f"results in {out}")
     if OPTIONS.json:

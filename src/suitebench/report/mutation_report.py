@@ -16,9 +16,13 @@ How suite mode maps onto the schema:
   per-test limit), survived -> Survived, build_error (patch did not apply or the build failed)
   -> CompileError, crashed (pytest died outside any test) -> RuntimeError.  The report's score,
   (Killed + Timeout) / (Killed + Timeout + Survived), is the paper's mutation_score M.
-* ``killedBy`` are the *valid* tests that failed on the mutant, ``coveredBy`` every valid test
-  that ran on it: suite mode runs black-box tests, so there is no line coverage, and a test
-  that fails on the reference (not valid) neither covers nor kills.
+* ``killedBy`` are the *valid* tests that failed on the mutant.  ``coveredBy``: with
+  coverage-guided test selection, the valid tests that reach the code the mutant changes (a
+  survivor no valid test reaches is ``NoCoverage``, as in Stryker); without it, every valid
+  test that ran on it.  A test that fails on the reference (not valid) neither covers nor kills.
+* ``statusReason`` says why: for a kill, the first killing test and its one-line failure
+  message (pytest's exception and message); for a build error or a crash, the first line of
+  the build's or pytest's output.
 * ``mutatorName`` is the mutant's operator (a bug pattern such as ``off_by_one``), else
   ``requirement: <section>``: TestSuiteBench mutants are built to violate one spec section.
 """
@@ -260,13 +264,26 @@ def _test_name(test_id: str) -> str:
     return test_id.split("::", 1)[1].replace("::", ".") if "::" in test_id else test_id
 
 
-def _status_reason(status: str, killed_by: Sequence[str], target: str | None, message: str) -> str:
+def _status_reason(
+    status: str,
+    killed_by: Sequence[str],
+    target: str | None,
+    message: str,
+    kill_messages: Mapping[str, str] | None = None,
+    covered: bool = True,
+) -> str:
     if status in ("killed", "timeout"):
         hit = ""
         if target:
             hit = "; its target test killed it" if target in killed_by else "; not its target"
-        return f"killed by {len(killed_by)} valid test(s){hit}"
+        why = ""
+        first = killed_by[0] if killed_by else None
+        if first is not None and kill_messages and kill_messages.get(first):
+            why = f"; {first}: {kill_messages[first]}"
+        return f"killed by {len(killed_by)} valid test(s){hit}{why}"[:500]
     if status == "survived":
+        if not covered:
+            return "no valid test reaches the code this mutant changes"
         return "every valid test passed on this mutant"
     first = message.strip().splitlines()[0] if message.strip() else status
     return first[:500]
@@ -287,7 +304,12 @@ def _test_files(result: ScoredSuite) -> dict[str, Any]:
                 entry["source"] = source
             lines[test.file] = (source or "").splitlines()
             files[test.file] = entry
-        name = _test_name(test.id) + ("" if test.valid else " (not valid on the reference)")
+        why = getattr(test, "message", "") or ""
+        name = _test_name(test.id)
+        if not test.valid:
+            name += (
+                f" (not valid on the reference: {why})" if why else " (not valid on the reference)"
+            )
         definition: dict[str, Any] = {"id": test.id, "name": name}
         function = test.id.rsplit("::", 1)[-1].split("[", 1)[0]
         pattern = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\s*\(")
@@ -331,13 +353,27 @@ def mutation_report(
         target = spec.target if spec is not None else None
         description = spec.description if spec is not None else ""
         killed_by = [t for t in mutant.killed_by if t in valid]
-        covered_by = [t for t, o in mutant.outcomes.items() if t in valid and str(o) in _RAN]
+        selected: Sequence[str] | None = getattr(mutant, "covered_by", None)
+        if selected is not None:
+            covered_by = [t for t in selected if t in valid]
+        else:
+            covered_by = [t for t, o in mutant.outcomes.items() if t in valid and str(o) in _RAN]
+        report_status = _STATUS.get(status, "RuntimeError")
+        if status == "survived" and selected is not None and not covered_by:
+            report_status = "NoCoverage"
+        kill_messages: Mapping[str, str] = getattr(mutant, "kill_messages", None) or {}
+        reason = _status_reason(
+            status, killed_by, target, mutant.message, kill_messages, bool(covered_by)
+        )
+        completed = getattr(mutant, "tests_run", None)
+        if not isinstance(completed, int):
+            completed = sum(1 for o in mutant.outcomes.values() if str(o) in _RAN)
         entry: dict[str, Any] = {
             "id": mutant.id,
             "mutatorName": operator or (f"requirement: {section}" if section else "requirement"),
             "location": location,
-            "status": _STATUS.get(status, "RuntimeError"),
-            "statusReason": _status_reason(status, killed_by, target, mutant.message),
+            "status": report_status,
+            "statusReason": reason,
             "description": "; ".join(
                 part
                 for part in (
@@ -350,7 +386,7 @@ def mutation_report(
             "replacement": replacement,
             "killedBy": killed_by,
             "coveredBy": covered_by,
-            "testsCompleted": sum(1 for o in mutant.outcomes.values() if str(o) in _RAN),
+            "testsCompleted": completed,
             "static": False,
         }
         wall_time = getattr(mutant, "wall_time", 0.0)

@@ -33,8 +33,8 @@ from suitebench.run import sandbox
 from suitebench.run.executor import Executor, run_all
 from suitebench.run.outcome import Backend, Limits, Status
 from suitebench.run.store import job_key
-from suitebench.suite.forkserver import open_up
 from suitebench.suite.runner import Target, python_binds, sandbox_path
+from suitebench.suite.workdir import open_up
 
 _BUILD_LIMITS = Limits(wall_time=600.0, memory_mb=4096, processes=512)
 _IGNORED = {".git", "__pycache__", ".pytest_cache", ".mypy_cache"}
@@ -206,8 +206,39 @@ class Builder:
             _copy_tree(Path(directory), tree)
             return self._build_tree(tree)
 
-    def _build_tree(self, tree: Path) -> BuiltProgram:
+    def coverage(self) -> BuiltProgram | None:
+        """The reference built with ``gcc --coverage`` (per-test coverage of a C or C++
+        program): the recipe runs with compiler wrappers first on ``PATH`` that add the flag.
+        None when the build fails or leaves no coverage notes (``.gcno``): not a gcc build."""
+        if self.instance.kind is InstanceKind.PYTHON:
+            return None
+        wrappers = self.cache_dir / "coverage-compilers"
+        if not wrappers.is_dir():
+            staging = self.cache_dir / f"coverage-compilers.{os.getpid()}"
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir()
+            for name in ("gcc", "cc", "g++", "c++"):
+                real = shutil.which(name, path="/usr/local/bin:/usr/bin:/bin")
+                if real is not None:
+                    script = staging / name
+                    script.write_text(f'#!/bin/sh\nexec {real} --coverage "$@"\n')
+                    script.chmod(0o755)
+            try:
+                os.rename(staging, wrappers)
+            except OSError:
+                shutil.rmtree(staging, ignore_errors=True)
+        with tempfile.TemporaryDirectory(prefix="suitebench-src-") as tmp:
+            tree = Path(tmp) / "tree"
+            _copy_tree(self.instance.source, tree)
+            built = self._build_tree(tree, coverage=wrappers)
+        if not built.ok or not any(Path(built.directory).rglob("*.gcno")):
+            return None
+        return built
+
+    def _build_tree(self, tree: Path, coverage: Path | None = None) -> BuiltProgram:
         program_id = self.program_id(tree)
+        if coverage is not None:
+            program_id = job_key("suite-build/coverage", program_id)
         final = self.cache_dir / program_id[:32]
         record = final / "build.json"
         if record.is_file():
@@ -222,15 +253,18 @@ class Builder:
             final.mkdir()
             built_tree = final / "tree"
             shutil.move(str(tree), built_tree)
-            result = self._run_build(program_id, built_tree, built_tree)
+            result = self._run_build(program_id, built_tree, built_tree, coverage)
             partial = final / "build.json.part"
             partial.write_text(json.dumps(result.to_dict()), encoding="utf-8")
             os.replace(partial, record)
             return result
 
-    def _run_build(self, program_id: str, tree: Path, final_tree: Path) -> BuiltProgram:
+    def _run_build(
+        self, program_id: str, tree: Path, final_tree: Path, coverage: Path | None = None
+    ) -> BuiltProgram:
+        path = sandbox_path()
         env = {
-            "PATH": sandbox_path(),
+            "PATH": path if coverage is None else f"{coverage}{os.pathsep}{path}",
             "HOME": str(tree),
             "LANG": "C.UTF-8",
             "PYTHONDONTWRITEBYTECODE": "1",
@@ -243,7 +277,12 @@ class Builder:
         recipe = self._recipe(tree)
         if recipe:
             outcome = sandbox.run(
-                recipe, cwd=tree, env=env, limits=_BUILD_LIMITS, backend=self.backend
+                recipe,
+                cwd=tree,
+                env=env,
+                limits=_BUILD_LIMITS,
+                backend=self.backend,
+                ro_binds=() if coverage is None else (coverage,),
             )
             if outcome.status is not Status.OK:
                 log = (outcome.stdout + outcome.stderr).decode("utf-8", errors="replace")

@@ -146,3 +146,41 @@ def statuses_from_events(
     if current is not None and current not in finished:
         tests[current] = TestStatus.TIMEOUT if died_of_timeout else TestStatus.ERROR
     return tests, collect_errors
+
+
+def collect_error_messages(xml_path: Path) -> dict[str, str]:
+    """Why each file did not collect, from the JUnit XML (a batch that collected once logged
+    no event for it in the child): the last ``E`` line of pytest's report, as the one-line
+    summary shows it."""
+    messages: dict[str, str] = {}
+    try:
+        root = ET.parse(xml_path).getroot()
+    except (ET.ParseError, OSError):
+        return messages
+    for case in root.iter("testcase"):
+        error = case.find("error")
+        if case.get("classname") or error is None:
+            continue
+        lines = [ln for ln in (error.text or "").splitlines() if ln.strip()]
+        errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
+        text = errors[-1] if errors else (lines[-1].strip() if lines else "")
+        nodeid = (case.get("name") or "").replace(".", "/") + ".py"
+        messages[nodeid] = text[:300]
+    return messages
+
+
+def messages_from_events(events: list[dict[str, Any]]) -> dict[str, str]:
+    """The first failure reason the plugin logged per test (else its skip reason), and per
+    file that did not collect: what pytest's one-line summary would say."""
+    failures: dict[str, str] = {}
+    skips: dict[str, str] = {}
+    for event in events:
+        message = event.get("message")
+        if message is None:
+            continue
+        nodeid = str(event.get("nodeid", ""))
+        if event.get("event") == "collect_error" or event.get("outcome") == "failed":
+            failures.setdefault(nodeid, str(message))
+        elif event.get("outcome") == "skipped":
+            skips.setdefault(nodeid, str(message))
+    return {**skips, **failures}

@@ -10,8 +10,14 @@ happens to be installed), so everything suitebench needs inside the pytest proce
   instead of hanging; the event log tells which test was running.
 * **an event log** (``--suitebench-events``): one JSON line per test start and per phase report,
   flushed as it happens, so a pytest process that dies mid-run still tells what it ran.
-* **the batched run loop** (``--suitebench-batch``): collect the suite once, then fork one child
-  per program under test; see :mod:`suitebench.suite.forkserver`.
+* **test selection**: ``--suitebench-order`` (``--fast``: only these tests, in this order, stop
+  at the first failure) and ``--suitebench-select`` (only these tests, in collected order: the
+  tests that reach a mutant);
+* **per-test line coverage** (``--suitebench-coverage``): which lines of the program under test
+  each test executes, for coverage-guided test selection (:mod:`suitebench.suite.tracer`).
+
+The batch driver (:mod:`suitebench.suite.forkserver`) stands on top of this module and hands its
+own hooks to pytest as a plugin object; this module never imports it.
 
 This module must stay importable with nothing but pytest: it runs inside the sandbox.  It holds no
 assert statements to rewrite (PYTEST_DONT_REWRITE), so importing it before pytest starts, as the
@@ -31,6 +37,7 @@ from typing import Any, TextIO
 import pytest
 
 TIMEOUT_MARKER = "SuiteTestTimeout"
+MESSAGE_CHARS = 300  # a failure message is pytest's one line, cut here
 _HARD_GRACE = 5.0
 _REARM_SLACK = 1.0
 
@@ -46,7 +53,8 @@ _state: dict[str, Any] = {
     "exitfirst": False,
     "session": None,
     "watchdog_deadline": 0.0,  # monotonic time the armed watchdog fires (0: not armed)
-    "batch_child": False,  # a forked child of a configure-once batch: runs like pytest.main
+    "tracer": None,  # --suitebench-coverage: the per-test function recorder
+    "gcov": None,  # --suitebench-gcov-dir: where the running test is named
 }
 
 
@@ -54,14 +62,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("suitebench")
     group.addoption("--suitebench-timeout", type=float, default=0.0, help="per-test seconds")
     group.addoption("--suitebench-events", default=None, help="JSON-lines event log path")
-    group.addoption("--suitebench-batch", default=None, help="batch spec (JSON) to fork over")
-    group.addoption(
-        "--suitebench-collect-per-program",
-        action="store_true",
-        help="with --suitebench-batch: fork before collection, collect in every child",
-    )
     group.addoption("--suitebench-order", default=None, help="JSON list: run these, in order")
+    group.addoption("--suitebench-select", default=None, help="JSON list: run only these")
+    group.addoption("--suitebench-coverage", default=None, help="write per-test lines here")
+    group.addoption(
+        "--suitebench-coverage-root", default=None, help="trace only files under this root"
+    )
+    group.addoption(
+        "--suitebench-gcov-dir", default=None, help="name the running test here (gcov runs)"
+    )
     group.addoption("--suitebench-faultlog", default=None, help="file for the watchdog's report")
+
+
+def _start_tracer(path: str | None, root: str | None) -> None:
+    if path and _state.get("tracer") is None:
+        from suitebench.suite.tracer import LineTracer
+
+        _state["tracer"] = LineTracer(root or "", path)
+        _state["tracer"].start()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Record coverage from before the suite's conftest files are imported (they may import
+    the program under test)."""
+    namespace = early_config.known_args_namespace
+    _start_tracer(
+        getattr(namespace, "suitebench_coverage", None),
+        getattr(namespace, "suitebench_coverage_root", None),
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -74,6 +103,35 @@ def pytest_configure(config: pytest.Config) -> None:
         # Not stderr: pytest captures it during a test, and a process the watchdog ends never
         # hands the capture back.
         _state["fault_file"] = open(faultlog, "a")  # noqa: SIM115 - lives for the run
+    _start_tracer(
+        config.getoption("--suitebench-coverage"), config.getoption("--suitebench-coverage-root")
+    )
+
+    gcov_dir = config.getoption("--suitebench-gcov-dir")
+    if gcov_dir:
+        _state["gcov"] = {"dir": gcov_dir, "tests": []}
+        _gcov_current("outside")
+
+
+def _gcov_current(name: str) -> None:
+    """Which test is running, for the coverage build's launcher: it sends the program's
+    coverage counters to a directory of that name (``GCOV_PREFIX``)."""
+    gcov = _state.get("gcov")
+    if gcov is not None:
+        with open(f"{gcov['dir']}/current", "w", encoding="utf-8") as fh:
+            fh.write(name)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    gcov = _state.get("gcov")
+    if gcov is not None:
+        with open(f"{gcov['dir']}/tests.json", "w", encoding="utf-8") as fh:
+            json.dump(gcov["tests"], fh)
+    tracer = _state.get("tracer")
+    if tracer is not None:
+        tracer.stop()
+        tracer.write()
+        _state["tracer"] = None
 
 
 def open_events(path: str) -> None:
@@ -141,11 +199,36 @@ def disarm_watchdog() -> None:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[Any]:
     _emit({"event": "start", "nodeid": item.nodeid})
     _keep_watchdog_armed()
+    tracer = _state.get("tracer")
+    if tracer is not None:
+        tracer.enter_test(item.nodeid, list(getattr(item, "fixturenames", ())))
+    gcov = _state.get("gcov")
+    if gcov is not None:
+        gcov["tests"].append(item.nodeid)
+        _gcov_current(str(len(gcov["tests"]) - 1))
     try:
         return (yield)
     finally:
+        if tracer is not None:
+            tracer.leave_test()
+        if gcov is not None:
+            _gcov_current("outside")
         if nextitem is None:
             disarm_watchdog()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: Any, request: Any) -> Generator[Any]:
+    """Lines run while setting up a fixture shared beyond one test belong to every test that
+    uses it, not to the test that happened to set it up first."""
+    tracer = _state.get("tracer")
+    if tracer is None or fixturedef.scope == "function":
+        return (yield)
+    tracer.enter_fixture(str(fixturedef.argname))
+    try:
+        return (yield)
+    finally:
+        tracer.leave_fixture()
 
 
 def _phase() -> Generator[Any, Any, Any]:
@@ -184,15 +267,33 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         # ``--fast``: the first failing (valid) test decides the mutant.  Not pytest's ``-x``,
         # which would also stop at a collection error before any test ran.
         _state["session"].shouldfail = "suitebench --fast: first kill"
-    _emit(
-        {
-            "event": "report",
-            "nodeid": report.nodeid,
-            "when": report.when,
-            "outcome": report.outcome,
-            "timeout": bool(report.failed and TIMEOUT_MARKER in str(report.longrepr)),
-        }
-    )
+    record: dict[str, Any] = {
+        "event": "report",
+        "nodeid": report.nodeid,
+        "when": report.when,
+        "outcome": report.outcome,
+        "timeout": bool(report.failed and TIMEOUT_MARKER in str(report.longrepr)),
+    }
+    if report.failed or report.skipped:
+        record["message"] = short_message(report)
+    _emit(record)
+
+
+def short_message(report: pytest.TestReport | pytest.CollectReport) -> str:
+    """pytest's one-line reason: the exception and its message (``AssertionError: assert 3 ==
+    4``, ``ModuleNotFoundError: No module named 'x'``), or a skip's reason."""
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (path, line, reason)
+        text = str(longrepr[2]).removeprefix("Skipped: ")
+    else:
+        crash = getattr(longrepr, "reprcrash", None)
+        text = str(getattr(crash, "message", "") or "")
+        if not text:
+            lines = [ln for ln in str(longrepr).splitlines() if ln.strip()]
+            errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
+            text = errors[-1] if errors else (lines[-1] if lines else "")
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first[:MESSAGE_CHARS]
 
 
 def emit_collected(items: list[pytest.Item]) -> None:
@@ -206,13 +307,19 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
-        _emit({"event": "collect_error", "nodeid": report.nodeid})
+        _emit({"event": "collect_error", "nodeid": report.nodeid, "message": short_message(report)})
 
 
 def order_items(items: list[pytest.Item], order: list[str]) -> list[pytest.Item]:
     """Only the listed node ids, in the listed order (``--fast``: likely killers first)."""
     by_id = {item.nodeid: item for item in items}
     return [by_id[nodeid] for nodeid in order if nodeid in by_id]
+
+
+def select_items(items: list[pytest.Item], selected: list[str]) -> list[pytest.Item]:
+    """Only the listed node ids, in collected order (the tests that reach a mutant)."""
+    wanted = set(selected)
+    return [item for item in items if item.nodeid in wanted]
 
 
 def pytest_collection_modifyitems(
@@ -223,32 +330,7 @@ def pytest_collection_modifyitems(
         with open(path, encoding="utf-8") as fh:
             items[:] = order_items(items, json.load(fh))
         _state["exitfirst"] = True
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection(session: pytest.Session) -> bool | None:
-    config = session.config
-    spec = config.getoption("--suitebench-batch")
-    if not spec or not config.getoption("--suitebench-collect-per-program"):
-        return None
-    from suitebench.suite.forkserver import fork_before_collection
-
-    if fork_before_collection(session, spec):
-        session.items = []  # the parent: every program ran in its own child
-        session.testscollected = 0
-        return True
-    return None  # a child: collect for its program, as pytest does
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtestloop(session: pytest.Session) -> bool | None:
-    config = session.config
-    spec = config.getoption("--suitebench-batch")
-    if not spec or _state["batch_child"]:
-        return None
-    if config.getoption("--suitebench-collect-per-program"):
-        return True  # the parent of a configure-once batch: nothing to run here
-    from suitebench.suite.forkserver import run_collected_batch
-
-    run_collected_batch(session, spec)
-    return True
+    path = config.getoption("--suitebench-select")
+    if path:
+        with open(path, encoding="utf-8") as fh:
+            items[:] = select_items(items, json.load(fh))

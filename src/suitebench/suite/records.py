@@ -53,9 +53,15 @@ class SuiteRun:
     wall_time: float = 0.0
     log: str = ""
     message: str = ""
+    # pytest's one-line reason per failed, errored or skipped test (and per file that did
+    # not collect): the exception and its message, or the skip's reason.
+    messages: dict[str, str] = field(default_factory=dict)
+    coverage: dict[str, Any] | None = None  # per-test coverage, when this run recorded it
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "messages": self.messages,
+            "coverage": self.coverage,
             "status": str(self.status),
             "tests": {k: str(v) for k, v in self.tests.items()},
             "collect_errors": list(self.collect_errors),
@@ -75,6 +81,8 @@ class SuiteRun:
             wall_time=float(d.get("wall_time", 0.0)),
             log=d.get("log", ""),
             message=d.get("message", ""),
+            messages=dict(d.get("messages") or {}),
+            coverage=d.get("coverage"),
         )
 
     def status_of(self, test_id: str) -> TestStatus:

@@ -54,6 +54,14 @@ class TestInfo(BaseModel):
     flaky: bool
     reference: list[TestStatus]
     sections: list[str] = []
+    # pytest's one-line reason when it failed, errored or was skipped on the reference: the
+    # exception and its message, or the collection error
+    message: str = ""
+
+    @property
+    def skipped(self) -> bool:
+        """Skipped in every reference run: not valid, but not a failing test either."""
+        return all(s is TestStatus.SKIPPED for s in self.reference)
 
 
 class MutantResult(BaseModel):
@@ -70,12 +78,31 @@ class MutantResult(BaseModel):
     patch: str = ""
     program_id: str = ""
     killed_by: list[str] = []
+    # the killing tests' one-line failure messages (pytest's exception and message)
+    kill_messages: dict[str, str] = {}
     tests_run: int = 0
     outcomes: dict[str, TestStatus] = {}
+    # Coverage-guided selection: the tests run on this mutant (the tests reaching the code it
+    # changes, plus those of unknown coverage); every other test kept its reference outcome,
+    # not covered.  None: every test ran (``test_selection = "all"``, see selection_reason).
+    covered_by: list[str] | None = None
+    test_selection: str = "all"  # "coverage" or "all"
+    selection_reason: str = ""
     run_status: RunStatus | None = None
     wall_time: float = 0.0
     message: str = ""
     log: str = ""
+
+
+class CoverageNote(BaseModel):
+    """How per-test coverage was had for test selection: ``ok``, ``unknown`` (the coverage
+    run failed, or the program cannot be traced: every test runs) or ``off`` (``--all-tests``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: str
+    reason: str = ""
+    unknown_tests: list[str] = []  # always run: coverage of these is not known
 
 
 class Counts(BaseModel):
@@ -84,6 +111,7 @@ class Counts(BaseModel):
     tests: int
     valid: int
     flaky: int
+    skipped: int = 0  # skipped on the reference: not valid, counted apart from failing tests
     mutants: int
     scored: int
     killed: int
@@ -102,6 +130,8 @@ class SuiteResult(BaseModel):
     suite_hash: str
     engine: str
     mode: str  # "full" (whole matrix) or "fast" (stop each mutant at its first kill)
+    test_selection: str = "all"  # "coverage", "all" or "mixed": how mutants chose their tests
+    coverage: CoverageNote = CoverageNote(status="off")
     reference_runs: int
     validity: float | None
     mutation_score: float | None
@@ -125,7 +155,8 @@ class SuiteResult(BaseModel):
         return {(test, m.id): status for m in self.mutants for test, status in m.outcomes.items()}
 
     def write(self, out_dir: Path) -> list[Path]:
-        """results.json, kills.csv (long form: test, mutant, outcome, valid) and kills.npz."""
+        """results.json, kills.csv (long form: test, mutant, outcome, valid, kills, covered)
+        and kills.npz."""
         out_dir.mkdir(parents=True, exist_ok=True)
         results = out_dir / "results.json"
         results.write_text(
@@ -135,14 +166,18 @@ class SuiteResult(BaseModel):
         valid = {t.id: t.valid for t in self.tests}
         with kills.open("w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh)
-            writer.writerow(["test", "mutant", "outcome", "valid", "kills"])
+            writer.writerow(["test", "mutant", "outcome", "valid", "kills", "covered"])
             for mutant in self.mutants:
+                chosen = None if mutant.covered_by is None else set(mutant.covered_by)
                 for test in self.test_ids():
                     if test not in mutant.outcomes:
                         continue
                     status = mutant.outcomes[test]
                     kills_it = valid[test] and status.fails
-                    writer.writerow([test, mutant.id, str(status), int(valid[test]), int(kills_it)])
+                    # 0: the test does not reach the mutant and kept its reference outcome
+                    covered = 1 if chosen is None or test in chosen else 0
+                    row = [test, mutant.id, str(status), int(valid[test]), int(kills_it), covered]
+                    writer.writerow(row)
         compact = out_dir / "kills.npz"
         np.savez_compressed(compact, **self.kill_arrays())
         return [results, kills, compact]

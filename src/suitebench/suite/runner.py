@@ -16,6 +16,7 @@ points at it).  For ``kind = "python"`` the program under test is a source root 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -29,9 +30,16 @@ from typing import Any
 
 from suitebench.run import sandbox
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
-from suitebench.suite.forkserver import open_up, populate_workdir
-from suitebench.suite.junit import parse_junit, read_events, statuses_from_events
+from suitebench.suite.gcov import read_gcov, write_launcher
+from suitebench.suite.junit import (
+    collect_error_messages,
+    messages_from_events,
+    parse_junit,
+    read_events,
+    statuses_from_events,
+)
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
+from suitebench.suite.workdir import collect_only, open_up, populate_workdir
 
 _LOG_TAIL = 8000
 _WATCHDOG_FIRED = re.compile(r"Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!")  # faulthandler's words
@@ -76,6 +84,10 @@ class Target:
     binds: tuple[str, ...] = field(default_factory=tuple)  # paths to make visible read-only
     # ``--fast``: run only these tests, in this order, and stop at the first failure.
     order: tuple[str, ...] | None = None
+    # Coverage-guided selection: run only these tests (in collected order), all to the end.
+    select: tuple[str, ...] | None = None
+    # Record per-test line coverage of the Python files under this root (plain engine only).
+    coverage_root: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,16 +95,20 @@ class Target:
             "pythonpath": self.pythonpath,
             "binds": list(self.binds),
             "order": None if self.order is None else list(self.order),
+            "select": None if self.select is None else list(self.select),
+            "coverage_root": self.coverage_root,
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Target:
-        order = d.get("order")
+        order, select = d.get("order"), d.get("select")
         return cls(
             d.get("executable"),
             d.get("pythonpath"),
             tuple(d.get("binds", ())),
             None if order is None else tuple(order),
+            None if select is None else tuple(select),
+            d.get("coverage_root"),
         )
 
 
@@ -117,14 +133,17 @@ def pytest_args(suite_name: str, limits: SuiteLimits) -> list[str]:
 def python_binds() -> tuple[str, ...]:
     """What the suite's interpreter needs to see inside the sandbox (read-only): the venv, the
     base installation it points into (which may sit in a home directory the sandbox hides),
-    and suitebench itself (our pytest plugin)."""
+    and of suitebench only the suite package (the pytest plugin and the batch driver) -- not
+    the rest of its tree, which may hold instances with their mutants."""
     import suitebench
 
+    package = Path(suitebench.__file__).resolve().parent
     paths = {
         sys.prefix,
         sys.base_prefix,
         str(Path(os.path.realpath(sys.executable)).parent.parent),
-        str(Path(suitebench.__file__).resolve().parent.parent),
+        str(package / "__init__.py"),
+        str(package / "suite"),
     }
     return tuple(sorted(p for p in paths if Path(p).exists()))
 
@@ -193,6 +212,7 @@ def _collect(
 ) -> SuiteRun:
     """Turn one program's XML + events into a SuiteRun (crashed if the XML is missing)."""
     events = read_events(out_dir / f"{index}.events")
+    messages = messages_from_events(events)
     log_file = out_dir / f"{index}.log"
     log = outcome_log
     if log_file.is_file():
@@ -201,6 +221,9 @@ def _collect(
     if xml.is_file() and not killed:
         try:
             tests, broken = parse_junit(xml, events)
+            for nodeid, text in collect_error_messages(xml).items():
+                if nodeid in broken and not messages.get(nodeid):
+                    messages[nodeid] = text
             return SuiteRun(
                 status=RunStatus.OK,
                 tests=tests,
@@ -208,6 +231,7 @@ def _collect(
                 exit_code=exit_code,
                 wall_time=wall,
                 log=log[-_LOG_TAIL:],
+                messages=messages,
             )
         except Exception as exc:  # a torn XML file: the run died while writing it
             message = f"unreadable JUnit XML: {exc}"
@@ -225,6 +249,7 @@ def _collect(
         wall_time=wall,
         log=log[-_LOG_TAIL:],
         message=f"pytest did not finish: {message} (exit code {exit_code})",
+        messages=messages,
     )
 
 
@@ -250,12 +275,30 @@ def run_plain(
     with tempfile.TemporaryDirectory(prefix="suitebench-run-") as tmp:
         base = Path(tmp)
         workdir, out_dir = _scratch(base)
-        populate_workdir(workdir, suite_dir, SUITE_DIRNAME, target.executable)
         extra: list[str] = []
-        if target.order is not None:
-            order_file = out_dir / "0.order.json"
-            order_file.write_text(json.dumps(list(target.order)), encoding="utf-8")
-            extra = [f"--suitebench-order={order_file}"]
+        gcov_dir: Path | None = None
+        exe_link: str | None = None
+        if target.coverage_root is not None and not target.pythonpath and target.executable:
+            gcov_dir = out_dir / "gcov"  # a C or C++ coverage build: counters per test
+            gcov_dir.mkdir()
+            gcov_dir.chmod(0o777)
+            launcher = base / "launcher"
+            launcher.mkdir()
+            write_launcher(launcher / "executable", gcov_dir, target.executable)
+            exe_link = str(launcher / "executable")
+            extra.append(f"--suitebench-gcov-dir={gcov_dir}")
+        populate_workdir(workdir, suite_dir, SUITE_DIRNAME, target.executable, exe_link)
+        for name, chosen in (("order", target.order), ("select", target.select)):
+            if chosen is not None:
+                path = out_dir / f"0.{name}.json"
+                path.write_text(json.dumps(list(chosen)), encoding="utf-8")
+                extra.append(f"--suitebench-{name}={path}")
+        coverage_file = out_dir / "0.coverage.json"
+        if target.coverage_root is not None and target.pythonpath:
+            extra += [
+                f"--suitebench-coverage={coverage_file}",
+                f"--suitebench-coverage-root={target.coverage_root}",
+            ]
         argv = [
             "/usr/bin/env",
             "-C",
@@ -263,7 +306,7 @@ def run_plain(
             sys.executable,
             "-m",
             "pytest",
-            *pytest_args(SUITE_DIRNAME, limits),
+            *collect_only(pytest_args(SUITE_DIRNAME, limits), target.select),
             f"--junitxml={out_dir / '0.xml'}",
             f"--suitebench-events={out_dir / '0.events'}",
             f"--suitebench-faultlog={out_dir / '0.log'}",
@@ -281,7 +324,17 @@ def run_plain(
             return _harness_failure(outcome)
         killed = outcome.status is Status.TIMEOUT
         log = _tail(outcome.stdout) + _tail(outcome.stderr)
-        return _collect(out_dir, 0, log, outcome.exit_code, outcome.wall_time, killed)
+        run = _collect(out_dir, 0, log, outcome.exit_code, outcome.wall_time, killed)
+        if gcov_dir is not None and target.coverage_root is not None:
+            record = read_gcov(gcov_dir, Path(target.coverage_root))
+            run = dataclasses.replace(run, coverage=record)
+        elif target.coverage_root is not None and coverage_file.is_file():
+            try:
+                coverage = json.loads(coverage_file.read_text(encoding="utf-8"))
+            except ValueError:
+                coverage = None
+            run = dataclasses.replace(run, coverage=coverage)
+        return run
 
 
 def run_batched(
@@ -328,6 +381,8 @@ def run_batched(
                     "executable": t.executable,
                     "pythonpath": t.pythonpath,
                     "order": None if t.order is None else list(t.order),
+                    "select": None if t.select is None else list(t.select),
+                    "binds": list(t.binds),  # hidden from the other programs' tests
                 }
                 for i, t in enumerate(targets)
             ],

@@ -19,7 +19,6 @@ and a re-run with one more mutant runs only that mutant.
 from __future__ import annotations
 
 import math
-import os
 import platform
 import time
 from collections.abc import Callable, Iterable
@@ -37,168 +36,26 @@ from suitebench.metrics.mutation import (
     validity,
 )
 from suitebench.model.instance import Instance, MutantSpec
-from suitebench.run import sandbox
-from suitebench.run.executor import Executor, run_cached
+from suitebench.run.executor import Executor
 from suitebench.run.outcome import Backend
-from suitebench.run.store import Store, job_key
-from suitebench.suite.build import Builder, BuiltProgram, build_all, tree_hash
+from suitebench.run.store import Store
+from suitebench.suite.build import Builder, BuiltProgram, build_all
+from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus, test_file
 from suitebench.suite.result import (
     Counts,
+    CoverageNote,
     ImplementationResult,
     MutantResult,
     MutantStatus,
     SuiteResult,
     TestInfo,
 )
-from suitebench.suite.runner import (
-    Engine,
-    SuiteLimits,
-    Target,
-    run_batched,
-    run_plain,
-)
+from suitebench.suite.runner import Engine, SuiteLimits, Target
+from suitebench.suite.selection import Coverage, Selection, select_tests
 
 Progress = Callable[[int, int], None]
-_JOB_VERSION = "suite-run/1"
 DEFAULT_BATCH = 32
-
-
-# -- jobs (top-level, plain data in and out: they run on a local pool or on Dask workers) ------
-
-
-def plain_job(payload: dict[str, Any]) -> dict[str, Any]:
-    """One suite run on one program, by the plain engine."""
-    run = run_plain(
-        Path(payload["suite"]),
-        Target.from_dict(payload["target"]),
-        limits=SuiteLimits.from_dict(payload["limits"]),
-        backend=Backend(payload["backend"]) if payload.get("backend") else None,
-    )
-    return run.to_dict()
-
-
-def batch_job(payload: dict[str, Any]) -> dict[str, Any]:
-    """Suite runs on a batch of programs in one sandbox, by the batched engine."""
-    runs = run_batched(
-        Path(payload["suite"]),
-        [Target.from_dict(t) for t in payload["targets"]],
-        collect_once=bool(payload["collect_once"]),
-        limits=SuiteLimits.from_dict(payload["limits"]),
-        backend=Backend(payload["backend"]) if payload.get("backend") else None,
-    )
-    return {"runs": [r.to_dict() for r in runs]}
-
-
-class _Runs:
-    """Runs a suite against many targets through the store, by one engine."""
-
-    def __init__(
-        self,
-        suite: Path,
-        *,
-        kind: str,
-        store: Store,
-        executor: Executor | None,
-        engine: Engine,
-        limits: SuiteLimits,
-        backend: Backend | None,
-        batch_size: int,
-    ) -> None:
-        self.suite = suite
-        self.kind = kind
-        self.suite_hash = tree_hash(suite)
-        self.store = store
-        self.executor = executor
-        self.engine = engine
-        self.limits = limits
-        self.backend = backend
-        self.backend_name = str(backend or sandbox.detect_backend())
-        self.batch_size = max(1, batch_size)
-
-    def key(self, program_id: str, mode: str, order: tuple[str, ...] | None) -> str:
-        return job_key(
-            _JOB_VERSION,
-            self.suite_hash,
-            program_id,
-            self.limits.to_dict(),
-            self.backend_name,
-            str(self.engine),
-            mode,
-            list(order) if order is not None else None,
-        )
-
-    def reference_keys(self, program_id: str, runs: int) -> list[str]:
-        """One key per reference run: the repetitions are separate jobs, so flakiness shows."""
-        return [job_key(self.key(program_id, "reference", None), rep) for rep in range(runs)]
-
-    def run(
-        self,
-        requests: list[tuple[str, Target]],
-        progress: Progress | None = None,
-    ) -> dict[str, SuiteRun]:
-        """``(job key, target)`` pairs -> runs, computing only what the store lacks."""
-        wanted: dict[str, Target] = {}
-        for key, target in requests:
-            wanted.setdefault(key, target)
-        base: dict[str, Any] = {
-            "suite": str(self.suite),
-            "limits": self.limits.to_dict(),
-            "backend": str(self.backend) if self.backend else None,
-        }
-        if self.engine is Engine.PLAIN:
-            jobs = [(k, {**base, "target": t.to_dict()}) for k, t in wanted.items()]
-            raw = run_cached(
-                plain_job,
-                jobs,
-                store=self.store,
-                executor=self.executor,
-                progress=progress,
-                kind="suite-run",
-            )
-            return {k: SuiteRun.from_dict(v) for k, v in raw.items()}
-        # Batched: look every run up by its own key first, batch only the missing ones.
-        found = self.store.get_many(list(wanted))
-        missing = [k for k in wanted if k not in found]
-        # One batch per worker (pytest's start-up paid once per worker), capped by batch_size.
-        workers = max(1, int(getattr(self.executor, "jobs", None) or os.cpu_count() or 1))
-        size = max(1, min(self.batch_size, -(-len(missing) // workers)))
-        batches = [missing[i : i + size] for i in range(0, len(missing), size)]
-        done_before = len(found)
-
-        def batch_progress(done: int, total: int) -> None:
-            if progress is not None:
-                finished = min(len(missing), done * size)
-                progress(done_before + finished, len(wanted))
-
-        jobs2 = [
-            (
-                job_key(_JOB_VERSION, "batch", keys),
-                {
-                    **base,
-                    "targets": [wanted[k].to_dict() for k in keys],
-                    "collect_once": self.kind == "cli",
-                },
-            )
-            for keys in batches
-        ]
-        raw2 = run_cached(
-            batch_job,
-            jobs2,
-            store=self.store,
-            executor=self.executor,
-            progress=batch_progress if progress is not None else None,
-            kind="suite-batch",
-        )
-        fresh: list[tuple[str, Any]] = []
-        for (batch_key, _), keys in zip(jobs2, batches, strict=True):
-            for key, run in zip(keys, raw2[batch_key]["runs"], strict=True):
-                found[key] = run
-                fresh.append((key, run))
-        self.store.put_many(fresh, kind="suite-run")
-        if progress is not None:
-            progress(len(wanted), len(wanted))
-        return {k: SuiteRun.from_dict(found[k]) for k in wanted}
 
 
 # -- the protocol -------------------------------------------------------------------------------
@@ -234,6 +91,7 @@ def _classify(
     built: BuiltProgram,
     run: SuiteRun | None,
     tests: list[TestInfo],
+    selection: Selection | None = None,
 ) -> MutantResult:
     common: dict[str, Any] = {
         "id": mutant.id,
@@ -255,18 +113,129 @@ def _classify(
         status = MutantStatus.SURVIVED
     else:
         status = MutantStatus.CRASHED
-    ran = sum(1 for s in outcomes.values() if s is not TestStatus.NOT_RUN)
+    covered = None if selection is None or selection.tests is None else list(selection.tests)
+    ran_ids = [t for t in (covered if covered is not None else outcomes)]
+    ran = sum(1 for t in ran_ids if run.status_of(t) is not TestStatus.NOT_RUN and t in run.tests)
     return MutantResult(
         status=status,
         killed_by=killers,
+        kill_messages={k: run.messages[k] for k in killers if k in run.messages},
         tests_run=ran,
         outcomes=outcomes,
+        covered_by=covered,
+        test_selection="all" if covered is None else "coverage",
+        selection_reason="" if selection is None else selection.reason,
         run_status=run.status,
         wall_time=run.wall_time,
         message=run.message,
         log=run.log if run.status is not RunStatus.OK else "",
         **common,
     )
+
+
+def _first_message(runs: list[SuiteRun], test: str) -> str:
+    """Why a test failed, errored or was skipped on the reference (the first run that says)."""
+    for run in runs:
+        message = run.messages.get(test) or run.messages.get(test_file(test))
+        if message:
+            return message
+    return ""
+
+
+def _coverage_request(
+    runner: SuiteRuns, builder: Builder, reference: BuiltProgram
+) -> tuple[str, Target] | None:
+    """The extra reference run that records per-test coverage (plain engine), where the
+    program can be traced: a Python package (``kind = "python"``), or a program whose build
+    compiles with gcc, rebuilt with ``--coverage``."""
+    if reference.pythonpath is not None:
+        target = replace(reference.target(), coverage_root=reference.pythonpath)
+        return runner.key(reference.program_id, "coverage", None, engine=Engine.PLAIN), target
+    built = builder.coverage()
+    if built is None or built.executable is None:
+        return None
+    target = replace(built.target(), coverage_root=built.directory)
+    return runner.key(built.program_id, "coverage", None, engine=Engine.PLAIN), target
+
+
+def _coverage(
+    run: SuiteRun, target: Target, ref0: SuiteRun, tests: list[str]
+) -> tuple[Coverage | None, CoverageNote]:
+    """The coverage run read into a :class:`Coverage`, or None (all tests) and why."""
+    if run.status is not RunStatus.OK or run.coverage is None:
+        why = run.message or f"run status {run.status}"
+        return None, CoverageNote(status="unknown", reason=f"the coverage run failed: {why}")
+    if run.coverage.get("preloaded"):
+        names = ", ".join(run.coverage["preloaded"])
+        why = f"the program was imported before coverage could start ({names})"
+        return None, CoverageNote(status="unknown", reason=why)
+    # A test whose outcome under tracing differs from the first reference run's: what it
+    # runs is not known well enough to leave it out.
+    unknown = {t for t in tests if run.status_of(t) is not ref0.status_of(t)}
+    coverage = Coverage.from_record(run.coverage, Path(target.coverage_root or ""), unknown)
+    how = "instrumented import" if target.pythonpath else "gcc --coverage build, gcov"
+    note = CoverageNote(
+        status="ok",
+        reason=f"per-test function coverage of the reference ({how})",
+        unknown_tests=sorted(coverage.unknown),
+    )
+    return coverage, note
+
+
+def _merged(run: SuiteRun | None, selection: Selection, tests: list[TestInfo]) -> SuiteRun:
+    """A mutant's row: the selected tests' outcomes from its run, every other test's reference
+    outcome (it does not reach the mutant)."""
+    chosen = set(selection.tests or ())
+    outcomes: dict[str, TestStatus] = {}
+    for t in tests:
+        if t.id in chosen:
+            outcomes[t.id] = run.status_of(t.id) if run is not None else TestStatus.NOT_RUN
+        else:
+            outcomes[t.id] = t.reference[0]
+    if run is None:  # no test reaches the mutant: nothing to run
+        return SuiteRun(status=RunStatus.OK, tests=outcomes)
+    return replace(run, tests=outcomes, collect_errors=())
+
+
+def _row(run: SuiteRun | None, selection: Selection, tests: list[TestInfo]) -> SuiteRun:
+    """A mutant's row: its run as is when every test ran, else merged (:func:`_merged`)."""
+    if selection.tests is None and run is not None:
+        return run
+    return _merged(run, selection, tests)
+
+
+def _run_selected(
+    runner: SuiteRuns,
+    runnable: list[MutantSpec],
+    built: dict[str, BuiltProgram],
+    selections: dict[str, Selection],
+    extra: list[tuple[str, Target]],
+) -> tuple[dict[str, SuiteRun | None], dict[str, SuiteRun]]:
+    """Each mutant runs the tests its selection names (all where it names none; nothing where
+    it names no test), together with ``extra`` runs (the later reference runs, kept apart)."""
+    requests: list[tuple[str, Target]] = list(extra)
+    keys: dict[str, str] = {}
+    for m in runnable:
+        chosen = selections[m.id].tests
+        program_id = built[m.id].program_id
+        if chosen is None:
+            keys[m.id] = runner.key(program_id, "full", None)
+            requests.append((keys[m.id], built[m.id].target()))
+        elif chosen:
+            keys[m.id] = runner.key(program_id, "selected", chosen)
+            requests.append((keys[m.id], replace(built[m.id].target(), select=chosen)))
+    got = runner.run(requests, apart={k for k, _ in extra})
+    runs = {m.id: got.get(keys[m.id]) if m.id in keys else None for m in runnable}
+    return runs, {k: got[k] for k, _ in extra}
+
+
+def _selection_used(selections: dict[str, Selection], all_tests: bool) -> str:
+    """``coverage`` when every mutant ran a coverage-guided selection, ``all`` when none did
+    (``--all-tests``, or coverage unknown), ``mixed`` otherwise."""
+    if all_tests or not selections:
+        return "all"
+    guided = [s.tests is not None for s in selections.values()]
+    return "coverage" if all(guided) else "all" if not any(guided) else "mixed"
 
 
 def _nan_to_none(value: float) -> float | None:
@@ -314,13 +283,16 @@ def score_suite(
     backend: Backend | None = None,
     batch_size: int = DEFAULT_BATCH,
     mutant_ids: Iterable[str] | None = None,
+    all_tests: bool = False,
     progress: Progress | None = None,
 ) -> SuiteResult:
     """Validity V, mutation_score M and the kill matrix of ``suite`` (default: the instance's
     reference suite) against the instance's reference and mutants.
 
-    ``cache_dir`` holds built programs (default: ``builds/`` next to the store).  Progress is
-    reported as (done, total) over builds plus runs.
+    Each mutant runs only the tests that reach the code it changes, the others keeping their
+    reference outcome (:mod:`suitebench.suite.selection`; the matrix is the full run's);
+    ``all_tests`` runs every test on every mutant.  ``cache_dir`` holds built programs (default:
+    ``builds/`` next to the store).  Progress is reported as (done, total) over builds plus runs.
     """
     started = time.monotonic()
     suite_dir = Path(suite if suite is not None else instance.tests).resolve()
@@ -339,7 +311,7 @@ def score_suite(
     if not reference.ok:
         raise RuntimeError(f"the reference of {instance.name} does not build:\n{reference.message}")
 
-    runner = _Runs(
+    runner = SuiteRuns(
         suite_dir,
         kind=str(instance.kind),
         store=store,
@@ -352,21 +324,60 @@ def score_suite(
     ref_target = reference.target()
     ref_keys = runner.reference_keys(reference.program_id, reference_runs)
     runnable = [m for m in mutants if built[m.id].ok]
-    # The full matrix does not depend on the reference runs: run them all in one go, so the
-    # batched engine fills every worker's batch.  ``--fast`` needs validity first.
-    full_keys = (
-        {} if fast else {m.id: runner.key(built[m.id].program_id, "full", None) for m in runnable}
+    coverage_request = (
+        None if all_tests or not runnable else _coverage_request(runner, builder, reference)
     )
-    requests = [(k, ref_target) for k in ref_keys]
+    # The full matrix does not depend on the reference runs: run them all in one go, so the
+    # batched engine fills every worker's batch.  ``--fast`` needs validity first.  Selection
+    # needs only the coverage run (and the first reference run, to compare outcomes): the
+    # other reference runs go with the mutants' runs.
+    full_keys = (
+        {m.id: runner.key(built[m.id].program_id, "full", None) for m in runnable}
+        if coverage_request is None and not fast
+        else {}
+    )
+    staged = coverage_request is not None and not fast
+    requests = [(k, ref_target) for k in (ref_keys[:1] if staged else ref_keys)]
+    if coverage_request is not None:
+        requests.append(coverage_request)
     requests += [(full_keys[m.id], built[m.id].target()) for m in runnable if m.id in full_keys]
     first = 1 + len(mutants)
     all_runs = runner.run(
         requests,
         progress=(lambda d, t: progress(first + d, total)) if progress else None,
+        apart=set(ref_keys),
     )
+    excluded = _refined_out(instance, suite is None)
+
+    selections: dict[str, Selection] = {}
+    coverage_note = CoverageNote(status="off", reason="--all-tests: every test on every mutant")
+    if coverage_request is not None:
+        ref0 = all_runs[ref_keys[0]]
+        known = [t for t in _test_universe([ref0]) if t not in excluded]
+        coverage, coverage_note = _coverage(
+            all_runs[coverage_request[0]], coverage_request[1], ref0, known
+        )
+        for m in runnable:
+            if coverage is None:
+                selections[m.id] = Selection(None, coverage_note.reason)
+            else:
+                patch = m.patch.read_text(encoding="utf-8", errors="replace")
+                selections[m.id] = select_tests(coverage, patch, known)
+    elif not all_tests and runnable:
+        coverage_note = CoverageNote(
+            status="unknown",
+            reason="no per-test coverage: not a Python package, nor a gcc build; every test runs",
+        )
+        selections = {m.id: Selection(None, coverage_note.reason) for m in runnable}
+    elif not all_tests:
+        coverage_note = CoverageNote(status="off", reason="no mutant to run")
+    selected_runs: dict[str, SuiteRun | None] = {}
+    if staged:
+        later = [(k, ref_target) for k in ref_keys[1:]]
+        selected_runs, more = _run_selected(runner, runnable, built, selections, later)
+        all_runs.update(more)
     ref_runs = [all_runs[k] for k in ref_keys]
 
-    excluded = _refined_out(instance, suite is None)
     test_ids = [t for t in _test_universe(ref_runs) if t not in excluded]
     tests: list[TestInfo] = []
     for test in test_ids:
@@ -379,21 +390,30 @@ def score_suite(
                 flaky=len(set(statuses)) > 1,
                 reference=statuses,
                 sections=instance.sections_map.get(test, []),
+                message=_first_message(ref_runs, test),
             )
         )
 
     if fast:
-        mutant_runs = _fast_runs(runner, runnable, built, tests)
-    else:
+        mutant_runs = _fast_runs(runner, runnable, built, tests, selections)
+    elif full_keys:
         mutant_runs = {m.id: all_runs[full_keys[m.id]] for m in runnable}
+    else:
+        mutant_runs = {
+            m.id: _row(selected_runs.get(m.id), selections[m.id], tests) for m in runnable
+        }
     if progress is not None:
         progress(total, total)
 
-    results = [_classify(m, built[m.id], mutant_runs.get(m.id), tests) for m in mutants]
+    results = [
+        _classify(m, built[m.id], mutant_runs.get(m.id), tests, selections.get(m.id))
+        for m in mutants
+    ]
     counts = Counts(
         tests=len(tests),
         valid=sum(t.valid for t in tests),
         flaky=sum(t.flaky for t in tests),
+        skipped=sum(t.skipped for t in tests),
         mutants=len(results),
         scored=sum(r.status.scored for r in results),
         killed=sum(r.status.detected for r in results),
@@ -411,6 +431,8 @@ def score_suite(
         suite_hash=runner.suite_hash,
         engine=str(engine),
         mode="fast" if fast else "full",
+        test_selection=_selection_used(selections, all_tests),
+        coverage=coverage_note,
         reference_runs=reference_runs,
         validity=_nan_to_none(validity(counts.valid, counts.tests)),
         mutation_score=_nan_to_none(mutation_score(counts.killed, counts.scored)),
@@ -429,10 +451,11 @@ def score_suite(
 
 
 def _fast_runs(
-    runner: _Runs,
+    runner: SuiteRuns,
     runnable: list[MutantSpec],
     built: dict[str, BuiltProgram],
     tests: list[TestInfo],
+    selections: dict[str, Selection],
 ) -> dict[str, SuiteRun]:
     """``--fast`` in two waves: first one mutant per section, then all the others, ordered by
     what killed the first wave's mutants of their section.  Two waves, not one per mutant: each
@@ -452,11 +475,22 @@ def _fast_runs(
         keys: dict[str, str] = {}
         for m in members:
             order = _fast_order(m, tests, section_kills)
+            chosen = selections[m.id].tests if m.id in selections else None
+            if chosen is not None:  # only tests that reach the mutant can kill it
+                order = tuple(t for t in order if t in set(chosen))
+                if not order:
+                    continue
             keys[m.id] = runner.key(built[m.id].program_id, "fast", order)
             requests.append((keys[m.id], replace(built[m.id].target(), order=order)))
         got = runner.run(requests)
         for m in members:
-            run = got[keys[m.id]]
+            selection = selections.get(m.id)
+            found = got.get(keys[m.id]) if m.id in keys else None
+            if selection is None or selection.tests is None:
+                assert found is not None
+                run = found
+            else:
+                run = _merged(found, selection, tests)
             runs[m.id] = run
             for test in tests:
                 if test.id in valid and run.status_of(test.id).fails:
@@ -488,7 +522,7 @@ def score_implementation(
     if progress is not None:
         progress(1, 3)
     suite_dir = instance.tests.resolve()
-    runner = _Runs(
+    runner = SuiteRuns(
         suite_dir,
         kind=str(instance.kind),
         store=store,

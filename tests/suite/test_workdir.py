@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.suite.forkserver import WorkDir
+from suitebench.suite.workdir import WorkDir
 
 
 @pytest.fixture
@@ -105,11 +105,11 @@ def test_home_and_tmp_are_emptied_before_every_program(layout: WorkDir, tmp_path
 
 def test_children_start_from_what_the_suites_setup_left(layout: WorkDir, tmp_path: Path) -> None:
     """Collect-once: files written by configure hooks or at import are part of every start."""
-    from suitebench.suite.forkserver import _tree_state
+    from suitebench.suite.workdir import tree_state
 
     first, second = _programs(tmp_path, 2)
     layout.prepare(None)  # the bare copy, as the batch has it before pytest starts
-    bare = _tree_state(layout.path)
+    bare = tree_state(layout.path)
     assert not layout.adopt_setup(bare)  # a set-up that wrote nothing: nothing to keep
 
     (layout.path / "generated").mkdir()

@@ -21,7 +21,7 @@ from pathlib import Path
 warm = sys.argv[1] == "warm"
 root = Path(sys.argv[2])
 if warm:
-    from suitebench.suite.forkserver import warm_caches
+    from suitebench.suite.warm import warm_caches
     warm_caches()
 sys.path.insert(0, str(root))
 late = importlib.import_module("late_module")     # imported after the warm-up, as in a child

@@ -1,0 +1,166 @@
+"""Suite runs as jobs in the store: one suite against many programs, by one engine.
+
+Every run is a job keyed by what determines its result (the suite's content hash, the program
+id, the limits, the backend, the engine, the mode and, for the reference, the repetition), so a
+killed score resumes where it stopped and a re-run computes only what the store lacks.  Jobs are
+plain data in and out: they run on a local pool or on Dask workers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from suitebench.run import sandbox
+from suitebench.run.executor import Executor, run_cached
+from suitebench.run.outcome import Backend
+from suitebench.run.store import Store, job_key
+from suitebench.suite.build import tree_hash
+from suitebench.suite.records import SuiteRun
+from suitebench.suite.runner import Engine, SuiteLimits, Target, run_batched, run_plain
+
+Progress = Callable[[int, int], None]
+_JOB_VERSION = "suite-run/2"
+
+
+def suite_job(payload: dict[str, Any]) -> dict[str, Any]:
+    """One suite run on one program (plain engine), or runs on a batch of programs in one
+    sandbox (batched engine)."""
+    limits = SuiteLimits.from_dict(payload["limits"])
+    backend = Backend(payload["backend"]) if payload.get("backend") else None
+    if "target" in payload:
+        run = run_plain(
+            Path(payload["suite"]),
+            Target.from_dict(payload["target"]),
+            limits=limits,
+            backend=backend,
+        )
+        return run.to_dict()
+    runs = run_batched(
+        Path(payload["suite"]),
+        [Target.from_dict(t) for t in payload["targets"]],
+        collect_once=bool(payload["collect_once"]),
+        limits=limits,
+        backend=backend,
+    )
+    return {"runs": [r.to_dict() for r in runs]}
+
+
+class SuiteRuns:
+    """Runs a suite against many targets through the store, by one engine."""
+
+    def __init__(
+        self,
+        suite: Path,
+        *,
+        kind: str,
+        store: Store,
+        executor: Executor | None,
+        engine: Engine,
+        limits: SuiteLimits,
+        backend: Backend | None,
+        batch_size: int,
+    ) -> None:
+        self.suite = suite
+        self.kind = kind
+        self.suite_hash = tree_hash(suite)
+        self.store = store
+        self.executor = executor
+        self.engine = engine
+        self.limits = limits
+        self.backend = backend
+        self.backend_name = str(backend or sandbox.detect_backend())
+        self.batch_size = max(1, batch_size)
+
+    def key(
+        self,
+        program_id: str,
+        mode: str,
+        order: tuple[str, ...] | None,
+        engine: Engine | None = None,
+    ) -> str:
+        return job_key(
+            _JOB_VERSION,
+            self.suite_hash,
+            program_id,
+            self.limits.to_dict(),
+            self.backend_name,
+            str(engine or self.engine),
+            mode,
+            list(order) if order is not None else None,
+        )
+
+    def reference_keys(self, program_id: str, runs: int) -> list[str]:
+        """One key per reference run: the repetitions are separate jobs, so flakiness shows."""
+        return [job_key(self.key(program_id, "reference", None), rep) for rep in range(runs)]
+
+    def run(
+        self,
+        requests: list[tuple[str, Target]],
+        progress: Progress | None = None,
+        apart: set[str] | None = None,
+    ) -> dict[str, SuiteRun]:
+        """``(job key, target)`` pairs -> runs, computing only what the store lacks.  A target
+        recording coverage always runs on its own (plain engine); the keys in ``apart`` (the
+        reference's runs) are batched only among themselves, so that no sandbox shows the
+        reference's build to a mutant's tests or a mutant's to the reference's."""
+        wanted: dict[str, Target] = {}
+        for key, target in requests:
+            wanted.setdefault(key, target)
+        base: dict[str, Any] = {
+            "suite": str(self.suite),
+            "limits": self.limits.to_dict(),
+            "backend": str(self.backend) if self.backend else None,
+        }
+        found = self.store.get_many(list(wanted))
+        missing = [k for k in wanted if k not in found]
+        alone = [k for k in missing if self.engine is Engine.PLAIN or wanted[k].coverage_root]
+        batched = [k for k in missing if k not in alone]
+        # The reference's runs each alone (each is a whole run of the suite; alone they spread
+        # over the workers); the others one batch per worker (pytest's start-up paid once per
+        # worker), capped by batch_size.
+        separate = [k for k in batched if apart and k in apart]
+        grouped = [k for k in batched if not apart or k not in apart]
+        workers = max(1, int(getattr(self.executor, "jobs", None) or os.cpu_count() or 1))
+        size = max(1, min(self.batch_size, -(-len(grouped) // workers)))
+        batches = [[k] for k in separate]
+        batches += [grouped[i : i + size] for i in range(0, len(grouped), size)]
+        jobs: list[tuple[str, dict[str, Any]]] = [
+            (k, {**base, "target": wanted[k].to_dict()}) for k in alone
+        ]
+        batch_keys: list[tuple[str, list[str]]] = []
+        for keys in batches:
+            batch_key = job_key(_JOB_VERSION, "batch", keys)
+            batch_keys.append((batch_key, keys))
+            targets = [wanted[k].to_dict() for k in keys]
+            jobs.append(
+                (batch_key, {**base, "targets": targets, "collect_once": self.kind == "cli"})
+            )
+        done_before = len(found)
+
+        def job_progress(done: int, total: int) -> None:
+            if progress is not None:
+                finished = min(len(missing), round(done * len(missing) / max(1, total)))
+                progress(done_before + finished, len(wanted))
+
+        raw = run_cached(
+            suite_job,
+            jobs,
+            store=self.store,
+            executor=self.executor,
+            progress=job_progress if progress is not None else None,
+            kind="suite-job",
+        )
+        fresh: list[tuple[str, Any]] = []
+        for key in alone:
+            found[key] = raw[key]
+        for batch_key, keys in batch_keys:
+            for key, run in zip(keys, raw[batch_key]["runs"], strict=True):
+                found[key] = run
+                fresh.append((key, run))
+        self.store.put_many(fresh, kind="suite-run")
+        if progress is not None:
+            progress(len(wanted), len(wanted))
+        return {k: SuiteRun.from_dict(found[k]) for k in wanted}

@@ -1,0 +1,248 @@
+"""Coverage-guided test selection: run on a mutant only the tests that can see it.
+
+A full kill matrix needs every test's outcome on every mutant, but a test that never executes
+the code a mutant changes has, on that mutant, the outcome it has on the reference.  One extra
+run of the suite on the reference records which functions each test enters (per-test coverage:
+:mod:`suitebench.suite.tracer` for ``kind = "python"``, a ``gcc --coverage`` build of the
+reference for command-line programs built with gcc, :mod:`suitebench.suite.gcov`).  A mutant's
+patch names the reference lines it changes; each changed line is widened to the function whose
+body holds it (so a changed declaration, ``else:`` or continuation line counts as reached
+whenever its function runs), and the mutant runs exactly the tests that entered such a
+function -- plus:
+
+* every test, when a change is not inside a function body (module or class level code, a
+  global, a preprocessor line: code that runs on import or shapes the whole program), when a
+  changed function also ran outside any test (while pytest collected), when the patch adds,
+  removes or renames a file or changes one coverage does not track;
+* every test using a shared fixture (module, class or session scope) whose set-up reached it;
+* every test whose coverage is unknown: it started a process or forked (what that process ran
+  is not seen), or its outcome in the coverage run differs from the reference runs', or it is
+  flaky.
+
+Unknown coverage (the coverage run failed, a program not built with it) means all tests.  The
+tests left out keep their reference outcome, marked not covered (Stryker's ``NoCoverage``).
+Like every coverage-based selection, this assumes a test's outcome depends on the code it runs,
+not on state an earlier test left behind.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from suitebench.suite.tracer import FIXTURE_PREFIX, OUTSIDE
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+@dataclass
+class FileChange:
+    """What a patch changes in one file: the reference lines removed or replaced, and where
+    lines are inserted (after which reference line, at which indentation)."""
+
+    path: str  # relative to the source root (after -p1)
+    lines: set[int] = field(default_factory=set)
+    insertions: list[tuple[int, int]] = field(default_factory=list)  # (after line, indent)
+    whole_file: bool = False  # added, removed or renamed
+    preprocessor: bool = False  # a C preprocessor line changed: it may reach any later code
+
+
+def _python(path: str) -> bool:
+    return path.endswith((".py", ".pyi"))
+
+
+def _blank(text: str, path: str) -> bool:
+    """A line that changes no behaviour where it stands: empty or a comment only."""
+    stripped = text.strip()
+    comment = stripped.startswith("#") if _python(path) else stripped.startswith("//")
+    return not stripped or comment
+
+
+def _strip(name: str) -> str | None:
+    name = name.split("\t", 1)[0].strip()
+    if name == "/dev/null":
+        return None
+    return name.split("/", 1)[1] if "/" in name else name
+
+
+def changed_lines(patch: str) -> dict[str, FileChange]:
+    """What a unified diff (``-p1``) changes, per file: removed or replaced reference lines
+    and insertion points (blank and comment-only lines change nothing and are left out)."""
+    changes: dict[str, FileChange] = {}
+    current: FileChange | None = None
+    lines = patch.splitlines()
+    i = 0
+    while i < len(lines):
+        text = lines[i]
+        if text.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
+            old, new = _strip(text[4:]), _strip(lines[i + 1][4:])
+            path = old or new or ""
+            current = changes.setdefault(path, FileChange(path))
+            if old is None or new is None or old != new:
+                current.whole_file = True
+                if new is not None and new != path:
+                    changes.setdefault(new, FileChange(new, whole_file=True))
+            i += 2
+            continue
+        match = _HUNK.match(text)
+        if not match or current is None:
+            i += 1
+            continue
+        line_no = int(match.group(1))
+        old_left = int(match.group(2) or "1")
+        new_left = int(match.group(4) or "1")
+        if old_left == 0:  # an insertion into an empty stretch goes after line N
+            line_no += 1
+        i += 1
+        while i < len(lines) and (old_left > 0 or new_left > 0):
+            body = lines[i]
+            tag, rest = (body[:1], body[1:]) if body else (" ", "")
+            if tag in "-+" and not _python(current.path) and rest.strip().startswith("#"):
+                current.preprocessor = True
+            if tag == "-":
+                if not _blank(rest, current.path):
+                    current.lines.add(line_no)
+                line_no += 1
+                old_left -= 1
+            elif tag == "+":
+                if not _blank(rest, current.path):
+                    indent = len(rest) - len(rest.lstrip())
+                    current.insertions.append((line_no - 1, indent))
+                new_left -= 1
+            elif tag == " ":
+                line_no += 1
+                old_left -= 1
+                new_left -= 1
+            i += 1
+    return changes
+
+
+# A function: its body's first and last line, its body's indentation, and the line coverage
+# names it by (Python: ``co_firstlineno``, the first decorator's line or the ``def``'s).
+Span = tuple[int, int, int, int]
+
+
+def python_spans(source: str) -> list[Span]:
+    """The body of every function in a Python module."""
+    spans: list[Span] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            key = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            spans.append((first.lineno, node.end_lineno or first.lineno, first.col_offset, key))
+    return spans
+
+
+def _innermost(spans: Iterable[Span], line: int, indent: int | None = None) -> Span | None:
+    """The innermost function whose body holds ``line`` (and, for an insertion after it at
+    ``indent``, whose body the inserted line is indented into)."""
+    best: Span | None = None
+    for span in spans:
+        first, last, body_indent, _ = span
+        if not first <= line <= last or (indent is not None and indent < body_indent):
+            continue
+        if best is None or last - first < best[1] - best[0]:
+            best = span
+    return best
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Per-test coverage of the reference: ``contexts[test][file]`` = the functions entered
+    (by :data:`Span`'s last field), plus the function spans of each covered file
+    (``spans[file]``, from the source or from gcov)."""
+
+    contexts: dict[str, dict[str, set[int]]]  # test -> file -> functions entered
+    fixtures: dict[str, list[str]]
+    unknown: frozenset[str]  # tests whose coverage is not known: always run
+    spans: dict[str, list[Span]]
+
+    @classmethod
+    def from_record(
+        cls, record: dict[str, Any], source_root: Path, unknown: Iterable[str] = ()
+    ) -> Coverage:
+        contexts = {
+            ctx: {f: set(lines) for f, lines in files.items()}
+            for ctx, files in record.get("contexts", {}).items()
+        }
+        spans: dict[str, list[Span]] = {
+            f: [(int(s[0]), int(s[1]), int(s[2]), int(s[3])) for s in v]
+            for f, v in record.get("spans", {}).items()
+        }
+        files = {f for files in contexts.values() for f in files}
+        for f in files - spans.keys():
+            path = source_root / f
+            if f.endswith(".py") and path.is_file():
+                try:
+                    spans[f] = python_spans(path.read_text(encoding="utf-8", errors="replace"))
+                except SyntaxError:
+                    pass
+        return cls(
+            contexts=contexts,
+            fixtures={k: list(v) for k, v in record.get("fixtures", {}).items()},
+            unknown=frozenset(record.get("spawned", ())) | frozenset(unknown),
+            spans=spans,
+        )
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The tests to run on one mutant (``None``: all of them) and why."""
+
+    tests: tuple[str, ...] | None
+    reason: str
+
+
+def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
+    """The tests of ``tests`` that can see the change ``patch`` makes (see the module doc)."""
+    changes = changed_lines(patch)
+    if not changes:
+        return Selection(None, "the patch changes no file coverage could track")
+    relevant: dict[str, set[int]] = {}
+    for change in changes.values():
+        if change.whole_file:
+            return Selection(None, f"the patch adds, removes or renames {change.path}")
+        if change.preprocessor:
+            return Selection(None, f"the patch changes a preprocessor line of {change.path}")
+        spans = coverage.spans.get(change.path)
+        if spans is None:
+            return Selection(None, f"no coverage of {change.path}")
+        lines = relevant.setdefault(change.path, set())
+        points = [(line, None) for line in sorted(change.lines)] + change.insertions
+        for line, indent in points:
+            span = _innermost(spans, line, indent)
+            if span is None:
+                where = "is" if indent is None else "inserts after a line"
+                return Selection(
+                    None,
+                    f"{change.path}:{line} {where} outside any function body "
+                    "(code run on import, or a declaration)",
+                )
+            lines.add(span[3])
+
+    def reaches(context: str) -> bool:
+        files = coverage.contexts.get(context, {})
+        return any(files.get(f, set()) & lines for f, lines in relevant.items())
+
+    if reaches(OUTSIDE):
+        return Selection(None, "a changed function runs outside any test (on import)")
+    fixtures = {
+        ctx[len(FIXTURE_PREFIX) :]
+        for ctx in coverage.contexts
+        if ctx.startswith(FIXTURE_PREFIX) and reaches(ctx)
+    }
+
+    def runs(test: str) -> bool:
+        if test in coverage.unknown:
+            return True
+        if "::" not in test:  # a file that did not collect: changes only with import-time code
+            return False
+        if test not in coverage.fixtures:  # never started in the coverage run: unknown
+            return True
+        return reaches(test) or bool(fixtures & set(coverage.fixtures[test]))
+
+    return Selection(tuple(t for t in tests if runs(t)), "coverage")

@@ -1,0 +1,205 @@
+"""Per-test coverage of the program under test, recorded inside the pytest process.
+
+Coverage-guided test selection (what mutmut, Stryker and PIT call per-test coverage) runs on a
+mutant only the tests that reach the code it changes.  This recorder says, for one run of the
+suite on the reference, which functions of the program each test entered (by the first line of
+their ``def``: the line of the first decorator if any, as ``co_firstlineno``; module code is 0).
+Function granularity is what selection uses (a changed line counts as reached whenever its
+function runs).
+
+How: the program's modules are imported through a loader that adds, at the top of every
+function body (after its docstring) and of the module, a call noting that function -- the
+source file and its line numbers stay as they are.  Unlike ``sys.settrace`` or
+``sys.setprofile`` (Python 3.11 has no ``sys.monitoring``), this costs nothing outside the
+program's own function calls: a coverage run takes about the time of a plain one.  A module of
+the program already imported when recording starts cannot be instrumented: it is listed as
+``preloaded`` and coverage is then unknown.
+
+Lines executed outside any test -- while pytest configures and collects (module-level code of
+the package, a test module calling it at import) or between tests -- belong to the context
+``OUTSIDE``; functions entered while setting up a fixture shared beyond one test belong to
+``fixture:<name>``, and so to every test that uses that fixture.  A test that starts a process
+or forks is listed in ``spawned``: what that process ran is not seen here, so its coverage is
+unknown.  Standard library only: it runs inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import sys
+from collections.abc import Sequence
+from types import CodeType, ModuleType
+from typing import Any
+
+OUTSIDE = "<outside tests>"
+FIXTURE_PREFIX = "fixture:"
+HIT = "__suitebench_hit__"
+_SPAWN_EVENTS = frozenset(
+    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork"}
+)
+
+
+def _hit_call(rel: str, key: int, where: ast.AST) -> ast.stmt:
+    call = ast.Expr(ast.Call(ast.Name(HIT, ast.Load()), [ast.Constant(rel), ast.Constant(key)], []))
+    return ast.fix_missing_locations(ast.copy_location(call, where))
+
+
+def _after_docstring(body: list[ast.stmt], future: bool = False) -> int:
+    index = 0
+    first = body[0] if body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+        index = 1 if isinstance(first.value.value, str) else 0
+    while future and index < len(body):
+        node = body[index]
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            index += 1
+        else:
+            break
+    return index
+
+
+class _Instrument(ast.NodeTransformer):
+    def __init__(self, rel: str) -> None:
+        self.rel = rel
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+        self.generic_visit(node)
+        key = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        at = _after_docstring(node.body)
+        where = node.body[at] if at < len(node.body) else node.body[-1]
+        node.body.insert(at, _hit_call(self.rel, key, where))
+        return node
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+
+
+def instrumented(source: bytes, path: str, rel: str) -> CodeType:
+    """The module's code with a note of every function entered (lines unchanged)."""
+    tree = ast.parse(source, path)
+    tree = _Instrument(rel).visit(tree)
+    if tree.body:
+        at = _after_docstring(tree.body, future=True)
+        where = tree.body[at] if at < len(tree.body) else tree.body[-1]
+        tree.body.insert(at, _hit_call(rel, 0, where))
+    return compile(tree, path, "exec", dont_inherit=True)
+
+
+class _Loader(importlib.machinery.SourceFileLoader):
+    rel = ""
+
+    def get_code(self, fullname: str) -> CodeType:
+        path = self.get_filename(fullname)
+        return instrumented(self.get_data(path), path, self.rel)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def __init__(self, tracer: LineTracer) -> None:
+        self.tracer = tracer
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+            return None
+        rel = self.tracer.relative(spec.origin)
+        if rel is None:
+            return None
+        loader = _Loader(fullname, spec.origin)
+        loader.rel = rel
+        spec.loader = loader
+        return spec
+
+
+class LineTracer:
+    """Records ``{context: {file relative to root: {function key, ...}}}`` while started."""
+
+    def __init__(self, root: str, path: str) -> None:
+        self.root = os.path.realpath(root).rstrip("/") + "/"
+        self.path = path
+        self.contexts: dict[str, dict[str, set[int]]] = {}
+        self.name = OUTSIDE
+        self.current = self._context(OUTSIDE)
+        self.stack: list[tuple[str, dict[str, set[int]]]] = []
+        self.fixtures: dict[str, list[str]] = {}
+        self.spawned: set[str] = set()
+        self.preloaded: list[str] = []
+        self.active = False
+        self._finder = _Finder(self)
+
+    def _context(self, name: str) -> dict[str, set[int]]:
+        return self.contexts.setdefault(name, {})
+
+    def relative(self, filename: str) -> str | None:
+        real = os.path.realpath(filename)
+        return real[len(self.root) :] if real.startswith(self.root) else None
+
+    def hit(self, rel: str, key: int) -> None:
+        functions = self.current.get(rel)
+        if functions is None:
+            functions = self.current[rel] = set()
+        functions.add(key)
+
+    def _audit(self, event: str, args: Any) -> None:
+        if self.active and event in _SPAWN_EVENTS:
+            self.spawned.add(self.name)
+
+    def start(self) -> None:
+        if self.active:
+            return
+        self.active = True
+        for name, module in list(sys.modules.items()):
+            origin = getattr(module, "__file__", None)
+            if origin and self.relative(origin) is not None:
+                self.preloaded.append(name)
+        setattr(builtins, HIT, self.hit)
+        sys.addaudithook(self._audit)
+        sys.meta_path.insert(0, self._finder)
+
+    def stop(self) -> None:
+        self.active = False
+        if self._finder in sys.meta_path:
+            sys.meta_path.remove(self._finder)
+
+    def _switch(self, name: str) -> None:
+        self.name = name
+        self.current = self._context(name)
+
+    def enter_test(self, nodeid: str, fixturenames: list[str]) -> None:
+        self.fixtures[nodeid] = fixturenames
+        self.stack.clear()
+        self._switch(nodeid)
+
+    def leave_test(self) -> None:
+        self._switch(OUTSIDE)
+
+    def enter_fixture(self, argname: str) -> None:
+        self.stack.append((self.name, self.current))
+        self._switch(FIXTURE_PREFIX + argname)
+
+    def leave_fixture(self) -> None:
+        if self.stack:
+            self.name, self.current = self.stack.pop()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "granularity": "function",
+            "contexts": {
+                ctx: {f: sorted(lines) for f, lines in files.items()}
+                for ctx, files in self.contexts.items()
+            },
+            "fixtures": self.fixtures,
+            "spawned": sorted(self.spawned),
+            "preloaded": self.preloaded,
+        }
+
+    def write(self) -> None:
+        with open(self.path, "w", encoding="utf-8") as fh:
+            json.dump(self.to_dict(), fh)

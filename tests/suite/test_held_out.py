@@ -1,0 +1,113 @@
+"""Held-out material out of reach: a suite's tests see the suite, the build tree of the program
+under test and scratch directories (plus the system and the interpreter) -- never the instance
+directory (mutants, reference source), the store, other programs' builds or the user's tree.
+The suite here tries, from inside its tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import suitebench
+from suitebench.model.instance import load_instance
+from suitebench.run.store import Store
+from suitebench.suite.runner import Engine, SuiteLimits
+from suitebench.suite.score import score_suite
+
+from .conftest import write_instance
+
+MAIN_SH = '#!/bin/sh\necho "$(( $1 + $2 ))"\n'
+BUILD = "cp main.sh executable && chmod +x executable\n"
+# The checkout suitebench runs from, when it runs from one: the user's tree.
+CHECKOUT = Path(suitebench.__file__).resolve().parents[2]
+
+SNOOP = """\
+import os
+import subprocess
+from pathlib import Path
+
+INSTANCE = {instance!r}
+STORE = {store!r}
+CACHE = {cache!r}
+CHECKOUT = {checkout!r}
+
+
+def test_adds():
+    out = subprocess.run(["./executable", "2", "3"], capture_output=True, text=True)
+    assert out.stdout == "5\\n"
+
+
+def test_mutant_patches_are_out_of_reach():
+    assert not os.path.exists(os.path.join(INSTANCE, "mutants", "m01.diff"))
+    assert not os.path.exists(os.path.join(INSTANCE, "instance.toml"))
+
+
+def test_reference_source_is_out_of_reach():
+    assert not os.path.exists(os.path.join(INSTANCE, "src", "main.sh"))
+
+
+def test_store_is_out_of_reach():
+    assert not os.path.exists(STORE)
+
+
+def test_other_programs_builds_are_out_of_reach():
+    own = Path(os.path.realpath("executable")).parent
+    seen = []
+    if os.path.isdir(CACHE):
+        for entry in os.listdir(CACHE):
+            tree = Path(CACHE, entry, "tree")
+            if tree != own and (tree / "executable").exists():
+                seen.append(entry)
+    assert seen == []
+
+
+def test_users_tree_is_out_of_reach():
+    assert not os.path.exists(os.path.join(CHECKOUT, "pyproject.toml"))
+"""
+
+
+@pytest.mark.parametrize("engine", [Engine.BATCHED, Engine.PLAIN])
+def test_a_suite_cannot_see_held_out_material(engine: Engine, tmp_path: Path) -> None:
+    toml = write_instance(
+        tmp_path / "held",
+        name="held",
+        source_files={"main.sh": MAIN_SH, "build.sh": BUILD},
+        build="build.sh",
+        spec="# adder\n\n## Sum\nAdds.\n",
+        tests={"test_add.py": "def test_placeholder():\n    pass\n"},
+        mutants=[
+            ("m01", "Sum", None, "subtracts", "$1 + $2", "$1 - $2"),
+            ("m02", "Sum", None, "adds one", "$1 + $2", "$1 + $2 + 1"),
+            ("m03", "Sum", None, "multiplies", "$1 + $2", "$1 * $2"),
+        ],
+        mutated_file="main.sh",
+    )
+    store_path = tmp_path / "state" / "store.sqlite"
+    cache = tmp_path / "state" / "builds"
+    suite = tmp_path / "snoop"
+    suite.mkdir()
+    (suite / "test_snoop.py").write_text(
+        SNOOP.format(
+            instance=str(toml.parent),
+            store=str(store_path),
+            cache=str(cache),
+            checkout=str(CHECKOUT),
+        )
+    )
+    store = Store(store_path)
+    result = score_suite(
+        load_instance(toml),
+        suite,
+        store=store,
+        cache_dir=cache,
+        engine=engine,
+        limits=SuiteLimits(per_test=10.0),
+    )
+    store.close()
+    failing = {t.id: t.message for t in result.tests if not t.valid}
+    assert failing == {}, failing
+    assert result.validity == 1.0
+    for mutant in result.mutants:
+        # Only the test of the program's behaviour kills: no snooping test fails on a mutant.
+        assert mutant.killed_by == ["tests/test_snoop.py::test_adds"], mutant.kill_messages

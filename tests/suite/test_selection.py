@@ -1,0 +1,379 @@
+"""Coverage-guided test selection: a mutant runs only the tests that reach the code it changes,
+and the kill matrix is the one running every test gives -- on every bundled instance, on inline
+instances with shared fixtures and subprocesses, and on randomly generated mutants."""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from suitebench.data import INSTANCES_DIR
+from suitebench.model.instance import load_instance
+from suitebench.run.store import Store
+from suitebench.suite.result import SuiteResult
+from suitebench.suite.runner import Engine, SuiteLimits
+from suitebench.suite.score import score_suite
+from suitebench.suite.selection import Coverage, changed_lines, select_tests
+
+from .conftest import unified_diff, write_instance
+
+BUNDLED = sorted(p.parent.name for p in INSTANCES_DIR.glob("*/instance.toml"))
+LIMITS = SuiteLimits(per_test=5.0, per_program=300.0)
+
+
+def _score(
+    instance_toml: Path, tmp_path: Path, *, all_tests: bool, engine: Engine = Engine.BATCHED
+) -> SuiteResult:
+    store = Store(tmp_path / f"store-{all_tests}-{engine}" / "store.sqlite")
+    try:
+        return score_suite(
+            load_instance(instance_toml),
+            store=store,
+            cache_dir=tmp_path / "builds",
+            engine=engine,
+            limits=LIMITS,
+            all_tests=all_tests,
+        )
+    finally:
+        store.close()
+
+
+def _assert_same_matrix(selected: SuiteResult, full: SuiteResult) -> None:
+    assert full.test_selection == "all"
+    assert selected.kill_matrix() == full.kill_matrix()
+    assert [(m.id, m.status, m.killed_by) for m in selected.mutants] == [
+        (m.id, m.status, m.killed_by) for m in full.mutants
+    ]
+    assert selected.mutation_score == full.mutation_score
+    assert selected.kill_matrix(), "an empty matrix proves nothing"
+
+
+# -- reading patches ----------------------------------------------------------------------------
+
+HAND_WRITTEN = """\
+--- a/pkg/core.py
++++ b/pkg/core.py
+@@ -26,8 +26,9 @@
+
+ def total_length(intervals):
+     \"\"\"How many integers.\"\"\"
+-    return sum(hi - lo + 1 for lo, hi in intervals)
++    return sum(hi - lo for lo, hi in intervals)
++    # a comment changes nothing
+
+ def contains(intervals, value):
++    value = int(value)
+     return any(lo <= value <= hi for lo, hi in intervals)
+"""
+
+
+def test_changed_lines_of_a_hand_written_diff() -> None:
+    """Empty context lines written without their leading space (editors strip it), comment-only
+    lines, and insertions: the reference lines are counted as patch counts them."""
+    change = changed_lines(HAND_WRITTEN)["pkg/core.py"]
+    assert change.lines == {29}
+    # The replacement goes after line 28 (the removed 29 counts already); the new statement
+    # after `def contains(...)`, line 31, indented into its body.
+    assert change.insertions == [(29, 4), (31, 4)]
+    assert not change.whole_file
+
+
+SOURCE = """\
+LIMIT = 10
+
+
+def helper(x):
+    return x + 1
+
+
+def double(x):
+    y = helper(x)
+    return 2 * y
+
+
+class Box:
+    size = 3
+
+    def area(self):
+        return self.size ** 2
+"""
+
+
+def _coverage(contexts: dict[str, dict[str, list[int]]], tmp_path: Path) -> Coverage:
+    (tmp_path / "pkg").mkdir(exist_ok=True)
+    (tmp_path / "pkg" / "m.py").write_text(SOURCE)
+    record = {
+        "contexts": contexts,
+        "fixtures": {t: (["shared"] if t == "t.py::t_fixture" else []) for t in contexts},
+        "spawned": [],
+    }
+    record["fixtures"].setdefault("t.py::t_none", [])
+    return Coverage.from_record(record, tmp_path)
+
+
+def _patch(old: str, new: str) -> str:
+    return unified_diff("pkg/m.py", SOURCE, SOURCE.replace(old, new, 1))
+
+
+def test_selection_by_function(tmp_path: Path) -> None:
+    # co_firstlineno of helper is 4, of double 8, of Box.area 16; module code is 0.
+    coverage = _coverage(
+        {
+            "<outside tests>": {"pkg/m.py": [0]},
+            "t.py::t_helper": {"pkg/m.py": [4]},
+            "t.py::t_double": {"pkg/m.py": [8, 4]},
+            "t.py::t_area": {"pkg/m.py": [16]},
+            "fixture:shared": {"pkg/m.py": [16]},
+            "t.py::t_fixture": {},
+        },
+        tmp_path,
+    )
+    tests = ["t.py::t_helper", "t.py::t_double", "t.py::t_area", "t.py::t_fixture", "t.py::t_none"]
+    assert select_tests(coverage, _patch("x + 1", "x - 1"), tests).tests == (
+        "t.py::t_helper",
+        "t.py::t_double",
+    )
+    assert select_tests(coverage, _patch("2 * y", "3 * y"), tests).tests == ("t.py::t_double",)
+    # The fixture shared beyond one test reached Box.area: its users run too.
+    assert select_tests(coverage, _patch("** 2", "** 3"), tests).tests == (
+        "t.py::t_area",
+        "t.py::t_fixture",
+    )
+    # Module- and class-level code runs on import: every test.
+    for old, new in (("LIMIT = 10", "LIMIT = 11"), ("size = 3", "size = 4")):
+        selection = select_tests(coverage, _patch(old, new), tests)
+        assert selection.tests is None and "outside any function body" in selection.reason
+
+
+def test_unknown_coverage_and_new_files_run_every_test(tmp_path: Path) -> None:
+    coverage = _coverage({"t.py::t_helper": {"pkg/m.py": [4]}}, tmp_path)
+    new_file = "--- /dev/null\n+++ b/pkg/extra.py\n@@ -0,0 +1 @@\n+X = 1\n"
+    assert select_tests(coverage, new_file, ["t.py::t_helper"]).tests is None
+    other = unified_diff("pkg/other.py", "def f():\n    return 1\n", "def f():\n    return 2\n")
+    selection = select_tests(coverage, other, ["t.py::t_helper"])
+    assert selection.tests is None and "no coverage of pkg/other.py" in selection.reason
+
+
+# -- selected == full ------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", BUNDLED)
+def test_selected_matrix_equals_full_on_bundled_instances(name: str, tmp_path: Path) -> None:
+    toml = INSTANCES_DIR / name / "instance.toml"
+    selected = _score(toml, tmp_path, all_tests=False)
+    full = _score(toml, tmp_path, all_tests=True)
+    _assert_same_matrix(selected, full)
+    # Python packages are traced, the C program rebuilt with gcc --coverage; wordfreq-py's
+    # tests run a Python program in a process of its own: unknown coverage, every test.
+    if name == "wordfreq-py":
+        assert selected.coverage.status == "unknown"
+        assert selected.test_selection == "all"
+    else:
+        assert selected.coverage.status == "ok"
+        assert selected.test_selection in ("coverage", "mixed")
+        ran = sum(m.tests_run for m in selected.mutants)
+        assert ran < sum(m.tests_run for m in full.mutants)
+
+
+_OPERATOR_SWAPS = [
+    (r" \+ ", " - "),
+    (r" - ", " + "),
+    (r" <= ", " < "),
+    (r" < ", " <= "),
+    (r" >= ", " > "),
+    (r" == ", " != "),
+    (r"\band\b", "or"),
+    (r"\bnot ", ""),
+    (r"\b1\b", "2"),
+    (r"\b0\b", "1"),
+]
+
+
+def random_mutants(instance_dir: Path, root: Path, count: int, seed: int) -> Path:
+    """A copy of a Python instance whose mutants are ``count`` random one-operator changes
+    anywhere in its package (module-level code included), written as patches."""
+    shutil.copytree(instance_dir, root, ignore=shutil.ignore_patterns("mutants"))
+    (root / "mutants").mkdir()
+    original = load_instance(instance_dir)
+    source = root / original.source.relative_to(original.root)
+    rng = random.Random(seed)
+    files = sorted(p for p in source.rglob("*.py"))
+    text = (root / "instance.toml").read_text()
+    toml = text[: text.index("[[mutants]]")] if "[[mutants]]" in text else text
+    made = 0
+    while made < count:
+        path = rng.choice(files)
+        lines = path.read_text().splitlines(keepends=True)
+        number = rng.randrange(len(lines))
+        pattern, replacement = rng.choice(_OPERATOR_SWAPS)
+        if lines[number].lstrip().startswith(("#", '"""')):
+            continue
+        mutated, n = re.subn(pattern, replacement, lines[number], count=1)
+        if n == 0:
+            continue
+        after = "".join([*lines[:number], mutated, *lines[number + 1 :]])
+        rel = path.relative_to(source).as_posix()
+        made += 1
+        mid = f"r{made:02d}"
+        (root / "mutants" / f"{mid}.diff").write_text(unified_diff(rel, "".join(lines), after))
+        toml += f'\n[[mutants]]\nid = "{mid}"\npatch = "mutants/{mid}.diff"\n'
+    (root / "instance.toml").write_text(toml)
+    return root / "instance.toml"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+def test_selected_matrix_equals_full_on_random_mutants(seed: int, tmp_path: Path) -> None:
+    toml = random_mutants(INSTANCES_DIR / "intervals-pkg", tmp_path / "inst", 12, seed)
+    selected = _score(toml, tmp_path, all_tests=False)
+    full = _score(toml, tmp_path, all_tests=True)
+    _assert_same_matrix(selected, full)
+    assert selected.coverage.status == "ok"
+    guided = [m for m in selected.mutants if m.test_selection == "coverage"]
+    assert guided and any(m.tests_run < len(selected.tests) for m in guided)
+
+
+CALC = '''\
+"""calc: small arithmetic."""
+
+
+def scale(x):
+    return x * 3
+
+
+def offset(x):
+    return x + 1
+
+
+def untested(x):
+    return x - 1
+'''
+
+CALC_TESTS = {
+    "conftest.py": (
+        "import pytest\nimport calc\n\n\n"
+        "@pytest.fixture(scope='module')\n"
+        "def table():\n"
+        "    return [calc.scale(i) for i in range(5)]\n"
+    ),
+    "test_table.py": (
+        "def test_table_is_multiples_of_three(table):\n"
+        "    assert table == [0, 3, 6, 9, 12]\n\n\n"
+        "def test_table_length(table):\n"
+        "    assert len(table) == 5\n"
+    ),
+    "test_offset.py": (
+        "import subprocess\nimport sys\n\nimport calc\n\n\n"
+        "def test_offset():\n"
+        "    assert calc.offset(1) == 2\n\n\n"
+        "def test_offset_in_a_subprocess():\n"
+        "    out = subprocess.run([sys.executable, '-c', 'import calc; print(calc.untested(5))'],\n"
+        "                         capture_output=True, text=True, check=True).stdout\n"
+        "    assert out == '4\\n'\n"
+    ),
+}
+
+
+def _calc_instance(tmp_path: Path) -> Path:
+    return write_instance(
+        tmp_path / "calc",
+        name="calc",
+        source_files={"calc/__init__.py": CALC},
+        build=None,
+        spec="# calc\n\n## Arithmetic\nSums.\n",
+        tests=CALC_TESTS,
+        mutants=[
+            ("scale", "Arithmetic", None, "scale by 2", "x * 3", "x * 2"),
+            ("offset", "Arithmetic", None, "offset by 2", "x + 1", "x + 2"),
+            ("sub", "Arithmetic", None, "untested", "x - 1", "x - 2"),
+        ],
+        mutated_file="calc/__init__.py",
+        kind="python",
+        package="calc",
+    )
+
+
+@pytest.mark.parametrize("engine", [Engine.BATCHED, Engine.PLAIN])
+def test_shared_fixtures_and_subprocesses_are_selected(engine: Engine, tmp_path: Path) -> None:
+    """A module-scoped fixture computed by the mutated function is seen by every test using it,
+    not only the first; a test that starts a process has unknown coverage and always runs."""
+    toml = _calc_instance(tmp_path)
+    selected = _score(toml, tmp_path, all_tests=False, engine=engine)
+    full = _score(toml, tmp_path, all_tests=True, engine=engine)
+    _assert_same_matrix(selected, full)
+    by_id = {m.id: m for m in selected.mutants}
+    table = "tests/test_table.py::test_table_is_multiples_of_three"
+    spawn = "tests/test_offset.py::test_offset_in_a_subprocess"
+    assert by_id["scale"].killed_by == [table]
+    assert set(by_id["scale"].covered_by or []) == {
+        table,
+        "tests/test_table.py::test_table_length",
+        spawn,
+    }
+    assert by_id["offset"].covered_by == ["tests/test_offset.py::test_offset", spawn]
+    assert by_id["sub"].killed_by == [spawn]
+    assert spawn in selected.coverage.unknown_tests
+    assert selected.test_selection == "coverage"
+
+
+CRASHY_C = """\
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int twice(int x) { return 2 * x; }
+
+static int half(int x) { return x / 2; }
+
+int main(int argc, char **argv) {
+    if (argc < 2) return 2;
+    if (strcmp(argv[1], "crash") == 0) abort();
+    int x = atoi(argv[2]);
+    printf("%d\\n", strcmp(argv[1], "twice") == 0 ? twice(x) : half(x));
+    return 0;
+}
+"""
+
+CRASHY_TESTS = {
+    "test_crashy.py": (
+        "import subprocess\n\n\n"
+        "def run(*args):\n"
+        "    return subprocess.run(['./executable', *args], capture_output=True, text=True)\n\n\n"
+        "def test_twice():\n    assert run('twice', '4').stdout == '8\\n'\n\n\n"
+        "def test_half():\n    assert run('half', '8').stdout == '4\\n'\n\n\n"
+        "def test_crash_is_a_crash():\n    assert run('crash').returncode < 0\n"
+    )
+}
+
+
+def test_c_program_selection_from_a_coverage_build(tmp_path: Path) -> None:
+    """A C program rebuilt with gcc --coverage: each mutant runs the tests that entered the
+    function it changes; a test whose program died without writing its counters (abort) has
+    unknown coverage and always runs.  The matrix is the full run's."""
+    toml = write_instance(
+        tmp_path / "crashy",
+        name="crashy",
+        source_files={"crashy.c": CRASHY_C, "build.sh": "gcc -O1 -o executable crashy.c\n"},
+        build="build.sh",
+        spec="# crashy\n\n## Arithmetic\nTwice and half.\n",
+        tests=CRASHY_TESTS,
+        mutants=[
+            ("twice3", "Arithmetic", None, "three times", "2 * x", "3 * x"),
+            ("half3", "Arithmetic", None, "a third", "x / 2", "x / 3"),
+        ],
+        mutated_file="crashy.c",
+    )
+    selected = _score(toml, tmp_path, all_tests=False)
+    full = _score(toml, tmp_path, all_tests=True)
+    _assert_same_matrix(selected, full)
+    assert selected.coverage.status == "ok" and "gcov" in selected.coverage.reason
+    crash = "tests/test_crashy.py::test_crash_is_a_crash"
+    assert selected.coverage.unknown_tests == [crash]
+    by_id = {m.id: m for m in selected.mutants}
+    assert set(by_id["twice3"].covered_by or ()) == {"tests/test_crashy.py::test_twice", crash}
+    assert set(by_id["half3"].covered_by or ()) == {"tests/test_crashy.py::test_half", crash}
