@@ -127,3 +127,18 @@ def test_arms_that_cannot_run_say_why(make_engine: Callable[..., Engine], tmp_pa
 
 def test_tokens_round_trip_to_the_strict_layout() -> None:
     assert render_tokens(parse_tokens(b"3\n1  2\t3 \n")) == b"3\n1 2 3\n"
+
+
+def test_a_starved_mixture_component_leaves_the_budget_to_the_others(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    # On divsum the mutation arms soon only repeat themselves; each component has its own
+    # share of the attempts, so the generator fills what they cannot.
+    opts = GenerateOptions(50, mix=("random", "cc-mutation", "evalplus"))
+    res = generate_arm("mixture", problem("divsum"), make_engine(), tmp_path / "o", opts)
+    log = res.log
+    assert log["reached_budget"] and log["kept"] == 50
+    assert log["tried"] <= opts.attempt_cap
+    origins = [i["origin"] for i in log["inputs"]]
+    assert origins[-1].startswith("generator seed")  # the tail is the generator's
+    assert any(o.startswith("mutation of") for o in origins)

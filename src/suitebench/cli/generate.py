@@ -19,7 +19,7 @@ from suitebench.model.problem import load_problem
 from suitebench.run.executor import make_executor
 from suitebench.run.store import Store, StoreError
 
-_err = Console(stderr=True)
+_err = Console(stderr=True, soft_wrap=True)
 
 
 def _describe(log: dict[str, object]) -> str:
@@ -27,9 +27,11 @@ def _describe(log: dict[str, object]) -> str:
     assert isinstance(dropped, dict)
     why = ", ".join(f"{k} {v}" for k, v in dropped.items()) or "none"
     cap = "  (attempt cap reached)" if log.get("attempt_cap_hit") else ""
+    extra = log.get("beyond_budget") or 0
+    beyond = f"; {extra} legal beyond the budget" if extra else ""
     return (
         f"{log['kept']}/{log['budget']} legal inputs kept, {log['tried']} tried; "
-        f"dropped: {why}{cap}"
+        f"dropped: {why}{beyond}{cap}"
     )
 
 

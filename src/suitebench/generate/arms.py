@@ -221,7 +221,8 @@ def _one(
             )
             sources.append((name, cseed, src))
         share = math.ceil(budget / k)
-        streams = [legal_stream(s, gate, log, lambda: share) for _, _, s in sources]
+        cap = math.ceil(options.attempt_cap / k)
+        streams = [legal_stream(s, gate, log, lambda: share, cap) for _, _, s in sources]
         for c in _interleave(streams):
             kept.append(c)
             if len(kept) >= budget:
@@ -260,6 +261,8 @@ def _one(
             for k in after
         }
         usage["model"] = client.model
+    # A stream that stopped at its cap matters only if the budget was not reached.
+    log.capped = log.capped and len(kept) < budget
     entry: dict[str, Any] = {
         "arm": arm,
         "problem": problem.id,

@@ -133,17 +133,26 @@ class InputGate:
 
 
 def legal_stream(
-    source: InputSource, gate: InputGate, log: GenerationLog, batch: Callable[[], int]
+    source: InputSource,
+    gate: InputGate,
+    log: GenerationLog,
+    batch: Callable[[], int],
+    cap: int | None = None,
 ) -> Iterator[Candidate]:
     """The source's candidates that pass the gate, in emission order.
 
-    Draws ``batch()`` candidates at a time (bounded by the log's attempt cap, shared by every
-    stream of the arm), so the validator and the references run in few sandbox batches.
+    Draws ``batch()`` candidates at a time, so the validator and the references run in few
+    sandbox batches. Attempts are bounded by the log's cap (shared by every stream of the arm)
+    and by ``cap`` for this stream alone (a mixture's share: a starved component must not use
+    up the attempts of the others).
     """
     it = iter(source.candidates())
     own = source.own_validator()
+    mine = 0
     while True:
         room = log.max_attempts - log.tried
+        if cap is not None:
+            room = min(room, cap - mine)
         if room <= 0:
             log.capped = True
             return
@@ -151,6 +160,7 @@ def legal_stream(
         if not chunk:
             return
         log.tried += len(chunk)
+        mine += len(chunk)
         fresh: list[Candidate] = []
         for c in chunk:
             if c.drop is not None:
