@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from suitebench.agents.fakeserver import FakeChatServer
 from suitebench.agents.llm import ModelClient
 from suitebench.audit.arms import ArmSource
@@ -16,6 +18,7 @@ from .conftest import BUNDLED, problem, reply
 from .test_llm_arms import GENVAL_GOOD
 
 
+@pytest.mark.slow
 def test_model_free_arms_kill_bundled_bugs(
     make_engine: Callable[..., Engine], tmp_path: Path
 ) -> None:
