@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.agents.fakeserver import FakeChatServer, Scripted, load_script
+from suitebench.agents.fakeserver import ISOLATING_ENV, FakeChatServer, Scripted, load_script
 from suitebench.agents.llm import (
     KIND_CHAT,
     ModelAuthError,
@@ -40,18 +40,7 @@ MESSAGES = [
 def _no_proxy_no_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Loopback traffic must not go through a proxy; the caller's model settings must not leak
     into a test."""
-    for var in (
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-        "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
-        "SUITEBENCH_MODEL",
-        "SUITEBENCH_PRICES",
-    ):
+    for var in ISOLATING_ENV:
         monkeypatch.delenv(var, raising=False)
 
 

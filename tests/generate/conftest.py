@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from suitebench.agents.fakeserver import ISOLATING_ENV
 from suitebench.audit.runs import Engine
 from suitebench.data import PROBLEMS_DIR
 from suitebench.model.problem import Problem, load_problem
@@ -19,18 +20,7 @@ BUNDLED = ("maxsum", "divsum", "mean")
 
 @pytest.fixture(autouse=True)
 def _no_proxy_no_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in (
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-        "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
-        "SUITEBENCH_MODEL",
-        "SUITEBENCH_PRICES",
-    ):
+    for var in ISOLATING_ENV:
         monkeypatch.delenv(var, raising=False)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from suitebench.agents.fakeserver import FakeChatServer
 from suitebench.agents.llm import ModelClient
 from suitebench.audit.runs import Engine
-from suitebench.generate.arms import GenerateOptions, generate_arm
+from suitebench.generate.arms import GenerateOptions, GenerateResult, generate_arm
 from suitebench.generate.llm_arms import SYSTEM_MESSAGE, single_call_messages
 
 from .conftest import problem, reply
@@ -19,6 +19,13 @@ def client(server: FakeChatServer, engine: Engine) -> ModelClient:
     return ModelClient(
         "gpt-4o-mini", base_url=server.base_url, api_key="k", store=engine.store, backoff=0.01
     )
+
+
+def run_model_arm(
+    arm: str, engine: Engine, server: FakeChatServer, out: Path, opts: GenerateOptions
+) -> GenerateResult:
+    """``arm`` on maxsum with a client of the scripted server, on the engine's store."""
+    return generate_arm(arm, problem("maxsum"), engine, out, opts, client=client(server, engine))
 
 
 def inputs_of(directory: Path) -> list[bytes]:
@@ -47,14 +54,7 @@ def test_single_call_sweeps_generators_and_keeps_literal_inputs(
     engine = make_engine()
     with FakeChatServer([reply("01-well-formed.txt")]) as server:
         opts = GenerateOptions(budget=14, seed=5, max_calls=1)
-        res = generate_arm(
-            "llm-single",
-            problem("maxsum"),
-            engine,
-            tmp_path / "o",
-            opts,
-            client=client(server, engine),
-        )
+        res = run_model_arm("llm-single", engine, server, tmp_path / "o", opts)
     assert len(server.requests) == 1
     sent = server.requests[0]
     assert sent["messages"] == single_call_messages(problem("maxsum"), 14)
@@ -78,14 +78,7 @@ def test_broken_generators_are_dropped_and_counted(
     script = [reply("05-does-not-compile.txt"), reply("06-prints-nothing.txt")]
     with FakeChatServer(script) as server:
         opts = GenerateOptions(budget=5, seed=1, max_calls=2)
-        res = generate_arm(
-            "llm-single",
-            problem("maxsum"),
-            engine,
-            tmp_path / "o",
-            opts,
-            client=client(server, engine),
-        )
+        res = run_model_arm("llm-single", engine, server, tmp_path / "o", opts)
     log = res.log
     assert len(server.requests) == 2  # the first call fell short of the budget: one top-up
     seeds = [r["seed"] for r in server.requests]
@@ -121,14 +114,7 @@ def test_reps_are_independent_calls_in_their_own_directories(
     engine = make_engine()
     with FakeChatServer([reply("03-prose-around.txt"), reply("04-missing-seeds.txt")]) as server:
         opts = GenerateOptions(budget=3, seed=0, max_calls=1, reps=2)
-        res = generate_arm(
-            "llm-single",
-            problem("maxsum"),
-            engine,
-            tmp_path / "o",
-            opts,
-            client=client(server, engine),
-        )
+        res = run_model_arm("llm-single", engine, server, tmp_path / "o", opts)
     assert len(server.requests) == 2
     assert server.requests[0]["seed"] != server.requests[1]["seed"]
     assert inputs_of(tmp_path / "o" / "rep-1") == [
@@ -175,14 +161,7 @@ def test_genval_retries_on_compile_errors_and_applies_its_own_validator(
     engine = make_engine()
     with FakeChatServer([GENVAL_BAD, GENVAL_GOOD]) as server:
         opts = GenerateOptions(budget=6, seed=0)
-        res = generate_arm(
-            "llm-genval",
-            problem("maxsum"),
-            engine,
-            tmp_path / "o",
-            opts,
-            client=client(server, engine),
-        )
+        res = run_model_arm("llm-genval", engine, server, tmp_path / "o", opts)
     assert len(server.requests) == 2
     feedback = server.requests[1]["messages"][-1]["content"]
     assert "did not compile" in feedback and "validator" in feedback
@@ -226,14 +205,7 @@ def test_the_four_call_mixture_uses_four_independent_samples(
     ]
     with FakeChatServer(script) as server:
         opts = GenerateOptions(budget=8, seed=0, max_calls=1, mix=("llm-single",) * 4)
-        res = generate_arm(
-            "mixture",
-            problem("maxsum"),
-            engine,
-            tmp_path / "o",
-            opts,
-            client=client(server, engine),
-        )
+        res = run_model_arm("mixture", engine, server, tmp_path / "o", opts)
     assert len(server.requests) == 4
     assert len({r["seed"] for r in server.requests}) == 4
     assert res.log["kept"] == 8 and res.log["usage"]["calls"] == 4

@@ -29,7 +29,23 @@ from typing import Any
 
 from suitebench.model.errors import FormatError
 
-__all__ = ["FakeChatServer", "Scripted", "completion_body", "load_script"]
+__all__ = ["ISOLATING_ENV", "FakeChatServer", "Scripted", "completion_body", "load_script"]
+
+# What a test talking to the fake server clears from its environment: proxies (loopback
+# requests must go straight to the server) and the caller's own model settings.
+ISOLATING_ENV = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_MODEL",
+    "SUITEBENCH_MODEL",
+    "SUITEBENCH_PRICES",
+)
 
 
 @dataclass(frozen=True)
