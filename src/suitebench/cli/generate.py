@@ -11,6 +11,7 @@ from rich.console import Console
 
 from suitebench.agents.llm import ModelClient, ModelError
 from suitebench.audit.runs import Engine
+from suitebench.cli._progress import progress_bar
 from suitebench.cli.main import OPTIONS
 from suitebench.generate.arms import ARMS, MODEL_ARMS, GenerateOptions, generate_arm
 from suitebench.generate.records import GenerateError
@@ -115,9 +116,12 @@ def generate(
         max_calls=max_calls,
     )
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    quiet = OPTIONS.quiet or OPTIONS.json
     try:
-        engine = Engine(store, executor, build_cache or OPTIONS.store.parent / "builds")
-        result = generate_arm(arm, prob, engine, out, options, client=client)
+        with progress_bar(f"{arm} on {prob.id} (runs)", console=_err, quiet=quiet) as progress:
+            cache = build_cache or OPTIONS.store.parent / "builds"
+            engine = Engine(store, executor, cache, progress=progress)
+            result = generate_arm(arm, prob, engine, out, options, client=client)
     except (GenerateError, ModelError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None
