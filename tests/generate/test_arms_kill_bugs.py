@@ -63,3 +63,7 @@ def test_model_arms_kill_bundled_bugs(make_engine: Callable[..., Engine], tmp_pa
     result = run_audit([problem("maxsum")], sources, engine, out_dir=tmp_path / "audit")
     assert result.results["arms"]["single"]["certified"] >= 3  # n = 1, tie, overflow
     assert result.results["arms"]["genval"]["certified"] >= 1  # n = 1 inputs only
+    (a,) = result.audits
+    for arm in ("single", "genval"):  # every generated input is legal and has a gold
+        files = list((tmp_path / arm).glob("*.in"))
+        assert len(a.arms[arm].scored) == len(a.arms[arm].arm.inputs) == len(files) > 0

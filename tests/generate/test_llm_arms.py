@@ -173,6 +173,10 @@ def test_genval_retries_on_compile_errors_and_applies_its_own_validator(
     origins = [i["origin"] for i in log["inputs"]]
     assert origins[:4] == [f"try 2 gen 1 seed {s}" for s in range(4)]
     assert any("(top-up)" in o for o in origins)  # seeds beyond the model's 4 filled the budget
+    # the same seed again, the server gone: the same bytes from the store
+    offline = ModelClient("gpt-4o-mini", base_url=server.base_url, store=engine.store)
+    generate_arm("llm-genval", problem("maxsum"), engine, tmp_path / "p", opts, client=offline)
+    assert inputs_of(tmp_path / "o") == inputs_of(tmp_path / "p")
 
 
 def test_a_mixture_interleaves_its_components_by_position(

@@ -236,7 +236,8 @@ class FakeChatServer:
                     return
                 model = str(request.get("model", ""))
                 if server._models is not None and model not in server._models:
-                    server.requests.append(request)
+                    with server._lock:
+                        server.requests.append(request)
                     self._error(404, f"The model `{model}` does not exist", "model_not_found")
                     return
                 reply = server._next(request)
