@@ -2,9 +2,11 @@
 
 It is the tour a newcomer takes first: what isolation this machine gives, a suite scored
 against its mutants (V, M, kill matrix, mutation-testing-elements report), R of a candidate
-implementation, and an audit of three problems by four arms with the certification chain, the
-ledger and cov@k. Everything goes through the same store as every other command, so a second
-run (or a run killed halfway and started again) reuses what is stored.
+implementation, and an audit of three problems by six arms (the official and sample tests, a
+hand-made set, and the model-free arms of ``suitebench generate`` at an equal budget) with the
+certification chain, the ledger and cov@k. Everything goes through the same store as every
+other command, so a second run (or a run killed halfway and started again) reuses what is
+stored.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from suitebench.audit.runs import Engine as AuditEngine
 from suitebench.cli._progress import ProgressFn, progress_bar
 from suitebench.cli.main import OPTIONS
 from suitebench.data import IMPLEMENTATIONS_DIR, INSTANCES_DIR, PROBLEMS_DIR, SUITES_DIR
+from suitebench.generate.arms import GenerateOptions, generate_arm
 from suitebench.model.instance import load_instance
+from suitebench.model.problem import load_problem
 from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import Executor, make_executor
 from suitebench.run.sandbox import describe_environment
@@ -48,7 +52,11 @@ _SUITES: list[tuple[str, str | None, str]] = [
 ]
 _CANDIDATE = ("rpn-c", "rpn-candidate.diff")
 _PROBLEMS = ["maxsum", "divsum", "mean"]
-_ARMS = [ArmSource("handmade", "arms/handmade"), ArmSource("random", "generator", 30)]
+_ARMS = [ArmSource("handmade", "arms/handmade")]
+# The model-free arms of ``suitebench generate``, each topped up to the same legal budget per
+# problem (``random`` at seed 0 is the problem's generator over seeds 0..29).
+_GENERATED = ("random", "cc-mutation", "evalplus")
+_BUDGET = 30
 
 
 def _pct(x: float | None) -> str:
@@ -118,13 +126,32 @@ def _suite_mode(out: Path, store: Store, executor: Executor, quiet: bool) -> dic
     return summary
 
 
+def _generate(out: Path, engine: AuditEngine) -> list[ArmSource]:
+    """``suitebench generate ARM PROBLEM --budget 30`` for every model-free arm and problem."""
+    sources = []
+    for arm in _GENERATED:
+        for name in _PROBLEMS:
+            generate_arm(
+                arm,
+                load_problem(PROBLEMS_DIR / name),
+                engine,
+                out / "arms" / arm / name,
+                GenerateOptions(budget=_BUDGET, seed=0),
+            )
+        sources.append(ArmSource(arm, str((out / "arms" / arm).resolve())))
+    return sources
+
+
 def _input_mode(out: Path, store: Store, executor: Executor, quiet: bool) -> dict[str, Any]:
     dest = out / "audit"
+    with _progress("generating arms (runs)", quiet) as progress:
+        engine = AuditEngine(store, executor, OPTIONS.store.parent / "builds", progress=progress)
+        generated = _generate(out, engine)
     with _progress("auditing (runs)", quiet) as progress:
         engine = AuditEngine(store, executor, OPTIONS.store.parent / "builds", progress=progress)
         result = run_audit(
             [PROBLEMS_DIR / p for p in _PROBLEMS],
-            _ARMS,
+            _ARMS + generated,
             engine,
             config=AuditConfig(consensus_pool="accepted"),
             out_dir=dest,
