@@ -22,6 +22,7 @@ from suitebench.run.outcome import Limits
 __all__ = ["Arm", "ArmError", "ArmSource", "arm_from_dir", "arm_from_generator", "parse_arm"]
 
 OFFICIAL = "official"
+GENERATE_LOG = "generate.json"
 SAMPLES = "samples"
 _GEN_RE = re.compile(r"^(?P<prog>.+)@(?P<seeds>\d+)$")
 
@@ -82,10 +83,14 @@ def arm_from_files(name: str, files: Sequence[Path], source: str) -> Arm:
 
 
 def arm_from_dir(name: str, directory: Path) -> Arm:
-    """Every regular file of ``directory`` (not recursive), in sorted name order."""
+    """Every regular file of ``directory`` (not recursive), in sorted name order, except
+    ``generate.json`` (the log ``suitebench generate`` writes beside the inputs)."""
     if not directory.is_dir():
         raise ArmError(f"arm {name!r}: {directory} is not a directory of input files")
-    files = sorted((p for p in directory.iterdir() if p.is_file()), key=lambda p: p.name)
+    files = sorted(
+        (p for p in directory.iterdir() if p.is_file() and p.name != GENERATE_LOG),
+        key=lambda p: p.name,
+    )
     return arm_from_files(name, files, str(directory))
 
 

@@ -1,0 +1,138 @@
+"""``suitebench generate``: one arm's inputs for one problem, topped up to a legal budget."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from suitebench.agents.llm import ModelClient, ModelError
+from suitebench.audit.runs import Engine
+from suitebench.cli.main import OPTIONS
+from suitebench.generate.arms import ARMS, MODEL_ARMS, GenerateOptions, generate_arm
+from suitebench.generate.records import GenerateError
+from suitebench.model.errors import FormatError
+from suitebench.model.problem import load_problem
+from suitebench.run.executor import make_executor
+from suitebench.run.store import Store, StoreError
+
+_err = Console(stderr=True)
+
+
+def _describe(log: dict[str, object]) -> str:
+    dropped = log.get("dropped") or {}
+    assert isinstance(dropped, dict)
+    why = ", ".join(f"{k} {v}" for k, v in dropped.items()) or "none"
+    cap = "  (attempt cap reached)" if log.get("attempt_cap_hit") else ""
+    return (
+        f"{log['kept']}/{log['budget']} legal inputs kept, {log['tried']} tried; "
+        f"dropped: {why}{cap}"
+    )
+
+
+def _usage(usage: object) -> str:
+    if not isinstance(usage, dict):
+        return ""
+    cost = (
+        "unknown (model not in the price table)"
+        if usage.get("unpriced_calls")
+        else (f"${usage['cost_usd']:.4f} (spent now ${usage['spent_usd']:.4f})")
+    )
+    return (
+        f"model {usage['model']}: {usage['calls']} call(s), {usage['cached_calls']} from the "
+        f"store, {usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion "
+        f"tokens, cost {cost}"
+    )
+
+
+def generate(
+    arm: str = typer.Argument(..., help=f"One of: {', '.join(ARMS)}."),
+    problem: Path = typer.Argument(..., help="Problem directory (or problem.toml)."),
+    budget: int = typer.Option(..., "--budget", min=1, help="Legal inputs to produce."),
+    out: Path = typer.Option(..., "--out", help="Directory for NNN.in files + generate.json."),
+    seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same bytes."),
+    max_attempts: int | None = typer.Option(
+        None, "--max-attempts", min=1, help="Candidates tried at most (default 10 x budget)."
+    ),
+    mix: str = typer.Option(
+        "", "--mix", help="mixture: comma-separated arms, interleaved by position (may repeat)."
+    ),
+    reps: int = typer.Option(1, "--reps", min=1, help="Independent repetitions (out/rep-K)."),
+    model: str | None = typer.Option(
+        None, "--model", help="Model arms: the model name (default $SUITEBENCH_MODEL)."
+    ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL)."
+    ),
+    api_key: str | None = typer.Option(
+        None, "--api-key", help="API key (default $OPENAI_API_KEY)."
+    ),
+    prices: Path | None = typer.Option(
+        None, "--prices", help="A price TOML file read on top of the bundled table."
+    ),
+    temperature: float = typer.Option(1.0, "--temperature", help="Model arms: sampling."),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Model arms: reply cap."),
+    max_calls: int = typer.Option(
+        3, "--max-calls", min=1, help="llm-single: calls per repetition incl. top-up (1 = paper)."
+    ),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds to wait for a reply."),
+    build_cache: Path | None = typer.Option(
+        None, "--build-cache", help="Build cache directory (default: next to the store)."
+    ),
+) -> None:
+    """Generate an arm's inputs: numbered files in emission order plus generate.json."""
+    mix_arms = tuple(a.strip() for a in mix.split(",") if a.strip())
+    needs_model = arm in MODEL_ARMS or any(a in MODEL_ARMS for a in mix_arms)
+    try:
+        prob = load_problem(problem)
+        store = Store(OPTIONS.store)
+        client = None
+        if needs_model:
+            client = ModelClient.from_env(
+                model,
+                base_url=base_url,
+                api_key=api_key,
+                store=store,
+                prices=prices,
+                timeout=timeout,
+            )
+    except (FormatError, StoreError, ModelError) as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    options = GenerateOptions(
+        budget=budget,
+        seed=seed,
+        max_attempts=max_attempts,
+        mix=mix_arms,
+        reps=reps,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        max_calls=max_calls,
+    )
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        engine = Engine(store, executor, build_cache or OPTIONS.store.parent / "builds")
+        result = generate_arm(arm, prob, engine, out, options, client=client)
+    except (GenerateError, ModelError) as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        executor.close()
+        store.close()
+    logs = [r.log for r in result.reps] if result.reps else [result.log]
+    for n, log in enumerate(logs, 1):
+        head = f"rep {n}: " if result.reps else ""
+        _err.print(f"{head}{arm} on {prob.id}: {_describe(log)}")
+        if log.get("usage"):
+            _err.print("  " + _usage(log["usage"]))
+    _err.print(f"inputs and generate.json in {out}")
+    if OPTIONS.json:
+        json.dump(result.log, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("generate")(generate)

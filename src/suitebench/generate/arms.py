@@ -1,0 +1,331 @@
+"""``generate``: produce one arm's inputs for one problem, topped up to a budget of legal inputs.
+
+Arms (the registry a user picks from with ``suitebench generate ARM``):
+
+* ``random`` -- the problem's generator swept over seeds ``100000*S + i``, i = 0, 1, ...
+  (``--seed 0`` is the audit's ``generator@N``);
+* ``cc-mutation``, ``evalplus`` -- the mutation baselines (:mod:`suitebench.generate.mutation`);
+* ``llm-single``, ``llm-genval`` -- the model arms (:mod:`suitebench.generate.llm_arms`);
+* ``mixture`` -- several arms (``--mix a,b,c``; a name may repeat) interleaved by position
+  within one budget, each component drawing from its own seed: ``--mix
+  llm-single,llm-single,llm-single,llm-single`` is the paper's four-call mixture.
+
+Every arm goes through the same top-up gate (:mod:`suitebench.generate.gate`): candidates in
+emission order, duplicates dropped, the problem's validator first, then the consensus_oracle
+must have a gold, until ``budget`` inputs are kept or ``max_attempts`` candidates were tried.
+The output directory gets the kept inputs as ``001.in``, ``002.in``, ... in emission order and
+``generate.json`` (what was tried, dropped and why, tokens and cost). ``audit --arm
+NAME=DIR`` reads the directory as it is (``generate.json`` and sub-directories are skipped).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+import random
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+from suitebench import __version__
+from suitebench.agents.llm import ModelClient
+from suitebench.audit.runs import Engine
+from suitebench.generate.gate import InputGate, InputSource, legal_stream
+from suitebench.generate.llm_arms import GenVal, SingleCall
+from suitebench.generate.mutation import CCMutation, EvalPlusMutation
+from suitebench.generate.records import Candidate, GenerateError, GenerationLog, derive_seed
+from suitebench.generate.sweep import sweep
+from suitebench.model.problem import Problem
+
+__all__ = [
+    "ARMS",
+    "MODEL_ARMS",
+    "GenerateOptions",
+    "GenerateResult",
+    "generate_arm",
+    "make_source",
+]
+
+ARMS = ("random", "cc-mutation", "evalplus", "llm-single", "llm-genval", "mixture")
+MODEL_ARMS = frozenset({"llm-single", "llm-genval"})
+LOG_FILE = "generate.json"
+PROGRAMS_DIR = "programs"
+_INPUT_FILE = re.compile(r"^\d+\.in$")
+
+
+@dataclass(frozen=True)
+class GenerateOptions:
+    budget: int
+    seed: int = 0
+    max_attempts: int | None = None  # default: 10 x budget (at least 100)
+    mix: tuple[str, ...] = ()
+    reps: int = 1
+    temperature: float = 1.0
+    max_tokens: int | None = None
+    max_calls: int = 3
+
+    @property
+    def attempt_cap(self) -> int:
+        return self.max_attempts if self.max_attempts is not None else max(100, 10 * self.budget)
+
+
+@dataclass
+class GenerateResult:
+    out_dir: Path
+    inputs: list[Candidate]
+    log: dict[str, Any]
+    reps: list[GenerateResult] = field(default_factory=list)
+
+
+class ProblemGenerator:
+    """``random``: the problem's own generator, sandboxed, over consecutive seeds."""
+
+    def __init__(self, problem: Problem, engine: Engine, seed: int) -> None:
+        if problem.generator is None:
+            raise GenerateError(f"problem {problem.id}: random needs a generator in problem.toml")
+        self.problem, self.engine, self.seed = problem, engine, seed
+        self.built = engine.build(problem.generator)
+        if not self.built.ok:
+            raise GenerateError(
+                f"problem {problem.id}: generator {problem.generator} did not build: "
+                f"{self.built.message[:300]}"
+            )
+
+    def candidates(self) -> Iterator[Candidate]:
+        start = 100_000 * self.seed
+        yield from sweep(self.engine, self.built, count(start), "generator")
+
+    def kept(self, candidate: Candidate) -> None:
+        pass
+
+    def own_validator(self) -> None:
+        return None
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "generator": self.problem.rel(self.problem.generator or Path()),
+            "first_seed": 100_000 * self.seed,
+        }
+
+
+def seed_inputs(problem: Problem) -> list[tuple[str, bytes]]:
+    """The official and sample inputs (distinct contents), what the mutation arms mutate."""
+    seen: set[bytes] = set()
+    out = []
+    for p in (*problem.official, *problem.samples):
+        data = p.read_bytes()
+        if data not in seen:
+            seen.add(data)
+            out.append((problem.rel(p), data))
+    return out
+
+
+def make_source(
+    arm: str,
+    problem: Problem,
+    engine: Engine,
+    *,
+    seed: int,
+    options: GenerateOptions,
+    work_dir: Path,
+    client: ModelClient | None = None,
+) -> InputSource:
+    """One arm's generation procedure (not ``mixture``, which combines these)."""
+    rng = random.Random(derive_seed(seed, arm))
+    if arm == "random":
+        return ProblemGenerator(problem, engine, seed)
+    if arm == "cc-mutation":
+        return CCMutation(seed_inputs(problem), rng)
+    if arm == "evalplus":
+        return EvalPlusMutation(seed_inputs(problem), rng)
+    if arm in MODEL_ARMS:
+        if client is None:
+            raise GenerateError(f"{arm} needs a model: give --model (and an endpoint and key)")
+        cls = SingleCall if arm == "llm-single" else GenVal
+        return cls(
+            problem,
+            engine,
+            client,
+            seed=seed,
+            budget=options.budget,
+            work_dir=work_dir,
+            max_calls=options.max_calls,
+            temperature=options.temperature,
+            max_tokens=options.max_tokens,
+        )
+    raise GenerateError(f"unknown arm {arm!r}; arms: {', '.join(ARMS)}")
+
+
+def _interleave(streams: list[Iterator[Candidate]]) -> Iterator[Candidate]:
+    """Position-wise: first of each stream, then second of each, ...; exhausted ones drop out."""
+    live = list(streams)
+    while live:
+        nxt = []
+        for s in live:
+            c = next(s, None)
+            if c is not None:
+                yield c
+                nxt.append(s)
+        live = nxt
+
+
+def _prepare(out: Path) -> None:
+    """Clear what an earlier generate wrote here (numbered inputs, the log, programs)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for f in out.iterdir():
+        if f.is_file() and (_INPUT_FILE.match(f.name) or f.name == LOG_FILE):
+            f.unlink()
+    if (out / PROGRAMS_DIR).is_dir():
+        shutil.rmtree(out / PROGRAMS_DIR)
+
+
+def _one(
+    arm: str,
+    problem: Problem,
+    engine: Engine,
+    out: Path,
+    options: GenerateOptions,
+    seed: int,
+    client: ModelClient | None,
+) -> GenerateResult:
+    _prepare(out)
+    work = out / PROGRAMS_DIR
+    gate = InputGate(problem, engine)
+    log = GenerationLog(options.attempt_cap)
+    budget = options.budget
+    kept: list[Candidate] = []
+    usage_before = client.usage.to_dict() if client is not None else None
+    components: list[dict[str, Any]] = []
+    if arm == "mixture":
+        if len(options.mix) < 2:
+            raise GenerateError("mixture needs --mix with at least two arms, e.g. a,b")
+        if "mixture" in options.mix:
+            raise GenerateError("a mixture cannot contain a mixture")
+        k = len(options.mix)
+        sources = []
+        for i, name in enumerate(options.mix):
+            cseed = derive_seed(seed, "mix", i, name)
+            src = make_source(
+                name,
+                problem,
+                engine,
+                seed=cseed,
+                options=options,
+                work_dir=work / f"{i + 1}-{name}",
+                client=client,
+            )
+            sources.append((name, cseed, src))
+        share = math.ceil(budget / k)
+        streams = [legal_stream(s, gate, log, lambda: share) for _, _, s in sources]
+        for c in _interleave(streams):
+            kept.append(c)
+            if len(kept) >= budget:
+                break
+        for name, cseed, src in sources:
+            components.append({"arm": name, "seed": cseed, **src.details()})
+    else:
+        src = make_source(
+            arm, problem, engine, seed=seed, options=options, work_dir=work, client=client
+        )
+
+        def need() -> int:
+            return max(8, budget - len(kept))
+
+        for c in legal_stream(src, gate, log, need):
+            kept.append(c)
+            if len(kept) >= budget:
+                break
+        components.append({"arm": arm, "seed": seed, **src.details()})
+
+    width = max(3, len(str(budget)))
+    files = []
+    for n, c in enumerate(kept, 1):
+        name = f"{n:0{width}d}.in"
+        (out / name).write_bytes(c.data)
+        files.append({"file": name, "sha256": c.sha256, "origin": c.origin})
+    usage: dict[str, Any] | None = None
+    if client is not None and usage_before is not None:
+        after = client.usage.to_dict()
+        usage = {
+            k: (
+                round(after[k] - usage_before[k], 6)
+                if isinstance(after[k], float)
+                else after[k] - usage_before[k]
+            )
+            for k in after
+        }
+        usage["model"] = client.model
+    entry: dict[str, Any] = {
+        "arm": arm,
+        "problem": problem.id,
+        "seed": seed,
+        "budget": budget,
+        "max_attempts": options.attempt_cap,
+        "reached_budget": len(kept) >= budget,
+        **log.to_dict(len(kept)),
+        "mix": list(options.mix) if arm == "mixture" else None,
+        "usage": usage,
+        "legality": gate.legality_info(),
+        "components": components,
+        "inputs": files,
+        "suitebench_version": __version__,
+        "python": platform.python_version(),
+    }
+    (out / LOG_FILE).write_text(json.dumps(entry, indent=1) + "\n", encoding="utf-8")
+    if work.is_dir() and not any(work.rglob("*")):
+        work.rmdir()
+    return GenerateResult(out, kept, entry)
+
+
+def generate_arm(
+    arm: str,
+    problem: Problem,
+    engine: Engine,
+    out: Path,
+    options: GenerateOptions,
+    *,
+    client: ModelClient | None = None,
+) -> GenerateResult:
+    """Generate ``arm`` for ``problem`` into ``out`` (``--reps K``: ``out/rep-1`` ..
+    ``out/rep-K``, each an independent repetition from its own seed, and a summary
+    ``out/generate.json``)."""
+    if arm not in ARMS:
+        raise GenerateError(f"unknown arm {arm!r}; arms: {', '.join(ARMS)}")
+    if options.budget < 1:
+        raise GenerateError("the budget must be at least 1")
+    if options.reps < 1:
+        raise GenerateError("--reps must be at least 1")
+    names = options.mix if arm == "mixture" else (arm,)
+    if any(n in MODEL_ARMS for n in names) and client is None:
+        raise GenerateError(f"{arm} needs a model: give --model (and an endpoint and key)")
+    if options.reps == 1:
+        return _one(arm, problem, engine, out, options, options.seed, client)
+    _prepare(out)
+    reps = []
+    for r in range(options.reps):
+        rseed = derive_seed(options.seed, "rep", r)
+        reps.append(_one(arm, problem, engine, out / f"rep-{r + 1}", options, rseed, client))
+    summary = {
+        "arm": arm,
+        "problem": problem.id,
+        "seed": options.seed,
+        "budget": options.budget,
+        "reps": [
+            {
+                "dir": f"rep-{r + 1}",
+                "seed": rep.log["seed"],
+                "kept": rep.log["kept"],
+                "tried": rep.log["tried"],
+                "usage": rep.log["usage"],
+            }
+            for r, rep in enumerate(reps)
+        ],
+        "suitebench_version": __version__,
+    }
+    (out / LOG_FILE).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    return GenerateResult(out, [], summary, reps)
