@@ -310,3 +310,7 @@ def test_https_endpoint_keeps_its_url_and_goes_through_the_connect_proxy() -> No
     loop = Endpoint.parse("http://localhost:8000/v1/")
     assert loop.inner_url() == "http://127.0.0.1:8000/v1"
     assert loop.inner_port == 8000
+    # A privileged port cannot be bound by the agent's unprivileged uid inside the sandbox.
+    low = Endpoint.parse("http://model-host/v1")
+    assert low.authority == "model-host:80"
+    assert low.inner_url() == "http://127.0.0.1:18080/v1"

@@ -67,12 +67,16 @@ class Endpoint:
         if self.scheme == "https":
             return self.url
         parts = urlsplit(self.url)
-        return urlunsplit(("http", f"127.0.0.1:{self.port}", parts.path, parts.query, ""))
+        return urlunsplit(("http", f"127.0.0.1:{self.inner_port}", parts.path, parts.query, ""))
 
     @property
     def inner_port(self) -> int:
-        """The loopback port the launcher listens on inside the sandbox."""
-        return self.port if self.scheme == "http" else 3128
+        """The loopback port the launcher listens on inside the sandbox: the endpoint's own for
+        ``http`` (a loopback endpoint keeps its exact URL), except below 1024, which the agent's
+        unprivileged uid cannot bind."""
+        if self.scheme == "http" and self.port >= 1024:
+            return self.port
+        return 3128 if self.scheme == "https" else 18080
 
 
 @dataclass
