@@ -254,7 +254,7 @@ def run_agent(
         "wrongs": opts.wrongs if task is Task.INPUTS else None,
         "started": _now(),
         "suitebench_version": suitebench.__version__,
-        "held_out": [str(p) for p in ws.held_out],
+        "held_out": [str(p) for p in [*ws.held_out, ctx.store.path, ctx.cache_dir]],
         "rounds": [],
     }
     rounds = opts.rounds if task is Task.SUITE else 0
