@@ -65,7 +65,15 @@ def main() -> None:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            listener.bind(("127.0.0.1", int(relay["port"])))
+            try:
+                listener.bind(("127.0.0.1", int(relay["port"])))
+            except OSError:
+                # unshare's fresh network namespace has loopback down; root in it may raise it.
+                try:
+                    subprocess.run(["ip", "link", "set", "lo", "up"], capture_output=True)
+                except OSError:
+                    pass
+                listener.bind(("127.0.0.1", int(relay["port"])))
         except OSError as exc:
             sys.stderr.write(f"suitebench launcher: cannot listen on 127.0.0.1: {exc}\n")
             sys.exit(125)

@@ -50,14 +50,21 @@ _PROBE = (
 class ContainmentError(RuntimeError):
     """Held-out material would be visible to the agent: the run is refused."""
 
-    def __init__(self, visible: Sequence[str], backend: str) -> None:
+    def __init__(self, visible: Sequence[str], backend: str, *, network: bool = True) -> None:
         self.visible = list(visible)
         shown = "\n  ".join(self.visible[:10])
         more = f"\n  ... and {len(self.visible) - 10} more" if len(self.visible) > 10 else ""
+        what = (
+            f"would see {len(self.visible)} held-out file(s):\n  {shown}{more}"
+            if self.visible
+            else "has no network isolation (the agent could reach any address)"
+        )
+        if not network and self.visible:
+            what += "\nand has no network isolation"
         super().__init__(
-            f"the agent's sandbox ({backend}) would see {len(self.visible)} held-out file(s):\n"
-            f"  {shown}{more}\nrefusing to run the agent (keep held-out data where the sandbox "
-            "hides it, or pass --allow-visible to run anyway and have it recorded)"
+            f"the agent's sandbox ({backend}) {what}\nrefusing to run the agent (keep held-out "
+            "data where the sandbox hides it, or pass --allow-visible to run anyway and have it "
+            "recorded)"
         )
 
 
@@ -191,13 +198,14 @@ def run_contained(
     probed = [*held_out]
     probed += [f for f in user_tree if not any(b == f or b in f.parents for b in binds)]
     visible, backend = probe_visible(probed, workspace=workspace, env=env, ro_binds=binds)
-    if visible and not allow_visible:
-        raise ContainmentError(visible, backend)
+    isolated = sandbox.isolates_network(sandbox.detect_backend())
+    if (visible or not isolated) and not allow_visible:
+        raise ContainmentError(visible, backend, network=isolated)
     probe = {
         "backend": backend,
         "held_out_files_probed": len(probed),
         "held_out_visible": visible,
-        "network_isolated": sandbox.isolates_network(sandbox.detect_backend()),
+        "network_isolated": isolated,
     }
     cfg: dict[str, Any] = {"argv": command.argv, "make_dirs": [SANDBOX_HOME]}
     started = time.monotonic()

@@ -52,7 +52,8 @@ def _score_line(task: str, score: dict[str, Any] | None) -> str:
     if task == "code":
         return f"R = {_pct(score['reference_pass_rate'])} ({score['passed']}/{score['total']})"
     cov = score.get("cov_at_k", {})
-    covs = "  ".join(f"cov@{k} {'-' if v is None else f'{v:.3f}'}" for k, v in cov.items())
+    shown = [k for k in ("1", "5", "10", "50") if k in cov] or list(cov)
+    covs = "  ".join(f"cov@{k} {'-' if cov[k] is None else f'{cov[k]:.3f}'}" for k in shown)
     return f"{score['inputs']} inputs   {covs}   certified {score['certified']}"
 
 
