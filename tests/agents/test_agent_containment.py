@@ -314,3 +314,25 @@ def test_https_endpoint_keeps_its_url_and_goes_through_the_connect_proxy() -> No
     low = Endpoint.parse("http://model-host/v1")
     assert low.authority == "model-host:80"
     assert low.inner_url() == "http://127.0.0.1:18080/v1"
+
+
+def test_pools_and_tests_outside_the_problem_directory_are_held_out_too(
+    home: Path, ctx: ScoreContext
+) -> None:
+    from suitebench.data import PROBLEMS_DIR
+
+    prob = home / "data" / "maxsum"
+    shutil.copytree(PROBLEMS_DIR / "maxsum", prob)
+    shutil.move(prob / "submissions", home / "pool")  # the pool lives beside the problem
+    toml = (prob / "problem.toml").read_text()
+    (prob / "problem.toml").write_text(
+        toml.replace('"submissions/accepted/*"', '"../../pool/accepted/*"').replace(
+            '"submissions/rejected/*"', '"../../pool/rejected/*"'
+        )
+    )
+    agent = script(home, "look.sh", f"cat {home / 'pool' / 'accepted' / 'overflow.c'} > got.txt\n")
+    out = home / "runs" / "pool"
+    opts = RunOptions(time_limit=30, score=False)
+    record = run_agent("inputs", prob, AgentSpec(command=f"sh {agent}"), out, opts, ctx)
+    assert str(home / "pool" / "accepted" / "overflow.c") in record["held_out"]
+    assert (out / "workspace" / "got.txt").read_text() == ""

@@ -190,7 +190,7 @@ def inputs_workspace(
     (scripts / "problem.json").write_text(json.dumps(config) + "\n", encoding="utf-8")
     for d in ("final", "hacks", "wrongs"):
         (root / "workspace" / d).mkdir(parents=True)
-    held = [problem.root, *(held_out_extra or [])]
+    held = [*_problem_held_out(problem), *(held_out_extra or [])]
     ws = Workspace(root, Task.INPUTS, "", held, {"ref": ref_name})
     ws.write_brief(
         briefs.inputs_brief(
@@ -210,6 +210,15 @@ def _instance_held_out(instance: Instance, extra: list[Path] | None) -> list[Pat
     held = [instance.root, instance.tests, instance.source]
     held += [m.patch for m in instance.mutants]
     return [*dict.fromkeys(held), *(extra or [])]
+
+
+def _problem_held_out(problem: Problem) -> list[Path]:
+    """The problem directory and every file it names, wherever the globs reached: pools,
+    official tests, references, brute-force solutions, validator, checker, generator."""
+    named: list[Path] = [problem.root, *problem.references, *problem.brute, *problem.official]
+    named += [p for pool in problem.pools.values() for p in pool]
+    named += [p for p in (problem.validator, problem.generator, problem.checker.program) if p]
+    return list(dict.fromkeys(named))
 
 
 def held_out_files(roots: list[Path], cap: int = _PROBE_CAP) -> list[Path]:
