@@ -53,6 +53,7 @@ def _serve(listener: socket.socket, path: str) -> None:
             conn, _ = listener.accept()
         except OSError:
             return
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # relay, do not batch
         threading.Thread(target=_relay, args=(conn, path), daemon=True).start()
 
 

@@ -210,7 +210,9 @@ class ModelGateway:
 
     def _connect(self, conn: socket.socket, label: str) -> socket.socket | None:
         try:
-            return socket.create_connection((self.endpoint.host, self.endpoint.port), timeout=30)
+            up = socket.create_connection((self.endpoint.host, self.endpoint.port), timeout=30)
+            up.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # relay, do not batch
+            return up
         except OSError as exc:
             body = f"suitebench gateway: cannot reach {label}: {exc}\n".encode()
             head = f"HTTP/1.1 502 Bad Gateway\r\nContent-Length: {len(body)}\r\n\r\n".encode()
