@@ -103,7 +103,8 @@ def sandbox_path() -> str:
 
 def command_binds(command: AgentCommand, extra: Sequence[Path] = ()) -> list[Path]:
     """What the agent's program needs to see read-only: its installation (a ``bin/`` tool brings
-    its prefix), absolute paths named in a custom command, and ``extra``."""
+    its prefix), absolute paths named in a custom command, our interpreter's installation, and
+    ``extra``. A path inside another is bound once."""
     out: list[Path] = []
     argv0 = Path(command.argv[0])
     if argv0.is_absolute() and argv0.exists():
@@ -116,9 +117,13 @@ def command_binds(command: AgentCommand, extra: Sequence[Path] = ()) -> list[Pat
         except ValueError:
             words = []
         out += [Path(w) for w in words if os.path.isabs(w) and os.path.exists(w)]
+    # The interpreter on the agent's PATH (``python``, ``pytest``, the workspace tools), named
+    # explicitly rather than left to what the sandbox binds for its own runner.
+    out += [Path(sys.prefix), Path(sys.base_prefix)]
     out += [Path(p) for p in extra]
     system = {Path("/"), Path("/usr"), Path("/usr/local"), Path("/bin"), Path("/usr/bin")}
-    return [p for p in dict.fromkeys(Path(os.path.realpath(q)) for q in out) if p not in system]
+    paths = [p for p in dict.fromkeys(Path(os.path.realpath(q)) for q in out) if p not in system]
+    return [p for p in paths if not any(q in p.parents for q in paths)]
 
 
 def agent_env(
