@@ -336,3 +336,19 @@ def test_pools_and_tests_outside_the_problem_directory_are_held_out_too(
     record = run_agent("inputs", prob, AgentSpec(command=f"sh {agent}"), out, opts, ctx)
     assert str(home / "pool" / "accepted" / "overflow.c") in record["held_out"]
     assert (out / "workspace" / "got.txt").read_text() == ""
+
+
+def test_an_https_endpoint_brings_the_ca_certificates_and_the_proxy(
+    home: Path, ctx: ScoreContext
+) -> None:
+    inst = instance(home)
+    agent = script(home, "env.sh", 'echo "$HTTPS_PROXY $OPENAI_BASE_URL" > env.txt\n')
+    out = home / "runs" / "https"
+    spec = AgentSpec(command=f"sh {agent}", endpoint="https://127.0.0.1:9443/v1")
+    record = run_agent("suite", inst, spec, out, RunOptions(time_limit=30, score=False), ctx)
+    if Path("/etc/ssl").is_dir():
+        assert "/etc/ssl" in record["containment"]["ro_binds"]
+    # The endpoint keeps its URL; the agent reaches it through the gateway's CONNECT proxy.
+    got = (out / "workspace" / "env.txt").read_text().split()
+    assert got == ["http://127.0.0.1:3128", "https://127.0.0.1:9443/v1"]
+    assert record["gateway"]["connections"] == 0

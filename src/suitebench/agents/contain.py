@@ -126,6 +126,17 @@ def command_binds(command: AgentCommand, extra: Sequence[Path] = ()) -> list[Pat
     return [p for p in paths if not any(q in p.parents for q in paths)]
 
 
+_CA_DIRS = ("/etc/ssl", "/etc/ca-certificates", "/etc/pki")
+
+
+def _tls_binds(endpoint: Endpoint | None) -> list[Path]:
+    """An https endpoint needs the system's CA certificates (a sandbox's minimal /etc may not
+    have them)."""
+    if endpoint is None or endpoint.scheme != "https":
+        return []
+    return [Path(d) for d in _CA_DIRS if Path(d).is_dir()]
+
+
 def agent_env(
     workspace: Path,
     command: AgentCommand,
@@ -151,6 +162,9 @@ def agent_env(
     if endpoint is not None:
         env["SUITEBENCH_ENDPOINT"] = endpoint.inner_url()
         env.setdefault("OPENAI_BASE_URL", endpoint.inner_url())
+        if endpoint.scheme == "https":  # reached through the gateway's CONNECT proxy
+            proxy = f"http://127.0.0.1:{endpoint.inner_port}"
+            env.update({"HTTPS_PROXY": proxy, "https_proxy": proxy, "NO_PROXY": "", "no_proxy": ""})
     env.update(extra or {})
     env.update(command.env)
     return env
@@ -197,7 +211,7 @@ def run_contained(
     under a path the agent is explicitly given (``extra_binds``, the command's own script)."""
     workspace = workspace.resolve()
     env = agent_env(workspace, command, endpoint=endpoint, model=model, extra=extra_env)
-    binds = command_binds(command, extra_binds)
+    binds = command_binds(command, [*extra_binds, *_tls_binds(endpoint)])
     # The user's own files are held out unless the user gave them to the agent (the command's
     # script, --bind); the target's, the store's and the build cache's are held out always.
     probed = [*held_out]
