@@ -282,36 +282,39 @@ def run_agent(
         else:
             survivors = []
         record["rounds"].append(entry)
-        if round_no == 0:
-            record.update({k: v for k, v in entry.items() if k != "round"})
+        record.update({k: v for k, v in entry.items() if k != "round"})
         _write_json(out / "agent.json", record)
         if round_no < rounds:
             if not survivors:
                 break
-            assert isinstance(target, Instance)
             s = entry["score"]
-            ws.write_brief(
-                ws.brief
-                + briefs.round_brief(
-                    round_no + 1, survivors, tests=s["tests"], invalid=s["tests"] - s["valid"]
-                )
+            feedback = briefs.round_brief(
+                round_no + 1, survivors, tests=s["tests"], invalid=s["tests"] - s["valid"]
             )
-    if len(record["rounds"]) > 1:
-        last = record["rounds"][-1]
-        record["score"] = last.get("score")
-        record["mutation_score_per_round"] = [
-            r.get("score", {}).get("mutation_score") for r in record["rounds"]
-        ]
-        for name in ("results.json", "kills.csv", "kills.npz", "mutation-report.json"):
-            src = out / "rounds" / str(last["round"]) / name
-            if src.exists():
-                shutil.copyfile(src, out / name)
-        shutil.rmtree(out / "tests", ignore_errors=True)
-        shutil.copytree(out / "rounds" / str(last["round"]) / "tests", out / "tests")
+            ws.write_brief(ws.brief + feedback)
+    if rounds > 0:
+        _finish_rounds(record, out)
     record["finished"] = _now()
     _write_json(out / "agent.json", record)
     os.chmod(out, 0o755)
     return record
+
+
+def _finish_rounds(record: dict[str, Any], out: Path) -> None:
+    """The last round's results become the run's (``DIR/results.json``, ``DIR/tests``); M of
+    every round and the wall time of all of them are recorded."""
+    rounds = record["rounds"]
+    record["mutation_score_per_round"] = [
+        (r.get("score") or {}).get("mutation_score") for r in rounds
+    ]
+    record["wall_time_total"] = round(sum(r["wall_time"] for r in rounds), 3)
+    last = out / "rounds" / str(rounds[-1]["round"])
+    for name in ("results.json", "kills.csv", "kills.npz", "mutation-report.json"):
+        if (last / name).exists():
+            shutil.copyfile(last / name, out / name)
+    if (last / "tests").is_dir():
+        shutil.rmtree(out / "tests", ignore_errors=True)
+        shutil.copytree(last / "tests", out / "tests")
 
 
 def score_run(out: Path, ctx: ScoreContext) -> dict[str, Any]:
