@@ -313,3 +313,31 @@ def test_cli_agent_run_prints_the_score_and_writes_agent_json(home: Path) -> Non
     record = json.loads((out / "agent.json").read_text())
     assert record["target_id"] == "wordfreq"
     assert record["score"]["tests"] == 1
+
+
+def test_code_task_for_a_python_package_and_a_build_that_fails(
+    home: Path, ctx: ScoreContext
+) -> None:
+    inst = copy_instance(home, "intervals-pkg")
+    written = home / "written" / "intervals"
+    shutil.copytree(inst / "src" / "intervals", written)  # what a perfect agent would write
+    cmd = agent_script(home, "pkg.sh", f"cp -r {written} ./intervals\n")
+    out = home / "runs" / "pkg"
+    opts = RunOptions(time_limit=60, extra_binds=[written])
+    record = run_agent("code", inst, AgentSpec(command=cmd), out, opts, ctx)
+    assert "package `intervals/`" in (out / "workspace" / "AGENTS.md").read_text()
+    assert record["score"]["reference_pass_rate"] == 1.0
+    assert (out / "implementation" / "intervals" / "core.py").is_file()
+    assert not (out / "implementation" / "AGENTS.md").exists()
+
+    rpn = copy_instance(home, "rpn-c")
+    broken = agent_script(
+        home,
+        "broken.sh",
+        "printf 'int main( {\\n' > rpn.c\nprintf 'gcc -o executable rpn.c\\n' > build.sh\n",
+    )
+    out = home / "runs" / "broken"
+    record = run_agent("code", rpn, AgentSpec(command=broken), out, RunOptions(time_limit=60), ctx)
+    assert record["status"] == "ok"  # the agent ended well; its program does not build
+    assert record["score"]["build_status"] == "build_error"
+    assert record["score"]["passed"] == 0 and record["score"]["reference_pass_rate"] == 0.0
