@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import stat
+import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -181,3 +182,28 @@ def test_claude_code_preset_through_the_harness_reads_usage_and_actions(
     assert report.classes == {"read": 1, "search": 1, "write": 2, "execute": 1, "other": 0}
     assert report.mutant_attempt and not report.executable_attempt
     assert record["score"]["tests"] == 1
+
+
+def test_cli_rejects_a_bad_agent_before_preparing_anything(tmp_path: Path) -> None:
+    inst = tmp_path / "rpn-c"
+    shutil.copytree(INSTANCES_DIR / "rpn-c", inst)
+    entry = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'x'; main()"
+    base = [sys.executable, "-c", entry, "--store", str(tmp_path / "s.sqlite"), "agent", "run"]
+    cases = [
+        (["--agent", "aider"], "unknown agent preset 'aider'"),
+        (["--agent", "mini-swe-agent"], "needs --model and --endpoint"),
+        (["--agent", "codex", "--model", "m", "--endpoint", "ftp://x"], "expected http://"),
+        (["--agent", "codex", "--agent-cmd", "true"], "exactly one of --agent"),
+    ]
+    for extra, message in cases:
+        out = tmp_path / "out"
+        res = subprocess.run(
+            [*base, "suite", str(inst), *extra, "--out", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+        assert res.returncode == 2, res.stderr
+        assert message in " ".join(res.stderr.split()), res.stderr
+        assert not out.exists()

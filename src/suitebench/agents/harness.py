@@ -234,12 +234,13 @@ def run_agent(
     """One contained agent run, collected and scored; returns what ``DIR/agent.json`` holds."""
     task = Task(task)
     target = load_target(task, target_path)
+    agent.build("", opts.time_limit)  # an unknown preset or missing program fails before any work
+    endpoint = Endpoint.parse(agent.endpoint) if agent.endpoint else None
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     check_apart(out, [target.root, ctx.store.path, ctx.cache_dir])
     ws = _prepare(task, target, out / "workspace", opts, ctx)
     held, user_tree = _held_out(ws, ctx, out)
-    endpoint = Endpoint.parse(agent.endpoint) if agent.endpoint else None
     limits = AgentLimits(time_limit=opts.time_limit, memory_mb=opts.memory_mb)
     record: dict[str, Any] = {
         "task": str(task),
