@@ -133,6 +133,9 @@ def run(
     ) as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+    except (RuntimeError, OSError) as exc:  # a reference that does not build, a probe that failed
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from None
     finally:
         executor.close()
         store.close()
