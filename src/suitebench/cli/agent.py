@@ -1,0 +1,276 @@
+"""``suitebench agent``: run coding agents on tasks, contained, and score what they write."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from suitebench.agents.batch import BatchJob, batch_summary, run_batch
+from suitebench.agents.contain import ContainmentError
+from suitebench.agents.gateway import EndpointError
+from suitebench.agents.harness import AgentSpec, RunOptions, run_agent
+from suitebench.agents.presets import PRESETS, PresetError
+from suitebench.agents.scoring import ScoreContext
+from suitebench.agents.trajectory import CLASSES, analyse_run
+from suitebench.agents.workspace import Task, WorkspaceError
+from suitebench.audit.arms import ArmError
+from suitebench.audit.chain import AuditError
+from suitebench.cli.main import OPTIONS
+from suitebench.model.errors import FormatError
+from suitebench.run.executor import make_executor
+from suitebench.run.store import Store, StoreError
+
+_err = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 140)
+agent_app = typer.Typer(
+    help="Run coding agents on suite / inputs / code tasks, contained, and score their output.",
+    no_args_is_help=True,
+)
+
+_AGENT_HELP = f"Agent preset: {', '.join(PRESETS)}."
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{100 * v:.1f}%"
+
+
+def _score_line(task: str, score: dict[str, Any] | None) -> str:
+    if not score:
+        return "not scored"
+    if task == "suite":
+        return (
+            f"V = {_pct(score['validity'])} ({score['valid']}/{score['tests']} valid)   "
+            f"M = {_pct(score['mutation_score'])} ({score['killed']}/{score['scored']} killed)"
+        )
+    if task == "code":
+        return f"R = {_pct(score['reference_pass_rate'])} ({score['passed']}/{score['total']})"
+    cov = score.get("cov_at_k", {})
+    shown = [k for k in ("1", "5", "10", "50") if k in cov] or list(cov)
+    covs = "  ".join(f"cov@{k} {'-' if cov[k] is None else f'{cov[k]:.3f}'}" for k in shown)
+    return f"{score['inputs']} inputs   {covs}   certified {score['certified']}"
+
+
+def _spec(
+    agent: str | None, agent_cmd: str | None, model: str | None, endpoint: str | None, key_env: str
+) -> AgentSpec:
+    if (agent is None) == (agent_cmd is None):
+        _err.print("[red]error:[/red] give exactly one of --agent PRESET or --agent-cmd CMD")
+        raise typer.Exit(2)
+    return AgentSpec(agent, agent_cmd, model, endpoint, os.environ.get(key_env))
+
+
+@agent_app.command("run")
+def run(
+    task: Task = typer.Argument(..., help="suite (write tests), inputs (write inputs), code."),
+    target: Path = typer.Argument(..., help="Instance (suite, code) or problem (inputs) dir."),
+    out: Path = typer.Option(..., "--out", help="Run directory (must be new or empty)."),
+    agent: str | None = typer.Option(None, "--agent", help=_AGENT_HELP),
+    agent_cmd: str | None = typer.Option(
+        None, "--agent-cmd", help="Any program (run by /bin/sh -c in the workspace)."
+    ),
+    time_limit: float = typer.Option(3600.0, "--time-limit", min=1, help="Seconds."),
+    model: str | None = typer.Option(None, "--model", help="Model name for the agent."),
+    endpoint: str | None = typer.Option(
+        None, "--endpoint", help="Model base URL (the only address the agent can reach)."
+    ),
+    api_key_env: str = typer.Option(
+        "SUITEBENCH_API_KEY", "--api-key-env", help="Environment variable holding the key."
+    ),
+    with_executable: bool = typer.Option(
+        False, "--with-executable", help="suite: also give the reference executable (ablation)."
+    ),
+    no_wrongs: bool = typer.Option(
+        False, "--no-wrongs", help="inputs: disable gen_wrongs.py (the paper's ablation)."
+    ),
+    budget: int = typer.Option(50, "--budget", min=1, help="inputs: the input budget."),
+    rounds: int = typer.Option(
+        0, "--rounds", min=0, help="suite: mutation-guided rounds after the first run."
+    ),
+    memory: int = typer.Option(4096, "--memory", min=64, help="MiB for the agent's sandbox."),
+    bind: list[Path] = typer.Option([], "--bind", help="Extra read-only path for the agent."),
+    allow_visible: bool = typer.Option(
+        False, "--allow-visible", help="Run even if held-out files are visible (recorded)."
+    ),
+) -> None:
+    """Run one agent on one task, contained; collect, score and record what it wrote."""
+    spec = _spec(agent, agent_cmd, model, endpoint, api_key_env)
+    opts = RunOptions(
+        time_limit=time_limit,
+        memory_mb=memory,
+        with_executable=with_executable,
+        wrongs=not no_wrongs,
+        budget=budget,
+        rounds=rounds,
+        allow_visible=allow_visible,
+        extra_binds=list(bind),
+    )
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    ctx = ScoreContext(store, OPTIONS.store.parent / "builds", executor)
+    try:
+        record = run_agent(task, target, spec, out, opts, ctx)
+    except ContainmentError as exc:
+        _err.print(f"[red]refused:[/red] {exc}")
+        raise typer.Exit(3) from None
+    except (
+        FormatError,
+        WorkspaceError,
+        PresetError,
+        EndpointError,
+        ArmError,
+        AuditError,
+    ) as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    except (RuntimeError, OSError) as exc:  # a reference that does not build, a probe that failed
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        executor.close()
+        store.close()
+    if OPTIONS.json:
+        sys.stdout.write(json.dumps(record) + "\n")
+        return
+    stop = " (stopped at the time limit)" if record["stopped_by_limit"] else ""
+    _err.print(
+        f"[bold]{escape(record['target_id'])}[/bold]  {record['task']} by {record['agent']}: "
+        f"{record['status']}{stop}, exit {record['exit_code']}, {record['wall_time']:.1f} s"
+    )
+    for r in record["rounds"]:
+        prefix = f"  round {r['round']}: " if len(record["rounds"]) > 1 else "  "
+        _err.print(prefix + _score_line(record["task"], r.get("score")))
+    _err.print(f"outputs in {out}")
+
+
+@agent_app.command("batch")
+def batch(
+    task: Task = typer.Argument(...),
+    targets: list[Path] = typer.Argument(..., help="Instances or problems."),
+    out: Path = typer.Option(..., "--out", help="Batch directory: one run dir per pair."),
+    agent: list[str] = typer.Option([], "--agent", help=_AGENT_HELP + " Repeatable."),
+    agent_cmd: list[str] = typer.Option(
+        [], "--agent-cmd", help="NAME=CMD: a named custom agent. Repeatable."
+    ),
+    time_limit: float = typer.Option(3600.0, "--time-limit", min=1),
+    model: str | None = typer.Option(None, "--model"),
+    endpoint: str | None = typer.Option(None, "--endpoint"),
+    api_key_env: str = typer.Option("SUITEBENCH_API_KEY", "--api-key-env"),
+    with_executable: bool = typer.Option(False, "--with-executable"),
+    no_wrongs: bool = typer.Option(False, "--no-wrongs"),
+    budget: int = typer.Option(50, "--budget", min=1),
+    rounds: int = typer.Option(0, "--rounds", min=0),
+    memory: int = typer.Option(4096, "--memory", min=64),
+    bind: list[Path] = typer.Option([], "--bind"),
+    parallel: int = typer.Option(
+        2, "--parallel", min=1, help="Agents running at once (scoring uses --jobs)."
+    ),
+) -> None:
+    """Every (agent, target) pair in parallel on the executor; finished runs are not repeated."""
+    key = os.environ.get(api_key_env)
+    agents: dict[str, AgentSpec] = {a: AgentSpec(a, None, model, endpoint, key) for a in agent}
+    for item in agent_cmd:
+        name, sep, cmd = item.partition("=")
+        if not sep or not name or not cmd:
+            _err.print(f"[red]error:[/red] --agent-cmd {item!r}: expected NAME=CMD")
+            raise typer.Exit(2)
+        agents[name] = AgentSpec(None, cmd, model, endpoint, key)
+    if not agents:
+        _err.print("[red]error:[/red] give at least one --agent or --agent-cmd NAME=CMD")
+        raise typer.Exit(2)
+    opts = RunOptions(
+        time_limit=time_limit,
+        memory_mb=memory,
+        with_executable=with_executable,
+        wrongs=not no_wrongs,
+        budget=budget,
+        rounds=rounds,
+        extra_binds=list(bind),
+    )
+    jobs = [BatchJob(task, t, name, spec) for t in targets for name, spec in agents.items()]
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    ctx = ScoreContext(store, OPTIONS.store.parent / "builds", executor)
+    try:
+        results = run_batch(jobs, out, opts, ctx=ctx, parallel=parallel)
+    except (FormatError, WorkspaceError, ValueError) as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    finally:
+        executor.close()
+        store.close()
+    summary = batch_summary(results)
+    if OPTIONS.json:
+        sys.stdout.write(json.dumps(summary) + "\n")
+        return
+    table = Table("target", "agent", "status", "wall s", "score", "", show_edge=False)
+    for row in summary["runs"]:
+        table.add_row(
+            escape(row["target"]),
+            escape(row["agent"]),
+            row["status"],
+            f"{row['wall_time']:.1f}" if row["wall_time"] is not None else "-",
+            escape(_score_line(str(task), row["score"])) if row["score"] else "-",
+            "resumed" if row["resumed"] else "",
+        )
+    _err.print(table)
+    _err.print(f"{summary['finished']}/{summary['total']} runs finished; summary in {out}")
+
+
+@agent_app.command("trajectories")
+def trajectories(
+    runs: list[Path] = typer.Argument(..., help="Run directories (or batch directories)."),
+) -> None:
+    """Classify every action, detect executable / mutant creation, audit leaks."""
+    dirs: list[Path] = []
+    for r in runs:
+        if (r / "agent.json").is_file():
+            dirs.append(r)
+        else:
+            dirs += sorted(p.parent for p in r.glob("*/agent.json"))
+    if not dirs:
+        _err.print("[red]error:[/red] no run directory (with agent.json) given")
+        raise typer.Exit(2)
+    reports = [analyse_run(d) for d in dirs]
+    if OPTIONS.json:
+        sys.stdout.write(json.dumps([r.to_dict() for r in reports]) + "\n")
+        return
+    table = Table("run", "actions", *CLASSES, "exec.", "mutants", "leaks", "M", show_edge=False)
+    for rep in reports:
+        table.add_row(
+            escape(Path(rep.run).name),
+            str(rep.actions),
+            *(str(rep.classes[c]) for c in CLASSES),
+            "yes" if rep.executable_attempt else "no",
+            "yes" if rep.mutant_attempt else "no",
+            str(len(rep.leaks)),
+            _pct(rep.mutation_score),
+        )
+    _err.print(table)
+    total_leaks = sum(len(r.leaks) for r in reports)
+    _err.print(
+        f"{len(reports)} runs: {sum(r.executable_attempt for r in reports)} with executable "
+        f"creation, {sum(r.mutant_attempt for r in reports)} with mutant creation, "
+        f"{total_leaks} leaks ({sum(1 for r in reports if r.leaks)} runs)"
+    )
+    for rep in reports:
+        for leak in rep.leaks:
+            _err.print(f"  leak in {escape(rep.run)}: {escape(leak['text'])}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(agent_app, name="agent")
