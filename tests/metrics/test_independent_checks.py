@@ -159,6 +159,8 @@ def test_kappa_edge_cases() -> None:
     assert cohen_kappa([1, 0, 1], [1, 0, 1]).kappa == pytest.approx(1.0)
     assert math.isnan(cohen_kappa([0, 0, 0], [0, 0, 0]).kappa)  # chance agreement is total
     assert cohen_kappa([1, 0], [0, 1]).kappa == pytest.approx(-1.0)
+    constant = cohen_kappa([0, 0, 0, 0], [1, 0, 1, 0])  # an arm that kills nothing
+    assert constant.kappa == 0.0 and math.isnan(constant.lo) and math.isnan(constant.hi)
     with pytest.raises(ValueError, match="not paired"):
         cohen_kappa([1], [1, 0])
 

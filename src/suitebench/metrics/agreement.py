@@ -9,7 +9,8 @@ agreement expected from the two marginal label rates alone:
 
 with ``p_o`` the observed share of items given the same label and ``p_e`` the share expected
 if the two labelings were independent with their observed marginals. ``p_e == 1`` (both
-labelings constant and equal) leaves kappa undefined: the result is ``nan``, never 1.
+labelings constant and equal) leaves kappa undefined: the result is ``nan``, never 1. When one
+labeling is constant (an arm that kills nothing) kappa is 0 and no interval is given.
 
 The interval is the large-sample one with the standard error of Fleiss, Cohen and Everitt
 (1969), which is what statistics packages report as the asymptotic standard error.
@@ -83,6 +84,10 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable], *, confidence: flo
     if pe >= 1.0:
         return Kappa(math.nan, po, pe, n, names, frozen, math.nan, math.nan, confidence)
     kappa = (po - pe) / (1.0 - pe)
+    if len({*a}) < 2 or len({*b}) < 2:
+        # one labeling is constant: kappa is 0 by construction, and the asymptotic variance
+        # (0 here) would claim a certainty the data do not have: no interval
+        return Kappa(kappa, po, pe, n, names, frozen, math.nan, math.nan, confidence)
     # Fleiss, Cohen & Everitt (1969): the asymptotic variance of kappa-hat.
     t1 = sum(p[i][i] * (1.0 - (row[i] + col[i]) * (1.0 - kappa)) ** 2 for i in range(q))
     t2 = (1.0 - kappa) ** 2 * sum(

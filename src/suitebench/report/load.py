@@ -209,7 +209,7 @@ def _audit(path: Path, data: dict[str, Any]) -> AuditRun:
     for pid in problems:
         npz = base / pid / "kills.npz"
         if not npz.is_file():
-            raise FormatError(path, f"problems.{pid}", f"its kill matrix at {npz}")
+            raise FormatError(path, f"problems.{pid}", f"its kill matrix at {npz} (missing)")
         matrices[pid] = _read_matrix(npz)
     funnel = base / "funnel.txt"
     return AuditRun(

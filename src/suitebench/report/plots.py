@@ -77,14 +77,15 @@ def cov_curves_svg(
         ax.axvline(design_budget, color="0.4", linestyle=":", linewidth=1)
         ax.annotate(
             f"design budget k={design_budget}",
-            (design_budget, 0.02),
+            (design_budget, 1.0),
             xytext=(-4, 0),
             textcoords="offset points",
             rotation=90,
             ha="right",
-            va="bottom",
+            va="top",
             fontsize=8,
             color="0.3",
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 1},
         )
     ax.set_xlabel("input budget k (legal inputs)")
     ax.set_ylabel("pooled cov@k")
