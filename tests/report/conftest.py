@@ -9,11 +9,13 @@ with ``npm pack`` into a temporary directory (skipped, saying why, when npm is a
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,12 +89,19 @@ def real_results(tmp_path_factory: pytest.TempPathFactory) -> RealResults:
 
 
 def _install_chromium() -> str | None:
+    """apt-get install chromium, once: parallel test workers wait on one lock file (apt's own
+    lock would make all but one fail)."""
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         return None
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
-        if subprocess.run(cmd, capture_output=True, env=env, timeout=900).returncode != 0:
-            return None
+    lock = Path(tempfile.gettempdir()) / "suitebench-apt-chromium.lock"
+    with lock.open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        if find_chromium() is not None:  # another worker installed it meanwhile
+            return find_chromium()
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+            if subprocess.run(cmd, capture_output=True, env=env, timeout=900).returncode != 0:
+                return None
     return find_chromium()
 
 

@@ -223,3 +223,21 @@ def test_heatmap_cells_follow_the_verdicts(real_results: RealResults) -> None:
     handmade = m.kill_matrix("handmade")
     cols = m.scored_columns("handmade")
     assert np.array_equal(handmade, kills[:, cols].T)
+
+
+def test_unmeasured_figures_render_as_na(real_results: RealResults, tmp_path: Path) -> None:
+    """A suite whose every mutant failed to build has no M (and no section scores): the report
+    says n/a instead of inventing a 0, and still renders."""
+    broken = tmp_path / "all-build-errors"
+    broken.mkdir()
+    res = json.loads((real_results.score_bad / "results.json").read_text())
+    for m in res["mutants"]:
+        m.update(status="build_error", killed_by=[], outcomes={})
+    res.update(mutation_score=None, per_section={})
+    res["counts"].update(scored=0, killed=0, survived=0, build_errors=len(res["mutants"]))
+    (broken / "results.json").write_text(json.dumps(res))
+    out = tmp_path / "r.html"
+    proc = suitebench(real_results.store, "report", str(broken), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert "M n/a" in text and ">n/a<" in text

@@ -8,9 +8,7 @@ Content-Security-Policy that forbids any request, so what a reviewer opens is al
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,59 +18,15 @@ import numpy as np
 import suitebench
 from suitebench.report import analyses as an
 from suitebench.report import plots
-from suitebench.report.load import AuditRun, Results, ScoreRun
+from suitebench.report.load import AuditRun, Results
+from suitebench.report.suite_sections import correlations_table, suite_section, suites_table
+from suitebench.report.tables import Cell, Plot, Table, num, pct, table
 from suitebench.report.template import SCRIPT, STYLE, TEMPLATE
 
 __all__ = ["DEFAULT_DESIGN_BUDGET", "render_report", "write_report"]
 
 #: The auditors paper's design budget (50 inputs per problem), marked on the cov@k plot.
 DEFAULT_DESIGN_BUDGET = 50
-
-
-@dataclass
-class Cell:
-    text: str
-    sort: str | None = None
-    css: str = ""
-    code: bool = False
-
-
-@dataclass
-class Table:
-    head: list[str]
-    rows: list[list[Cell]] = field(default_factory=list)
-    numeric: list[bool] = field(default_factory=list)
-    id: str = ""
-
-    def add(self, *cells: Cell | str | int | float | None) -> None:
-        self.rows.append([c if isinstance(c, Cell) else num(c) for c in cells])
-
-
-def num(x: str | int | float | None, digits: int = 3) -> Cell:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return Cell("–", sort="")
-    if isinstance(x, (bool, str)):
-        return Cell(str(x))
-    if isinstance(x, int):
-        return Cell(str(x), sort=str(x))
-    return Cell(f"{x:.{digits}f}", sort=repr(x))
-
-
-def pct(x: float | None) -> Cell:
-    if x is None or math.isnan(x):
-        return Cell("n/a", sort="")
-    return Cell(f"{100 * x:.1f}%", sort=repr(x))
-
-
-def table(head: Sequence[str], numeric: Sequence[bool] = (), id: str = "") -> Table:
-    flags = list(numeric) + [False] * (len(head) - len(numeric))
-    return Table(list(head), [], flags, id)
-
-
-@dataclass
-class Plot:
-    svg: str
-    caption: str
 
 
 # --- input mode ---------------------------------------------------------------------------
@@ -351,167 +305,6 @@ def _audit_context(run: AuditRun, design_budget: int | None) -> dict[str, Any]:
     }
 
 
-# --- suite mode ---------------------------------------------------------------------------
-
-
-def _reason(reference: Sequence[str], flaky: bool) -> str:
-    runs = ", ".join(reference)
-    if flaky:
-        return f"changes across the reference runs ({runs})"
-    return f"fails on the reference ({runs})"
-
-
-def _diff_text(patch: str) -> str:
-    path = Path(patch)
-    if patch and path.is_file():
-        try:
-            return path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            pass
-    return f"(diff not found at {patch})" if patch else "(no diff recorded)"
-
-
-def _suite_heatmap(run: ScoreRun) -> Plot:
-    res = run.result
-    tests = res.test_ids()
-    valid = {t.id: t.valid for t in res.tests}
-    cells = np.zeros((len(tests), len(res.mutants)), dtype=np.int_)
-    for j, m in enumerate(res.mutants):
-        for i, t in enumerate(tests):
-            st = m.outcomes.get(t)
-            if st is None:
-                continue
-            cells[i, j] = (2 if valid[t] else 3) if st.fails else 1
-    svg = plots.heatmap_svg(
-        cells,
-        [t.split("::")[-1] for t in tests],
-        [m.id for m in res.mutants],
-        title=f"{res.instance} / {run.suite_label}: kill matrix",
-        xlabel="mutant",
-        ylabel="test",
-    )
-    return Plot(
-        svg,
-        "Red: a valid test fails on the mutant (a kill); green: passes; amber: an invalid "
-        "test fails (not counted); grey: not run (build error, or stopped at the first kill).",
-    )
-
-
-def _suite_section(run: ScoreRun) -> dict[str, Any]:
-    res = run.result
-    invalid = table(["test", "valid", "flaky", "reason"])
-    for t in res.tests:
-        if not t.valid or t.flaky:
-            invalid.add(
-                Cell(t.id, code=True), str(t.valid), str(t.flaky), _reason(t.reference, t.flaky)
-            )
-    excluded = None
-    if res.excluded_tests:
-        excluded = table(["test", "reasons"])
-        for test, reasons in res.excluded_tests.items():
-            excluded.add(Cell(test, code=True), "; ".join(reasons))
-    mt = table(
-        ["mutant", "section", "operator", "status", "killed by", "description"],
-        [False, False, False, False, True, False],
-    )
-    for m in res.mutants:
-        mt.add(
-            Cell(m.id, code=True),
-            m.section or "",
-            m.operator or "",
-            Cell(str(m.status), css=str(m.status)),
-            len(m.killed_by),
-            m.description + (f" ({m.message})" if m.message else ""),
-        )
-    survivors = [
-        {
-            "id": m.id,
-            "section": m.section,
-            "description": m.description,
-            "target": m.target,
-            "diff": _diff_text(m.patch),
-        }
-        for m in res.mutants
-        if str(m.status) == "survived"
-    ]
-    return {
-        "label": run.label,
-        "instance": res.instance,
-        "suite": run.suite_label,
-        "V": pct(res.validity).text,
-        "M": pct(res.mutation_score).text,
-        "invalid_table": invalid if invalid.rows else None,
-        "excluded_table": excluded,
-        "mutants_table": mt,
-        "survivors": survivors,
-        "heatmap": _suite_heatmap(run),
-        "mutation_report": str(run.mutation_report) if run.mutation_report else "",
-    }
-
-
-def _suites_table(runs: Sequence[ScoreRun]) -> Table:
-    t = table(
-        [
-            "result",
-            "instance",
-            "suite",
-            "tests",
-            "valid",
-            "flaky",
-            "invalid",
-            "V",
-            "mutants",
-            "scored",
-            "killed",
-            "survived",
-            "build errors",
-            "crashed",
-            "M",
-            "M per section",
-        ],
-        [False, False, False] + [True] * 12,
-    )
-    for r in runs:
-        c = r.result.counts
-        sections = ", ".join(f"{k}: {pct(v).text}" for k, v in r.result.per_section.items())
-        t.add(
-            Cell(r.label, code=True),
-            r.result.instance,
-            r.suite_label,
-            c.tests,
-            c.valid,
-            c.flaky,
-            c.tests - c.valid,
-            pct(r.result.validity),
-            c.mutants,
-            c.scored,
-            c.killed,
-            c.survived,
-            c.build_errors,
-            c.crashed,
-            pct(r.result.mutation_score),
-            sections,
-        )
-    return t
-
-
-def _correlations_table(corr: Mapping[str, Any]) -> Table:
-    t = table(["relation", "pairs", "ρ", "95% interval", "p"], [False, True, True, False, True])
-    names = {
-        "sections_vs_mutation_score": "spec sections (with mutants) vs M",
-        "reference_tests_vs_tests_written": "reference suite size vs tests written",
-    }
-    for key, c in corr.items():
-        lo, hi = c.get("lo"), c.get("hi")
-        interval = "n/a (needs 4 pairs)" if lo is None else f"[{lo:.3f}, {hi:.3f}]"
-        if c.get("coefficient") is None and c["n"] >= 2:
-            interval = "n/a (a variable is constant)"
-        t.add(
-            names.get(key, key), c["n"], num(c.get("coefficient")), interval, num(c.get("p_value"))
-        )
-    return t
-
-
 # --- environment --------------------------------------------------------------------------
 
 
@@ -581,25 +374,25 @@ def render_report(
         "style": STYLE,
         "script": SCRIPT,
         "audits": [_audit_context(r, design_budget) for r in results.audits if r.arms],
-        "suites": [_suite_section(r) for r in results.scores],
+        "suites": [suite_section(r) for r in results.scores],
         "implementations": results.implementations,
         "environment_table": _environment(results),
     }
     if results.scores:
-        ctx["suites_table"] = _suites_table(results.scores)
-        suite_plots = [
-            Plot(
-                plots.sections_svg(
-                    {
-                        r.label: {
-                            f"{r.result.instance}: {k}": v for k, v in r.result.per_section.items()
-                        }
-                        for r in results.scores
-                    }
-                ),
-                "M per spec section: which requirements the suites leave untested.",
+        ctx["suites_table"] = suites_table(results.scores)
+        suite_plots: list[Plot] = []
+        sections = {
+            r.label: {f"{r.result.instance}: {k}": v for k, v in r.result.per_section.items()}
+            for r in results.scores
+            if r.result.per_section
+        }
+        if sections:
+            suite_plots.append(
+                Plot(
+                    plots.sections_svg(sections),
+                    "M per spec section: which requirements the suites leave untested.",
+                )
             )
-        ]
         overlap = an.score_kill_overlap(results.scores)
         if overlap is not None:
             suite_plots.append(
@@ -623,7 +416,7 @@ def render_report(
                 )
             )
         ctx["suite_plots"] = suite_plots
-        ctx["correlations_table"] = _correlations_table(corr)
+        ctx["correlations_table"] = correlations_table(corr)
     if results.implementations:
         it = table(
             ["result", "instance", "build", "R", "passed", "failing tests"],
