@@ -30,7 +30,6 @@ from suitebench.cli._progress import ProgressFn, progress_bar
 from suitebench.cli.main import OPTIONS
 from suitebench.data import IMPLEMENTATIONS_DIR, INSTANCES_DIR, PROBLEMS_DIR, SUITES_DIR
 from suitebench.model.instance import load_instance
-from suitebench.report.html import write_report
 from suitebench.report.load import load_results
 from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import Executor, make_executor
@@ -186,6 +185,8 @@ def demo(
     out.mkdir(parents=True, exist_ok=True)
     parts = [d for d in (out / "suite", out / "audit") if d.is_dir()]
     if parts:
+        from suitebench.report.html import write_report  # matplotlib: only when it is needed
+
         report = write_report(
             load_results(parts), out / "report.html", sources=[str(p) for p in parts]
         )

@@ -11,8 +11,7 @@ from rich.console import Console
 
 from suitebench.cli.main import OPTIONS
 from suitebench.model.errors import FormatError
-from suitebench.report.analyses import summary
-from suitebench.report.html import DEFAULT_DESIGN_BUDGET, write_report
+from suitebench.report.analyses import DEFAULT_DESIGN_BUDGET, summary
 from suitebench.report.load import load_results
 
 _err = Console(stderr=True, soft_wrap=True)
@@ -33,6 +32,8 @@ def report(
     ),
 ) -> None:
     """Write one self-contained HTML report (tables, plots, drill-down, environment)."""
+    from suitebench.report.html import write_report  # matplotlib: only when it is needed
+
     try:
         loaded = load_results(results)
     except FormatError as exc:

@@ -24,7 +24,6 @@ from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 __all__ = ["Correlation", "correlation"]
 
@@ -80,6 +79,8 @@ def correlation(
     nan = math.nan
     if n < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return Correlation(method, nan, nan, nan, nan, n, confidence)
+    from scipy import stats  # heavy: imported when a correlation is asked for, not with metrics
+
     if method == "spearman":
         a, b = stats.rankdata(a), stats.rankdata(b)
     r = float(np.corrcoef(a, b)[0, 1])

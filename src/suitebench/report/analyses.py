@@ -37,6 +37,7 @@ from suitebench.model.problem import load_problem
 from suitebench.report.load import AuditRun, Results, ScoreRun
 
 __all__ = [
+    "DEFAULT_DESIGN_BUDGET",
     "OFFICIAL",
     "arm_matrices",
     "audit_kill_overlap",
@@ -51,6 +52,9 @@ __all__ = [
 ]
 
 OFFICIAL = "official"
+
+#: The auditors paper's design budget (50 inputs per problem), marked on the cov@k plot.
+DEFAULT_DESIGN_BUDGET = 50
 
 
 def finite(x: float | None) -> float | None:

@@ -18,15 +18,13 @@ import numpy as np
 import suitebench
 from suitebench.report import analyses as an
 from suitebench.report import plots
+from suitebench.report.analyses import DEFAULT_DESIGN_BUDGET
 from suitebench.report.load import AuditRun, Results
 from suitebench.report.suite_sections import correlations_table, suite_section, suites_table
 from suitebench.report.tables import Cell, Plot, Table, num, pct, table
 from suitebench.report.template import SCRIPT, STYLE, TEMPLATE
 
 __all__ = ["DEFAULT_DESIGN_BUDGET", "render_report", "write_report"]
-
-#: The auditors paper's design budget (50 inputs per problem), marked on the cov@k plot.
-DEFAULT_DESIGN_BUDGET = 50
 
 
 # --- input mode ---------------------------------------------------------------------------

@@ -186,7 +186,10 @@ def sections_svg(per_section: Mapping[str, Mapping[str, float | None]]) -> str:
         for j in range(len(cols)):
             v = grid[i, j]
             text = "–" if np.isnan(v) else f"{100 * v:.0f}%"
-            ax.text(j, i, text, ha="center", va="center", fontsize=7)
+            dark = not np.isnan(v) and (v >= 0.85 or v <= 0.15)
+            ax.text(
+                j, i, text, ha="center", va="center", fontsize=7, color="white" if dark else "black"
+            )
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels(rows, fontsize=8)
     ax.set_xticks(range(len(cols)))
