@@ -193,3 +193,29 @@ def test_input_overlap_finds_the_arm_input_copied_from_the_official_tests(
     assert hm["exact"] == 1 and hm["normalized"] >= 1
     assert overlap["random"]["normalized"] is None  # generator inputs are not kept on disk
     assert overlap["random"]["exact"] == 0
+
+
+def test_suites_collections_are_paired_by_instance(
+    real_results: RealResults, tmp_path: Path
+) -> None:
+    """A side may be a directory of one suite's scores on several instances."""
+    import shutil
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(real_results.score_bad, a / "wordfreq")
+    shutil.copytree(real_results.score_rpn, a / "rpn")
+    shutil.copytree(real_results.score_reference, b / "wordfreq")
+    shutil.copytree(real_results.score_rpn, b / "rpn")
+    data = _compare(real_results, str(a), str(b), "--resamples", "500", "--robustness-seeds", "1")
+    side = data["sides"][0]
+    assert side["problems"] == ["rpn", "wordfreq"]
+    m = {r["metric"]: r for r in side["metrics"]}["M"]
+    bad = json.loads((real_results.score_bad / "results.json").read_text())["mutation_score"]
+    ref = json.loads((real_results.score_reference / "results.json").read_text())["mutation_score"]
+    assert m["estimate"] == pytest.approx((bad - ref) / 2)  # rpn is the same suite on both sides
+    # resampling 2 instances: each resample is (rpn, rpn), a mix, or (wordfreq, wordfreq)
+    assert m["lo"] == pytest.approx(bad - ref) and m["hi"] == pytest.approx(0.0)
+
+    shutil.copytree(real_results.score_reference, a / "again")
+    proc = suitebench(real_results.store, "compare", str(a), str(b), "--resamples", "100")
+    assert proc.returncode == 2 and "one score per instance" in proc.stderr

@@ -241,3 +241,41 @@ def test_unmeasured_figures_render_as_na(real_results: RealResults, tmp_path: Pa
     assert proc.returncode == 0, proc.stderr
     text = out.read_text()
     assert "M n/a" in text and ">n/a<" in text
+
+
+def test_certified_near_clones_count_as_one_distinct_finding(
+    real_results: RealResults, tmp_path: Path
+) -> None:
+    """Two certified submissions that differ only in comments and spacing are one cluster."""
+    import csv
+    import shutil
+
+    from suitebench.report.analyses import certified_clusters
+
+    audit = tmp_path / "audit"
+    shutil.copytree(real_results.audit, audit)
+    run = load_results([audit]).audits[0]
+    row = next(r for r in run.ledger if r["submission_id"].endswith("overflow.c"))
+    problem = tmp_path / "maxsum"
+    shutil.copytree(row["problem_dir"], problem)
+    source = (problem / row["submission_id"]).read_text()
+    clone = "/* copied from a friend */\n" + source.replace("    ", "\t")
+    (problem / "submissions/accepted/overflow_copy.c").write_text(clone)
+    rows = [
+        dict(r, problem_dir=str(problem)) if r["problem"] == "maxsum" else r for r in run.ledger
+    ]
+    rows.append(
+        dict(row, problem_dir=str(problem), submission_id="submissions/accepted/overflow_copy.c")
+    )
+    with (audit / "ledger.csv").open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    run = load_results([audit]).audits[0]
+    clusters = certified_clusters(run)[row["arm"]]
+    assert clusters["findings"] == len([r for r in rows if r["arm"] == row["arm"]])
+    assert clusters["clusters"] == clusters["findings"] - 1
+    assert [
+        "submissions/accepted/overflow.c",
+        "submissions/accepted/overflow_copy.c",
+    ] in clusters["per_problem"]["maxsum"]
