@@ -34,6 +34,7 @@ from suitebench.data import IMPLEMENTATIONS_DIR, INSTANCES_DIR, PROBLEMS_DIR, SU
 from suitebench.generate.arms import GenerateOptions, generate_arm
 from suitebench.model.instance import load_instance
 from suitebench.model.problem import load_problem
+from suitebench.report.load import load_results
 from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import Executor, make_executor
 from suitebench.run.sandbox import describe_environment
@@ -208,11 +209,21 @@ def demo(
     finally:
         executor.close()
         store.close()
-    summary["seconds"] = round(time.monotonic() - started, 1)
     out.mkdir(parents=True, exist_ok=True)
+    parts = [d for d in (out / "suite", out / "audit") if d.is_dir()]
+    if parts:
+        from suitebench.report.html import write_report  # matplotlib: only when it is needed
+
+        report = write_report(
+            load_results(parts), out / "report.html", sources=[str(p) for p in parts]
+        )
+        summary["report"] = str(report)
+    summary["seconds"] = round(time.monotonic() - started, 1)
     (out / "demo.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     if OPTIONS.json:
         sys.stdout.write(json.dumps(summary) + "\n")
+    if "report" in summary:
+        _err.print(f"report: {summary['report']} (open it in a browser)")
     _err.print(f"done in {summary['seconds']} s; outputs in {out}/ (demo.json lists them)")
 
 

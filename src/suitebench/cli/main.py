@@ -153,7 +153,9 @@ def _global(
 
 # Command modules, each with register(app). A module that is not there yet is skipped so that
 # the CLI works while the tool grows.
-_COMMAND_MODULES = ["sandbox", "doctor", "audit", "score", "demo", "review", "generate", "agent"]
+_COMMAND_MODULES = [
+    "sandbox", "doctor", "audit", "score", "demo", "review", "generate", "agent", "report", "compare",
+]
 
 
 def _register_all() -> None:

@@ -2,15 +2,18 @@
 
 cov@k and pooled/macro coverage (input mode), the paired cluster bootstrap and noninferiority
 for arm comparisons, Wilson bounds for the review's false-discovery rate, and the suite-mode
-validity / mutation_score / reference pass rate, and near-clone clustering of findings.
+validity / mutation_score / reference pass rate, near-clone clustering of findings, overlap
+of killed sets and of inputs, Cohen's kappa and correlations with their intervals.
 """
 
+from suitebench.metrics.agreement import Kappa, cohen_kappa
 from suitebench.metrics.bootstrap import (
     DEFAULT_N_BOOT,
     DEFAULT_SEED,
     BootstrapResult,
     paired_cluster_bootstrap,
 )
+from suitebench.metrics.correlation import Correlation, correlation
 from suitebench.metrics.coverage import (
     DEFAULT_KS,
     cov_at_k,
@@ -38,7 +41,15 @@ from suitebench.metrics.noninferiority import (
     noninferiority,
     noninferiority_family,
 )
-from suitebench.metrics.overlap import clusters_by_problem, jaccard, near_clone_clusters
+from suitebench.metrics.overlap import (
+    InputOverlap,
+    SetOverlap,
+    clusters_by_problem,
+    input_overlap,
+    jaccard,
+    near_clone_clusters,
+    set_overlap,
+)
 from suitebench.metrics.wilson import wilson_interval, wilson_lower, wilson_upper
 
 __all__ = [
@@ -47,11 +58,18 @@ __all__ = [
     "DEFAULT_N_BOOT",
     "DEFAULT_SEED",
     "BootstrapResult",
+    "Correlation",
+    "InputOverlap",
+    "Kappa",
     "NoninferiorityResult",
+    "SetOverlap",
     "clusters_by_problem",
+    "cohen_kappa",
+    "correlation",
     "cov_at_k",
     "cov_at_k_curve",
     "holm",
+    "input_overlap",
     "jaccard",
     "macro_recall",
     "micro_coverage",
@@ -68,6 +86,7 @@ __all__ = [
     "prefix_coverage",
     "prefix_coverage_curve",
     "reference_pass_rate",
+    "set_overlap",
     "tail_marginal",
     "validity",
     "wilson_interval",

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
 from pathlib import PurePath
 
 import numpy as np
@@ -159,3 +161,135 @@ def clusters_by_problem(
         p: near_clone_clusters(srcs, threshold=threshold, k=k, language=language)
         for p, srcs in sorted(per.items())
     }
+
+
+@dataclass(frozen=True)
+class SetOverlap:
+    """How several killed sets overlap (TestSuiteBench Figure 12).
+
+    ``regions`` maps every non-empty combination of set names (sorted, joined as a tuple) to
+    the number of items in *exactly* those sets: the regions of a Venn diagram, which add up
+    to the union. ``intersections`` maps every combination to the number of items in *all* of
+    its sets (however many others hold them too). ``none`` counts the items of the universe
+    that no set holds (the mutants no suite kills), ``None`` when no universe was given.
+    """
+
+    names: tuple[str, ...]
+    sizes: dict[str, int]
+    regions: dict[tuple[str, ...], int]
+    intersections: dict[tuple[str, ...], int]
+    union: int
+    none: int | None
+    universe: int | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "names": list(self.names),
+            "sizes": dict(self.sizes),
+            "regions": [{"sets": list(k), "count": v} for k, v in self.regions.items()],
+            "intersections": [{"sets": list(k), "count": v} for k, v in self.intersections.items()],
+            "union": self.union,
+            "none": self.none,
+            "universe": self.universe,
+        }
+
+
+MAX_OVERLAP_SETS = 10
+
+
+def set_overlap(
+    sets: Mapping[str, Iterable[Hashable]], universe: Iterable[Hashable] | None = None
+) -> SetOverlap:
+    """Every exclusive region and every intersection of named sets, their union and the rest.
+
+    With ``universe`` (e.g. every scored mutant), items outside every set are counted in
+    ``none``; an item of a set outside the universe is an error (a killed mutant that was never
+    scored means the inputs are not from one run).
+    """
+    names = tuple(sets)
+    if len(names) > MAX_OVERLAP_SETS:
+        raise ValueError(f"at most {MAX_OVERLAP_SETS} sets, got {len(names)}")
+    members = {n: set(sets[n]) for n in names}
+    union: set[Hashable] = set().union(*members.values()) if names else set()
+    uni = None if universe is None else set(universe)
+    if uni is not None and not union <= uni:
+        extra = sorted(map(str, union - uni))[:5]
+        raise ValueError(f"items in a set but not in the universe: {extra}")
+    combos = [c for r in range(1, len(names) + 1) for c in combinations(names, r)]
+    membership: dict[Hashable, tuple[str, ...]] = {
+        item: tuple(n for n in names if item in members[n]) for item in union
+    }
+    regions = dict.fromkeys(combos, 0)
+    for combo in membership.values():
+        regions[combo] += 1
+    intersections = {c: len(set.intersection(*(members[n] for n in c))) for c in combos}
+    return SetOverlap(
+        names=names,
+        sizes={n: len(members[n]) for n in names},
+        regions=regions,
+        intersections=intersections,
+        union=len(union),
+        none=None if uni is None else len(uni - union),
+        universe=None if uni is None else len(uni),
+    )
+
+
+def normalize_whitespace(data: bytes) -> bytes:
+    """An input with every run of whitespace made one space and the ends stripped."""
+    return b" ".join(data.split())
+
+
+@dataclass(frozen=True)
+class InputOverlap:
+    """How many of an arm's inputs also appear among the official tests (the leakage check).
+
+    ``exact`` counts arm inputs byte-identical to some official input; ``normalized`` counts
+    those equal after :func:`normalize_whitespace` (so a trailing newline or a changed line
+    break does not hide a copy). Shares are over the arm's distinct inputs; ``jaccard_*`` is
+    the Jaccard similarity of the two distinct-input sets.
+    """
+
+    arm_inputs: int
+    official_inputs: int
+    exact: int
+    normalized: int
+    jaccard_exact: float
+    jaccard_normalized: float
+
+    @property
+    def exact_share(self) -> float:
+        return self.exact / self.arm_inputs if self.arm_inputs else float("nan")
+
+    @property
+    def normalized_share(self) -> float:
+        return self.normalized / self.arm_inputs if self.arm_inputs else float("nan")
+
+    def to_dict(self) -> dict[str, object]:
+        def j(x: float) -> float | None:
+            return None if x != x else x
+
+        return {
+            "arm_inputs": self.arm_inputs,
+            "official_inputs": self.official_inputs,
+            "exact": self.exact,
+            "exact_share": j(self.exact_share),
+            "normalized": self.normalized,
+            "normalized_share": j(self.normalized_share),
+            "jaccard_exact": self.jaccard_exact,
+            "jaccard_normalized": self.jaccard_normalized,
+        }
+
+
+def input_overlap(arm: Iterable[bytes], official: Iterable[bytes]) -> InputOverlap:
+    """Overlap of an arm's inputs with the official tests, exact and whitespace-normalised."""
+    a, o = set(arm), set(official)
+    an = {normalize_whitespace(x) for x in a}
+    on = {normalize_whitespace(x) for x in o}
+    return InputOverlap(
+        arm_inputs=len(a),
+        official_inputs=len(o),
+        exact=len(a & o),
+        normalized=sum(normalize_whitespace(x) in on for x in a),
+        jaccard_exact=jaccard(a, o),
+        jaccard_normalized=jaccard(an, on),
+    )

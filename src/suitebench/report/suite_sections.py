@@ -1,0 +1,173 @@
+"""The suite-mode part of the report: suites, candidate implementations, their drill-down."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from suitebench.report import plots
+from suitebench.report.load import ScoreRun
+from suitebench.report.tables import Cell, Plot, Table, num, pct, table
+
+__all__ = ["correlations_table", "suite_section", "suites_table"]
+
+
+def _reason(reference: Sequence[str], flaky: bool) -> str:
+    runs = ", ".join(reference)
+    if flaky:
+        return f"changes across the reference runs ({runs})"
+    return f"fails on the reference ({runs})"
+
+
+def _diff_text(patch: str) -> str:
+    path = Path(patch)
+    if patch and path.is_file():
+        try:
+            return path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            pass
+    return f"(diff not found at {patch})" if patch else "(no diff recorded)"
+
+
+def _suite_heatmap(run: ScoreRun) -> Plot:
+    res = run.result
+    tests = res.test_ids()
+    valid = {t.id: t.valid for t in res.tests}
+    cells = np.zeros((len(tests), len(res.mutants)), dtype=np.int_)
+    for j, m in enumerate(res.mutants):
+        for i, t in enumerate(tests):
+            st = m.outcomes.get(t)
+            if st is None:
+                continue
+            cells[i, j] = (2 if valid[t] else 3) if st.fails else 1
+    svg = plots.heatmap_svg(
+        cells,
+        [t.split("::")[-1] for t in tests],
+        [m.id for m in res.mutants],
+        title=f"{res.instance} / {run.suite_label}: kill matrix",
+        xlabel="mutant",
+        ylabel="test",
+    )
+    return Plot(
+        svg,
+        "Red: a valid test fails on the mutant (a kill); green: passes; amber: an invalid "
+        "test fails (not counted); grey: not run (build error, or stopped at the first kill).",
+    )
+
+
+def suite_section(run: ScoreRun) -> dict[str, Any]:
+    res = run.result
+    invalid = table(["test", "valid", "flaky", "reason"])
+    for t in res.tests:
+        if not t.valid or t.flaky:
+            invalid.add(
+                Cell(t.id, code=True), str(t.valid), str(t.flaky), _reason(t.reference, t.flaky)
+            )
+    excluded = None
+    if res.excluded_tests:
+        excluded = table(["test", "reasons"])
+        for test, reasons in res.excluded_tests.items():
+            excluded.add(Cell(test, code=True), "; ".join(reasons))
+    mt = table(
+        ["mutant", "section", "operator", "status", "killed by", "description"],
+        [False, False, False, False, True, False],
+    )
+    for m in res.mutants:
+        mt.add(
+            Cell(m.id, code=True),
+            m.section or "",
+            m.operator or "",
+            Cell(str(m.status), css=str(m.status)),
+            len(m.killed_by),
+            m.description + (f" ({m.message})" if m.message else ""),
+        )
+    survivors = [
+        {
+            "id": m.id,
+            "section": m.section,
+            "description": m.description,
+            "target": m.target,
+            "diff": _diff_text(m.patch),
+        }
+        for m in res.mutants
+        if str(m.status) == "survived"
+    ]
+    return {
+        "label": run.label,
+        "instance": res.instance,
+        "suite": run.suite_label,
+        "V": pct(res.validity).text,
+        "M": pct(res.mutation_score).text,
+        "invalid_table": invalid if invalid.rows else None,
+        "excluded_table": excluded,
+        "mutants_table": mt,
+        "survivors": survivors,
+        "heatmap": _suite_heatmap(run),
+        "mutation_report": str(run.mutation_report) if run.mutation_report else "",
+    }
+
+
+def suites_table(runs: Sequence[ScoreRun]) -> Table:
+    t = table(
+        [
+            "result",
+            "instance",
+            "suite",
+            "tests",
+            "valid",
+            "flaky",
+            "invalid",
+            "V",
+            "mutants",
+            "scored",
+            "killed",
+            "survived",
+            "build errors",
+            "crashed",
+            "M",
+            "M per section",
+        ],
+        [False, False, False] + [True] * 12,
+    )
+    for r in runs:
+        c = r.result.counts
+        sections = ", ".join(f"{k}: {pct(v).text}" for k, v in r.result.per_section.items())
+        t.add(
+            Cell(r.label, code=True),
+            r.result.instance,
+            r.suite_label,
+            c.tests,
+            c.valid,
+            c.flaky,
+            c.tests - c.valid,
+            pct(r.result.validity),
+            c.mutants,
+            c.scored,
+            c.killed,
+            c.survived,
+            c.build_errors,
+            c.crashed,
+            pct(r.result.mutation_score),
+            sections,
+        )
+    return t
+
+
+def correlations_table(corr: Mapping[str, Any]) -> Table:
+    t = table(["relation", "pairs", "ρ", "95% interval", "p"], [False, True, True, False, True])
+    names = {
+        "sections_vs_mutation_score": "spec sections (with mutants) vs M",
+        "reference_tests_vs_tests_written": "reference suite size vs tests written",
+    }
+    for key, c in corr.items():
+        lo, hi = c.get("lo"), c.get("hi")
+        interval = "n/a (needs 4 pairs)" if lo is None else f"[{lo:.3f}, {hi:.3f}]"
+        if c.get("coefficient") is None and c["n"] >= 2:
+            interval = "n/a (a variable is constant)"
+        t.add(
+            names.get(key, key), c["n"], num(c.get("coefficient")), interval, num(c.get("p_value"))
+        )
+    return t
