@@ -154,7 +154,16 @@ def _global(
 # Command modules, each with register(app). A module that is not there yet is skipped so that
 # the CLI works while the tool grows.
 _COMMAND_MODULES = [
-    "sandbox", "doctor", "audit", "score", "demo", "review", "generate", "agent", "report", "compare",
+    "sandbox",
+    "doctor",
+    "audit",
+    "score",
+    "demo",
+    "review",
+    "generate",
+    "agent",
+    "report",
+    "compare",
 ]
 
 

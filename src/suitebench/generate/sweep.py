@@ -51,8 +51,9 @@ def sweep(engine: Engine, built: Built, seeds: Iterable[int], origin: str) -> It
         for s, oc in zip(chunk, outs, strict=True):
             where = f"{origin} seed {s}"
             if oc.ok and not oc.stdout_truncated:
-                if oc.stdout.strip():
-                    yield Candidate(where, oc.stdout)
+                text = oc.read_stdout()
+                if text.strip():
+                    yield Candidate(where, text)
                 else:
                     yield Candidate(where, drop="empty", detail="the generator printed nothing")
             else:
