@@ -65,7 +65,7 @@ def _global(
 
 # Command modules, each with register(app). A module that is not there yet is skipped so that
 # the CLI works while the tool grows.
-_COMMAND_MODULES = ["sandbox", "doctor", "audit", "score", "demo", "review"]
+_COMMAND_MODULES = ["sandbox", "doctor", "audit", "score", "demo", "review", "build"]
 
 
 def _register_all() -> None:

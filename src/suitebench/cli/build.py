@@ -1,0 +1,108 @@
+"""``suitebench build ...``: turn a program with a reference suite into a benchmark instance
+(TestSuiteBench Section 2 and Appendix B), one inspectable step at a time."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from suitebench.cli._progress import progress_bar
+from suitebench.cli.main import OPTIONS
+from suitebench.model.errors import FormatError
+from suitebench.model.instance import Instance, load_instance
+from suitebench.model.programbench import is_programbench_task, load_programbench_task
+from suitebench.run.executor import make_executor
+
+_err = Console(stderr=True, soft_wrap=True)
+build_app = typer.Typer(
+    name="build",
+    help="Build benchmark instances: mutants, targets, refinement, hygiene, specs, statistics.",
+    no_args_is_help=True,
+)
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    _err.print(f"[red]error:[/red] {escape(message)}")
+    return typer.Exit(code)
+
+
+def _load(path: Path) -> Instance:
+    try:
+        if is_programbench_task(path):
+            return load_programbench_task(path)
+        return load_instance(path)
+    except FormatError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data) + "\n")
+
+
+@build_app.command("mutants")
+def mutants(
+    instance_path: Path = typer.Argument(..., help="instance.toml or a directory holding one."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Write into a copy of the instance here instead of in place."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the caps' random samples."),
+    max_total: int | None = typer.Option(None, "--max", min=1, help="At most N mutants."),
+    max_per_file: int = typer.Option(400, "--max-per-file", min=1),
+    max_per_function: int = typer.Option(40, "--max-per-function", min=1),
+    operator: list[str] = typer.Option([], "--operator", help="Only these operators."),
+) -> None:
+    """Operator mutants (no model): one unified diff each, listed in instance.toml."""
+    from suitebench.construct.mutants import write_mutants
+
+    instance = _load(instance_path)
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        with progress_bar("building mutants", console=_err, quiet=OPTIONS.quiet) as progress:
+            report = write_mutants(
+                instance,
+                out=out,
+                seed=seed,
+                max_total=max_total,
+                max_per_file=max_per_file,
+                max_per_function=max_per_function,
+                operators=set(operator) or None,
+                cache_dir=OPTIONS.store.parent / "builds",
+                executor=executor,
+                progress=progress,
+            )
+    except (FormatError, FileExistsError, RuntimeError) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        executor.close()
+    if OPTIONS.json:
+        _emit_json(report.to_dict())
+        return
+    where = out if out is not None else instance.root
+    _err.print(
+        f"[bold]{instance.name}[/bold]  {len(report.mutants)} mutants written to "
+        f"{where}/mutants  ({report.sites} sites, {report.noops} no-ops, "
+        f"{report.duplicates} duplicates, {report.capped} over the caps, "
+        f"{len(report.build_errors)} do not build)"
+    )
+    table = Table("operator", "mutants", show_edge=False)
+    for name, count in sorted(report.by_operator.items()):
+        table.add_row(name, str(count))
+    _err.print(table)
+    for error in report.build_errors[:10]:
+        reason = escape(str(error["reason"]))
+        _err.print(f"  [yellow]dropped[/yellow] {escape(str(error['description']))}: {reason}")
+    if len(report.build_errors) > 10:
+        _err.print(f"  ... {len(report.build_errors) - 10} more in mutants/operators.json")
+    for file, why in report.unparsable.items():
+        _err.print(f"  [yellow]not parsed[/yellow] {escape(file)}: {escape(why)}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(build_app, name="build")
