@@ -104,5 +104,36 @@ def mutants(
         _err.print(f"  [yellow]not parsed[/yellow] {escape(file)}: {escape(why)}")
 
 
+@build_app.command("targets")
+def targets(
+    instance_path: Path = typer.Argument(..., help="instance.toml or a directory holding one."),
+    per_section: int = typer.Option(6, "--per-section", min=0, help="Targets per section."),
+    out: Path = typer.Option(Path("targets.json"), "--out", help="Where to write the targets."),
+) -> None:
+    """Mutant targets by min-cost max-flow on the section/test bigraph (Appendix B.2)."""
+    from suitebench.construct.targets import targets_for_instance
+
+    instance = _load(instance_path)
+    try:
+        selection = targets_for_instance(instance, per_section=per_section)
+    except FormatError as exc:
+        raise _fail(str(exc)) from None
+    data = selection.to_dict()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    if OPTIONS.json:
+        _emit_json(data)
+        return
+    _err.print(
+        f"[bold]{instance.name}[/bold]  {selection.selected} targets over "
+        f"{len(selection.targets)} sections (at most {per_section} each, cost "
+        f"{selection.cost}, {selection.edges} edges) -> {out}"
+    )
+    table = Table("section", "targets", "tests", show_edge=False)
+    for section, chosen in selection.targets.items():
+        table.add_row(escape(section), str(len(chosen)), escape(", ".join(chosen[:3])))
+    _err.print(table)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(build_app, name="build")
