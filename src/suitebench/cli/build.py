@@ -135,5 +135,71 @@ def targets(
     _err.print(table)
 
 
+def _figure(value: Any, percent: bool = True) -> str:
+    if value is None:
+        return "n/a"
+    return f"{100 * value:.1f}%" if percent else str(value)
+
+
+@build_app.command("refine")
+def refine(
+    instance_path: Path = typer.Argument(..., help="instance.toml or a directory holding one."),
+    out: Path | None = typer.Option(None, "--out", help="Write a refined copy here."),
+    max_unrelated: float = typer.Option(
+        0.2, "--max-unrelated", min=0.0, max=1.0, help="Largest share of other tests killing it."
+    ),
+    keep: int = typer.Option(3, "--keep", min=1, help="Mutants kept per section."),
+) -> None:
+    """Keep mutants their target kills and few other tests do; top --keep per section."""
+    from suitebench.construct.refine import refine_instance
+    from suitebench.run.store import Store, StoreError
+
+    instance = _load(instance_path)
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        with progress_bar("scoring candidates", console=_err, quiet=OPTIONS.quiet) as progress:
+            report = refine_instance(
+                instance,
+                store=store,
+                out=out,
+                max_unrelated=max_unrelated,
+                keep_per_section=keep,
+                cache_dir=OPTIONS.store.parent / "builds",
+                executor=executor,
+                progress=progress,
+            )
+    except (FormatError, FileExistsError, RuntimeError) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        executor.close()
+        store.close()
+    if OPTIONS.json:
+        _emit_json(report.to_dict())
+        return
+    where = out if out is not None else instance.root
+    _err.print(
+        f"[bold]{instance.name}[/bold]  kept {report.after['mutants']} of "
+        f"{report.before['mutants']} mutants ({report.valid_tests} valid reference tests) "
+        f"-> {where}/refine.json"
+    )
+    table = Table("figure", "before", "after", show_edge=False)
+    for key, label, pct in (
+        ("mutants", "mutants", False),
+        ("killed_by_target", "killed by their target", False),
+        ("killed_exactly_by_target", "killed exactly by their target", True),
+        ("mean_unrelated_fraction", "mean unrelated killers |T-bar|/|T|", True),
+    ):
+        table.add_row(label, _figure(report.before[key], pct), _figure(report.after[key], pct))
+    _err.print(table)
+    for d in report.mutants:
+        mark = "[green]kept[/green]   " if d.kept else "[yellow]dropped[/yellow]"
+        flags = f"  [red]{escape('; '.join(d.flags))}[/red]" if d.flags else ""
+        _err.print(f"  {mark} {escape(d.id)}  {escape(d.reason)}{flags}")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(build_app, name="build")

@@ -40,6 +40,7 @@ __all__ = [
     "MANIFEST",
     "MutantRecord",
     "MutantsReport",
+    "error_line",
     "generate_operator_mutants",
     "mutation_sites",
     "source_files",
@@ -289,9 +290,14 @@ def write_mutants(
     return report
 
 
-def _error(site: MutationSite, message: str) -> dict[str, str | int]:
+def error_line(message: str) -> str:
+    """The line of a build log that says what went wrong (the first naming an error)."""
     lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
-    reason = next((line for line in lines if "error" in line.lower()), lines[-1] if lines else "")
+    return next((line for line in lines if "error" in line.lower()), lines[-1] if lines else "")
+
+
+def _error(site: MutationSite, message: str) -> dict[str, str | int]:
+    reason = error_line(message)
     return {
         "file": site.file,
         "line": site.line,
