@@ -201,5 +201,95 @@ def refine(
         _err.print(f"  {mark} {escape(d.id)}  {escape(d.reason)}{flags}")
 
 
+@build_app.command("stats")
+def stats(
+    instance_paths: list[Path] = typer.Argument(..., help="Instances (directories or tomls)."),
+    out: Path | None = typer.Option(None, "--out", help="Also write the figures as JSON."),
+) -> None:
+    """TestSuiteBench Table 1: spec, source, reference tests and mutants; min/max/median."""
+    from suitebench.construct.stats import FIGURES, instance_stats, summarize
+
+    rows = [instance_stats(_load(p)) for p in instance_paths]
+    summary = summarize(rows)
+    data = {"instances": [r.to_dict() for r in rows], "summary": summary}
+    if out is not None:
+        out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    if OPTIONS.json:
+        _emit_json(data)
+        return
+    table = Table("", "", "Min", "Max", "Median", show_edge=False)
+    for key, group, label in FIGURES:
+        figure = summary[key]
+        table.add_row(
+            group, label, f"{figure['min']:,}", f"{figure['max']:,}", f"{figure['median']:,g}"
+        )
+    _err.print(f"{len(rows)} instance(s)")
+    _err.print(table)
+    if len(rows) > 1:
+        short = ("words", "lines", "sections", "files", "LOC", "tests", "mutants")
+        per = Table("instance", *short, show_edge=False)
+        for r in rows:
+            per.add_row(escape(r.instance), *(f"{getattr(r, k):,}" for k, _, _ in FIGURES))
+        _err.print(per)
+
+
+@build_app.command("hygiene")
+def hygiene(
+    instance_path: Path = typer.Argument(..., help="instance.toml or a directory holding one."),
+    out: Path | None = typer.Option(None, "--out", help="Write a cleaned copy here."),
+    runs: int = typer.Option(3, "--runs", min=1, help="Reference runs (flaky = they differ)."),
+    per_test: float = typer.Option(10.0, "--per-test-timeout", help="Seconds per test."),
+    no_network_check: bool = typer.Option(
+        False, "--no-network-check", help="Do not re-run failing tests with the network on."
+    ),
+) -> None:
+    """Drop failing, flaky, too slow and network-bound reference tests; clean the spec."""
+    from suitebench.construct.hygiene import apply_hygiene
+    from suitebench.run.store import Store, StoreError
+
+    instance = _load(instance_path)
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        with progress_bar("reference runs", console=_err, quiet=OPTIONS.quiet) as progress:
+            report = apply_hygiene(
+                instance,
+                store=store,
+                out=out,
+                runs=runs,
+                per_test=per_test,
+                check_network=not no_network_check,
+                cache_dir=OPTIONS.store.parent / "builds",
+                executor=executor,
+                progress=progress,
+            )
+    except (FormatError, FileExistsError, RuntimeError) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        executor.close()
+        store.close()
+    if OPTIONS.json:
+        _emit_json(report.to_dict())
+        return
+    where = out if out is not None else instance.root
+    _err.print(
+        f"[bold]{instance.name}[/bold]  {len(report.dropped)} of {report.tests} reference tests "
+        f"dropped ({report.runs} runs), {len(report.spec_changes)} spec line(s) changed, "
+        f"{len(report.sections_dropped)} section(s) dropped -> {where}/hygiene.json"
+    )
+    for d in report.dropped:
+        _err.print(f"  [yellow]{d.reason:8}[/yellow] {escape(d.id)}  {escape(d.detail)}")
+    for c in report.spec_changes:
+        _err.print(f"  spec line {c['line']}: {escape(c['before'].strip())}")
+        _err.print(f"           -> {escape(c['after'].strip())}")
+    for s in report.sections_dropped:
+        _err.print(f"  spec section dropped (all its tests were): {escape(s)}")
+    for t in report.not_removed:
+        _err.print(f"  [red]not found in its file, remove by hand:[/red] {escape(t)}")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(build_app, name="build")
