@@ -291,5 +291,57 @@ def hygiene(
         _err.print(f"  [red]not found in its file, remove by hand:[/red] {escape(t)}")
 
 
+@build_app.command("init")
+def init(
+    repo: Path = typer.Argument(
+        ..., help="A repository with build.sh and tests/, or a ProgramBench task directory."
+    ),
+    out: Path = typer.Option(..., "--out", help="The new instance directory."),
+    branch: str | None = typer.Option(None, "--branch", help="ProgramBench test branch."),
+    runs: int = typer.Option(3, "--runs", min=1),
+    per_test: float = typer.Option(10.0, "--per-test-timeout", help="Seconds per test."),
+) -> None:
+    """An instance skeleton from a repository, with hygiene applied to its reference suite."""
+    from suitebench.construct.init import init_instance
+    from suitebench.run.store import Store, StoreError
+
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        with progress_bar("reference runs", console=_err, quiet=OPTIONS.quiet) as progress:
+            summary, report = init_instance(
+                repo,
+                out,
+                store=store,
+                branch=branch,
+                runs=runs,
+                per_test=per_test,
+                cache_dir=OPTIONS.store.parent / "builds",
+                executor=executor,
+                progress=progress,
+            )
+    except (FormatError, FileExistsError, RuntimeError) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        executor.close()
+        store.close()
+    if OPTIONS.json:
+        _emit_json({"init": summary, "hygiene": report.to_dict()})
+        return
+    _err.print(
+        f"[bold]{report.instance}[/bold]  instance written to {out}: "
+        f"{report.tests - len(report.dropped)} reference tests kept of {report.tests}"
+    )
+    for test, reasons in summary["ignored_by_task"].items():
+        _err.print(f"  [yellow]ignored[/yellow]  {escape(test)}  ({escape(', '.join(reasons))})")
+    for d in report.dropped:
+        _err.print(f"  [yellow]{d.reason:8}[/yellow] {escape(d.id)}  {escape(d.detail)}")
+    if not (out / "spec.md").is_file():
+        _err.print("  no spec.md yet: write one, or draft it with `suitebench build spec`")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(build_app, name="build")

@@ -43,6 +43,7 @@ __all__ = [
     "apply_hygiene",
     "classify_reference_runs",
     "remove_test_functions",
+    "remove_tests",
     "scrub_error_locations",
 ]
 
@@ -137,6 +138,26 @@ def remove_test_functions(path: Path, names: set[str]) -> set[str]:
     if removed:
         path.write_text(new.code, encoding="utf-8")
     return removed
+
+
+def remove_tests(suite: Path, test_ids: set[str]) -> tuple[list[Path], list[str]]:
+    """Remove tests given by node id (``tests/<file>::<name>``) from the suite's files; the
+    files changed and the ids not found."""
+    by_file: dict[str, set[str]] = {}
+    for test in test_ids:
+        path_text, _, name = test.partition("::")
+        by_file.setdefault(path_text, set()).add(name.split("[", 1)[0])
+    changed: list[Path] = []
+    missing: list[str] = []
+    for path_text, names in sorted(by_file.items()):
+        # Node ids start with the suite's directory name (``tests``): the file is below it.
+        rel = Path(path_text).relative_to(Path(path_text).parts[0])
+        file = suite / rel
+        removed = remove_test_functions(file, names) if file.is_file() else set()
+        if removed:
+            changed.append(file)
+        missing += [f"{path_text}::{n}" for n in sorted(names - removed)]
+    return changed, missing
 
 
 def scrub_error_locations(text: str) -> tuple[str, list[dict[str, Any]]]:
@@ -236,18 +257,9 @@ def apply_hygiene(
     moved = load_instance(target)
     dropped_ids = {d.id for d in report.dropped}
 
-    by_file: dict[str, set[str]] = {}
-    for test in dropped_ids:
-        path_text, _, name = test.partition("::")
-        by_file.setdefault(path_text, set()).add(name.split("[", 1)[0])
-    for path_text, names in sorted(by_file.items()):
-        # Node ids start with the suite's directory name; the files live in ``tests``.
-        rel = Path(path_text).relative_to(Path(path_text).parts[0])
-        file = moved.tests / rel
-        removed = remove_test_functions(file, names) if file.is_file() else set()
-        if removed:
-            report.files_changed.append(str(file.relative_to(target)))
-        report.not_removed += [f"{path_text}::{n}" for n in sorted(names - removed)]
+    changed, missing = remove_tests(moved.tests, dropped_ids)
+    report.files_changed += [str(f.relative_to(target)) for f in changed]
+    report.not_removed += missing
 
     map_files = [target / "instance.toml"]
     raw = (target / "instance.toml").read_text(encoding="utf-8")
