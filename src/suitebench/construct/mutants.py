@@ -18,10 +18,8 @@ The pipeline, each stage a plain list of records:
 
 from __future__ import annotations
 
-import json
 import random
 import re
-import shutil
 import tempfile
 import warnings
 from collections.abc import Callable
@@ -30,7 +28,8 @@ from pathlib import Path
 
 from suitebench.construct.edits import MutationSite, unified_diff
 from suitebench.construct.treesitter_ops import language_of, treesitter_sites
-from suitebench.model.instance import Instance, InstanceError, InstanceKind, MutantSpec
+from suitebench.construct.writing import OPERATOR, MutantRecord, prepare_target, write_generated
+from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor
 from suitebench.suite.build import Builder, build_all
 
@@ -47,26 +46,12 @@ __all__ = [
     "write_mutants",
 ]
 
-BLOCK_BEGIN = "# >>> suitebench build mutants (generated; a re-run replaces this block)"
-BLOCK_END = "# <<< suitebench build mutants"
-MANIFEST = "operators.json"
-ID_PREFIX = "op"
+BLOCK_BEGIN = OPERATOR.begin
+BLOCK_END = OPERATOR.end
+MANIFEST = OPERATOR.manifest
 _SKIP_DIRS = {".git", "__pycache__", "tests", "test", "target", "build", "vendor", ".venv"}
 _SKIP_PY = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest|setup)\.py$")
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class MutantRecord:
-    """A written mutant: its id, diff file and where and how it changes the source."""
-
-    id: str
-    patch: str  # relative to the instance directory
-    file: str  # relative to the source directory
-    line: int
-    operator: str
-    description: str
-    function: str
 
 
 @dataclass
@@ -216,16 +201,7 @@ def write_mutants(
         max_per_function=max_per_function,
         operators=operators,
     )
-    target = instance.root
-    if out is not None:
-        out = Path(out).resolve()
-        if out != instance.root:
-            if out.exists() and any(out.iterdir()):
-                raise FileExistsError(f"{out}: --out must be a new or empty directory")
-            shutil.copytree(instance.root, out, dirs_exist_ok=True)
-        target = out
-    toml_path = target / "instance.toml"
-    existing = _user_mutant_ids(instance, toml_path)
+    target = prepare_target(instance, out)
 
     with tempfile.TemporaryDirectory(prefix="suitebench-mutants-") as tmp:
         specs: list[MutantSpec] = []
@@ -260,33 +236,25 @@ def write_mutants(
     order = {id(s): i for i, (s, _) in enumerate(candidates)}
     ok.sort(key=lambda pair: order[id(pair[0])])
 
-    mutants_dir = target / "mutants"
-    mutants_dir.mkdir(exist_ok=True)
-    _remove_previous(target, mutants_dir)
-    width = max(4, len(str(len(ok))))
-    for number, (site, diff) in enumerate(ok, start=1):
-        mutant_id = f"{ID_PREFIX}{number:0{width}d}"
-        if mutant_id in existing:
-            raise InstanceError(
-                toml_path, "mutants", f"expected no hand-written mutant named {mutant_id!r}"
-            )
-        (mutants_dir / f"{mutant_id}.diff").write_bytes(diff)
-        report.mutants.append(
+    records = [
+        (
             MutantRecord(
-                id=mutant_id,
-                patch=f"mutants/{mutant_id}.diff",
+                id="",
+                patch="",
                 file=site.file,
                 line=site.line,
                 operator=site.operator,
                 description=site.description,
                 function=site.function,
-            )
+            ),
+            diff,
         )
+        for site, diff in ok
+    ]
+    for site, _ in ok:
         report.by_operator[site.operator] = report.by_operator.get(site.operator, 0) + 1
-    (mutants_dir / MANIFEST).write_text(
-        json.dumps(report.to_dict(), indent=1) + "\n", encoding="utf-8"
-    )
-    _write_block(toml_path, report.mutants)
+    manifest = report.to_dict()
+    report.mutants = write_generated(target, OPERATOR, records, manifest)
     return report
 
 
@@ -306,53 +274,3 @@ def _error(site: MutationSite, message: str) -> dict[str, str | int]:
         "reason": reason,
         "message": message.strip(),
     }
-
-
-def _split_block(text: str) -> tuple[str, str]:
-    """``instance.toml`` without the generated block, and the block itself."""
-    begin = text.find(BLOCK_BEGIN)
-    if begin < 0:
-        return text, ""
-    end = text.find(BLOCK_END, begin)
-    end = len(text) if end < 0 else end + len(BLOCK_END)
-    return text[:begin].rstrip("\n") + "\n" + text[end:].lstrip("\n"), text[begin:end]
-
-
-def _user_mutant_ids(instance: Instance, toml_path: Path) -> set[str]:
-    _, block = _split_block(toml_path.read_text(encoding="utf-8"))
-    generated = set(re.findall(r'^id = "([^"]+)"', block, flags=re.M))
-    return {m.id for m in instance.mutants} - generated
-
-
-def _remove_previous(target: Path, mutants_dir: Path) -> None:
-    manifest = mutants_dir / MANIFEST
-    if not manifest.is_file():
-        return
-    try:
-        previous = json.loads(manifest.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        return
-    for record in previous.get("mutants", []):
-        old = (target / str(record.get("patch", ""))).resolve()
-        if old.parent == mutants_dir.resolve() and old.is_file():
-            old.unlink()
-
-
-def _toml_string(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
-
-
-def _write_block(toml_path: Path, mutants: list[MutantRecord]) -> None:
-    body, _ = _split_block(toml_path.read_text(encoding="utf-8"))
-    lines = [BLOCK_BEGIN]
-    for m in mutants:
-        lines += [
-            "",
-            "[[mutants]]",
-            f"id = {_toml_string(m.id)}",
-            f"patch = {_toml_string(m.patch)}",
-            f"operator = {_toml_string(m.operator)}",
-            f"description = {_toml_string(m.description)}",
-        ]
-    lines.append(BLOCK_END)
-    toml_path.write_text(body.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
