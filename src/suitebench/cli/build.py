@@ -57,11 +57,26 @@ def mutants(
     max_per_file: int = typer.Option(400, "--max-per-file", min=1),
     max_per_function: int = typer.Option(40, "--max-per-function", min=1),
     operator: list[str] = typer.Option([], "--operator", help="Only these operators."),
+    llm: bool = typer.Option(
+        False, "--llm", help="Requirement-targeted mutants from a model, one per target."
+    ),
+    targets_file: Path | None = typer.Option(
+        None, "--targets", help="targets.json of `build targets` (--llm; default: computed)."
+    ),
+    per_section: int = typer.Option(6, "--per-section", min=1, help="Targets per section."),
+    attempts: int = typer.Option(3, "--attempts", min=1, help="Model attempts per target."),
+    model: str | None = typer.Option(None, "--model", help="Model name ($SUITEBENCH_MODEL)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="($OPENAI_BASE_URL)"),
+    api_key: str | None = typer.Option(None, "--api-key", help="($OPENAI_API_KEY)"),
 ) -> None:
-    """Operator mutants (no model): one unified diff each, listed in instance.toml."""
+    """Operator mutants (no model), or with --llm requirement-targeted mutants: one unified
+    diff each, listed in instance.toml."""
     from suitebench.construct.mutants import write_mutants
 
     instance = _load(instance_path)
+    if llm:
+        _llm_mutants(instance, out, targets_file, per_section, attempts, model, base_url, api_key)
+        return
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     try:
         with progress_bar("building mutants", console=_err, quiet=OPTIONS.quiet) as progress:
@@ -102,6 +117,72 @@ def mutants(
         _err.print(f"  ... {len(report.build_errors) - 10} more in mutants/operators.json")
     for file, why in report.unparsable.items():
         _err.print(f"  [yellow]not parsed[/yellow] {escape(file)}: {escape(why)}")
+
+
+def _client(model: str | None, base_url: str | None, api_key: str | None, store: Any) -> Any:
+    from suitebench.agents.llm import ModelClient, ModelError
+
+    try:
+        return ModelClient.from_env(model, base_url=base_url, api_key=api_key, store=store)
+    except ModelError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _llm_mutants(
+    instance: Instance,
+    out: Path | None,
+    targets_file: Path | None,
+    per_section: int,
+    attempts: int,
+    model: str | None,
+    base_url: str | None,
+    api_key: str | None,
+) -> None:
+    from suitebench.agents.llm import ModelError, ModelReplyError
+    from suitebench.construct.llm_mutants import requirement_mutants
+    from suitebench.construct.targets import read_targets, targets_for_instance
+    from suitebench.run.store import Store, StoreError
+
+    try:
+        if targets_file is not None:
+            chosen = read_targets(targets_file, instance)
+        else:
+            chosen = targets_for_instance(instance, per_section=per_section).targets
+        store = Store(OPTIONS.store)
+    except (FormatError, StoreError) as exc:
+        raise _fail(str(exc)) from None
+    client = _client(model, base_url, api_key, store)
+    try:
+        with progress_bar("asking for mutants", console=_err, quiet=OPTIONS.quiet) as progress:
+            report = requirement_mutants(
+                instance,
+                client,
+                chosen,
+                cache_dir=OPTIONS.store.parent / "builds",
+                out=out,
+                attempts=attempts,
+                retryable=(ModelReplyError,),
+                progress=progress,
+            )
+    except (ModelError, FileExistsError, RuntimeError, FormatError) as exc:
+        raise _fail(str(exc), 1) from None
+    finally:
+        store.close()
+    if OPTIONS.json:
+        _emit_json({**report.to_dict(), "usage": client.usage.to_dict()})
+        return
+    where = out if out is not None else instance.root
+    _err.print(
+        f"[bold]{instance.name}[/bold]  {len(report.mutants)} of {report.pairs} targets got a "
+        f"mutant from {escape(client.model)} -> {where}/mutants "
+        f"({client.usage.calls} calls, {client.usage.cached_calls} from the store)"
+    )
+    for m in report.mutants:
+        _err.print(f"  [green]{m.id}[/green]  {escape(m.description)}")
+    for f in report.failed_pairs:
+        why = str(f["problem"]).splitlines()[0]
+        _err.print(f"  [yellow]none[/yellow]   {escape(f['section'])} / {escape(f['target'])}: "
+                   f"{escape(why)}")  # fmt: skip
 
 
 @build_app.command("targets")

@@ -19,7 +19,6 @@ target, and the mean |T-bar| as a fraction of the other tests.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 import shutil
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from suitebench.construct.mutants import error_line
+from suitebench.construct.prompts import test_source
 from suitebench.construct.tomledit import drop_mutant_tables
 from suitebench.model.instance import Instance, InstanceError, MutantSpec, load_instance
 from suitebench.run.executor import Executor
@@ -90,35 +90,6 @@ def refinement_figures(decisions: list[MutantDecision]) -> dict[str, Any]:
     }
 
 
-def _test_source(root: Path, test_id: str) -> str:
-    """The source of one test function (for the literal check); '' if it cannot be read."""
-    path_text, _, name = test_id.partition("::")
-    path = root / path_text
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        text = path.read_text(encoding="utf-8")
-    except (OSError, SyntaxError, ValueError):
-        return ""
-    parts = name.split("[", 1)[0].split("::")
-    body: list[ast.stmt] = tree.body
-    for part in parts:
-        node = next(
-            (
-                n
-                for n in body
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                and n.name == part
-            ),
-            None,
-        )
-        if node is None:
-            return ""
-        if part == parts[-1]:
-            return ast.get_source_segment(text, node) or ""
-        body = node.body
-    return ""
-
-
 def _literals(text: str) -> set[str]:
     found = set()
     for match in _LITERAL.finditer(text):
@@ -165,7 +136,7 @@ def _decide(
         )
         spec: MutantSpec = specs[m.id]
         if m.target:
-            literals = hardcoded_literals(spec.patch, _test_source(instance.root, m.target))
+            literals = hardcoded_literals(spec.patch, test_source(instance.root, m.target))
             if literals:
                 decision.flags.append("hardcodes_target_literal: " + ", ".join(sorted(literals)))
         if not scored:

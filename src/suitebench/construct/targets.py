@@ -34,6 +34,7 @@ from suitebench.model.instance import Instance, InstanceError
 __all__ = [
     "TargetSelection",
     "check_sections_map",
+    "read_targets",
     "select_targets",
     "spec_sections_or_error",
     "targets_for_instance",
@@ -221,6 +222,35 @@ def check_sections_map(instance: Instance, sections: list[str]) -> dict[str, lis
                     f"unknown section {section!r}; the spec's headings are {sections}",
                 )
     return dict(instance.sections_map)
+
+
+def read_targets(path: Path, instance: Instance) -> dict[str, list[str]]:
+    """A ``targets.json`` (``{"targets": {section: [test ids]}}``), checked against the spec's
+    sections and the reference suite's tests; errors name the file."""
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise FormatError(path, "<file>", f"expected a targets JSON file ({exc})") from None
+    targets = data.get("targets") if isinstance(data, dict) else None
+    if not isinstance(targets, dict) or not all(
+        isinstance(v, list) and all(isinstance(t, str) for t in v) for v in targets.values()
+    ):
+        raise FormatError(path, "targets", "expected {section: [test ids]}")
+    sections = spec_sections_or_error(instance)
+    defined: dict[Path, set[str]] = {}
+    for section, tests in targets.items():
+        if section not in sections:
+            raise FormatError(path, f"targets.{section}", f"unknown section; spec has {sections}")
+        for test_id in tests:
+            path_text, _, name = test_id.partition("::")
+            file = (instance.root / path_text).resolve()
+            if file not in defined:
+                defined[file] = _defined_tests(file) if file.is_file() else set()
+            if name.split("[", 1)[0] not in defined[file]:
+                raise FormatError(path, f"targets.{section}", f"unknown test {test_id!r}")
+    return {str(k): list(v) for k, v in targets.items()}
 
 
 def targets_for_instance(instance: Instance, *, per_section: int = 6) -> TargetSelection:
