@@ -424,5 +424,79 @@ def init(
         _err.print("  no spec.md yet: write one, or draft it with `suitebench build spec`")
 
 
+@build_app.command("spec")
+def spec(
+    instance_path: Path = typer.Argument(..., help="instance.toml or a directory holding one."),
+    out: Path | None = typer.Option(None, "--out", help="Write into a copy of the instance."),
+    iterations: int = typer.Option(3, "--iterations", min=1, help="Refinement iterations."),
+    threshold: float = typer.Option(
+        0.05, "--threshold", min=0.0, max=1.0, help="Stop when fewer failures are the spec's."
+    ),
+    max_sections: int = typer.Option(50, "--max-sections", min=1),
+    attempts: int = typer.Option(3, "--attempts", min=1, help="Model attempts per question."),
+    redraft: bool = typer.Option(False, "--redraft", help="Draft anew even if a spec exists."),
+    model: str | None = typer.Option(None, "--model", help="Model name ($SUITEBENCH_MODEL)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="($OPENAI_BASE_URL)"),
+    api_key: str | None = typer.Option(None, "--api-key", help="($OPENAI_API_KEY)"),
+) -> None:
+    """Draft a spec from the reference tests (if none), then the refinement loop."""
+    from suitebench.agents.llm import ModelError, ModelReplyError
+    from suitebench.construct.spec import SpecError, build_spec
+    from suitebench.run.store import Store, StoreError
+
+    instance = _load(instance_path)
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+    client = _client(model, base_url, api_key, store)
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        with progress_bar("spec iterations", console=_err, quiet=OPTIONS.quiet) as progress:
+            report = build_spec(
+                instance,
+                client,
+                store=store,
+                out=out,
+                iterations=iterations,
+                threshold=threshold,
+                max_sections=max_sections,
+                attempts=attempts,
+                redraft=redraft,
+                retryable=(ModelReplyError,),
+                cache_dir=OPTIONS.store.parent / "builds",
+                executor=executor,
+                progress=progress,
+            )
+    except FormatError as exc:
+        raise _fail(str(exc)) from None
+    except (ModelError, SpecError, FileExistsError, RuntimeError) as exc:
+        raise _fail(str(exc), 1) from None
+    finally:
+        executor.close()
+        store.close()
+    if OPTIONS.json:
+        _emit_json({**report.to_dict(), "usage": client.usage.to_dict()})
+        return
+    _err.print(
+        f"[bold]{instance.name}[/bold]  spec {'drafted and ' if report.drafted else ''}refined: "
+        f"{report.sections} sections -> {report.spec}  (stopped: {report.stopped})"
+    )
+    table = Table("iteration", "R", "V", "M", "failures", "spec's", "generation's",
+                  "revised", show_edge=False)  # fmt: skip
+    for it in report.iterations:
+        table.add_row(
+            str(it["iteration"]),
+            _figure(it.get("R")),
+            _figure(it.get("V")),
+            _figure(it.get("M")),
+            str(it["failures"]),
+            f"{it['spec']} ({100 * it['spec_share']:.0f}%)",
+            str(it["generation"]),
+            escape(", ".join(it["sections_revised"])),
+        )
+    _err.print(table)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(build_app, name="build")
