@@ -37,7 +37,9 @@ def test_refine_rpn_end_to_end(tmp_path: Path) -> None:
             assert decisions[mutant].reason == "not killed by its target"
     # A stale patch is dropped with a reason naming its file; a broken build too.
     assert "c18.diff does not apply" in decisions["c18"].reason
-    assert decisions["c17"].reason.startswith("build_error: ") and not decisions["c17"].kept
+    # ... and the compiler's own error line says why the misspelt field does not build.
+    assert decisions["c17"].reason.startswith("build_error: rpn.c:") and not decisions["c17"].kept
+    assert "error:" in decisions["c17"].reason and "dept" in decisions["c17"].reason
     # At most 3 per section, ranked by (target kill, unrelated killers).
     kept = [d for d in report.mutants if d.kept]
     per_section: dict[str, int] = {}

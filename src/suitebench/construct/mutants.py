@@ -259,9 +259,14 @@ def write_mutants(
 
 
 def error_line(message: str) -> str:
-    """The line of a build log that says what went wrong (the first naming an error)."""
+    """The line of a build log that says what went wrong: a compiler's ``error:`` line, else a
+    Python ``...Error:`` line, else the last line."""
     lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
-    return next((line for line in lines if "error" in line.lower()), lines[-1] if lines else "")
+    for pattern in (r"\berror:", r"\w+Error\b", r"(?i)error"):
+        for line in lines:
+            if re.search(pattern, line) and not line.startswith("build "):
+                return line
+    return lines[-1] if lines else ""
 
 
 def _error(site: MutationSite, message: str) -> dict[str, str | int]:
