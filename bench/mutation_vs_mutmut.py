@@ -11,7 +11,9 @@ Downloads the project's sdist from PyPI (it ships its tests), then, side by side
   killing test);
 * **suitebench**: the same package as a ``kind = "python"`` instance, timed over ``suitebench
   build mutants`` (no caps, or ``--max N``) plus ``suitebench score`` with a fresh store: the
-  full per-test x per-mutant kill matrix, by whichever engine ``score`` uses by default.
+  full per-test x per-mutant kill matrix, by whichever engine ``score`` uses by default;
+  then again (fresh store and build cache) with ``score --fast``, which like mutmut stops each
+  mutant at its first kill (``--no-fast`` skips that row).
 
 Prints mutants, killed, mutation score, seconds and mutants per second for both, the ratio, and
 the kill-matrix cells suitebench filled.  The machine is shared: timings are rough, the ratio
@@ -81,7 +83,7 @@ def bench_mutmut(sdist: Path, package: str, tests: str, workdir: Path) -> dict[s
 
 
 def bench_suitebench(
-    sdist: Path, package: str, tests: str, workdir: Path, max_mutants: int | None
+    sdist: Path, package: str, tests: str, workdir: Path, max_mutants: int | None, fast: bool
 ) -> dict[str, object]:
     inst = workdir / "instance"
     shutil.rmtree(inst, ignore_errors=True)
@@ -93,7 +95,7 @@ def bench_suitebench(
         f'name = "{package}"\nkind = "python"\npackage = "{package}"\n'
         'source = "src/"\ntests = "tests/"\n'
     )
-    store = workdir / "suitebench-store" / "store.sqlite"
+    store = workdir / ("suitebench-store-fast" if fast else "suitebench-store") / "store.sqlite"
     shutil.rmtree(store.parent, ignore_errors=True)
     cap = ["--max", str(max_mutants)] if max_mutants else []
     started = time.perf_counter()
@@ -101,8 +103,9 @@ def bench_suitebench(
                            str(inst), "--max-per-file", "100000", "--max-per-function", "100000",
                            *cap], workdir))  # fmt: skip
     generated = time.perf_counter() - started
-    scored = json.loads(run([str(SUITEBENCH), "--store", str(store), "--json", "score", str(inst)],
-                            workdir))  # fmt: skip
+    mode = ["--fast"] if fast else []
+    scored = json.loads(run([str(SUITEBENCH), "--store", str(store), "--json", "score", str(inst),
+                             *mode], workdir))  # fmt: skip
     seconds = time.perf_counter() - started
     counts = scored["counts"]
     cells = sum(m.get("tests_run", 0) for m in scored["mutants"])
@@ -126,6 +129,7 @@ def main() -> None:
     ap.add_argument("--tests", default="test_inflection.py", help="glob of test files in the sdist")
     ap.add_argument("--max", type=int, default=None, help="suitebench: at most N mutants")
     ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--no-fast", action="store_true", help="skip the score --fast row")
     args = ap.parse_args()
     workdir = args.workdir or Path(tempfile.gettempdir()) / "suitebench-bench-mutmut"
     workdir = workdir.resolve()
@@ -134,8 +138,11 @@ def main() -> None:
     print(f"project {args.project}: package {args.package}, tests {args.tests}")
 
     mm = bench_mutmut(sdist, args.package, args.tests, workdir)
-    sb = bench_suitebench(sdist, args.package, args.tests, workdir, args.max)
+    sb = bench_suitebench(sdist, args.package, args.tests, workdir, args.max, fast=False)
     rows = [("mutmut run", mm), ("suitebench build mutants + score", sb)]
+    if not args.no_fast:
+        fast = bench_suitebench(sdist, args.package, args.tests, workdir, args.max, fast=True)
+        rows.append(("suitebench ... + score --fast", fast))
     print(f"{'':34} {'mutants':>8} {'killed':>7} {'M':>7} {'seconds':>8} {'mutants/s':>10}")
     rates = []
     for name, r in rows:
@@ -150,7 +157,9 @@ def main() -> None:
         f"suitebench kill matrix: {sb['tests']} tests x {sb['mutants']} mutants, "
         f"{sb['cells']} test runs on mutants recorded (mutmut keeps one verdict per mutant)"
     )
-    print(f"ratio suitebench/mutmut mutants per second: {rates[1] / rates[0]:.2f}")
+    print(f"ratio suitebench/mutmut mutants per second: {rates[1] / rates[0]:.2f} (full matrix)"
+          + (f", {rates[2] / rates[0]:.2f} (--fast: first kill only, as mutmut)"
+             if len(rates) > 2 else ""))  # fmt: skip
 
 
 if __name__ == "__main__":
