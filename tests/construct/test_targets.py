@@ -151,3 +151,37 @@ def test_spec_without_headings_names_the_spec(tmp_path: Path) -> None:
     root = _instance_with_map(tmp_path, GOOD_MAP, spec="Just prose, no headings.\n")
     with pytest.raises(FormatError, match=r"spec\.md.*headings"):
         targets_for_instance(load_instance(root))
+
+
+def test_llm_infers_an_editable_map_when_there_is_none(tmp_path: Path) -> None:
+    import os
+
+    from suitebench.agents.fakeserver import FakeChatServer
+    from suitebench.construct.stats import test_functions
+
+    root = tmp_path / "inst"
+    shutil.copytree(BUNDLED / "intervals-pkg", root)
+    ids = test_functions(root / "tests")
+    good = {t: ["Merging"] if "merge" in t else ["Parsing", "Formatting"] for t in ids}
+    replies = [
+        json.dumps({"tests/test_parse.py::test_invented": ["Parsing"]}),  # unknown test
+        json.dumps({ids[0]: ["Nope"]}),  # unknown section
+        "```json\n" + json.dumps(good) + "\n```",
+    ]
+    exe = Path(sys.executable).parent / "suitebench"
+    with FakeChatServer(replies) as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k"}
+        proc = subprocess.run(
+            [str(exe), "--store", str(tmp_path / "s.sqlite"), "build", "targets", str(root),
+             "--llm", "--model", "scripted", "--per-section", "2",
+             "--out", str(tmp_path / "t.json")],
+            capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        retries = [r["messages"][-1]["content"] for r in server.requests[1:]]
+    assert proc.returncode == 0, proc.stderr
+    assert "unknown test ids" in retries[0] and "unknown sections ['Nope']" in retries[1]
+    instance = load_instance(root)
+    assert instance.sections_map == good
+    assert (root / "sections.toml").read_text().startswith("# test id -> the spec sections")
+    targets = json.loads((tmp_path / "t.json").read_text())["targets"]
+    assert len(targets["Merging"]) == 2 and targets["Measuring"] == []

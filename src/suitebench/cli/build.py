@@ -185,16 +185,49 @@ def _llm_mutants(
                    f"{escape(why)}")  # fmt: skip
 
 
+def _infer_map(
+    instance: Instance, model: str | None, base_url: str | None, api_key: str | None
+) -> Instance:
+    from suitebench.agents.llm import ModelError, ModelReplyError
+    from suitebench.construct.targets import infer_sections_map, write_sections_map
+    from suitebench.run.store import Store, StoreError
+
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+    client = _client(model, base_url, api_key, store)
+    try:
+        links = infer_sections_map(instance, client, retryable=(ModelReplyError,))
+        path = write_sections_map(instance, links, "sections.toml")
+    except FormatError as exc:
+        raise _fail(str(exc)) from None
+    except (ModelError, RuntimeError) as exc:
+        raise _fail(str(exc), 1) from None
+    finally:
+        store.close()
+    _err.print(f"sections map inferred by {escape(client.model)} -> {path} (review and edit it)")
+    return _load(instance.root)
+
+
 @build_app.command("targets")
 def targets(
     instance_path: Path = typer.Argument(..., help="instance.toml or a directory holding one."),
     per_section: int = typer.Option(6, "--per-section", min=0, help="Targets per section."),
     out: Path = typer.Option(Path("targets.json"), "--out", help="Where to write the targets."),
+    llm: bool = typer.Option(
+        False, "--llm", help="No sections_map: have a model infer it (written as sections.toml)."
+    ),
+    model: str | None = typer.Option(None, "--model", help="Model name ($SUITEBENCH_MODEL)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="($OPENAI_BASE_URL)"),
+    api_key: str | None = typer.Option(None, "--api-key", help="($OPENAI_API_KEY)"),
 ) -> None:
     """Mutant targets by min-cost max-flow on the section/test bigraph (Appendix B.2)."""
     from suitebench.construct.targets import targets_for_instance
 
     instance = _load(instance_path)
+    if llm and not instance.sections_map:
+        instance = _infer_map(instance, model, base_url, api_key)
     try:
         selection = targets_for_instance(instance, per_section=per_section)
     except FormatError as exc:

@@ -34,10 +34,12 @@ from suitebench.model.instance import Instance, InstanceError
 __all__ = [
     "TargetSelection",
     "check_sections_map",
+    "infer_sections_map",
     "read_targets",
     "select_targets",
     "spec_sections_or_error",
     "targets_for_instance",
+    "write_sections_map",
 ]
 
 
@@ -257,3 +259,99 @@ def targets_for_instance(instance: Instance, *, per_section: int = 6) -> TargetS
     sections = spec_sections_or_error(instance)
     links = check_sections_map(instance, sections)
     return select_targets(links, sections, per_section=per_section)
+
+
+# -- a bigraph inferred by a model ------------------------------------------------------------
+
+INFER = """\
+Task: map the reference tests to the specification's sections.
+For every reference test below, name the sections of the specification whose requirements it
+checks (one or more, by their exact heading text). Reply with one JSON object mapping each test
+id to a list of section names, for every test id listed.
+
+## Sections
+{sections}
+
+## Test ids
+{ids}
+
+## Reference tests
+{tests}
+"""
+
+
+def infer_sections_map(
+    instance: Instance,
+    client: Any,
+    *,
+    attempts: int = 3,
+    retryable: tuple[type[Exception], ...] = (),
+) -> dict[str, list[str]]:
+    """Ask the model for the bigraph (test id -> sections) when the instance has none."""
+    from suitebench.construct.prompts import ReplyFormatError, extract_json, tests_listing
+    from suitebench.construct.stats import test_functions
+
+    sections = spec_sections_or_error(instance)
+    ids = test_functions(instance.tests)
+
+    def parse(text: str) -> dict[str, list[str]]:
+        data = extract_json(text)
+        if not isinstance(data, dict):
+            raise ReplyFormatError("expected a JSON object {test id: [sections]}")
+        unknown_tests = sorted(set(data) - set(ids))
+        if unknown_tests:
+            raise ReplyFormatError(f"unknown test ids {unknown_tests[:5]}")
+        out: dict[str, list[str]] = {}
+        for test, linked in data.items():
+            if not isinstance(linked, list) or not all(isinstance(s, str) for s in linked):
+                raise ReplyFormatError(f"expected a list of section names for {test}")
+            bad = sorted(set(linked) - set(sections))
+            if bad:
+                raise ReplyFormatError(f"unknown sections {bad[:5]}; the sections are {sections}")
+            out[test] = list(dict.fromkeys(linked))
+        return out
+
+    messages = [{"role": "user", "content": INFER.format(
+        sections="\n".join(f"- {s}" for s in sections), ids="\n".join(ids),
+        tests=tests_listing(instance))}]  # fmt: skip
+    problem = ""
+    for _ in range(attempts):
+        try:
+            reply = client.chat(messages)
+        except retryable as exc:
+            problem = f"unusable reply: {exc}"
+            continue
+        try:
+            return parse(reply.text)
+        except ReplyFormatError as exc:
+            problem = str(exc)
+            messages += [
+                {"role": "assistant", "content": reply.text},
+                {"role": "user", "content": f"That reply cannot be used: {problem}. Answer again."},
+            ]
+    raise RuntimeError(f"the sections map: no usable reply after {attempts} attempts ({problem})")
+
+
+def write_sections_map(instance: Instance, links: dict[str, list[str]], name: str) -> Path:
+    """Write the map as an editable TOML file and point ``instance.toml`` at it."""
+    import json
+    import re
+
+    path = instance.root / name
+    lines = [f"{json.dumps(test)} = {json.dumps(sections)}" for test, sections in links.items()]
+    path.write_text(
+        "# test id -> the spec sections it checks (inferred by a model: review and edit)\n"
+        + "\n".join(lines)
+        + "\n",
+        encoding="utf-8",
+    )
+    toml = instance.root / "instance.toml"
+    text = toml.read_text(encoding="utf-8")
+    if re.search(r"^sections_map\s*=", text, re.M):
+        raise InstanceError(toml, "sections_map", "already set: edit that map instead")
+    entry = f"sections_map = {json.dumps(name)}"
+    text = re.sub(
+        r"^(tests\s*=.*)$", lambda m: m.group(1) + "\n" + entry, text, count=1, flags=re.M
+    )
+    toml.write_text(text, encoding="utf-8")
+    return path
