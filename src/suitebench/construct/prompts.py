@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from suitebench.model.instance import Instance
 
 __all__ = [
+    "NoUsableReply",
     "ReplyFormatError",
+    "ask",
     "extract_diff",
     "extract_files",
     "extract_json",
@@ -32,6 +36,42 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 class ReplyFormatError(ValueError):
     """A model reply that does not have the expected shape (said in the message)."""
+
+
+class NoUsableReply(RuntimeError):
+    """The model gave no usable reply after every attempt."""
+
+
+def ask(
+    client: Any,
+    prompt: str,
+    parse: Callable[[str], Any],
+    *,
+    attempts: int,
+    retryable: tuple[type[Exception], ...],
+    what: str,
+    system: str | None = None,
+) -> Any:
+    """One question with retries: a reply ``parse`` rejects is answered with the problem, in
+    the same conversation; ``retryable`` client errors spend an attempt."""
+    messages = [{"role": "system", "content": system}] if system else []
+    messages.append({"role": "user", "content": prompt})
+    problem = ""
+    for _ in range(attempts):
+        try:
+            reply = client.chat(messages)
+        except retryable as exc:
+            problem = f"unusable reply: {exc}"
+            continue
+        try:
+            return parse(reply.text)
+        except ReplyFormatError as exc:
+            problem = str(exc)
+            messages += [
+                {"role": "assistant", "content": reply.text},
+                {"role": "user", "content": f"That reply cannot be used: {problem}. Answer again."},
+            ]
+    raise NoUsableReply(f"{what}: no usable reply after {attempts} attempts ({problem})")
 
 
 def _fenced(text: str) -> list[tuple[str, str]]:

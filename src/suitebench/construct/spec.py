@@ -34,7 +34,9 @@ from typing import Any
 
 from suitebench.construct.llm_mutants import ChatModel
 from suitebench.construct.prompts import (
+    NoUsableReply,
     ReplyFormatError,
+    ask,
     extract_files,
     extract_json,
     extract_markdown,
@@ -134,37 +136,11 @@ class SpecReport:
         return asdict(self)
 
 
-class SpecError(RuntimeError):
-    """The model gave no usable reply after every attempt."""
+SpecError = NoUsableReply  # the model gave no usable reply after every attempt
 
 
-def _ask(
-    client: ChatModel,
-    prompt: str,
-    parse: Callable[[str], Any],
-    *,
-    attempts: int,
-    retryable: tuple[type[Exception], ...],
-    what: str,
-) -> Any:
-    """One question with retries on replies ``parse`` rejects (told to the model)."""
-    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
-    problem = ""
-    for _ in range(attempts):
-        try:
-            reply = client.chat(messages)
-        except retryable as exc:
-            problem = f"unusable reply: {exc}"
-            continue
-        try:
-            return parse(reply.text)
-        except ReplyFormatError as exc:
-            problem = str(exc)
-            messages += [
-                {"role": "assistant", "content": reply.text},
-                {"role": "user", "content": f"That reply cannot be used: {problem}. Answer again."},
-            ]
-    raise SpecError(f"{what}: no usable reply after {attempts} attempts ({problem})")
+def _ask(client: ChatModel, prompt: str, parse: Callable[[str], Any], **kw: Any) -> Any:
+    return ask(client, prompt, parse, system=SYSTEM, **kw)
 
 
 def _spec_parser(max_sections: int) -> Callable[[str], str]:

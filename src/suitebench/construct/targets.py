@@ -288,7 +288,7 @@ def infer_sections_map(
     retryable: tuple[type[Exception], ...] = (),
 ) -> dict[str, list[str]]:
     """Ask the model for the bigraph (test id -> sections) when the instance has none."""
-    from suitebench.construct.prompts import ReplyFormatError, extract_json, tests_listing
+    from suitebench.construct.prompts import ReplyFormatError, ask, extract_json, tests_listing
     from suitebench.construct.stats import test_functions
 
     sections = spec_sections_or_error(instance)
@@ -311,25 +311,15 @@ def infer_sections_map(
             out[test] = list(dict.fromkeys(linked))
         return out
 
-    messages = [{"role": "user", "content": INFER.format(
-        sections="\n".join(f"- {s}" for s in sections), ids="\n".join(ids),
-        tests=tests_listing(instance))}]  # fmt: skip
-    problem = ""
-    for _ in range(attempts):
-        try:
-            reply = client.chat(messages)
-        except retryable as exc:
-            problem = f"unusable reply: {exc}"
-            continue
-        try:
-            return parse(reply.text)
-        except ReplyFormatError as exc:
-            problem = str(exc)
-            messages += [
-                {"role": "assistant", "content": reply.text},
-                {"role": "user", "content": f"That reply cannot be used: {problem}. Answer again."},
-            ]
-    raise RuntimeError(f"the sections map: no usable reply after {attempts} attempts ({problem})")
+    prompt = INFER.format(
+        sections="\n".join(f"- {s}" for s in sections),
+        ids="\n".join(ids),
+        tests=tests_listing(instance),
+    )
+    result: dict[str, list[str]] = ask(
+        client, prompt, parse, attempts=attempts, retryable=retryable, what="the sections map"
+    )
+    return result
 
 
 def write_sections_map(instance: Instance, links: dict[str, list[str]], name: str) -> Path:
