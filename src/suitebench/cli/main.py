@@ -151,8 +151,7 @@ def _global(
     OPTIONS.json = json_out
 
 
-# Command modules, each with register(app). A module that is not there yet is skipped so that
-# the CLI works while the tool grows.
+# Command modules, each with register(app).
 _COMMAND_MODULES = [
     "sandbox",
     "doctor",
@@ -164,18 +163,13 @@ _COMMAND_MODULES = [
     "agent",
     "report",
     "compare",
+    "build",
 ]
 
 
 def _register_all() -> None:
     for name in _COMMAND_MODULES:
-        try:
-            mod = importlib.import_module(f"suitebench.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"suitebench.cli.{name}":
-                continue
-            raise
-        mod.register(app)
+        importlib.import_module(f"suitebench.cli.{name}").register(app)
 
 
 _register_all()

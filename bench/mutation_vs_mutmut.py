@@ -1,0 +1,166 @@
+"""Operator mutants and their kill matrix against mutmut, on a real PyPI project, in one run.
+
+    python bench/mutation_vs_mutmut.py [--project inflection==0.5.1] [--package inflection]
+        [--tests test_inflection.py] [--max N] [--workdir DIR]
+
+Downloads the project's sdist from PyPI (it ships its tests), then, side by side:
+
+* **mutmut**: installed with pytest in the bench's own virtual environment (kept under
+  ``--workdir`` for the next run), configured in ``setup.cfg`` and timed over ``mutmut run``
+  (mutant generation, its coverage run and the mutation run; it stops each mutant at its first
+  killing test);
+* **suitebench**: the same package as a ``kind = "python"`` instance, timed over ``suitebench
+  build mutants`` (no caps, or ``--max N``) plus ``suitebench score`` with a fresh store: the
+  full per-test x per-mutant kill matrix, by whichever engine ``score`` uses by default;
+  then again (fresh store and build cache) with ``score --fast``, which like mutmut stops each
+  mutant at its first kill (``--no-fast`` skips that row).
+
+Prints mutants, killed, mutation score, seconds and mutants per second for both, the ratio, and
+the kill-matrix cells suitebench filled.  The machine is shared: timings are rough, the ratio
+from one run of both is what counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+SUITEBENCH = Path(sys.executable).parent / "suitebench"
+
+
+def run(argv: list[str], cwd: Path, *, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[:4])} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc.stdout
+
+
+def fetch_sdist(project: str, into: Path) -> Path:
+    """The sdist of ``project`` (name==version) from PyPI, unpacked; its root directory."""
+    into.mkdir(parents=True, exist_ok=True)
+    run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+         "-d", str(into), project], into)  # fmt: skip
+    archive = next(p for p in into.iterdir() if p.name.endswith((".tar.gz", ".zip")))
+    with tarfile.open(archive) as tar:
+        tar.extractall(into / "unpacked", filter="data")
+    return next((into / "unpacked").iterdir())
+
+
+def mutmut_venv(workdir: Path) -> Path:
+    venv = workdir / "mutmut-venv"
+    if not (venv / "bin" / "mutmut").exists():
+        run([sys.executable, "-m", "venv", str(venv)], workdir)
+        run([str(venv / "bin" / "pip"), "install", "-q", "mutmut", "pytest"], workdir)
+    return venv
+
+
+def bench_mutmut(sdist: Path, package: str, tests: str, workdir: Path) -> dict[str, float]:
+    venv = mutmut_venv(workdir)
+    tree = workdir / "mutmut-tree"
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(sdist, tree)
+    with (tree / "setup.cfg").open("a") as cfg:
+        cfg.write(
+            f"\n[mutmut]\nsource_paths={package}/\npytest_add_cli_args_test_selection={tests}\n"
+        )
+    env = {**os.environ, "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}
+    started = time.perf_counter()
+    run([str(venv / "bin" / "mutmut"), "run"], tree, env=env)
+    seconds = time.perf_counter() - started
+    results = run([str(venv / "bin" / "mutmut"), "results", "--all", "true"], tree, env=env)
+    statuses = re.findall(r":\s*(\w[\w ]*)$", results, re.M)
+    killed = sum(s == "killed" for s in statuses)
+    return {"mutants": len(statuses), "killed": killed, "seconds": seconds}
+
+
+def bench_suitebench(
+    sdist: Path, package: str, tests: str, workdir: Path, max_mutants: int | None, fast: bool
+) -> dict[str, object]:
+    inst = workdir / "instance"
+    shutil.rmtree(inst, ignore_errors=True)
+    (inst / "tests").mkdir(parents=True)
+    shutil.copytree(sdist / package, inst / "src" / package)
+    for test in sdist.glob(tests):
+        shutil.copy2(test, inst / "tests" / test.name)
+    (inst / "instance.toml").write_text(
+        f'name = "{package}"\nkind = "python"\npackage = "{package}"\n'
+        'source = "src/"\ntests = "tests/"\n'
+    )
+    store = workdir / ("suitebench-store-fast" if fast else "suitebench-store") / "store.sqlite"
+    shutil.rmtree(store.parent, ignore_errors=True)
+    cap = ["--max", str(max_mutants)] if max_mutants else []
+    started = time.perf_counter()
+    made = json.loads(run([str(SUITEBENCH), "--store", str(store), "--json", "build", "mutants",
+                           str(inst), "--max-per-file", "100000", "--max-per-function", "100000",
+                           *cap], workdir))  # fmt: skip
+    generated = time.perf_counter() - started
+    mode = ["--fast"] if fast else []
+    scored = json.loads(run([str(SUITEBENCH), "--store", str(store), "--json", "score", str(inst),
+                             *mode], workdir))  # fmt: skip
+    seconds = time.perf_counter() - started
+    counts = scored["counts"]
+    cells = sum(m.get("tests_run", 0) for m in scored["mutants"])
+    return {
+        "mutants": counts["mutants"],
+        "killed": counts["killed"],
+        "seconds": seconds,
+        "generate_seconds": generated,
+        "tests": counts["tests"],
+        "cells": cells,
+        "engine": scored.get("engine"),
+        "selection": scored.get("selection", "every test on every mutant"),
+        "written": len(made["mutants"]),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--project", default="inflection==0.5.1")
+    ap.add_argument("--package", default="inflection")
+    ap.add_argument("--tests", default="test_inflection.py", help="glob of test files in the sdist")
+    ap.add_argument("--max", type=int, default=None, help="suitebench: at most N mutants")
+    ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--no-fast", action="store_true", help="skip the score --fast row")
+    args = ap.parse_args()
+    workdir = args.workdir or Path(tempfile.gettempdir()) / "suitebench-bench-mutmut"
+    workdir = workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    sdist = fetch_sdist(args.project, workdir / "sdist")
+    print(f"project {args.project}: package {args.package}, tests {args.tests}")
+
+    mm = bench_mutmut(sdist, args.package, args.tests, workdir)
+    sb = bench_suitebench(sdist, args.package, args.tests, workdir, args.max, fast=False)
+    rows = [("mutmut run", mm), ("suitebench build mutants + score", sb)]
+    if not args.no_fast:
+        fast = bench_suitebench(sdist, args.package, args.tests, workdir, args.max, fast=True)
+        rows.append(("suitebench ... + score --fast", fast))
+    print(f"{'':34} {'mutants':>8} {'killed':>7} {'M':>7} {'seconds':>8} {'mutants/s':>10}")
+    rates = []
+    for name, r in rows:
+        rate = float(r["mutants"]) / float(r["seconds"])  # type: ignore[arg-type]
+        rates.append(rate)
+        score = float(r["killed"]) / max(1.0, float(r["mutants"]))  # type: ignore[arg-type]
+        print(f"{name:34} {r['mutants']:>8} {r['killed']:>7} {score:>7.1%} "
+              f"{float(r['seconds']):>8.1f} {rate:>10.2f}")  # type: ignore[arg-type]  # fmt: skip
+    print(f"suitebench engine {sb['engine']}, selection: {sb['selection']}; "
+          f"generating its mutants took {float(sb['generate_seconds']):.1f} s")  # type: ignore[arg-type]  # fmt: skip
+    print(
+        f"suitebench kill matrix: {sb['tests']} tests x {sb['mutants']} mutants, "
+        f"{sb['cells']} test runs on mutants recorded (mutmut keeps one verdict per mutant)"
+    )
+    print(f"ratio suitebench/mutmut mutants per second: {rates[1] / rates[0]:.2f} (full matrix)"
+          + (f", {rates[2] / rates[0]:.2f} (--fast: first kill only, as mutmut)"
+             if len(rates) > 2 else ""))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,535 @@
+"""``suitebench build ...``: turn a program with a reference suite into a benchmark instance
+(TestSuiteBench Section 2 and Appendix B), one inspectable step at a time."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from suitebench.cli._progress import progress_bar
+from suitebench.cli.main import OPTIONS
+from suitebench.model.errors import FormatError
+from suitebench.model.instance import Instance, load_instance
+from suitebench.model.programbench import is_programbench_task, load_programbench_task
+from suitebench.run.executor import make_executor
+
+_err = Console(stderr=True, soft_wrap=True)
+build_app = typer.Typer(
+    name="build",
+    help="Build benchmark instances: mutants, targets, refinement, hygiene, specs, statistics.",
+    no_args_is_help=True,
+)
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    _err.print(f"[red]error:[/red] {escape(message)}")
+    return typer.Exit(code)
+
+
+def _load(path: Path) -> Instance:
+    try:
+        if is_programbench_task(path):
+            return load_programbench_task(path)
+        return load_instance(path)
+    except FormatError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data) + "\n")
+
+
+@build_app.command("mutants")
+def mutants(
+    instance_path: Path = typer.Argument(..., help="instance.toml or a directory holding one."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Write into a copy of the instance here instead of in place."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the caps' random samples."),
+    max_total: int | None = typer.Option(None, "--max", min=1, help="At most N mutants."),
+    max_per_file: int = typer.Option(400, "--max-per-file", min=1),
+    max_per_function: int = typer.Option(40, "--max-per-function", min=1),
+    operator: list[str] = typer.Option([], "--operator", help="Only these operators."),
+    llm: bool = typer.Option(
+        False, "--llm", help="Requirement-targeted mutants from a model, one per target."
+    ),
+    targets_file: Path | None = typer.Option(
+        None, "--targets", help="targets.json of `build targets` (--llm; default: computed)."
+    ),
+    per_section: int = typer.Option(6, "--per-section", min=1, help="Targets per section."),
+    attempts: int = typer.Option(3, "--attempts", min=1, help="Model attempts per target."),
+    model: str | None = typer.Option(None, "--model", help="Model name ($SUITEBENCH_MODEL)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="($OPENAI_BASE_URL)"),
+    api_key: str | None = typer.Option(None, "--api-key", help="($OPENAI_API_KEY)"),
+) -> None:
+    """Operator mutants (no model), or with --llm requirement-targeted mutants: one unified
+    diff each, listed in instance.toml."""
+    from suitebench.construct.mutants import write_mutants
+
+    instance = _load(instance_path)
+    if llm:
+        _llm_mutants(instance, out, targets_file, per_section, attempts, model, base_url, api_key)
+        return
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        with progress_bar("building mutants", console=_err, quiet=OPTIONS.quiet) as progress:
+            report = write_mutants(
+                instance,
+                out=out,
+                seed=seed,
+                max_total=max_total,
+                max_per_file=max_per_file,
+                max_per_function=max_per_function,
+                operators=set(operator) or None,
+                cache_dir=OPTIONS.store.parent / "builds",
+                executor=executor,
+                progress=progress,
+            )
+    except (FormatError, FileExistsError, RuntimeError) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        executor.close()
+    if OPTIONS.json:
+        _emit_json(report.to_dict())
+        return
+    where = out if out is not None else instance.root
+    _err.print(
+        f"[bold]{instance.name}[/bold]  {len(report.mutants)} mutants written to "
+        f"{where}/mutants  ({report.sites} sites, {report.noops} no-ops, "
+        f"{report.duplicates} duplicates, {report.capped} over the caps, "
+        f"{len(report.build_errors)} do not build)"
+    )
+    table = Table("operator", "mutants", show_edge=False)
+    for name, count in sorted(report.by_operator.items()):
+        table.add_row(name, str(count))
+    _err.print(table)
+    for error in report.build_errors[:10]:
+        reason = escape(str(error["reason"]))
+        _err.print(f"  [yellow]dropped[/yellow] {escape(str(error['description']))}: {reason}")
+    if len(report.build_errors) > 10:
+        _err.print(f"  ... {len(report.build_errors) - 10} more in mutants/operators.json")
+    for file, why in report.unparsable.items():
+        _err.print(f"  [yellow]not parsed[/yellow] {escape(file)}: {escape(why)}")
+
+
+def _client(model: str | None, base_url: str | None, api_key: str | None, store: Any) -> Any:
+    from suitebench.agents.llm import ModelClient, ModelError
+
+    try:
+        return ModelClient.from_env(model, base_url=base_url, api_key=api_key, store=store)
+    except ModelError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _llm_mutants(
+    instance: Instance,
+    out: Path | None,
+    targets_file: Path | None,
+    per_section: int,
+    attempts: int,
+    model: str | None,
+    base_url: str | None,
+    api_key: str | None,
+) -> None:
+    from suitebench.agents.llm import ModelError, ModelReplyError
+    from suitebench.construct.llm_mutants import requirement_mutants
+    from suitebench.construct.targets import read_targets, targets_for_instance
+    from suitebench.run.store import Store, StoreError
+
+    try:
+        if targets_file is not None:
+            chosen = read_targets(targets_file, instance)
+        else:
+            chosen = targets_for_instance(instance, per_section=per_section).targets
+        store = Store(OPTIONS.store)
+    except (FormatError, StoreError) as exc:
+        raise _fail(str(exc)) from None
+    client = _client(model, base_url, api_key, store)
+    try:
+        with progress_bar("asking for mutants", console=_err, quiet=OPTIONS.quiet) as progress:
+            report = requirement_mutants(
+                instance,
+                client,
+                chosen,
+                cache_dir=OPTIONS.store.parent / "builds",
+                out=out,
+                attempts=attempts,
+                retryable=(ModelReplyError,),
+                progress=progress,
+            )
+    except (ModelError, FileExistsError, RuntimeError, FormatError) as exc:
+        raise _fail(str(exc), 1) from None
+    finally:
+        store.close()
+    if OPTIONS.json:
+        _emit_json({**report.to_dict(), "usage": client.usage.to_dict()})
+        return
+    where = out if out is not None else instance.root
+    _err.print(
+        f"[bold]{instance.name}[/bold]  {len(report.mutants)} of {report.pairs} targets got a "
+        f"mutant from {escape(client.model)} -> {where}/mutants "
+        f"({client.usage.calls} calls, {client.usage.cached_calls} from the store)"
+    )
+    for m in report.mutants:
+        _err.print(f"  [green]{m.id}[/green]  {escape(m.description)}")
+    for f in report.failed_pairs:
+        why = str(f["problem"]).splitlines()[0]
+        _err.print(f"  [yellow]none[/yellow]   {escape(f['section'])} / {escape(f['target'])}: "
+                   f"{escape(why)}")  # fmt: skip
+
+
+def _infer_map(
+    instance: Instance, model: str | None, base_url: str | None, api_key: str | None
+) -> Instance:
+    from suitebench.agents.llm import ModelError, ModelReplyError
+    from suitebench.construct.targets import infer_sections_map, write_sections_map
+    from suitebench.run.store import Store, StoreError
+
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+    client = _client(model, base_url, api_key, store)
+    try:
+        links = infer_sections_map(instance, client, retryable=(ModelReplyError,))
+        path = write_sections_map(instance, links, "sections.toml")
+    except FormatError as exc:
+        raise _fail(str(exc)) from None
+    except (ModelError, RuntimeError) as exc:
+        raise _fail(str(exc), 1) from None
+    finally:
+        store.close()
+    _err.print(f"sections map inferred by {escape(client.model)} -> {path} (review and edit it)")
+    return _load(instance.root)
+
+
+@build_app.command("targets")
+def targets(
+    instance_path: Path = typer.Argument(..., help="instance.toml or a directory holding one."),
+    per_section: int = typer.Option(6, "--per-section", min=0, help="Targets per section."),
+    out: Path = typer.Option(Path("targets.json"), "--out", help="Where to write the targets."),
+    llm: bool = typer.Option(
+        False, "--llm", help="No sections_map: have a model infer it (written as sections.toml)."
+    ),
+    model: str | None = typer.Option(None, "--model", help="Model name ($SUITEBENCH_MODEL)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="($OPENAI_BASE_URL)"),
+    api_key: str | None = typer.Option(None, "--api-key", help="($OPENAI_API_KEY)"),
+) -> None:
+    """Mutant targets by min-cost max-flow on the section/test bigraph (Appendix B.2)."""
+    from suitebench.construct.targets import targets_for_instance
+
+    instance = _load(instance_path)
+    if llm and not instance.sections_map:
+        instance = _infer_map(instance, model, base_url, api_key)
+    try:
+        selection = targets_for_instance(instance, per_section=per_section)
+    except FormatError as exc:
+        raise _fail(str(exc)) from None
+    data = selection.to_dict()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    if OPTIONS.json:
+        _emit_json(data)
+        return
+    _err.print(
+        f"[bold]{instance.name}[/bold]  {selection.selected} targets over "
+        f"{len(selection.targets)} sections (at most {per_section} each, cost "
+        f"{selection.cost}, {selection.edges} edges) -> {out}"
+    )
+    table = Table("section", "targets", "tests", show_edge=False)
+    for section, chosen in selection.targets.items():
+        table.add_row(escape(section), str(len(chosen)), escape(", ".join(chosen[:3])))
+    _err.print(table)
+
+
+def _figure(value: Any, percent: bool = True) -> str:
+    if value is None:
+        return "n/a"
+    return f"{100 * value:.1f}%" if percent else str(value)
+
+
+@build_app.command("refine")
+def refine(
+    instance_path: Path = typer.Argument(..., help="instance.toml or a directory holding one."),
+    out: Path | None = typer.Option(None, "--out", help="Write a refined copy here."),
+    max_unrelated: float = typer.Option(
+        0.2, "--max-unrelated", min=0.0, max=1.0, help="Largest share of other tests killing it."
+    ),
+    keep: int = typer.Option(3, "--keep", min=1, help="Mutants kept per section."),
+) -> None:
+    """Keep mutants their target kills and few other tests do; top --keep per section."""
+    from suitebench.construct.refine import refine_instance
+    from suitebench.run.store import Store, StoreError
+
+    instance = _load(instance_path)
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        with progress_bar("scoring candidates", console=_err, quiet=OPTIONS.quiet) as progress:
+            report = refine_instance(
+                instance,
+                store=store,
+                out=out,
+                max_unrelated=max_unrelated,
+                keep_per_section=keep,
+                cache_dir=OPTIONS.store.parent / "builds",
+                executor=executor,
+                progress=progress,
+            )
+    except (FormatError, FileExistsError, RuntimeError) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        executor.close()
+        store.close()
+    if OPTIONS.json:
+        _emit_json(report.to_dict())
+        return
+    where = out if out is not None else instance.root
+    _err.print(
+        f"[bold]{instance.name}[/bold]  kept {report.after['mutants']} of "
+        f"{report.before['mutants']} mutants ({report.valid_tests} valid reference tests) "
+        f"-> {where}/refine.json"
+    )
+    table = Table("figure", "before", "after", show_edge=False)
+    for key, label, pct in (
+        ("mutants", "mutants", False),
+        ("killed_by_target", "killed by their target", False),
+        ("killed_exactly_by_target", "killed exactly by their target", True),
+        ("mean_unrelated_fraction", "mean unrelated killers |T-bar|/|T|", True),
+    ):
+        table.add_row(label, _figure(report.before[key], pct), _figure(report.after[key], pct))
+    _err.print(table)
+    for d in report.mutants:
+        mark = "[green]kept[/green]   " if d.kept else "[yellow]dropped[/yellow]"
+        flags = f"  [red]{escape('; '.join(d.flags))}[/red]" if d.flags else ""
+        _err.print(f"  {mark} {escape(d.id)}  {escape(d.reason)}{flags}")
+
+
+@build_app.command("stats")
+def stats(
+    instance_paths: list[Path] = typer.Argument(..., help="Instances (directories or tomls)."),
+    out: Path | None = typer.Option(None, "--out", help="Also write the figures as JSON."),
+) -> None:
+    """TestSuiteBench Table 1: spec, source, reference tests and mutants; min/max/median."""
+    from suitebench.construct.stats import FIGURES, instance_stats, summarize
+
+    rows = [instance_stats(_load(p)) for p in instance_paths]
+    summary = summarize(rows)
+    data = {"instances": [r.to_dict() for r in rows], "summary": summary}
+    if out is not None:
+        out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    if OPTIONS.json:
+        _emit_json(data)
+        return
+    table = Table("", "", "Min", "Max", "Median", show_edge=False)
+    for key, group, label in FIGURES:
+        figure = summary[key]
+        table.add_row(
+            group, label, f"{figure['min']:,}", f"{figure['max']:,}", f"{figure['median']:,g}"
+        )
+    _err.print(f"{len(rows)} instance(s)")
+    _err.print(table)
+    if len(rows) > 1:
+        short = ("words", "lines", "sections", "files", "LOC", "tests", "mutants")
+        per = Table("instance", *short, show_edge=False)
+        for r in rows:
+            per.add_row(escape(r.instance), *(f"{getattr(r, k):,}" for k, _, _ in FIGURES))
+        _err.print(per)
+
+
+@build_app.command("hygiene")
+def hygiene(
+    instance_path: Path = typer.Argument(..., help="instance.toml or a directory holding one."),
+    out: Path | None = typer.Option(None, "--out", help="Write a cleaned copy here."),
+    runs: int = typer.Option(3, "--runs", min=1, help="Reference runs (flaky = they differ)."),
+    per_test: float = typer.Option(10.0, "--per-test-timeout", help="Seconds per test."),
+    no_network_check: bool = typer.Option(
+        False, "--no-network-check", help="Do not re-run failing tests with the network on."
+    ),
+) -> None:
+    """Drop failing, flaky, too slow and network-bound reference tests; clean the spec."""
+    from suitebench.construct.hygiene import apply_hygiene
+    from suitebench.run.store import Store, StoreError
+
+    instance = _load(instance_path)
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        with progress_bar("reference runs", console=_err, quiet=OPTIONS.quiet) as progress:
+            report = apply_hygiene(
+                instance,
+                store=store,
+                out=out,
+                runs=runs,
+                per_test=per_test,
+                check_network=not no_network_check,
+                cache_dir=OPTIONS.store.parent / "builds",
+                executor=executor,
+                progress=progress,
+            )
+    except (FormatError, FileExistsError, RuntimeError) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        executor.close()
+        store.close()
+    if OPTIONS.json:
+        _emit_json(report.to_dict())
+        return
+    where = out if out is not None else instance.root
+    _err.print(
+        f"[bold]{instance.name}[/bold]  {len(report.dropped)} of {report.tests} reference tests "
+        f"dropped ({report.runs} runs), {len(report.spec_changes)} spec line(s) changed, "
+        f"{len(report.sections_dropped)} section(s) dropped -> {where}/hygiene.json"
+    )
+    for d in report.dropped:
+        _err.print(f"  [yellow]{d.reason:8}[/yellow] {escape(d.id)}  {escape(d.detail)}")
+    for c in report.spec_changes:
+        _err.print(f"  spec line {c['line']}: {escape(c['before'].strip())}")
+        _err.print(f"           -> {escape(c['after'].strip())}")
+    for s in report.sections_dropped:
+        _err.print(f"  spec section dropped (all its tests were): {escape(s)}")
+    for t in report.not_removed:
+        _err.print(f"  [red]not found in its file, remove by hand:[/red] {escape(t)}")
+
+
+@build_app.command("init")
+def init(
+    repo: Path = typer.Argument(
+        ..., help="A repository with build.sh and tests/, or a ProgramBench task directory."
+    ),
+    out: Path = typer.Option(..., "--out", help="The new instance directory."),
+    branch: str | None = typer.Option(None, "--branch", help="ProgramBench test branch."),
+    runs: int = typer.Option(3, "--runs", min=1),
+    per_test: float = typer.Option(10.0, "--per-test-timeout", help="Seconds per test."),
+) -> None:
+    """An instance skeleton from a repository, with hygiene applied to its reference suite."""
+    from suitebench.construct.init import init_instance
+    from suitebench.run.store import Store, StoreError
+
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        with progress_bar("reference runs", console=_err, quiet=OPTIONS.quiet) as progress:
+            summary, report = init_instance(
+                repo,
+                out,
+                store=store,
+                branch=branch,
+                runs=runs,
+                per_test=per_test,
+                cache_dir=OPTIONS.store.parent / "builds",
+                executor=executor,
+                progress=progress,
+            )
+    except (FormatError, FileExistsError, RuntimeError) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        executor.close()
+        store.close()
+    if OPTIONS.json:
+        _emit_json({"init": summary, "hygiene": report.to_dict()})
+        return
+    _err.print(
+        f"[bold]{report.instance}[/bold]  instance written to {out}: "
+        f"{report.tests - len(report.dropped)} reference tests kept of {report.tests}"
+    )
+    for test, reasons in summary["ignored_by_task"].items():
+        _err.print(f"  [yellow]ignored[/yellow]  {escape(test)}  ({escape(', '.join(reasons))})")
+    for d in report.dropped:
+        _err.print(f"  [yellow]{d.reason:8}[/yellow] {escape(d.id)}  {escape(d.detail)}")
+    if not (out / "spec.md").is_file():
+        _err.print("  no spec.md yet: write one, or draft it with `suitebench build spec`")
+
+
+@build_app.command("spec")
+def spec(
+    instance_path: Path = typer.Argument(..., help="instance.toml or a directory holding one."),
+    out: Path | None = typer.Option(None, "--out", help="Write into a copy of the instance."),
+    iterations: int = typer.Option(3, "--iterations", min=1, help="Refinement iterations."),
+    threshold: float = typer.Option(
+        0.05, "--threshold", min=0.0, max=1.0, help="Stop when fewer failures are the spec's."
+    ),
+    max_sections: int = typer.Option(50, "--max-sections", min=1),
+    attempts: int = typer.Option(3, "--attempts", min=1, help="Model attempts per question."),
+    redraft: bool = typer.Option(False, "--redraft", help="Draft anew even if a spec exists."),
+    model: str | None = typer.Option(None, "--model", help="Model name ($SUITEBENCH_MODEL)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="($OPENAI_BASE_URL)"),
+    api_key: str | None = typer.Option(None, "--api-key", help="($OPENAI_API_KEY)"),
+) -> None:
+    """Draft a spec from the reference tests (if none), then the refinement loop."""
+    from suitebench.agents.llm import ModelError, ModelReplyError
+    from suitebench.construct.spec import SpecError, build_spec
+    from suitebench.run.store import Store, StoreError
+
+    instance = _load(instance_path)
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+    client = _client(model, base_url, api_key, store)
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        with progress_bar("spec iterations", console=_err, quiet=OPTIONS.quiet) as progress:
+            report = build_spec(
+                instance,
+                client,
+                store=store,
+                out=out,
+                iterations=iterations,
+                threshold=threshold,
+                max_sections=max_sections,
+                attempts=attempts,
+                redraft=redraft,
+                retryable=(ModelReplyError,),
+                cache_dir=OPTIONS.store.parent / "builds",
+                executor=executor,
+                progress=progress,
+            )
+    except FormatError as exc:
+        raise _fail(str(exc)) from None
+    except (ModelError, SpecError, FileExistsError, RuntimeError) as exc:
+        raise _fail(str(exc), 1) from None
+    finally:
+        executor.close()
+        store.close()
+    if OPTIONS.json:
+        _emit_json({**report.to_dict(), "usage": client.usage.to_dict()})
+        return
+    _err.print(
+        f"[bold]{instance.name}[/bold]  spec {'drafted and ' if report.drafted else ''}refined: "
+        f"{report.sections} sections -> {report.spec}  (stopped: {report.stopped})"
+    )
+    table = Table("iteration", "R", "V", "M", "failures", "spec's", "generation's",
+                  "revised", show_edge=False)  # fmt: skip
+    for it in report.iterations:
+        table.add_row(
+            str(it["iteration"]),
+            _figure(it.get("R")),
+            _figure(it.get("V")),
+            _figure(it.get("M")),
+            str(it["failures"]),
+            f"{it['spec']} ({100 * it['spec_share']:.0f}%)",
+            str(it["generation"]),
+            escape(", ".join(it["sections_revised"])),
+        )
+    _err.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(build_app, name="build")

@@ -1,0 +1,104 @@
+"""``build init``: an instance skeleton from a repository with a build script and a pytest
+suite (TestSuiteBench Section 2.1's starting point).
+
+A ProgramBench task directory (``build.sh`` at the root, ``tests/<branch>/eval/tests``,
+``tests.json``) is read as it is: the tests ``tests.json`` marks ignored are removed with their
+reasons.  Any other repository needs ``build.sh`` at its root (leaving ``./executable``) and a
+pytest suite in ``tests/``.  The source (the repository without its tests) and the suite are
+copied into the new instance, an ``instance.toml`` is written, and :mod:`hygiene
+<suitebench.construct.hygiene>` runs on the result: a new instance starts with a reference
+suite that passes on its reference, every run.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from suitebench.construct.hygiene import HygieneReport, apply_hygiene, remove_tests
+from suitebench.model.instance import InstanceError, load_instance
+from suitebench.model.programbench import is_programbench_task, load_programbench_task
+from suitebench.run.executor import Executor
+from suitebench.run.store import Store
+
+__all__ = ["init_instance"]
+
+_NOT_SOURCE = {".git", "tests", "tests.json", "spec.md"}
+_NOT_SOURCE_ANYWHERE = {"__pycache__", ".pytest_cache"}
+Progress = Callable[[int, int], None]
+
+
+def init_instance(
+    repo: Path,
+    out: Path,
+    *,
+    store: Store,
+    branch: str | None = None,
+    runs: int = 3,
+    per_test: float = 10.0,
+    check_network: bool = True,
+    cache_dir: Path | None = None,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+) -> tuple[dict[str, Any], HygieneReport]:
+    """Create the instance ``out`` from ``repo``; return (what init did, the hygiene report)."""
+    repo = Path(repo).resolve()
+    out = Path(out).resolve()
+    if out.exists() and any(out.iterdir()):
+        raise FileExistsError(f"{out}: --out must be a new or empty directory")
+    ignored: dict[str, list[str]] = {}
+    if is_programbench_task(repo):
+        task = load_programbench_task(repo, branch)
+        suite = task.tests
+        ignored = {t: list(r) for t, r in task.ignored_tests.items()}
+        description = task.description
+    else:
+        if not (repo / "build.sh").is_file():
+            raise InstanceError(
+                repo / "build.sh", "<file>", "expected build.sh leaving ./executable"
+            )
+        suite = repo / "tests"
+        if not suite.is_dir() or not any(suite.rglob("test_*.py")):
+            raise InstanceError(suite, "<dir>", "expected a pytest suite (tests/test_*.py)")
+        description = f"built from {repo.name}"
+    out.mkdir(parents=True, exist_ok=True)
+
+    def not_source(directory: str, names: list[str]) -> list[str]:
+        top = Path(directory) == repo
+        return [n for n in names if (top and n in _NOT_SOURCE) or n in _NOT_SOURCE_ANYWHERE]
+
+    shutil.copytree(repo, out / "src", symlinks=True, ignore=not_source)
+    shutil.copytree(suite, out / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    lines = [
+        f"name = {json.dumps(repo.name)}",
+        f"description = {json.dumps(description)}",
+        'source = "src/"',
+        'build = "build.sh"',
+        'tests = "tests/"',
+    ]
+    if (repo / "spec.md").is_file():
+        shutil.copy2(repo / "spec.md", out / "spec.md")
+        lines.insert(2, 'spec = "spec.md"')
+    (out / "instance.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _, missing = remove_tests(out / "tests", set(ignored))
+    summary = {
+        "repository": str(repo),
+        "instance": str(out),
+        "ignored_by_task": ignored,
+        "ignored_not_found": missing,
+    }
+    report = apply_hygiene(
+        load_instance(out),
+        store=store,
+        runs=runs,
+        per_test=per_test,
+        check_network=check_network,
+        cache_dir=cache_dir,
+        executor=executor,
+        progress=progress,
+    )
+    (out / "init.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    return summary, report

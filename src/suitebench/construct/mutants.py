@@ -1,0 +1,281 @@
+"""``build mutants``: operator mutants of an instance's reference source, no model.
+
+The pipeline, each stage a plain list of records:
+
+1. **sites**: every operator mutation of every source file (Python on libcst, C/C++/Rust/Go
+   on tree-sitter), in source order;
+2. **filter**: no-ops (the mutated file equals the source) and duplicates (two sites giving
+   the same mutated file) are dropped;
+3. **caps**: at most ``max_per_function`` sites per function and ``max_per_file`` per file,
+   then ``max_total`` overall, each a seeded random sample kept in source order, so the same
+   seed gives the same mutants;
+4. **build**: a Python mutant must compile; a mutant of another language is built with the
+   instance's own recipe in the sandbox (the builds land in the cache ``score`` reads);
+   mutants that do not build are reported and dropped;
+5. **write**: one unified diff per mutant under ``mutants/`` and a block of ``[[mutants]]``
+   in ``instance.toml`` between two marker comments (a re-run replaces only that block).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import tempfile
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from suitebench.construct.edits import MutationSite, unified_diff
+from suitebench.construct.treesitter_ops import language_of, treesitter_sites
+from suitebench.construct.writing import OPERATOR, MutantRecord, prepare_target, write_generated
+from suitebench.model.instance import Instance, InstanceKind, MutantSpec
+from suitebench.run.executor import Executor
+from suitebench.suite.build import Builder, build_all
+
+__all__ = [
+    "BLOCK_BEGIN",
+    "BLOCK_END",
+    "MANIFEST",
+    "MutantRecord",
+    "MutantsReport",
+    "error_line",
+    "generate_operator_mutants",
+    "mutation_sites",
+    "source_files",
+    "write_mutants",
+]
+
+BLOCK_BEGIN = OPERATOR.begin
+BLOCK_END = OPERATOR.end
+MANIFEST = OPERATOR.manifest
+_SKIP_DIRS = {".git", "__pycache__", "tests", "test", "target", "build", "vendor", ".venv"}
+_SKIP_PY = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest|setup)\.py$")
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class MutantsReport:
+    """What ``build mutants`` did: the mutants kept and every reason one was not."""
+
+    instance: str
+    seed: int
+    sites: int = 0
+    noops: int = 0
+    duplicates: int = 0
+    capped: int = 0
+    mutants: list[MutantRecord] = field(default_factory=list)
+    build_errors: list[dict[str, str | int]] = field(default_factory=list)
+    unparsable: dict[str, str] = field(default_factory=dict)
+    by_operator: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def source_files(instance: Instance) -> list[Path]:
+    """The reference source files operator mutants apply to, relative to ``source``: files of
+    a supported language, not tests, build scripts or vendored code."""
+    root = instance.source
+    base = instance.package_dir() if instance.kind is InstanceKind.PYTHON else root
+    assert base is not None
+    files: list[Path] = []
+    for path in sorted(base.rglob("*")):
+        rel = path.relative_to(root)
+        if not path.is_file() or any(part in _SKIP_DIRS for part in rel.parts[:-1]):
+            continue
+        text = rel.as_posix()
+        if text.endswith(".py"):
+            if not _SKIP_PY.search(text):
+                files.append(rel)
+        elif language_of(text) is not None:
+            files.append(rel)
+    return files
+
+
+def mutation_sites(path: str, source: bytes) -> list[MutationSite]:
+    """Every operator mutation of one file, chosen by its extension."""
+    if path.endswith(".py"):
+        from suitebench.construct.python_ops import python_sites
+
+        return python_sites(path, source)
+    return treesitter_sites(path, source)
+
+
+def _sample(sites: list[MutationSite], cap: int | None, rng: random.Random) -> list[MutationSite]:
+    if cap is None or len(sites) <= cap:
+        return sites
+    keep = set(rng.sample(range(len(sites)), cap))
+    return [s for i, s in enumerate(sites) if i in keep]
+
+
+def _group_cap(
+    sites: list[MutationSite], key: Callable[[MutationSite], str], cap: int | None, seed: int
+) -> list[MutationSite]:
+    groups: dict[str, list[MutationSite]] = {}
+    for site in sites:
+        groups.setdefault(key(site), []).append(site)
+    kept: list[MutationSite] = []
+    for name, members in groups.items():
+        # One generator per group: a change in one file does not reshuffle another's mutants.
+        kept += _sample(members, cap, random.Random(f"{seed}/{name}"))
+    order = {id(s): i for i, s in enumerate(sites)}
+    return sorted(kept, key=lambda s: order[id(s)])
+
+
+def generate_operator_mutants(
+    instance: Instance,
+    *,
+    seed: int = 0,
+    max_total: int | None = None,
+    max_per_file: int | None = 400,
+    max_per_function: int | None = 40,
+    operators: set[str] | None = None,
+) -> tuple[list[tuple[MutationSite, bytes]], MutantsReport]:
+    """Stages 1-3: the sampled sites with the diffs they give, before the build check."""
+    report = MutantsReport(instance=instance.name, seed=seed)
+    kept: list[MutationSite] = []
+    sources: dict[str, bytes] = {}
+    for rel in source_files(instance):
+        path = rel.as_posix()
+        source = (instance.source / rel).read_bytes()
+        try:
+            sites = mutation_sites(path, source)
+        except Exception as exc:  # libcst's ParserSyntaxError, a decode error
+            report.unparsable[path] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+            continue
+        sources[path] = source
+        report.sites += len(sites)
+        seen: set[str] = set()
+        for site in sites:
+            if operators is not None and site.operator not in operators:
+                continue
+            mutated = site.mutated(source)
+            if mutated == source:
+                report.noops += 1
+                continue
+            fingerprint = site.fingerprint(source)
+            if fingerprint in seen:
+                report.duplicates += 1
+                continue
+            seen.add(fingerprint)
+            kept.append(site)
+    before = len(kept)
+    kept = _group_cap(kept, lambda s: f"{s.file}::{s.function}", max_per_function, seed)
+    kept = _group_cap(kept, lambda s: s.file, max_per_file, seed)
+    kept = _sample(kept, max_total, random.Random(seed))
+    report.capped = before - len(kept)
+    return [(s, unified_diff(s.file, sources[s.file], s.edit)) for s in kept], report
+
+
+def _python_compiles(site: MutationSite, source: bytes) -> str | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "is not" with a literal: a mutant, not our code
+            compile(site.mutated(source), site.file, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return f"does not compile: {exc}"
+    return None
+
+
+def write_mutants(
+    instance: Instance,
+    *,
+    out: Path | None = None,
+    seed: int = 0,
+    max_total: int | None = None,
+    max_per_file: int | None = 400,
+    max_per_function: int | None = 40,
+    operators: set[str] | None = None,
+    cache_dir: Path,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+) -> MutantsReport:
+    """Generate, build-check and write operator mutants into the instance (or into ``out``,
+    a copy of the instance made first), listing them in its ``instance.toml``."""
+    candidates, report = generate_operator_mutants(
+        instance,
+        seed=seed,
+        max_total=max_total,
+        max_per_file=max_per_file,
+        max_per_function=max_per_function,
+        operators=operators,
+    )
+    target = prepare_target(instance, out)
+
+    with tempfile.TemporaryDirectory(prefix="suitebench-mutants-") as tmp:
+        specs: list[MutantSpec] = []
+        ok: list[tuple[MutationSite, bytes]] = []
+        checks: list[tuple[MutationSite, bytes]] = []
+        for index, (site, diff) in enumerate(candidates):
+            if site.file.endswith(".py"):
+                error = _python_compiles(site, (instance.source / site.file).read_bytes())
+                if error is not None:
+                    report.build_errors.append(_error(site, error))
+                else:
+                    ok.append((site, diff))
+                continue
+            patch = Path(tmp) / f"c{index:05d}.diff"
+            patch.write_bytes(diff)
+            specs.append(MutantSpec(id=f"c{index:05d}", patch=patch))
+            checks.append((site, diff))
+        if specs:
+            builder = Builder(instance, cache_dir)
+            reference, built = build_all(builder, specs, progress=progress, executor=executor)
+            if not reference.ok:
+                raise RuntimeError(
+                    f"{instance.source}: the reference does not build, so no mutant can be "
+                    f"checked:\n{reference.message[-2000:]}"
+                )
+            for spec, (site, diff) in zip(specs, checks, strict=True):
+                result = built[spec.id]
+                if result.ok:
+                    ok.append((site, diff))
+                else:
+                    report.build_errors.append(_error(site, result.message[-2000:]))
+    order = {id(s): i for i, (s, _) in enumerate(candidates)}
+    ok.sort(key=lambda pair: order[id(pair[0])])
+
+    records = [
+        (
+            MutantRecord(
+                id="",
+                patch="",
+                file=site.file,
+                line=site.line,
+                operator=site.operator,
+                description=site.description,
+                function=site.function,
+            ),
+            diff,
+        )
+        for site, diff in ok
+    ]
+    for site, _ in ok:
+        report.by_operator[site.operator] = report.by_operator.get(site.operator, 0) + 1
+    manifest = report.to_dict()
+    report.mutants = write_generated(target, OPERATOR, records, manifest)
+    return report
+
+
+def error_line(message: str) -> str:
+    """The line of a build log that says what went wrong: a compiler's ``error:`` line, else a
+    Python ``...Error:`` line, else the last line."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    for pattern in (r"\berror:", r"\w+Error\b", r"(?i)error"):
+        for line in lines:
+            if re.search(pattern, line) and not line.startswith("build "):
+                return line
+    return lines[-1] if lines else ""
+
+
+def _error(site: MutationSite, message: str) -> dict[str, str | int]:
+    reason = error_line(message)
+    return {
+        "file": site.file,
+        "line": site.line,
+        "operator": site.operator,
+        "description": site.description,
+        "reason": reason,
+        "message": message.strip(),
+    }

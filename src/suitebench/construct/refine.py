@@ -1,0 +1,217 @@
+"""``build refine``: candidate refinement (TestSuiteBench Section 2.2, "Candidate Refinement").
+
+The reference suite runs on every candidate mutant (the full kill matrix, through ``score``).
+For a mutant with a target test t and the valid reference tests T, the unrelated killers are
+T-bar = killers - {t}.  A mutant is kept only if (i) t kills it and (ii) at most 20% of the
+other valid tests do (|T-bar| / (|T| - 1) <= 0.2).  Among the kept candidates of one section,
+they are ranked by (target kills, |T-bar|, id) and the top 3 stay.  A mutant without a target
+(an operator mutant) is kept if some valid test kills it and at most 20% of the valid tests
+do; it is not capped per section.
+
+The paper then has an agent rewrite candidates to shrink T-bar; here that step is the user's
+(or a model's) between two runs of ``refine``.  A mutant whose added lines hard-code a literal
+that appears in its target test (and not in the lines it replaces) is *flagged*
+``hardcodes_target_literal``: it may only differ on the target's inputs (paper, Figure 13).
+
+The figures before and after are the paper's: the fraction of mutants killed by exactly their
+target, and the mean |T-bar| as a fraction of the other tests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import statistics
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from suitebench.construct.mutants import error_line
+from suitebench.construct.prompts import test_source
+from suitebench.construct.tomledit import drop_mutant_tables
+from suitebench.model.instance import Instance, InstanceError, MutantSpec, load_instance
+from suitebench.run.executor import Executor
+from suitebench.run.store import Store
+from suitebench.suite.result import MutantStatus, SuiteResult
+from suitebench.suite.score import score_suite
+
+__all__ = ["MutantDecision", "RefineReport", "refine_instance", "refinement_figures"]
+
+Progress = Callable[[int, int], None]
+_LITERAL = re.compile(r"""(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w.])|"([^"\\\n]{2,})"|'([^'\\\n]{2,})'""")
+
+
+@dataclass
+class MutantDecision:
+    id: str
+    section: str | None
+    target: str | None
+    status: str
+    killed_by_target: bool
+    killers: int
+    unrelated: int
+    unrelated_fraction: float | None
+    kept: bool = False
+    reason: str = ""
+    flags: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RefineReport:
+    instance: str
+    max_unrelated: float
+    keep_per_section: int
+    valid_tests: int
+    before: dict[str, Any]
+    after: dict[str, Any]
+    mutants: list[MutantDecision]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def refinement_figures(decisions: list[MutantDecision]) -> dict[str, Any]:
+    """The paper's refinement figures over a set of mutants with targets."""
+    targeted = [d for d in decisions if d.target]
+    fractions = [d.unrelated_fraction for d in targeted if d.unrelated_fraction is not None]
+    return {
+        "mutants": len(decisions),
+        "with_target": len(targeted),
+        "killed_by_target": sum(d.killed_by_target for d in targeted),
+        "killed_exactly_by_target": (
+            sum(d.killed_by_target and d.unrelated == 0 for d in targeted) / len(targeted)
+            if targeted
+            else None
+        ),
+        "mean_unrelated_fraction": statistics.fmean(fractions) if fractions else None,
+        "killed": sum(d.killers > 0 for d in decisions),
+    }
+
+
+def _literals(text: str) -> set[str]:
+    found = set()
+    for match in _LITERAL.finditer(text):
+        value = next(g for g in match.groups() if g is not None)
+        if value not in {"0", "1", "-1", "2"}:  # too common to mean anything
+            found.add(value)
+    return found
+
+
+def hardcoded_literals(patch: Path, target_source: str) -> set[str]:
+    """Literals the mutant's added lines introduce that its target test also uses."""
+    added, removed = [], []
+    for line in patch.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            added.append(line[1:])
+        elif line.startswith("-") and not line.startswith("---"):
+            removed.append(line[1:])
+    new = _literals("\n".join(added)) - _literals("\n".join(removed))
+    return new & _literals(target_source)
+
+
+def _decide(
+    result: SuiteResult, instance: Instance, max_unrelated: float, keep: int
+) -> list[MutantDecision]:
+    valid = [t.id for t in result.tests if t.valid]
+    others = max(1, len(valid) - 1)
+    decisions: list[MutantDecision] = []
+    specs = {m.id: m for m in instance.mutants}
+    for m in result.mutants:
+        killers = set(m.killed_by)
+        by_target = m.target in killers if m.target else False
+        unrelated = len(killers - {m.target}) if m.target else len(killers)
+        denominator = others if m.target else max(1, len(valid))
+        scored = m.status not in (MutantStatus.BUILD_ERROR, MutantStatus.CRASHED)
+        decision = MutantDecision(
+            id=m.id,
+            section=m.section,
+            target=m.target,
+            status=str(m.status),
+            killed_by_target=by_target,
+            killers=len(killers),
+            unrelated=unrelated,
+            unrelated_fraction=unrelated / denominator if scored else None,
+        )
+        spec: MutantSpec = specs[m.id]
+        if m.target:
+            literals = hardcoded_literals(spec.patch, test_source(instance.root, m.target))
+            if literals:
+                decision.flags.append("hardcodes_target_literal: " + ", ".join(sorted(literals)))
+        if not scored:
+            lines = m.message.strip().splitlines()
+            first = lines[0] if lines else "not scored"
+            if "does not apply" not in first:
+                first = error_line(m.message) or first
+            decision.reason = f"{m.status}: {first}"
+        elif m.target and m.target not in {t.id for t in result.tests}:
+            decision.reason = f"target {m.target} is not a test of the reference suite"
+        elif m.target and not by_target:
+            decision.reason = "not killed by its target"
+        elif not m.target and not killers:
+            decision.reason = "no valid test kills it"
+        elif unrelated / denominator > max_unrelated:
+            decision.reason = (
+                f"killed by {unrelated / denominator:.0%} of the "
+                f"{'other ' if m.target else ''}tests (> {max_unrelated:.0%})"
+            )
+        else:
+            decision.kept = True
+        decisions.append(decision)
+    by_section: dict[str, list[MutantDecision]] = {}
+    for d in decisions:
+        if d.kept and d.target and d.section:
+            by_section.setdefault(d.section, []).append(d)
+    for members in by_section.values():
+        members.sort(key=lambda d: (not d.killed_by_target, d.unrelated, d.id))
+        for d in members[keep:]:
+            d.kept = False
+            d.reason = f"not in its section's top {keep} (by target kill, unrelated killers)"
+    return decisions
+
+
+def refine_instance(
+    instance: Instance,
+    *,
+    store: Store,
+    out: Path | None = None,
+    max_unrelated: float = 0.2,
+    keep_per_section: int = 3,
+    cache_dir: Path | None = None,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+) -> RefineReport:
+    """Score every candidate with the reference suite, decide, and drop the rejected mutants
+    from ``instance.toml`` (of ``out``, a copy, if given); ``refine.json`` records it all."""
+    if not instance.mutants:
+        raise InstanceError(
+            instance.root / "instance.toml", "mutants", "expected candidate mutants to refine"
+        )
+    result = score_suite(
+        instance, store=store, cache_dir=cache_dir, executor=executor, progress=progress
+    )
+    decisions = _decide(result, instance, max_unrelated, keep_per_section)
+    report = RefineReport(
+        instance=instance.name,
+        max_unrelated=max_unrelated,
+        keep_per_section=keep_per_section,
+        valid_tests=result.counts.valid,
+        before=refinement_figures(decisions),
+        after=refinement_figures([d for d in decisions if d.kept]),
+        mutants=decisions,
+    )
+    target = instance.root
+    if out is not None and Path(out).resolve() != instance.root:
+        out = Path(out).resolve()
+        if out.exists() and any(out.iterdir()):
+            raise FileExistsError(f"{out}: --out must be a new or empty directory")
+        shutil.copytree(instance.root, out, dirs_exist_ok=True)
+        target = out
+    toml = target / "instance.toml"
+    dropped = {d.id for d in decisions if not d.kept}
+    toml.write_text(drop_mutant_tables(toml.read_text(encoding="utf-8"), dropped), "utf-8")
+    left = {m.id for m in load_instance(target).mutants}
+    assert left == {d.id for d in decisions if d.kept}, "instance.toml edit lost a mutant"
+    (target / "refine.json").write_text(json.dumps(report.to_dict(), indent=1) + "\n", "utf-8")
+    return report

@@ -1,0 +1,92 @@
+"""``build init``: an instance from a ProgramBench task and from a plain repository."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from suitebench.construct.init import init_instance
+from suitebench.model.errors import FormatError
+from suitebench.model.instance import load_instance
+from suitebench.run.store import Store
+
+TASK = Path(__file__).parents[1] / "fixtures" / "instances" / "programbench-task"
+
+
+@pytest.mark.slow
+def test_init_from_a_programbench_task(tmp_path: Path) -> None:
+    exe = Path(sys.executable).parent / "suitebench"
+    out = tmp_path / "kv"
+    proc = subprocess.run(
+        [str(exe), "--store", str(tmp_path / "s.sqlite"), "--json", "build", "init", str(TASK),
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["init"]["ignored_by_task"] == {
+        "tests/test_lookup.py::TestErrors::test_inline_comment_is_stripped": ["gold_fail"],
+        "tests/test_lookup.py::test_environment_is_not_read": ["dummy_pass", "gold_flaky"],
+    }
+    instance = load_instance(out)
+    suite = (instance.tests / "test_lookup.py").read_text()
+    assert "test_inline_comment_is_stripped" not in suite
+    assert "test_environment_is_not_read" not in suite
+    assert "def test_lookup_value" in suite
+    assert (instance.source / "kv.sh").is_file() and not (instance.source / "tests").exists()
+    assert data["hygiene"]["dropped"] == []  # what is left passes 3 times out of 3
+    assert data["hygiene"]["tests"] == 9
+
+
+def test_init_needs_build_script_and_suite(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "main.py").write_text("print('hi')\n")
+    store = Store(tmp_path / "s.sqlite")
+    with pytest.raises(FormatError, match=r"build\.sh"):
+        init_instance(repo, tmp_path / "out", store=store)
+    (repo / "build.sh").write_text("cp main.py executable\n")
+    with pytest.raises(FormatError, match=r"tests.*pytest suite"):
+        init_instance(repo, tmp_path / "out", store=store)
+    store.close()
+
+
+@pytest.mark.slow
+def test_init_from_a_plain_repository_drops_a_failing_test(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "shout.py").write_text("import sys\nprint(sys.stdin.read().upper(), end='')\n")
+    (repo / "build.sh").write_text(
+        "printf '#!%s\\n' \"$(command -v python3)\" > executable\n"
+        "cat shout.py >> executable\nchmod +x executable\n"
+    )
+    (repo / "tests" / "test_shout.py").write_text(
+        textwrap.dedent(
+            """\
+            import subprocess
+
+            def run(text):
+                return subprocess.run(["./executable"], input=text, capture_output=True,
+                                      text=True).stdout
+
+            def test_upper():
+                assert run("abc") == "ABC"
+
+            def test_wrong():
+                assert run("abc") == "abc"
+            """
+        )
+    )
+    store = Store(tmp_path / "s.sqlite")
+    summary, report = init_instance(repo, tmp_path / "out", store=store, runs=2)
+    store.close()
+    assert [(d.id, d.reason) for d in report.dropped] == [
+        ("tests/test_shout.py::test_wrong", "fails")
+    ]
+    assert "def test_upper" in (tmp_path / "out" / "tests" / "test_shout.py").read_text()
+    assert summary["ignored_by_task"] == {}
