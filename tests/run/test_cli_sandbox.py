@@ -131,3 +131,62 @@ def test_doctor_human() -> None:
     assert res.returncode == 0
     err = res.stderr.decode()
     assert "bwrap" in err and "memory" in err and "gcc" in err
+
+
+def test_sandbox_runs_a_command_found_through_a_version_manager_shim(fake_shims: Path) -> None:
+    shims = fake_shims
+    env = dict(os.environ, CI="1", PATH=f"{shims}:{os.environ['PATH']}")
+    main = "from suitebench.cli.main import main; main()"
+    script = "greet a b; python3 -c 'import os; print(os.environ[\"FAKEENV\"])'"
+
+    def cli(backend: str, *command: str) -> dict[str, Any]:
+        args = ["--json", "sandbox", "--backend", backend, "--", *command]
+        res = subprocess.run(
+            [sys.executable, "-c", main, *args], capture_output=True, timeout=120, env=env
+        )
+        data: dict[str, Any] = json.loads(res.stdout)
+        return data
+
+    for backend in [str(b) for b, r in sandbox.available_backends().items() if r is None]:
+        d = cli(backend, "sh", "-c", script)
+        assert d["status"] == "ok", (backend, d)
+        assert d["stdout_text"] == "hello from 9.9: a b\n9.9\n", (backend, d)
+        assert cli(backend, "greet", "c")["stdout_text"] == "hello from 9.9: c\n", backend
+        assert cli(backend, str(shims / "greet"))["stdout_text"] == "hello from 9.9: \n"
+
+
+def test_sandbox_python3_runs_inside_as_it_runs_outside() -> None:
+    """Where ``python3`` is a pyenv shim (it is on some machines), it used to exit 127."""
+    outside = subprocess.run(
+        ["python3", "-c", "import sys; print(sys.version)"], capture_output=True, check=True
+    )
+    d = _json("sandbox", "--", "python3", "-c", "import sys; print(sys.version)")
+    assert d["status"] == "ok", d
+    assert d["stdout_text"].encode() == outside.stdout
+
+
+def test_sandbox_relative_program_is_the_callers(tmp_path: Path) -> None:
+    (tmp_path / "hi.c").write_text('#include <stdio.h>\nint main(void){puts("hi there");}\n')
+    subprocess.run(["gcc", "-o", str(tmp_path / "a.out"), str(tmp_path / "hi.c")], check=True)
+    d = _json("sandbox", "--", "./a.out", cwd=tmp_path)
+    assert d["status"] == "ok" and d["stdout_text"] == "hi there\n", d
+    elsewhere = tmp_path / "work"
+    elsewhere.mkdir()
+    d = _json("sandbox", "--cwd", str(elsewhere), "--", "./a.out", cwd=tmp_path)
+    assert d["stdout_text"] == "hi there\n", d
+
+
+def test_global_options_after_the_subcommand(tmp_path: Path) -> None:
+    res = _cli("sandbox", "--json", "--", "sh", "-c", "echo inside")
+    assert res.returncode == 0, res.stderr.decode()
+    assert json.loads(res.stdout)["stdout_text"] == "inside\n"
+    res = _cli("sandbox", "--time", "3", "--jobs", "2", "--json", "-j1", "--", "true")
+    assert res.returncode == 0, res.stderr.decode()
+    assert json.loads(res.stdout)["limits"]["wall_time"] == 3.0
+    res = _cli("doctor", "--json", f"--store={tmp_path / 's.sqlite'}")
+    assert res.returncode == 0 and "backends" in json.loads(res.stdout)
+    # After the command (or --), --json belongs to the command.
+    res = _cli("sandbox", "--json", "--", "echo", "--json")
+    assert json.loads(res.stdout)["stdout_text"] == "--json\n"
+    res = _cli("sandbox", "echo", "--json")
+    assert res.stdout == b"" and "--json" in res.stderr.decode()

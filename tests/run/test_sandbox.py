@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.run import sandbox
+from suitebench.run import layout, protocol, sandbox
 from suitebench.run.cgroups import usable_parent
 from suitebench.run.outcome import Backend, Limits, Status
 
@@ -180,10 +180,11 @@ def bins(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _backend_params() -> list[object]:
-    """Every backend with the C runner, and the Python fallback runner on two of them."""
+    """Every backend with the C runner (and unshare's C layout builder), and with the Python
+    fallbacks of both."""
     out = []
     available = sandbox.available_backends()
-    combos = [(b, "c") for b in Backend] + [(Backend.BWRAP, "python"), (Backend.PLAIN, "python")]
+    combos = [(b, "c") for b in Backend] + [(b, "python") for b in Backend]
     for b, runner in combos:
         reason = available[b]
         marks = [] if reason is None else [pytest.mark.skip(reason=f"{b}: {reason}")]
@@ -195,12 +196,14 @@ def _backend_params() -> list[object]:
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
     name, runner = request.param
     monkeypatch.setenv("SUITEBENCH_RUNNER", runner)
-    sandbox._c_runner.cache_clear()
-    if runner == "c" and sandbox._c_runner() is None:
+    protocol.c_runner.cache_clear()
+    protocol.mount_helper.cache_clear()
+    if runner == "c" and protocol.c_runner() is None:
         pytest.skip("no C compiler for the C runner")
     yield Backend(name)
     monkeypatch.undo()
-    sandbox._c_runner.cache_clear()
+    protocol.c_runner.cache_clear()
+    protocol.mount_helper.cache_clear()
 
 
 @pytest.fixture
@@ -623,13 +626,13 @@ def test_run_batch_isolates_runs(bins: Path, work: Path, backend: Backend) -> No
 
 def test_unavailable_backend_is_sandbox_error(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
-    sandbox._probe.cache_clear()
+    layout.probe.cache_clear()
     try:
         out = sandbox.run(["/bin/true"], cwd=work, backend=Backend.BWRAP)
         assert out.status is Status.SANDBOX_ERROR and "bwrap" in out.message
     finally:
         monkeypatch.undo()
-        sandbox._probe.cache_clear()
+        layout.probe.cache_clear()
 
 
 def test_python_programs_run_with_our_interpreter(work: Path, backend: Backend) -> None:
@@ -659,18 +662,18 @@ def test_bwrap_private_tmp_is_bounded(work: Path) -> None:
     assert ok.status is Status.OK, ok
 
 
-def test_bwrap_batch_runs_each_start_with_a_clean_tmp(work: Path, backend: Backend) -> None:
-    if backend is not Backend.BWRAP:
-        pytest.skip("only bwrap has a private /tmp")
+def test_batch_runs_each_start_with_a_clean_private_tmp(work: Path, backend: Backend) -> None:
+    if not sandbox.hides_files(backend):
+        pytest.skip(f"{backend} has no private /tmp")
     script = (
         "ls -A /tmp; mkdir /tmp/left; echo x > /tmp/left/f; chmod 000 /tmp/left; "
         "echo y > /tmp/junk; ls /tmp/left 2>/dev/null; echo end"
     )
-    outs = sandbox.run_batch(["sh", "-c", script], [b"", b"", b""], cwd=work, backend=Backend.BWRAP)
+    outs = sandbox.run_batch(["sh", "-c", script], [b"", b"", b""], cwd=work, backend=backend)
     assert all(o.status is Status.OK for o in outs), outs
     assert outs[0].stdout == outs[1].stdout == outs[2].stdout
     assert b"left" not in outs[0].stdout and b"junk" not in outs[0].stdout
-    fresh = sandbox.run(["sh", "-c", script], cwd=work, backend=Backend.BWRAP)
+    fresh = sandbox.run(["sh", "-c", script], cwd=work, backend=backend)
     assert fresh.stdout == outs[2].stdout
 
 
@@ -725,24 +728,24 @@ def test_broken_runner_cache_is_rebuilt_or_avoided(
     """A cached runner that does not execute (garbage, a noexec mount) never breaks runs."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("SUITEBENCH_RUNNER", raising=False)
-    sandbox._c_runner.cache_clear()
+    protocol.c_runner.cache_clear()
     try:
-        first = sandbox._c_runner()
+        first = protocol.c_runner()
         assert first is not None and first.is_relative_to(tmp_path / "cache")
         first.write_bytes(b"\x7fELF garbage")
-        sandbox._c_runner.cache_clear()
-        rebuilt = sandbox._c_runner()
-        assert rebuilt == first and sandbox._runner_starts(first)
+        protocol.c_runner.cache_clear()
+        rebuilt = protocol.c_runner()
+        assert rebuilt == first and protocol.runner_starts(first)
         # No compiler and a broken cache: the Python runner takes over.
         first.write_bytes(b"\x7fELF garbage")
         monkeypatch.setenv("PATH", "/nonexistent")
-        sandbox._c_runner.cache_clear()
-        assert sandbox._c_runner() is None
+        protocol.c_runner.cache_clear()
+        assert protocol.c_runner() is None
         out = sandbox.run(["/bin/echo", "still fine"], cwd=work)
         assert out.status is Status.OK and out.stdout == b"still fine\n"
     finally:
         monkeypatch.undo()
-        sandbox._c_runner.cache_clear()
+        protocol.c_runner.cache_clear()
 
 
 def test_program_that_closes_stdin_and_keeps_running(work: Path, backend: Backend) -> None:

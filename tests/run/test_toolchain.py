@@ -511,3 +511,95 @@ def test_explicit_language_and_option_like_file_names(tmp_path: Path) -> None:
     built = build(program_from_path(dashed), cache_dir=tmp_path / "cache")
     assert built.ok, built.message
     assert run_built(built, b"1\n9\n", tmp_path) == b"9\n"
+
+
+# Says how it was compiled: gcc defines __OPTIMIZE__ from -O1 up, __STDC_VERSION__ per -std,
+# and FOO only under -DFOO.
+HOW_C = textwrap.dedent(
+    """\
+    #include <stdio.h>
+    int main(void) {
+    #ifdef __OPTIMIZE__
+        printf("optimised ");
+    #else
+        printf("plain ");
+    #endif
+    #ifdef FOO
+        printf("foo ");
+    #endif
+        printf("%ld\\n", (long)__STDC_VERSION__);
+        return 0;
+    }
+    """
+)
+
+
+def test_compile_flags_replace_the_defaults_and_make_another_program(tmp_path: Path) -> None:
+    src = write(tmp_path / "how.c", HOW_C)
+    cache = tmp_path / "cache"
+    default = build(program_from_path(src), cache_dir=cache)
+    judge = build(program_from_path(src, compile_flags=("-O0", "-std=gnu99")), cache_dir=cache)
+    foo = build(program_from_path(src, compile_flags=["-O2", "-DFOO"]), cache_dir=cache)
+    assert default.ok and judge.ok and foo.ok, (judge.message, foo.message)
+    assert len({default.program_id, judge.program_id, foo.program_id}) == 3
+    assert len({default.workdir, judge.workdir, foo.workdir}) == 3
+    # The defaults are -O2 -std=gnu17; the override replaces them, it does not add to them.
+    assert run_built(default, b"", tmp_path) == b"optimised 201710\n"
+    assert run_built(judge, b"", tmp_path) == b"plain 199901\n"
+    assert run_built(foo, b"", tmp_path) == b"optimised foo 201710\n"
+    # The same flags again are the same program: a cache hit.
+    again = build(program_from_path(src, compile_flags=("-O0", "-std=gnu99")), cache_dir=cache)
+    assert again.cached and again.program_id == judge.program_id
+
+
+def test_compile_flags_round_trip_and_are_refused_where_meaningless(tmp_path: Path) -> None:
+    src = write(tmp_path / "how.c", HOW_C)
+    prog = program_from_path(src, compile_flags=("-O0", "-DFOO"))
+    assert prog.compile_flags == ("-O0", "-DFOO")
+    back = Program.from_dict(json.loads(json.dumps(prog.to_dict())))
+    assert back == prog and back.compile_flags == ("-O0", "-DFOO")
+    # An empty tuple is a real override (no flags at all), not "the defaults".
+    bare = program_from_path(src, compile_flags=())
+    assert Program.from_dict(json.loads(json.dumps(bare.to_dict()))).compile_flags == ()
+    built = build(bare, cache_dir=tmp_path / "cache")
+    assert built.ok and run_built(built, b"", tmp_path) == b"plain 201710\n"
+    with pytest.raises(ToolchainError, match="compile flags"):
+        program_from_path(write(tmp_path / "count.py", COUNT_PY), compile_flags=("-O0",))
+
+
+GEN_PY = textwrap.dedent(
+    """\
+    import os, sys
+    # The program this build generates says which Python generated it.
+    tag = os.environ.get("FAKEENV", "") + ":" + "%d.%d" % sys.version_info[:2]
+    print("#!/bin/sh")
+    print("echo built-by-" + tag)
+    """
+)
+
+
+def test_build_sh_calling_python3_from_the_callers_path(tmp_path: Path) -> None:
+    """python3 as a build finds it on the caller's PATH: real, or a version manager's shim."""
+    root = write(tmp_path / "gen" / "gen.py", GEN_PY).parent
+    write(root / "build.sh", "#!/bin/sh\nset -e\npython3 gen.py > executable\n")
+    built = build(program_from_path(root), cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    outside = subprocess.run(
+        ["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert run_built(built, b"", tmp_path) == f"built-by-:{outside}\n".encode()
+
+
+def test_build_sh_calling_python3_through_a_shim(
+    tmp_path: Path, fake_shims: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{fake_shims}:{os.environ['PATH']}")
+    root = write(tmp_path / "gen" / "gen.py", GEN_PY).parent
+    write(root / "build.sh", "#!/bin/sh\nset -e\npython3 gen.py > executable\n")
+    built = build(program_from_path(root), cache_dir=tmp_path / "cache")
+    assert built.ok, built.message
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert run_built(built, b"", tmp_path) == f"built-by-9.9:{here}\n".encode()

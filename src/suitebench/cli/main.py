@@ -2,7 +2,9 @@
 
 Each command group lives in its own module under ``suitebench.cli`` and registers itself on the
 one typer app through ``register(app)``; global options (``--store``, ``--jobs``, ``--dask``,
-``--json``) are parsed here and handed to commands through :class:`GlobalOptions`.
+``--json``) are parsed here and handed to commands through :class:`GlobalOptions`; they may be
+given before or after the subcommand (``suitebench --json doctor`` = ``suitebench doctor
+--json``).
 """
 
 from __future__ import annotations
@@ -10,12 +12,98 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
+
+# The global options: those that take a value, and flags.
+_GLOBAL_VALUED = ("--store", "--jobs", "-j", "--dask")
+_GLOBAL_FLAGS = ("--json",)
+
+
+def _is_global(token: str) -> tuple[bool, int]:
+    """Whether ``token`` is a global option, and how many tokens it takes (1 or 2)."""
+    name = token.split("=", 1)[0]
+    if name in _GLOBAL_FLAGS and "=" not in token:
+        return True, 1
+    if name in _GLOBAL_VALUED:
+        return True, 1 if "=" in token else 2
+    if token.startswith("-j") and token[2:].isdigit():
+        return True, 1
+    return False, 0
+
+
+def hoist_global_options(args: list[str], commands: Mapping[str, Any]) -> list[str]:
+    """Move global options given after the subcommand (``suitebench sandbox --json -- ...``)
+    in front of it, where the group parses them. Nothing after ``--`` moves, nor anything after
+    the first argument of a command that stops at it (``sandbox CMD --json`` is CMD's)."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            return args
+        is_global, width = _is_global(a)
+        if is_global:
+            i += width
+        elif a.startswith("-"):
+            i += 1
+        else:
+            break
+    cmd = commands.get(args[i]) if i < len(args) else None
+    if cmd is None:
+        return args
+    # The command's own options, and whether each takes a value (options, not arguments).
+    own = {
+        opt: not (p.is_flag or getattr(p, "count", False))
+        for p in cmd.params
+        if hasattr(p, "is_flag")
+        for opt in (*p.opts, *p.secondary_opts)
+    }
+    interspersed = (cmd.context_settings or {}).get(
+        "allow_interspersed_args", cmd.allow_interspersed_args
+    )
+    hoisted: list[str] = []
+    kept: list[str] = []
+    rest = args[i + 1 :]
+    j = 0
+    while j < len(rest):
+        a = rest[j]
+        is_global, width = _is_global(a)
+        if a == "--":
+            kept += rest[j:]
+            break
+        if is_global and a.split("=", 1)[0] not in own:
+            hoisted += rest[j : j + width]
+            j += width
+        elif a.split("=", 1)[0] in own:
+            width = 2 if own[a.split("=", 1)[0]] and "=" not in a else 1
+            kept += rest[j : j + width]
+            j += width
+        elif a.startswith("-") and a != "-":
+            kept.append(a)
+            j += 1
+        else:
+            kept.append(a)
+            j += 1
+            if not interspersed:
+                kept += rest[j:]
+                break
+    return [*args[:i], *hoisted, args[i], *kept]
+
+
+class _Group(TyperGroup):
+    """The app's group: global options are accepted after the subcommand as well."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_global_options(list(args), self.commands))
+
 
 app = typer.Typer(
+    cls=_Group,
     name="suitebench",
     help="Measure, build and certify the strength of test suites.",
     no_args_is_help=True,

@@ -5,11 +5,16 @@ a judge would see for one program: status, exit code or signal, times, peak memo
 the backend that isolated it. Human output goes to stderr; with the global ``--json`` the
 outcome is one JSON object on stdout (``stdout_b64``/``stderr_b64`` exact, ``stdout_text``/
 ``stderr_text`` decoded with replacement characters for reading).
+
+A command is found on the caller's ``PATH`` and runs inside as it runs outside: a version
+manager's shim (pyenv's ``python3``) runs the interpreter it would pick here, and a relative
+program path (``./a.out``) is the caller's file, whatever ``--cwd`` says.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -122,6 +127,10 @@ def sandbox(
     if cwd is not None and not cwd.is_dir():
         _err.print(f"[red]--cwd {cwd}: not a directory[/red]")
         raise typer.Exit(2)
+    program = command[0]
+    if "/" in program and not os.path.isabs(program):
+        # ./a.out is the caller's, not the (temporary) work dir's.
+        command = [os.path.abspath(program), *command[1:]]
     with tempfile.TemporaryDirectory(prefix="suitebench-sandbox-") as tmp:
         outcome = sandbox_mod.run(
             command,

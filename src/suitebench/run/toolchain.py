@@ -17,24 +17,62 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import hashlib
 import json
 import os
 import shutil
 import stat
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from suitebench.run.outcome import Limits, Status
+from suitebench.run.program import (
+    COMPILED,
+    EXECUTABLE,
+    EXTENSIONS,
+    Built,
+    Language,
+    Program,
+    ToolchainError,
+    language_of,
+    program_from_path,
+)
+from suitebench.run.recipes import (
+    available,
+    compiler,
+    default_interpreter,
+    real_rustc,
+    recipe,
+    toolchain_binds,
+    toolchain_version,
+)
+
+__all__ = [
+    "BUILD_LIMITS",
+    "COMPILED",
+    "EXECUTABLE",
+    "EXTENSIONS",
+    "RECIPE_VERSION",
+    "Built",
+    "Language",
+    "Program",
+    "ToolchainError",
+    "available",
+    "build",
+    "build_many",
+    "compiler",
+    "default_interpreter",
+    "language_of",
+    "program_from_path",
+    "program_id",
+    "recipe",
+    "toolchain_binds",
+    "toolchain_version",
+]
 
 RECIPE_VERSION = "1"  # bump when a recipe changes in a way the command line does not show
 
@@ -46,400 +84,6 @@ BUILD_LIMITS = Limits(
     processes=64,
     network=False,
 )
-
-
-class Language(StrEnum):
-    C = "c"
-    CPP = "cpp"
-    PYTHON = "python"
-    SHELL = "shell"
-    RUST = "rust"
-    GO = "go"
-    SCRIPT = "script"  # a directory with a build command (build.sh) that leaves ./executable
-
-
-EXTENSIONS: dict[str, Language] = {
-    ".c": Language.C,
-    ".cc": Language.CPP,
-    ".cpp": Language.CPP,
-    ".cxx": Language.CPP,
-    ".py": Language.PYTHON,
-    ".rs": Language.RUST,
-    ".go": Language.GO,
-    ".sh": Language.SHELL,
-}
-
-EXECUTABLE = "executable"
-
-
-class ToolchainError(ValueError):
-    """The program description itself is wrong (no such file, unknown language)."""
-
-
-@dataclass(frozen=True)
-class Program:
-    """Sources plus how to build them.
-
-    ``root`` is the directory the sources live in; ``sources`` are paths relative to it (the
-    files hashed and copied into the build). ``build_command`` (run in a copy of ``root``,
-    must leave ``./executable``) makes it a build-script program. ``entry`` is the file that is
-    run for interpreted languages. ``interpreter`` overrides the Python interpreter.
-    """
-
-    language: Language
-    root: Path
-    sources: tuple[str, ...]
-    build_command: tuple[str, ...] | None = None
-    entry: str | None = None
-    interpreter: str | None = None
-    name: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "language": str(self.language),
-            "root": str(self.root),
-            "sources": list(self.sources),
-            "build_command": list(self.build_command) if self.build_command else None,
-            "entry": self.entry,
-            "interpreter": self.interpreter,
-            "name": self.name,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Program:
-        return cls(
-            language=Language(d["language"]),
-            root=Path(d["root"]),
-            sources=tuple(d["sources"]),
-            build_command=tuple(d["build_command"]) if d.get("build_command") else None,
-            entry=d.get("entry"),
-            interpreter=d.get("interpreter"),
-            name=d.get("name", ""),
-        )
-
-
-@dataclass(frozen=True)
-class Built:
-    """A built program: how to run it (``argv``, absolute paths) or why it did not build."""
-
-    program_id: str
-    status: Status
-    argv: tuple[str, ...]
-    workdir: Path
-    message: str
-    language: Language
-    build_seconds: float = 0.0
-    cached: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.status is Status.OK
-
-    @property
-    def artifact(self) -> Path:
-        return self.workdir / EXECUTABLE
-
-    @property
-    def ro_binds(self) -> tuple[str, ...]:
-        """Paths a sandboxed run must be given read-only: the cache entry (the bubblewrap
-        backend hides /tmp, where a cache may live) and, for Python, the interpreter's own
-        installation (which may sit in a home directory the sandbox user cannot enter)."""
-        binds = [str(self.workdir)]
-        if self.language is Language.PYTHON and self.argv:
-            binds.extend(_interpreter_roots(self.argv[0]))
-        return tuple(dict.fromkeys(binds))
-
-    def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["status"] = str(self.status)
-        d["language"] = str(self.language)
-        d["workdir"] = str(self.workdir)
-        d["argv"] = list(self.argv)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Built:
-        return cls(
-            program_id=d["program_id"],
-            status=Status(d["status"]),
-            argv=tuple(d["argv"]),
-            workdir=Path(d["workdir"]),
-            message=d.get("message", ""),
-            language=Language(d["language"]),
-            build_seconds=float(d.get("build_seconds", 0.0)),
-            cached=bool(d.get("cached", False)),
-        )
-
-
-# -- describing programs ---------------------------------------------------------------------
-
-
-def language_of(path: str | os.PathLike[str]) -> Language:
-    ext = Path(path).suffix.lower()
-    try:
-        return EXTENSIONS[ext]
-    except KeyError:
-        known = " ".join(sorted(EXTENSIONS))
-        raise ToolchainError(f"{path}: unknown language for extension {ext!r} ({known})") from None
-
-
-def _dir_files(root: Path) -> tuple[str, ...]:
-    out: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(
-            d for d in dirnames if d not in {".git", "__pycache__", ".pytest_cache"}
-        )
-        for f in sorted(filenames):
-            full = Path(dirpath) / f
-            if full.is_file():
-                out.append(full.relative_to(root).as_posix())
-    return tuple(sorted(out))
-
-
-def _units(language: Language, sources: Sequence[str]) -> tuple[str, ...]:
-    """The files a recipe hands to the compiler (C/C++ translation units, Go files of the top
-    directory without tests, Python modules, ...)."""
-    exts = {e for e, lg in EXTENSIONS.items() if lg is language}
-    units = tuple(s for s in sources if Path(s).suffix.lower() in exts)
-    if not units and len(sources) == 1:
-        units = tuple(sources)  # one file whose language was given explicitly
-    if language is Language.GO:
-        units = tuple(s for s in units if "/" not in s and not s.endswith("_test.go"))
-    return units
-
-
-def program_from_path(
-    path: str | os.PathLike[str],
-    language: Language | str | None = None,
-    *,
-    build_command: Sequence[str] | None = None,
-    interpreter: str | None = None,
-) -> Program:
-    """A program from one source file or a directory.
-
-    A file's language comes from its extension unless given. A directory with ``build.sh``
-    (or an explicit ``build_command``) is a build-script program that must leave
-    ``./executable``; any other directory needs a language (or files of exactly one known
-    extension) and is built from all its files of that language (Python: ``main.py`` or
-    ``__main__.py`` is run).
-    """
-    p = Path(path).absolute()
-    lang = Language(language) if language is not None else None
-    if not p.exists():
-        raise ToolchainError(f"{p}: no such file or directory")
-    if p.is_file():
-        lang = lang or language_of(p)
-        if lang is Language.SCRIPT:
-            raise ToolchainError(f"{p}: a build-script program must be a directory")
-        return Program(
-            language=lang,
-            root=p.parent,
-            sources=(p.name,),
-            entry=p.name,
-            interpreter=interpreter,
-            name=p.name,
-            build_command=tuple(build_command) if build_command else None,
-        )
-    files = _dir_files(p)
-    if build_command or (lang in (None, Language.SCRIPT) and (p / "build.sh").is_file()):
-        cmd = tuple(build_command) if build_command else ("bash", "build.sh")
-        return Program(Language.SCRIPT, p, files, build_command=cmd, name=p.name)
-    if lang is None:
-        langs = {EXTENSIONS[Path(f).suffix.lower()] for f in files if Path(f).suffix in EXTENSIONS}
-        if len(langs) != 1:
-            raise ToolchainError(
-                f"{p}: cannot tell the language (found {sorted(map(str, langs)) or 'none'}); "
-                "pass language= or add a build.sh"
-            )
-        lang = langs.pop()
-    units = _units(lang, files)
-    if not units:
-        raise ToolchainError(f"{p}: no {lang} sources")
-    entry: str | None = None
-    if lang is Language.PYTHON:
-        entry = next((f for f in ("main.py", "__main__.py") if f in units), None)
-        if entry is None:
-            if len(units) != 1:
-                raise ToolchainError(f"{p}: a Python directory needs main.py or __main__.py")
-            entry = units[0]
-    elif lang is Language.SHELL:
-        if len(units) != 1 and "main.sh" not in units:
-            raise ToolchainError(f"{p}: a shell directory needs main.sh")
-        entry = "main.sh" if "main.sh" in units else units[0]
-    elif lang is Language.RUST:
-        if len(units) != 1 and "main.rs" not in units:
-            raise ToolchainError(f"{p}: a Rust directory needs main.rs (its crate root)")
-        entry = "main.rs" if "main.rs" in units else units[0]
-    # Every file is part of the program (headers, modules, data next to the code); the recipe
-    # compiles the units among them.
-    sources = files
-    return Program(lang, p, sources, entry=entry, interpreter=interpreter, name=p.name)
-
-
-# -- toolchain versions (part of a program's identity) -----------------------------------------
-
-
-@functools.cache
-def _first_line(*argv: str) -> str:
-    try:
-        cp = subprocess.run(argv, capture_output=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    text = (cp.stdout or cp.stderr).decode("utf-8", "replace").strip()
-    return text.splitlines()[0] if cp.returncode == 0 and text else ""
-
-
-def default_interpreter() -> str:
-    """The Python that runs Python programs: this one, by absolute path (not resolved, so a
-    virtual environment's packages stay visible)."""
-    return os.path.abspath(sys.executable)
-
-
-@functools.cache
-def _rustc() -> str | None:
-    """The real rustc (not the rustup proxy, which needs $HOME inside the sandbox)."""
-    exe = shutil.which("rustc")
-    if exe is None:
-        return None
-    try:
-        cp = subprocess.run([exe, "--print", "sysroot"], capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if cp.returncode != 0:
-        return None
-    real = Path(cp.stdout.decode().strip()) / "bin" / "rustc"
-    return str(real) if real.is_file() else exe
-
-
-def compiler(language: Language) -> str | None:
-    """Absolute path of the tool that builds ``language`` here, or None if absent."""
-    if language is Language.C:
-        return shutil.which("gcc")
-    if language is Language.CPP:
-        return shutil.which("g++")
-    if language is Language.RUST:
-        return _rustc()
-    if language is Language.GO:
-        return shutil.which("go")
-    if language is Language.SHELL:
-        return "/bin/sh"
-    if language is Language.PYTHON:
-        return default_interpreter()
-    return shutil.which("bash")
-
-
-def _interpreter_roots(interpreter: str) -> list[str]:
-    """The installation a Python interpreter needs: its prefix and, for a virtual
-    environment, the base installation it links to."""
-    roots = [Path(interpreter).absolute().parent.parent]
-    real = Path(os.path.realpath(interpreter))
-    roots.append(real.parent.parent)
-    return [str(r) for r in dict.fromkeys(roots) if str(r) not in ("/", "/usr")]
-
-
-def toolchain_binds(language: Language, interpreter: str | None = None) -> list[str]:
-    """Directories a sandboxed build must see read-only: the toolchain's installation when
-    it is not a system one (rustup and Go live in home directories the sandbox user cannot
-    enter; gcc in /usr needs nothing)."""
-    if language is Language.PYTHON:
-        return _interpreter_roots(interpreter or default_interpreter())
-    tool = compiler(language)
-    if tool is None or language not in (Language.RUST, Language.GO):
-        return []
-    root = Path(os.path.realpath(tool)).parent.parent
-    return [] if str(root) in ("/", "/usr", "/usr/local") else [str(root)]
-
-
-def toolchain_version(language: Language, interpreter: str | None = None) -> str:
-    """First line of the toolchain's version output ('' if the toolchain is missing)."""
-    tool = interpreter if language is Language.PYTHON and interpreter else compiler(language)
-    if tool is None:
-        return ""
-    if language is Language.GO:
-        return _first_line(tool, "version")
-    if language is Language.SHELL:
-        bash = shutil.which("bash")
-        return "sh;" + (_first_line(bash, "--version") if bash else "")
-    if language is Language.PYTHON:
-        return _first_line(tool, "-VV")
-    return _first_line(tool, "--version")
-
-
-def available(language: Language | str) -> tuple[bool, str]:
-    """Whether programs in ``language`` can be built here, and if not, why."""
-    lang = Language(language)
-    tool = compiler(lang)
-    if tool is None:
-        return False, f"no {lang} toolchain found on PATH"
-    return True, toolchain_version(lang) or tool
-
-
-# -- recipes ---------------------------------------------------------------------------------
-
-
-def _shell_for(script: Path) -> str:
-    try:
-        first = script.read_bytes()[:200].split(b"\n", 1)[0]
-    except OSError:
-        first = b""
-    if first.startswith(b"#!") and b"bash" in first:
-        return shutil.which("bash") or "/bin/bash"
-    return "/bin/sh"
-
-
-_PY_CHECK = (
-    "import sys,traceback\n"
-    "bad=0\n"
-    "for f in sys.argv[1:]:\n"
-    "    try:\n"
-    "        compile(open(f,'rb').read(),f,'exec',dont_inherit=True)\n"
-    "    except (SyntaxError,ValueError) as e:\n"
-    "        bad=1; sys.stderr.write(''.join(traceback.format_exception_only(type(e),e)))\n"
-    "sys.exit(bad)\n"
-)
-
-
-# Judge flags: optimised, a fixed language standard, dynamic linking (static buys nothing here).
-_CC: dict[Language, tuple[str, tuple[str, ...], str]] = {
-    Language.C: ("gcc", ("-O2", "-std=gnu17", "-pipe"), "c"),
-    Language.CPP: ("g++", ("-O2", "-std=gnu++17", "-pipe"), "c++"),
-}
-
-
-def recipe(program: Program) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``(build_argv, run_argv_relative)``: the build command (relative paths, run in the build
-    directory) and how to run the result ('{dir}' = build dir)."""
-    lang = program.language
-    srcs = list(program.sources)
-    # "./" keeps a file named like an option ("-o.c") from being read as one.
-    units = ["./" + u for u in _units(lang, srcs)]
-    exe = "./" + EXECUTABLE
-    run_exe = ("{dir}/" + EXECUTABLE,)
-    if lang is Language.SCRIPT or program.build_command:
-        if not program.build_command:
-            raise ToolchainError(f"{program.root}: a build-script program needs a build command")
-        return program.build_command, run_exe
-    if lang in _CC:
-        cc, flags, x = _CC[lang]
-        # -x: a file whose language was given explicitly compiles whatever its extension.
-        return ((cc, *flags, "-o", exe, "-x", x, *units, "-x", "none", "-lm"), run_exe)
-    if lang is Language.RUST:
-        main = "./" + (program.entry or units[0][2:])
-        return (("rustc", "-O", "--edition", "2021", "-o", exe, main), run_exe)
-    if lang is Language.GO:
-        return (("go", "build", "-o", exe, *units), run_exe)
-    if lang is Language.PYTHON:
-        interp = program.interpreter or default_interpreter()
-        entry = program.entry or units[0][2:]
-        return (
-            (interp, "-E", "-s", "-c", _PY_CHECK, *units),
-            (interp, "-E", "-s", "{dir}/" + entry),
-        )
-    if lang is Language.SHELL:
-        entry = program.entry or srcs[0]
-        shell = _shell_for(program.root / entry)
-        return ((shell, "-n", "./" + entry), (shell, "{dir}/" + entry))
-    raise ToolchainError(f"no recipe for {lang}")  # pragma: no cover
 
 
 # -- identity --------------------------------------------------------------------------------
@@ -502,7 +146,7 @@ def _resolve(argv: Sequence[str]) -> list[str]:
         return out
     tool = out[0]
     if tool == "rustc":
-        out[0] = _rustc() or tool
+        out[0] = real_rustc() or tool
     elif not os.path.isabs(tool) and not tool.startswith("./"):
         out[0] = shutil.which(tool) or tool
     return out

@@ -1,0 +1,185 @@
+"""Toolchains per language family: which compiler or interpreter builds a language here, its
+version (part of a program's identity), what a sandboxed build must see of it, and the recipe
+(build command and run command) of each language.
+
+Judge flags: optimised, a fixed language standard, dynamic linking; a program's
+``compile_flags`` replace a compiled language's defaults.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from suitebench.run.program import (
+    COMPILED,
+    EXECUTABLE,
+    Language,
+    Program,
+    ToolchainError,
+    interpreter_roots,
+    source_units,
+)
+
+# -- toolchain versions (part of a program's identity) -----------------------------------------
+
+
+@functools.cache
+def _first_line(*argv: str) -> str:
+    try:
+        cp = subprocess.run(argv, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    text = (cp.stdout or cp.stderr).decode("utf-8", "replace").strip()
+    return text.splitlines()[0] if cp.returncode == 0 and text else ""
+
+
+def default_interpreter() -> str:
+    """The Python that runs Python programs: this one, by absolute path (not resolved, so a
+    virtual environment's packages stay visible)."""
+    return os.path.abspath(sys.executable)
+
+
+@functools.cache
+def real_rustc() -> str | None:
+    """The real rustc (not the rustup proxy, which needs $HOME inside the sandbox)."""
+    exe = shutil.which("rustc")
+    if exe is None:
+        return None
+    try:
+        cp = subprocess.run([exe, "--print", "sysroot"], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if cp.returncode != 0:
+        return None
+    real = Path(cp.stdout.decode().strip()) / "bin" / "rustc"
+    return str(real) if real.is_file() else exe
+
+
+def compiler(language: Language) -> str | None:
+    """Absolute path of the tool that builds ``language`` here, or None if absent."""
+    if language is Language.C:
+        return shutil.which("gcc")
+    if language is Language.CPP:
+        return shutil.which("g++")
+    if language is Language.RUST:
+        return real_rustc()
+    if language is Language.GO:
+        return shutil.which("go")
+    if language is Language.SHELL:
+        return "/bin/sh"
+    if language is Language.PYTHON:
+        return default_interpreter()
+    return shutil.which("bash")
+
+
+def toolchain_binds(language: Language, interpreter: str | None = None) -> list[str]:
+    """Directories a sandboxed build must see read-only: the toolchain's installation when
+    it is not a system one (rustup and Go live in home directories, a gcc may live in /opt;
+    the sandbox shows only the system's directories; gcc in /usr needs nothing)."""
+    if language is Language.PYTHON:
+        return interpreter_roots(interpreter or default_interpreter())
+    tool = compiler(language)
+    if tool is None or language not in COMPILED:
+        return []
+    root = Path(os.path.realpath(tool)).parent.parent
+    return [] if root == Path("/") or Path("/usr") in (root, *root.parents) else [str(root)]
+
+
+def toolchain_version(language: Language, interpreter: str | None = None) -> str:
+    """First line of the toolchain's version output ('' if the toolchain is missing)."""
+    tool = interpreter if language is Language.PYTHON and interpreter else compiler(language)
+    if tool is None:
+        return ""
+    if language is Language.GO:
+        return _first_line(tool, "version")
+    if language is Language.SHELL:
+        bash = shutil.which("bash")
+        return "sh;" + (_first_line(bash, "--version") if bash else "")
+    if language is Language.PYTHON:
+        return _first_line(tool, "-VV")
+    return _first_line(tool, "--version")
+
+
+def available(language: Language | str) -> tuple[bool, str]:
+    """Whether programs in ``language`` can be built here, and if not, why."""
+    lang = Language(language)
+    tool = compiler(lang)
+    if tool is None:
+        return False, f"no {lang} toolchain found on PATH"
+    return True, toolchain_version(lang) or tool
+
+
+# -- recipes ---------------------------------------------------------------------------------
+
+
+def _shell_for(script: Path) -> str:
+    try:
+        first = script.read_bytes()[:200].split(b"\n", 1)[0]
+    except OSError:
+        first = b""
+    if first.startswith(b"#!") and b"bash" in first:
+        return shutil.which("bash") or "/bin/bash"
+    return "/bin/sh"
+
+
+_PY_CHECK = (
+    "import sys,traceback\n"
+    "bad=0\n"
+    "for f in sys.argv[1:]:\n"
+    "    try:\n"
+    "        compile(open(f,'rb').read(),f,'exec',dont_inherit=True)\n"
+    "    except (SyntaxError,ValueError) as e:\n"
+    "        bad=1; sys.stderr.write(''.join(traceback.format_exception_only(type(e),e)))\n"
+    "sys.exit(bad)\n"
+)
+
+
+# Judge flags: optimised, a fixed language standard, dynamic linking (static buys nothing here).
+_CC: dict[Language, tuple[str, tuple[str, ...], str]] = {
+    Language.C: ("gcc", ("-O2", "-std=gnu17", "-pipe"), "c"),
+    Language.CPP: ("g++", ("-O2", "-std=gnu++17", "-pipe"), "c++"),
+}
+
+
+def recipe(program: Program) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(build_argv, run_argv_relative)``: the build command (relative paths, run in the build
+    directory) and how to run the result ('{dir}' = build dir)."""
+    lang = program.language
+    srcs = list(program.sources)
+    # "./" keeps a file named like an option ("-o.c") from being read as one.
+    units = ["./" + u for u in source_units(lang, srcs)]
+    exe = "./" + EXECUTABLE
+    run_exe = ("{dir}/" + EXECUTABLE,)
+    if lang is Language.SCRIPT or program.build_command:
+        if not program.build_command:
+            raise ToolchainError(f"{program.root}: a build-script program needs a build command")
+        return program.build_command, run_exe
+    own = program.compile_flags
+    if lang in _CC:
+        cc, flags, x = _CC[lang]
+        flags = flags if own is None else own
+        # -x: a file whose language was given explicitly compiles whatever its extension.
+        return ((cc, *flags, "-o", exe, "-x", x, *units, "-x", "none", "-lm"), run_exe)
+    if lang is Language.RUST:
+        main = "./" + (program.entry or units[0][2:])
+        rflags = ("-O", "--edition", "2021") if own is None else own
+        return (("rustc", *rflags, "-o", exe, main), run_exe)
+    if lang is Language.GO:
+        return (("go", "build", *(own or ()), "-o", exe, *units), run_exe)
+    if lang is Language.PYTHON:
+        interp = program.interpreter or default_interpreter()
+        entry = program.entry or units[0][2:]
+        return (
+            (interp, "-E", "-s", "-c", _PY_CHECK, *units),
+            (interp, "-E", "-s", "{dir}/" + entry),
+        )
+    if lang is Language.SHELL:
+        entry = program.entry or srcs[0]
+        shell = _shell_for(program.root / entry)
+        return ((shell, "-n", "./" + entry), (shell, "{dir}/" + entry))
+    raise ToolchainError(f"no recipe for {lang}")  # pragma: no cover
