@@ -151,7 +151,7 @@ class SuiteRuns:
             store=self.store,
             executor=self.executor,
             progress=job_progress if progress is not None else None,
-            kind="suite-job",
+            kind="suite-batch" if batch_keys else "suite-run",
         )
         fresh: list[tuple[str, Any]] = []
         for key in alone:

@@ -226,6 +226,21 @@ def _run_selected(
             requests.append((keys[m.id], replace(built[m.id].target(), select=chosen)))
     got = runner.run(requests, apart={k for k, _ in extra})
     runs = {m.id: got.get(keys[m.id]) if m.id in keys else None for m in runnable}
+    # A run that crashed never reached the tests after the crash: the full matrix has them
+    # not_run, not at their reference outcome.  Such a mutant runs every test, as it would.
+    again: dict[str, str] = {}
+    for m in runnable:
+        run = runs[m.id]
+        if (
+            selections[m.id].tests is not None
+            and run is not None
+            and run.status is not RunStatus.OK
+        ):
+            again[m.id] = runner.key(built[m.id].program_id, "full", None)
+            selections[m.id] = Selection(None, "the selected run did not finish: every test ran")
+    if again:
+        rerun = runner.run([(again[mid], built[mid].target()) for mid in again])
+        runs.update({mid: rerun[key] for mid, key in again.items()})
     return runs, {k: got[k] for k, _ in extra}
 
 
