@@ -1,42 +1,14 @@
-"""Shared fixtures: the project's problems, a session-wide build cache, fresh stores."""
+"""Shared helpers: the project's problems and edited copies of them (the build cache and
+engines on fresh stores come from the top-level conftest)."""
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-
-from suitebench.audit.runs import Engine
 from suitebench.data import PROBLEMS_DIR
-from suitebench.run.executor import make_executor
-from suitebench.run.store import Store
 
 PROBLEMS = PROBLEMS_DIR
-
-
-@pytest.fixture(scope="session")
-def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Compiled programs are shared by all tests (builds are keyed by content hash)."""
-    return tmp_path_factory.mktemp("builds")
-
-
-@pytest.fixture
-def make_engine(tmp_path: Path, build_cache: Path) -> Iterator[Callable[..., Engine]]:
-    """Engines on a store in this test's directory (a new file per name: a fresh store)."""
-    opened: list[tuple[Store, object]] = []
-
-    def factory(name: str = "store.sqlite") -> Engine:
-        store = Store(tmp_path / name)
-        ex = make_executor(jobs=2)
-        opened.append((store, ex))
-        return Engine(store, ex, build_cache)
-
-    yield factory
-    for store, ex in opened:
-        ex.close()  # type: ignore[attr-defined]
-        store.close()
 
 
 def copy_problem(tmp_path: Path, name: str, **replace: str) -> Path:
