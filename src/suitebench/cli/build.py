@@ -5,20 +5,25 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from suitebench.cli._progress import progress_bar
+from suitebench.cli._progress import ProgressFn, progress_bar
 from suitebench.cli.main import OPTIONS
 from suitebench.model.errors import FormatError
 from suitebench.model.instance import Instance, load_instance
 from suitebench.model.programbench import is_programbench_task, load_programbench_task
-from suitebench.run.executor import make_executor
+from suitebench.run.executor import Executor, make_executor
+
+if TYPE_CHECKING:
+    from suitebench.run.store import Store
 
 _err = Console(stderr=True, soft_wrap=True)
 build_app = typer.Typer(
@@ -44,6 +49,40 @@ def _load(path: Path) -> Instance:
 
 def _emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data) + "\n")
+
+
+def _open_store() -> Store:
+    from suitebench.run.store import Store, StoreError
+
+    try:
+        return Store(OPTIONS.store)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+
+
+@contextmanager
+def _executor_run(label: str) -> Iterator[tuple[Executor, ProgressFn]]:
+    """An executor and a progress bar for one construction step; the step's bad input, existing
+    output and run failures become a clear error, and the executor is closed in any case."""
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        with progress_bar(label, console=_err, quiet=OPTIONS.quiet) as progress:
+            yield executor, progress
+    except (FormatError, FileExistsError, RuntimeError) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        executor.close()
+
+
+@contextmanager
+def _stored_run(label: str) -> Iterator[tuple[Store, Executor, ProgressFn]]:
+    """As ``_executor_run``, with the store open (closed after the executor)."""
+    store = _open_store()
+    try:
+        with _executor_run(label) as (executor, progress):
+            yield store, executor, progress
+    finally:
+        store.close()
 
 
 @build_app.command("mutants")
@@ -77,25 +116,19 @@ def mutants(
     if llm:
         _llm_mutants(instance, out, targets_file, per_section, attempts, model, base_url, api_key)
         return
-    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
-    try:
-        with progress_bar("building mutants", console=_err, quiet=OPTIONS.quiet) as progress:
-            report = write_mutants(
-                instance,
-                out=out,
-                seed=seed,
-                max_total=max_total,
-                max_per_file=max_per_file,
-                max_per_function=max_per_function,
-                operators=set(operator) or None,
-                cache_dir=OPTIONS.store.parent / "builds",
-                executor=executor,
-                progress=progress,
-            )
-    except (FormatError, FileExistsError, RuntimeError) as exc:
-        raise _fail(str(exc)) from None
-    finally:
-        executor.close()
+    with _executor_run("building mutants") as (executor, progress):
+        report = write_mutants(
+            instance,
+            out=out,
+            seed=seed,
+            max_total=max_total,
+            max_per_file=max_per_file,
+            max_per_function=max_per_function,
+            operators=set(operator) or None,
+            cache_dir=OPTIONS.store.parent / "builds",
+            executor=executor,
+            progress=progress,
+        )
     if OPTIONS.json:
         _emit_json(report.to_dict())
         return
@@ -190,12 +223,8 @@ def _infer_map(
 ) -> Instance:
     from suitebench.agents.llm import ModelError, ModelReplyError
     from suitebench.construct.targets import infer_sections_map, write_sections_map
-    from suitebench.run.store import Store, StoreError
 
-    try:
-        store = Store(OPTIONS.store)
-    except StoreError as exc:
-        raise _fail(str(exc)) from None
+    store = _open_store()
     client = _client(model, base_url, api_key, store)
     try:
         links = infer_sections_map(instance, client, retryable=(ModelReplyError,))
@@ -266,31 +295,19 @@ def refine(
 ) -> None:
     """Keep mutants their target kills and few other tests do; top --keep per section."""
     from suitebench.construct.refine import refine_instance
-    from suitebench.run.store import Store, StoreError
 
     instance = _load(instance_path)
-    try:
-        store = Store(OPTIONS.store)
-    except StoreError as exc:
-        raise _fail(str(exc)) from None
-    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
-    try:
-        with progress_bar("scoring candidates", console=_err, quiet=OPTIONS.quiet) as progress:
-            report = refine_instance(
-                instance,
-                store=store,
-                out=out,
-                max_unrelated=max_unrelated,
-                keep_per_section=keep,
-                cache_dir=OPTIONS.store.parent / "builds",
-                executor=executor,
-                progress=progress,
-            )
-    except (FormatError, FileExistsError, RuntimeError) as exc:
-        raise _fail(str(exc)) from None
-    finally:
-        executor.close()
-        store.close()
+    with _stored_run("scoring candidates") as (store, executor, progress):
+        report = refine_instance(
+            instance,
+            store=store,
+            out=out,
+            max_unrelated=max_unrelated,
+            keep_per_section=keep,
+            cache_dir=OPTIONS.store.parent / "builds",
+            executor=executor,
+            progress=progress,
+        )
     if OPTIONS.json:
         _emit_json(report.to_dict())
         return
@@ -359,32 +376,20 @@ def hygiene(
 ) -> None:
     """Drop failing, flaky, too slow and network-bound reference tests; clean the spec."""
     from suitebench.construct.hygiene import apply_hygiene
-    from suitebench.run.store import Store, StoreError
 
     instance = _load(instance_path)
-    try:
-        store = Store(OPTIONS.store)
-    except StoreError as exc:
-        raise _fail(str(exc)) from None
-    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
-    try:
-        with progress_bar("reference runs", console=_err, quiet=OPTIONS.quiet) as progress:
-            report = apply_hygiene(
-                instance,
-                store=store,
-                out=out,
-                runs=runs,
-                per_test=per_test,
-                check_network=not no_network_check,
-                cache_dir=OPTIONS.store.parent / "builds",
-                executor=executor,
-                progress=progress,
-            )
-    except (FormatError, FileExistsError, RuntimeError) as exc:
-        raise _fail(str(exc)) from None
-    finally:
-        executor.close()
-        store.close()
+    with _stored_run("reference runs") as (store, executor, progress):
+        report = apply_hygiene(
+            instance,
+            store=store,
+            out=out,
+            runs=runs,
+            per_test=per_test,
+            check_network=not no_network_check,
+            cache_dir=OPTIONS.store.parent / "builds",
+            executor=executor,
+            progress=progress,
+        )
     if OPTIONS.json:
         _emit_json(report.to_dict())
         return
@@ -417,31 +422,19 @@ def init(
 ) -> None:
     """An instance skeleton from a repository, with hygiene applied to its reference suite."""
     from suitebench.construct.init import init_instance
-    from suitebench.run.store import Store, StoreError
 
-    try:
-        store = Store(OPTIONS.store)
-    except StoreError as exc:
-        raise _fail(str(exc)) from None
-    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
-    try:
-        with progress_bar("reference runs", console=_err, quiet=OPTIONS.quiet) as progress:
-            summary, report = init_instance(
-                repo,
-                out,
-                store=store,
-                branch=branch,
-                runs=runs,
-                per_test=per_test,
-                cache_dir=OPTIONS.store.parent / "builds",
-                executor=executor,
-                progress=progress,
-            )
-    except (FormatError, FileExistsError, RuntimeError) as exc:
-        raise _fail(str(exc)) from None
-    finally:
-        executor.close()
-        store.close()
+    with _stored_run("reference runs") as (store, executor, progress):
+        summary, report = init_instance(
+            repo,
+            out,
+            store=store,
+            branch=branch,
+            runs=runs,
+            per_test=per_test,
+            cache_dir=OPTIONS.store.parent / "builds",
+            executor=executor,
+            progress=progress,
+        )
     if OPTIONS.json:
         _emit_json({"init": summary, "hygiene": report.to_dict()})
         return
@@ -475,13 +468,9 @@ def spec(
     """Draft a spec from the reference tests (if none), then the refinement loop."""
     from suitebench.agents.llm import ModelError, ModelReplyError
     from suitebench.construct.spec import SpecError, build_spec
-    from suitebench.run.store import Store, StoreError
 
     instance = _load(instance_path)
-    try:
-        store = Store(OPTIONS.store)
-    except StoreError as exc:
-        raise _fail(str(exc)) from None
+    store = _open_store()
     client = _client(model, base_url, api_key, store)
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     try:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 
 import libcst as cst
 
+from suitebench.construct.writing import prepare_target
 from suitebench.model.instance import Instance, load_instance
 from suitebench.run.executor import Executor
 from suitebench.run.store import Store
@@ -247,13 +247,7 @@ def apply_hygiene(
     report = HygieneReport(instance=instance.name, runs=runs, tests=len(statuses))
     report.dropped = [DroppedTest(t, r, d) for t, (r, d) in sorted(verdicts.items())]
 
-    target = instance.root
-    if out is not None and Path(out).resolve() != instance.root:
-        out = Path(out).resolve()
-        if out.exists() and any(out.iterdir()):
-            raise FileExistsError(f"{out}: --out must be a new or empty directory")
-        shutil.copytree(instance.root, out, dirs_exist_ok=True)
-        target = out
+    target = prepare_target(instance, out)
     moved = load_instance(target)
     dropped_ids = {d.id for d in report.dropped}
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -31,6 +30,7 @@ from typing import Any
 from suitebench.construct.mutants import error_line
 from suitebench.construct.prompts import test_source
 from suitebench.construct.tomledit import drop_mutant_tables
+from suitebench.construct.writing import prepare_target
 from suitebench.model.instance import Instance, InstanceError, MutantSpec, load_instance
 from suitebench.run.executor import Executor
 from suitebench.run.store import Store
@@ -201,13 +201,7 @@ def refine_instance(
         after=refinement_figures([d for d in decisions if d.kept]),
         mutants=decisions,
     )
-    target = instance.root
-    if out is not None and Path(out).resolve() != instance.root:
-        out = Path(out).resolve()
-        if out.exists() and any(out.iterdir()):
-            raise FileExistsError(f"{out}: --out must be a new or empty directory")
-        shutil.copytree(instance.root, out, dirs_exist_ok=True)
-        target = out
+    target = prepare_target(instance, out)
     toml = target / "instance.toml"
     dropped = {d.id for d in decisions if not d.kept}
     toml.write_text(drop_mutant_tables(toml.read_text(encoding="utf-8"), dropped), "utf-8")
