@@ -23,7 +23,6 @@ from suitebench.agents.gateway import Endpoint, ModelGateway
 from suitebench.agents.harness import AgentSpec, RunOptions, run_agent
 from suitebench.agents.scoring import ScoreContext
 from suitebench.data import INSTANCES_DIR
-from suitebench.run.store import Store
 
 
 class CountingServer:
@@ -56,19 +55,6 @@ class CountingServer:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-@pytest.fixture
-def ctx(home: Path) -> Iterator[ScoreContext]:
-    store = Store(home / ".suitebench" / "store.sqlite")
-    yield ScoreContext(store, home / ".suitebench" / "builds")
-    store.close()
 
 
 @pytest.fixture

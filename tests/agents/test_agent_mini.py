@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,6 @@ from suitebench.agents.harness import AgentSpec, RunOptions, run_agent
 from suitebench.agents.scoring import ScoreContext
 from suitebench.agents.trajectory import analyse_run
 from suitebench.data import INSTANCES_DIR, PROBLEMS_DIR
-from suitebench.run.store import Store
 
 pytestmark = pytest.mark.slow
 
@@ -44,19 +42,6 @@ RUN_TESTS = "THOUGHT: run them.\n\n```mswea_bash_command\npython -m pytest -q te
 FINISH = (
     "THOUGHT: done.\n\n```mswea_bash_command\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```\n"
 )
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-@pytest.fixture
-def ctx(home: Path) -> Iterator[ScoreContext]:
-    store = Store(home / ".suitebench" / "store.sqlite")
-    yield ScoreContext(store, home / ".suitebench" / "builds")
-    store.close()
 
 
 def test_mini_swe_agent_writes_runs_and_submits_a_suite_that_is_scored(

@@ -9,7 +9,6 @@ import stat
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,6 @@ from suitebench.agents.presets import (
 from suitebench.agents.scoring import ScoreContext
 from suitebench.agents.trajectory import analyse_run
 from suitebench.data import INSTANCES_DIR
-from suitebench.run.store import Store
 
 BRIEF = "# Test-suite task -- demo\n\nWrite tests.\n"
 LOCAL = Endpoint.parse("http://127.0.0.1:8123/v1")
@@ -139,19 +137,6 @@ FAKE_CLAUDE = textwrap.dedent(
           "base_url": os.environ.get("ANTHROPIC_BASE_URL")}})
     """
 )
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-@pytest.fixture
-def ctx(home: Path) -> Iterator[ScoreContext]:
-    store = Store(home / ".suitebench" / "store.sqlite")
-    yield ScoreContext(store, home / ".suitebench" / "builds")
-    store.close()
 
 
 def test_claude_code_preset_through_the_harness_reads_usage_and_actions(

@@ -15,7 +15,6 @@ import pytest
 from suitebench.agents.harness import AgentSpec, RunOptions, run_agent
 from suitebench.agents.scoring import ScoreContext
 from suitebench.data import IMPLEMENTATIONS_DIR, INSTANCES_DIR, PROBLEMS_DIR
-from suitebench.run.store import Store
 
 ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
 CLI = [sys.executable, "-c", ENTRY]
@@ -34,20 +33,6 @@ RPN_TESTS = textwrap.dedent(
         assert rpn("3000000000 1 +\\n").stdout.strip() == "3000000001"
     """
 )
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The user's tree is tmp_path: data copied in, held out from the agent."""
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-@pytest.fixture
-def ctx(home: Path) -> ScoreContext:
-    store = Store(home / ".suitebench" / "store.sqlite")
-    yield ScoreContext(store, home / ".suitebench" / "builds")
-    store.close()
 
 
 def copy_instance(home: Path, name: str) -> Path:

@@ -8,7 +8,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,6 @@ from suitebench.agents.trajectory import (
     read_usage,
 )
 from suitebench.data import INSTANCES_DIR
-from suitebench.run.store import Store
 
 ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
 
@@ -145,19 +143,6 @@ def test_codex_and_opencode_transcripts_are_read_into_actions_and_usage(tmp_path
     assert [classify(a) for a in read_actions("opencode", d)] == ["read", "execute", "search"]
     usage = read_usage("opencode", d)
     assert usage["tokens"] == {"input": 70, "output": 7} and usage["cost_usd"] == 0.5
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-@pytest.fixture
-def ctx(home: Path) -> Iterator[ScoreContext]:
-    store = Store(home / ".suitebench" / "store.sqlite")
-    yield ScoreContext(store, home / ".suitebench" / "builds")
-    store.close()
 
 
 def test_trajectories_command_reports_classes_attempts_and_leaks_per_run(
