@@ -86,6 +86,14 @@ def _fresh(root: Path) -> Path:
     return root
 
 
+def _fresh_with_spec(instance: Instance, root: Path) -> None:
+    """A fresh workspace holding the instance's spec (the one thing every task starts from)."""
+    if instance.spec is None or not instance.spec.is_file():
+        raise WorkspaceError(f"instance {instance.name}: no spec to give the agent")
+    _fresh(root)
+    shutil.copyfile(instance.spec, root / "spec.md")
+
+
 def check_apart(out: Path, held_out: list[Path]) -> None:
     """The output directory must not lie inside anything held out, nor contain it."""
     out = out.resolve()
@@ -107,10 +115,7 @@ def suite_workspace(
     held_out_extra: list[Path] | None = None,
 ) -> Workspace:
     """``reference_dir`` is the built reference tree (needed for ``with_executable``)."""
-    if instance.spec is None or not instance.spec.is_file():
-        raise WorkspaceError(f"instance {instance.name}: no spec to give the agent")
-    _fresh(root)
-    shutil.copyfile(instance.spec, root / "spec.md")
+    _fresh_with_spec(instance, root)
     (root / "tests").mkdir()
     package = instance.package if instance.kind is InstanceKind.PYTHON else None
     if with_executable:
@@ -139,10 +144,7 @@ def code_workspace(
     time_limit: float,
     held_out_extra: list[Path] | None = None,
 ) -> Workspace:
-    if instance.spec is None or not instance.spec.is_file():
-        raise WorkspaceError(f"instance {instance.name}: no spec to give the agent")
-    _fresh(root)
-    shutil.copyfile(instance.spec, root / "spec.md")
+    _fresh_with_spec(instance, root)
     package = instance.package if instance.kind is InstanceKind.PYTHON else None
     ws = Workspace(root, Task.CODE, "", _instance_held_out(instance, held_out_extra))
     ws.write_brief(briefs.code_brief(instance.name, python_package=package, time_limit=time_limit))

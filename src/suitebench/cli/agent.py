@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +25,10 @@ from suitebench.agents.trajectory import CLASSES, analyse_run
 from suitebench.agents.workspace import Task, WorkspaceError
 from suitebench.audit.arms import ArmError
 from suitebench.audit.chain import AuditError
+from suitebench.cli._store import open_store
 from suitebench.cli.main import OPTIONS
 from suitebench.model.errors import FormatError
 from suitebench.run.executor import make_executor
-from suitebench.run.store import Store, StoreError
 
 _err = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 140)
 agent_app = typer.Typer(
@@ -64,6 +66,19 @@ def _spec(
         _err.print("[red]error:[/red] give exactly one of --agent PRESET or --agent-cmd CMD")
         raise typer.Exit(2)
     return AgentSpec(agent, agent_cmd, model, endpoint, os.environ.get(key_env))
+
+
+@contextmanager
+def _score_context() -> Iterator[ScoreContext]:
+    """What scoring an agent's output needs: the store, its build cache and an executor (both
+    closed when the command is done with them)."""
+    store = open_store(_err)
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        yield ScoreContext(store, OPTIONS.store.parent / "builds", executor)
+    finally:
+        executor.close()
+        store.close()
 
 
 @agent_app.command("run")
@@ -111,34 +126,28 @@ def run(
         allow_visible=allow_visible,
         extra_binds=list(bind),
     )
-    try:
-        store = Store(OPTIONS.store)
-    except StoreError as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
-    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
-    ctx = ScoreContext(store, OPTIONS.store.parent / "builds", executor)
-    try:
-        record = run_agent(task, target, spec, out, opts, ctx)
-    except ContainmentError as exc:
-        _err.print(f"[red]refused:[/red] {exc}")
-        raise typer.Exit(3) from None
-    except (
-        FormatError,
-        WorkspaceError,
-        PresetError,
-        EndpointError,
-        ArmError,
-        AuditError,
-    ) as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
-    except (RuntimeError, OSError) as exc:  # a reference that does not build, a probe that failed
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(1) from None
-    finally:
-        executor.close()
-        store.close()
+    with _score_context() as ctx:
+        try:
+            record = run_agent(task, target, spec, out, opts, ctx)
+        except ContainmentError as exc:
+            _err.print(f"[red]refused:[/red] {exc}")
+            raise typer.Exit(3) from None
+        except (
+            FormatError,
+            WorkspaceError,
+            PresetError,
+            EndpointError,
+            ArmError,
+            AuditError,
+        ) as exc:
+            _err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from None
+        except (
+            RuntimeError,
+            OSError,
+        ) as exc:  # a reference that does not build, a probe that failed
+            _err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(1) from None
     if OPTIONS.json:
         sys.stdout.write(json.dumps(record) + "\n")
         return
@@ -198,21 +207,12 @@ def batch(
         extra_binds=list(bind),
     )
     jobs = [BatchJob(task, t, name, spec) for t in targets for name, spec in agents.items()]
-    try:
-        store = Store(OPTIONS.store)
-    except StoreError as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
-    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
-    ctx = ScoreContext(store, OPTIONS.store.parent / "builds", executor)
-    try:
-        results = run_batch(jobs, out, opts, ctx=ctx, parallel=parallel)
-    except (FormatError, WorkspaceError, ValueError) as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
-    finally:
-        executor.close()
-        store.close()
+    with _score_context() as ctx:
+        try:
+            results = run_batch(jobs, out, opts, ctx=ctx, parallel=parallel)
+        except (FormatError, WorkspaceError, ValueError) as exc:
+            _err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from None
     summary = batch_summary(results)
     if OPTIONS.json:
         sys.stdout.write(json.dumps(summary) + "\n")

@@ -29,6 +29,7 @@ from suitebench.audit.chain import AuditConfig
 from suitebench.audit.run import format_funnel, run_audit
 from suitebench.audit.runs import Engine as AuditEngine
 from suitebench.cli._progress import ProgressFn, progress_bar
+from suitebench.cli._store import open_store
 from suitebench.cli.main import OPTIONS
 from suitebench.data import IMPLEMENTATIONS_DIR, INSTANCES_DIR, PROBLEMS_DIR, SUITES_DIR
 from suitebench.generate.arms import GenerateOptions, generate_arm
@@ -38,7 +39,7 @@ from suitebench.report.load import load_results
 from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import Executor, make_executor
 from suitebench.run.sandbox import describe_environment
-from suitebench.run.store import Store, StoreError
+from suitebench.run.store import Store
 from suitebench.suite.result import SuiteResult
 from suitebench.suite.score import score_implementation, score_suite
 
@@ -192,11 +193,7 @@ def demo(
         f"{'on' if env['network_isolation'] else 'OFF'}, programs run as {env['runs_as']}, "
         f"memory limit by {env['memory_limit_by']}, process limit by {env['process_limit_by']}"
     )
-    try:
-        store = Store(OPTIONS.store)
-    except StoreError as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+    store = open_store(_err)
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     summary: dict[str, Any] = {"environment": {k: env[k] for k in ("backend", "runs_as")}}
     try:

@@ -12,12 +12,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from suitebench.cli._progress import progress_bar
+from suitebench.cli._store import open_store
 from suitebench.cli.main import OPTIONS
 from suitebench.model.instance import Instance, InstanceError, load_instance
 from suitebench.model.programbench import is_programbench_task, load_programbench_task
 from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import make_executor
-from suitebench.run.store import Store, StoreError
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
 from suitebench.suite.runner import Engine, SuiteLimits
 from suitebench.suite.score import DEFAULT_BATCH, score_implementation, score_suite
@@ -128,11 +128,7 @@ def score(
     except InstanceError as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    try:
-        store = Store(OPTIONS.store)
-    except StoreError as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+    store = open_store(_err)
     limits = SuiteLimits(per_test=per_test)
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     quiet = OPTIONS.quiet or OPTIONS.json
