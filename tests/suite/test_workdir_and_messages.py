@@ -69,21 +69,26 @@ GREET_TESTS = {
 }
 
 
-@pytest.mark.parametrize("engine", [Engine.PLAIN, Engine.BATCHED])
-def test_launcher_finds_its_files_beside_the_executable(engine: Engine, tmp_path: Path) -> None:
-    """A build whose ``./executable`` is a launcher running ``"$(dirname "$0")/main.py"``, with
-    data files next to it: every test passes on the reference (V = 1.0), as under pytest in
-    the build directory."""
-    toml = write_instance(
+def _greet_instance(tmp_path: Path, tests: dict[str, str]) -> Path:
+    """The launcher program with its data files, one mutant (French by default), ``tests``."""
+    return write_instance(
         tmp_path / "greet",
         name="greet",
         source_files={"main.py": MAIN_PY, "build.sh": BUILD_SH},
         build="build.sh",
         spec="# greet\n\n## Languages\nGreetings.\n",
-        tests=GREET_TESTS,
+        tests=tests,
         mutants=[("fr_en", "Languages", None, "default is French", 'else "en"', 'else "fr"')],
         mutated_file="main.py",
     )
+
+
+@pytest.mark.parametrize("engine", [Engine.PLAIN, Engine.BATCHED])
+def test_launcher_finds_its_files_beside_the_executable(engine: Engine, tmp_path: Path) -> None:
+    """A build whose ``./executable`` is a launcher running ``"$(dirname "$0")/main.py"``, with
+    data files next to it: every test passes on the reference (V = 1.0), as under pytest in
+    the build directory."""
+    toml = _greet_instance(tmp_path, GREET_TESTS)
     store = Store(tmp_path / "store.sqlite")
     result = score_suite(
         load_instance(toml), store=store, engine=engine, limits=SuiteLimits(per_test=10.0)
@@ -166,16 +171,7 @@ def test_why_a_file_did_not_collect_on_a_cli_program(engine: Engine, tmp_path: P
     """A command-line program's suite is collected once per batch: the reason a file did not
     collect is still the one pytest gives."""
     tests = {**GREET_TESTS, "test_syntax.py": "def test_broken(:\n    pass\n"}
-    toml = write_instance(
-        tmp_path / "greet",
-        name="greet",
-        source_files={"main.py": MAIN_PY, "build.sh": BUILD_SH},
-        build="build.sh",
-        spec="# greet\n\n## Languages\nGreetings.\n",
-        tests=tests,
-        mutants=[("fr_en", "Languages", None, "default is French", 'else "en"', 'else "fr"')],
-        mutated_file="main.py",
-    )
+    toml = _greet_instance(tmp_path, tests)
     store = Store(tmp_path / "store.sqlite")
     result = score_suite(load_instance(toml), store=store, engine=engine)
     store.close()
