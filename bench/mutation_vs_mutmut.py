@@ -117,7 +117,7 @@ def bench_suitebench(
         "tests": counts["tests"],
         "cells": cells,
         "engine": scored.get("engine"),
-        "selection": scored.get("selection", "every test on every mutant"),
+        "selection": scored.get("test_selection", "all"),
         "written": len(made["mutants"]),
     }
 
