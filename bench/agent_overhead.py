@@ -122,4 +122,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from figures import run_recorded
+
+    sys.exit(run_recorded("agent_overhead", main))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import sys
 import tempfile
 import textwrap
 import time
@@ -118,4 +119,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from figures import run_recorded
+
+    sys.exit(run_recorded("engine_overhead", main))

@@ -32,6 +32,7 @@ import multiprocessing
 import random
 import resource
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -343,4 +344,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from figures import run_recorded
+
+    sys.exit(run_recorded("judge_throughput", main))

@@ -163,4 +163,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from figures import run_recorded
+
+    sys.exit(run_recorded("mutation_vs_mutmut", main))

@@ -138,4 +138,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from figures import run_recorded
+
+    sys.exit(run_recorded("sandbox_overhead", main))

@@ -283,4 +283,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from figures import run_recorded
+
+    sys.exit(run_recorded("score_throughput", main))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 import time
 
 import networkx as nx
@@ -84,4 +85,6 @@ def compare(sections: int, tests: int, per_section: int, seed: int) -> bool:
 
 
 if __name__ == "__main__":
-    main()
+    from figures import run_recorded
+
+    sys.exit(run_recorded("target_selection", main))
