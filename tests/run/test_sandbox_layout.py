@@ -228,3 +228,26 @@ def test_a_read_only_path_inside_the_work_dir_stays_read_only(
     assert (work / "mine").read_text() == "new\n" and (
         work / "given" / "answer"
     ).read_text() == "42\n"
+
+
+@pytest.mark.parametrize("backend", _backends())
+def test_the_root_on_a_command_line_shows_nothing_more(tmp_path: Path, backend: Backend) -> None:
+    """``ls /`` once failed to start (the root was bound whole, clashing with /bin -> usr/bin),
+    and binding it would have shown every file: an absolute path argument is shown, the root
+    never is."""
+    secret = tmp_path / "outside" / "answers.txt"
+    secret.parent.mkdir()
+    secret.write_text("42\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    oc = sandbox.run(
+        ["sh", "-c", 'ls "$1"; cat "$(cat)" 2>/dev/null || echo hidden', "sh", "/"],
+        cwd=work,
+        stdin=str(secret).encode(),  # named on stdin, not on the command line: never bound
+        backend=backend,
+        limits=Limits(wall_time=10),
+    )
+    assert oc.status is Status.OK, oc.message
+    listing = oc.stdout.decode().split()
+    assert "usr" in listing and "etc" in listing
+    assert listing[-1] == ("hidden" if sandbox.hides_files(backend) else "42")

@@ -33,6 +33,7 @@ from suitebench.run.outcome import Backend
 NOBODY = 65534
 START_TIMEOUT = 60.0  # seconds for a sandbox to come up on a loaded machine
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+_ROOT = Path("/")
 
 # The system's read-only directories (symlinks such as Debian's /bin -> usr/bin are kept as
 # symlinks).
@@ -350,9 +351,12 @@ def program_paths(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> lis
     out: list[Path] = []
     argv0 = resolve_argv0(argv[0], env, cwd)
     if argv0 is not None and argv0.exists():
-        out.append(argv0.parent.parent if argv0.parent.name == "bin" else argv0)
+        install = argv0.parent.parent
+        out.append(install if argv0.parent.name == "bin" and install != _ROOT else argv0)
     out += [Path(a) for a in argv[1:] if os.path.isabs(a) and os.path.exists(a)]
-    return out
+    # The root itself is never bound: it would show the whole file system (``ls /``, or a
+    # ``/bin/tool`` on a system whose /bin is not a link into /usr).
+    return [p for p in out if Path(os.path.realpath(p)) != _ROOT]
 
 
 # ----------------------------------------------------------------------------------------------
