@@ -131,6 +131,10 @@ def build_layout(
     wanted = dict.fromkeys([*ro_binds, *auto])
     ro: list[Path] = []
     for p in wanted:
+        # The root itself is never bound: it would show the whole file system (``ls /`` names
+        # it on its command line).
+        if Path(os.path.realpath(p)) == _ROOT:
+            continue
         if not p.exists() or _covered(p, system) or p in lay.symlinks or p in lay.etc:
             continue
         ro.append(p)
@@ -354,9 +358,7 @@ def program_paths(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> lis
         install = argv0.parent.parent
         out.append(install if argv0.parent.name == "bin" and install != _ROOT else argv0)
     out += [Path(a) for a in argv[1:] if os.path.isabs(a) and os.path.exists(a)]
-    # The root itself is never bound: it would show the whole file system (``ls /``, or a
-    # ``/bin/tool`` on a system whose /bin is not a link into /usr).
-    return [p for p in out if Path(os.path.realpath(p)) != _ROOT]
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
