@@ -30,6 +30,7 @@ from suitebench.agents.trajectory import ACTIONS_FILE
 from suitebench.agents.workspace import AGENT_DIR
 from suitebench.run import sandbox
 from suitebench.run.outcome import Limits, MiB, Outcome, Status
+from suitebench.suite.runner import sandbox_path  # our interpreter's bin first
 
 LAUNCHER = Path(__file__).resolve().with_name("_launcher.py").read_text(encoding="utf-8")
 SANDBOX_HOME = "/tmp/home"  # private tmpfs: the agent's HOME (configs, caches) is not kept
@@ -94,11 +95,6 @@ class ContainedRun:
     gateway: dict[str, Any] | None
     probe: dict[str, Any]
     binds: list[str] = field(default_factory=list)
-
-
-def sandbox_path() -> str:
-    """PATH inside the sandbox: our interpreter's bin first (``python`` and ``mini``)."""
-    return os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"])
 
 
 def command_binds(command: AgentCommand, extra: Sequence[Path] = ()) -> list[Path]:
