@@ -165,7 +165,7 @@ def test_inputs_task_lays_out_appendix_d1_and_audits_the_final_inputs(
         python3 scripts/write_generator.py workspace/gen.py --seeds 2 > gen.txt
         python3 scripts/gen_wrongs.py --n 1 > wrongs.txt; echo "exit $?" >> wrongs.txt
         cp workspace/hacks/big.txt workspace/final/01.txt
-        printf '3\\n7 7 1\\n' > workspace/final/02.txt
+        python3 -c 'print(41); print(*[7] * 40, 1)' > workspace/final/02.txt
         printf '1\\n-5\\n' > workspace/final/03.txt
         """,
     )
@@ -193,7 +193,9 @@ def test_inputs_task_lays_out_appendix_d1_and_audits_the_final_inputs(
     results = json.loads((out / "results.json").read_text())
     assert "agent" in results["arms"]
     assert record["score"]["inputs"] == 3
-    # 3 x 10^9 overflows an int accumulator, 7 7 1 catches the wrong tie-break, n = 1 the crash.
+    # 3 x 10^9 overflows an int accumulator, forty tied 7s catch the wrong tie-break, n = 1 the
+    # crash. nondet.c picks a random tied index: with forty ties its four runs agree on one wrong
+    # answer (and so get certified) with odds of about 39 / 40^4, not the 1 / 16 of two ties.
     ledger = (out / "ledger.csv").read_text()
     for bug in ("overflow", "tiebreak", "n1crash"):
         assert f"submissions/accepted/{bug}" in ledger
