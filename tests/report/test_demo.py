@@ -31,6 +31,7 @@ def _table_rows(stderr: str, first_cell: str) -> list[list[str]]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # the whole demo from a cold store; slow on a busy machine
 def test_demo_figures_match_what_its_data_implies(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     proc = suitebench(tmp_path / "store" / "s.sqlite", "demo", "--out", str(out), timeout=1500)
