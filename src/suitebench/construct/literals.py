@@ -298,7 +298,7 @@ def _check_group(
         return verdict(LiteralOutcome.NOT_APPLICABLE, f"no test function {target} in {path.name}")
     body = "".join(text.splitlines(keepends=True)[span[0] : span[1]])
     applied: list[tuple[dict[str, str], dict[str, bool]]] = []
-    rejected: list[str] = []
+    rejected: dict[str, list[str]] = {}  # why -> the perturbations rejected for it
     tried = 0
     for mapping in _candidate_mappings(literals, body):
         if tried >= max_tries or len(applied) >= wanted:
@@ -322,43 +322,52 @@ def _check_group(
         rows = {m.id: m for m in result.mutants}
         if test is None or not test.valid:
             how = "is not collected" if test is None else "fails on the reference"
-            rejected.append(f"{_describe(mapping)}: the target {how}")
+            rejected.setdefault(f"the target {how}", []).append(_describe(mapping))
             continue
         alive = [c for c in controls if target not in rows[c].killed_by]
         if alive:
-            rejected.append(f"{_describe(mapping)}: the target no longer kills {', '.join(alive)}")
+            why = f"the target no longer kills {', '.join(alive)}"
+            rejected.setdefault(why, []).append(_describe(mapping))
             continue
         crashed = [m for m in members if rows[m].status is MutantStatus.CRASHED]
         if crashed:
-            rejected.append(f"{_describe(mapping)}: pytest crashed on {', '.join(crashed)}")
+            rejected.setdefault(f"pytest crashed on {', '.join(crashed)}", []).append(
+                _describe(mapping)
+            )
             continue
         applied.append((mapping, {m: target in rows[m].killed_by for m in members}))
     if not applied:
-        why = "; ".join(rejected) if rejected else "no perturbation of these literals to try"
+        why = (
+            "; ".join(f"with {' / '.join(tries)} {how}" for how, tries in rejected.items())
+            if rejected
+            else "there is no perturbation of it to try"
+        )
+        need = "passing on the reference" + (
+            f" and killing {', '.join(controls)}" if controls else ""
+        )
         return verdict(
             LiteralOutcome.NOT_APPLICABLE,
-            f"no perturbation of {', '.join(literals)} keeps the target valid"
-            + (f" and killing {', '.join(controls)}" if controls else "")
-            + f" ({why})",
+            f"no perturbation of {', '.join(literals)} keeps the target {need}: {why}",
             tried,
         )
     checks: dict[str, LiteralCheck] = {}
-    control_note = f", still killing {', '.join(controls)}" if controls else ""
+    kills_controls = f" and kills {', '.join(controls)}" if controls else ""
     for m in members:
         killed = [kills[m] for _, kills in applied]
-        tried_text = " / ".join(_describe(mapping) for mapping, _ in applied)
+        tried_text = ", then ".join(_describe(mapping) for mapping, _ in applied)
         if any(killed):
             outcome = LiteralOutcome.GENUINE_KILL
             which = next(_describe(mp) for mp, kills in applied if kills[m])
             reason = (
                 f"the target with {which} still kills it "
-                f"(and passes on the reference{control_note})"
+                f"(and still passes on the reference{kills_controls})"
             )
         else:
             outcome = LiteralOutcome.LITERAL_SPECIAL_CASE
             reason = (
                 f"the target with {tried_text} passes on it, as on the reference"
-                f"{control_note}: it only differs on the target's literals"
+                + (f", while still killing {', '.join(controls)}" if controls else "")
+                + ": it only differs from the reference on the target's literals"
             )
         checks[m] = LiteralCheck(
             str(outcome),

@@ -224,7 +224,7 @@ def _check_literals(
             d.kept = False
             d.reason = f"{check.outcome}: {check.reason}"
         elif check.outcome == LiteralOutcome.NOT_APPLICABLE:
-            d.reason = f"kept, unchecked: literal perturbation not applicable: {check.reason}"
+            d.reason = f"{check.outcome} (kept, for a hand audit): {check.reason}"
         else:
             d.reason = f"{check.outcome}: {check.reason}"
 
