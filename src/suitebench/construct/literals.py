@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from suitebench.construct.prompts import test_function
 from suitebench.model.instance import Instance
 from suitebench.run.executor import Executor
 from suitebench.run.store import Store
@@ -140,27 +141,12 @@ def perturbations(literal: str, avoid: str = "") -> list[str]:
 def _function_lines(text: str, test_id: str) -> tuple[int, int] | None:
     """0-based [start, end) line range of the test function a node id names."""
     try:
-        tree = ast.parse(text)
+        node = test_function(ast.parse(text), test_id)
     except (SyntaxError, ValueError):
         return None
-    parts = test_id.partition("::")[2].split("[", 1)[0].split("::")
-    body: list[ast.stmt] = tree.body
-    for part in parts:
-        node = next(
-            (
-                n
-                for n in body
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                and n.name == part
-            ),
-            None,
-        )
-        if node is None:
-            return None
-        if part == parts[-1]:
-            return node.lineno - 1, node.end_lineno or node.lineno
-        body = node.body
-    return None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return None
+    return node.lineno - 1, node.end_lineno or node.lineno
 
 
 def perturb_test_file(text: str, test_id: str, mapping: dict[str, str]) -> str | None:
