@@ -335,7 +335,9 @@ class Builder:
         self, program_id: str, tree: Path, final_tree: Path, coverage: Path | None = None
     ) -> BuiltProgram:
         toolchains = toolchains_for(tree, self.instance.build)
-        path = os.pathsep.join([*dict.fromkeys(t.bin_dir for t in toolchains), sandbox_path()])
+        # A system toolchain is on PATH already (putting /usr/bin first would change python3).
+        extra = dict.fromkeys(t.bin_dir for t in toolchains if t.binds)
+        path = os.pathsep.join([*extra, sandbox_path()])
         env = {
             "PATH": path if coverage is None else f"{coverage}{os.pathsep}{path}",
             "HOME": str(tree),
