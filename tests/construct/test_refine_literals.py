@@ -24,7 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.construct.literals import perturb_test_file, perturbations
+from suitebench.construct.literals import (
+    Flagged,
+    check_literals,
+    perturb_test_file,
+    perturbations,
+)
 from suitebench.construct.refine import refine_instance
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
@@ -219,6 +224,24 @@ def test_only_the_target_function_is_perturbed() -> None:
     assert perturb_test_file(text, "tests/test_class.py::test_nowhere", {"404": "405"}) is None
 
 
+def test_several_literals_are_renamed_in_one_pass() -> None:
+    text = (
+        "class TestHosts:\n"
+        "    def test_add(self):\n"
+        '        out = run("add", "site1.test", "site12", "3307")\n'
+        '        assert out == "site1.test site12 3307 33070\\n"\n'
+    )
+    new = perturb_test_file(
+        text,
+        "tests/t.py::TestHosts::test_add",
+        {"site1.test": "tite1.test", "site12": "site13", "3307": "3308"},
+    )
+    # Each occurrence once: "site13" is not renamed again, 33070 is another number.
+    assert new is not None
+    assert 'run("add", "tite1.test", "site13", "3308")' in new
+    assert '"tite1.test site13 3308 33070\\n"' in new
+
+
 @pytest.mark.slow
 def test_refine_drops_the_literal_special_case_and_keeps_the_logic_mutant(tmp_path: Path) -> None:
     root = write_httpstatus(tmp_path / "httpstatus")
@@ -282,3 +305,88 @@ def test_cli_refine_reports_the_literal_checks(tmp_path: Path) -> None:
     )  # fmt: skip
     assert off.returncode == 0, off.stderr
     assert [m.id for m in load_instance(tmp_path / "b").mutants] == ["s01", "s02", "s03", "s04"]
+
+
+LEAP_PY = textwrap.dedent(
+    """\
+    import sys
+
+
+    def is_leap(year):
+        return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
+    year = int(sys.argv[1])
+    print(f"{year}: {'leap' if is_leap(year) else 'common'}")
+    """
+)
+
+LEAP_TESTS = textwrap.dedent(
+    """\
+    import subprocess
+
+
+    def run(year):
+        return subprocess.run(["./executable", year], capture_output=True, text=True).stdout
+
+
+    def test_century_is_common():
+        assert run("1900") == "1900: common\\n"
+
+
+    def test_fourth_year_is_leap():
+        assert run("2024") == "2024: leap\\n"
+    """
+)
+
+CENTURY = "tests/test_leap.py::test_century_is_common"
+
+
+def write_leap(root: Path) -> Path:
+    """``leap YEAR``; c01 special-cases 1900, c02 forgets the century rule (the control)."""
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "main.py").write_text(LEAP_PY)
+    (root / "src" / "build.sh").write_text(BUILD_SH)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_leap.py").write_text(LEAP_TESTS)
+    rule = "    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n"
+    lines = ['name = "leap"', 'source = "src"', 'build = "build.sh"', 'tests = "tests"']
+    for mid, new in (
+        ("c01", "    if year == 1900:\n        return True\n" + rule),
+        ("c02", "    return year % 4 == 0\n"),
+    ):
+        diff = difflib.unified_diff(
+            LEAP_PY.splitlines(keepends=True),
+            LEAP_PY.replace(rule, new).splitlines(keepends=True),
+            "a/main.py",
+            "b/main.py",
+        )
+        (root / "mutants").mkdir(exist_ok=True)
+        (root / "mutants" / f"{mid}.diff").write_text("".join(diff))
+        lines += ["", "[[mutants]]", f'id = "{mid}"', f'patch = "mutants/{mid}.diff"']
+        lines += ['section = "Leap years"', f'target = "{CENTURY}"']
+    (root / "instance.toml").write_text("\n".join(lines) + "\n")
+    return root
+
+
+@pytest.mark.slow
+def test_a_perturbation_that_stops_testing_the_requirement_is_not_used(tmp_path: Path) -> None:
+    """1900 -> 1901 still passes on the reference, but 1901 is no century: the target no longer
+    kills c02 (which forgot the century rule), so that perturbation says nothing of c01.
+    Only a century that is not a fourth one (1800, 2100) keeps the test meaningful."""
+    instance = load_instance(write_leap(tmp_path / "leap"))
+    flagged = [Flagged("c01", CENTURY, ("1900",))]
+    store = Store(tmp_path / "store.sqlite")
+    near = check_literals(
+        instance, flagged, {CENTURY: ["c02"]}, store=store, cache_dir=tmp_path / "b"
+    )["c01"]
+    assert near.outcome == "not_applicable" and near.tried == 6
+    assert "with 1900 -> 1901 / 1900 -> 1899" in near.reason
+    assert near.reason.endswith("the target no longer kills c02")
+    far = check_literals(
+        instance, flagged, {CENTURY: ["c02"]}, store=store, cache_dir=tmp_path / "b", max_tries=14
+    )["c01"]
+    store.close()
+    assert far.outcome == "literal_special_case"
+    assert far.perturbations == [{"1900": "1800"}, {"1900": "2100"}]
+    assert far.killed_under == [False, False] and far.tried == 13  # 2100 is the 13th
