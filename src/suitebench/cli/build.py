@@ -297,6 +297,9 @@ def refine(
         "--literal-check/--no-literal-check",
         help="Re-run the target with perturbed literals on mutants that hard-code them.",
     ),
+    literal_tries: int = typer.Option(
+        6, "--literal-tries", min=1, help="Perturbations tried per target, at most."
+    ),
 ) -> None:
     """Keep mutants their target kills and few other tests do; top --keep per section; drop
     mutants that only differ on their target's literals."""
@@ -311,6 +314,7 @@ def refine(
             max_unrelated=max_unrelated,
             keep_per_section=keep,
             literal_check=literal_check,
+            literal_tries=literal_tries,
             cache_dir=OPTIONS.store.parent / "builds",
             executor=executor,
             progress=progress,

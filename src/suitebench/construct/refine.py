@@ -198,6 +198,7 @@ def _check_literals(
     store: Store,
     cache_dir: Path | None,
     executor: Executor | None,
+    max_tries: int,
 ) -> None:
     """Re-run the targets of the flagged mutants still kept, with their literals perturbed; the
     unflagged mutants each target kills are the controls the perturbed target must still kill."""
@@ -213,7 +214,13 @@ def _check_literals(
         if d.target and d.killed_by_target and not d.hardcoded and d.unrelated_fraction is not None:
             controls.setdefault(d.target, []).append(d.id)
     checks = check_literals(
-        instance, flagged, controls, store=store, cache_dir=cache_dir, executor=executor
+        instance,
+        flagged,
+        controls,
+        store=store,
+        cache_dir=cache_dir,
+        executor=executor,
+        max_tries=max_tries,
     )
     for d in decisions:
         check = checks.get(d.id)
@@ -237,13 +244,15 @@ def refine_instance(
     max_unrelated: float = 0.2,
     keep_per_section: int = 3,
     literal_check: bool = True,
+    literal_tries: int = 6,
     cache_dir: Path | None = None,
     executor: Executor | None = None,
     progress: Progress | None = None,
 ) -> RefineReport:
     """Score every candidate with the reference suite, decide, and drop the rejected mutants
     from ``instance.toml`` (of ``out``, a copy, if given); ``refine.json`` records it all.
-    ``literal_check=False`` only flags literal hard-coding, without the perturbed re-runs."""
+    ``literal_check=False`` only flags literal hard-coding, without the perturbed re-runs;
+    ``literal_tries`` caps the perturbations tried per target."""
     if not instance.mutants:
         raise InstanceError(
             instance.root / "instance.toml", "mutants", "expected candidate mutants to refine"
@@ -253,7 +262,14 @@ def refine_instance(
     )
     decisions = _judge(result, instance, max_unrelated)
     if literal_check:
-        _check_literals(decisions, instance, store=store, cache_dir=cache_dir, executor=executor)
+        _check_literals(
+            decisions,
+            instance,
+            store=store,
+            cache_dir=cache_dir,
+            executor=executor,
+            max_tries=literal_tries,
+        )
     _rank(decisions, keep_per_section)
     report = RefineReport(
         instance=instance.name,
