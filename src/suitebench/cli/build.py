@@ -292,8 +292,17 @@ def refine(
         0.2, "--max-unrelated", min=0.0, max=1.0, help="Largest share of other tests killing it."
     ),
     keep: int = typer.Option(3, "--keep", min=1, help="Mutants kept per section."),
+    literal_check: bool = typer.Option(
+        True,
+        "--literal-check/--no-literal-check",
+        help="Re-run the target with perturbed literals on mutants that hard-code them.",
+    ),
+    literal_tries: int = typer.Option(
+        6, "--literal-tries", min=1, help="Perturbations tried per target, at most."
+    ),
 ) -> None:
-    """Keep mutants their target kills and few other tests do; top --keep per section."""
+    """Keep mutants their target kills and few other tests do; top --keep per section; drop
+    mutants that only differ on their target's literals."""
     from suitebench.construct.refine import refine_instance
 
     instance = _load(instance_path)
@@ -304,6 +313,8 @@ def refine(
             out=out,
             max_unrelated=max_unrelated,
             keep_per_section=keep,
+            literal_check=literal_check,
+            literal_tries=literal_tries,
             cache_dir=OPTIONS.store.parent / "builds",
             executor=executor,
             progress=progress,
@@ -323,6 +334,10 @@ def refine(
         ("killed_by_target", "killed by their target", False),
         ("killed_exactly_by_target", "killed exactly by their target", True),
         ("mean_unrelated_fraction", "mean unrelated killers |T-bar|/|T|", True),
+        ("hardcodes_target_literal", "hard-code a target literal", False),
+        ("literal_special_case", "  literal special cases", False),
+        ("genuine_kill", "  genuine kills (perturbed target)", False),
+        ("not_applicable", "  perturbation not applicable", False),
     ):
         table.add_row(label, _figure(report.before[key], pct), _figure(report.after[key], pct))
     _err.print(table)

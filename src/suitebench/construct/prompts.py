@@ -178,16 +178,10 @@ def section_text(spec: str, section: str) -> str:
     return "".join(out)
 
 
-def test_source(root: Path, test_id: str) -> str:
-    """The source of one test function (``tests/f.py::[Class::]name[params]``), or ''."""
-    path_text, _, name = test_id.partition("::")
-    path = root / path_text
-    try:
-        text = path.read_text(encoding="utf-8")
-        tree = ast.parse(text)
-    except (OSError, SyntaxError, ValueError):
-        return ""
-    parts = name.split("[", 1)[0].split("::")
+def test_function(tree: ast.Module, test_id: str) -> ast.AST | None:
+    """The function (or method) node a pytest node id (``tests/f.py::[Class::]name[params]``)
+    names in a parsed test file, or None."""
+    parts = test_id.partition("::")[2].split("[", 1)[0].split("::")
     body: list[ast.stmt] = tree.body
     for part in parts:
         node = next(
@@ -200,11 +194,27 @@ def test_source(root: Path, test_id: str) -> str:
             None,
         )
         if node is None:
-            return ""
+            return None
         if part == parts[-1]:
-            return ast.get_source_segment(text, node) or ""
+            return node
         body = node.body
-    return ""
+    return None
+
+
+def test_source(root: Path, test_id: str) -> str:
+    """The source of one test function (``tests/f.py::[Class::]name[params]``), or ''."""
+    path = root / test_id.partition("::")[0]
+    try:
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, ValueError):
+        return ""
+    node = test_function(tree, test_id)
+    return (ast.get_source_segment(text, node) or "") if node is not None else ""
+
+
+test_function.__test__ = False  # type: ignore[attr-defined]  # not a pytest test when imported
+test_source.__test__ = False  # type: ignore[attr-defined]
 
 
 def _listing(files: list[tuple[str, str]], budget: int) -> str:

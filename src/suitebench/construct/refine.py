@@ -12,6 +12,10 @@ The paper then has an agent rewrite candidates to shrink T-bar; here that step i
 (or a model's) between two runs of ``refine``.  A mutant whose added lines hard-code a literal
 that appears in its target test (and not in the lines it replaces) is *flagged*
 ``hardcodes_target_literal``: it may only differ on the target's inputs (paper, Figure 13).
+A flagged mutant that would be kept is then checked by re-running its target with those
+literals perturbed (:mod:`suitebench.construct.literals`): a ``literal_special_case`` (the
+perturbed target passes on it) is dropped before the per-section ranking; a ``genuine_kill``
+stays; ``not_applicable`` (no perturbation keeps the target valid) stays, marked for an audit.
 
 The figures before and after are the paper's: the fraction of mutants killed by exactly their
 target, and the mean |T-bar| as a fraction of the other tests.
@@ -27,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suitebench.construct.literals import Flagged, LiteralCheck, LiteralOutcome, check_literals
 from suitebench.construct.mutants import error_line
 from suitebench.construct.prompts import test_source
 from suitebench.construct.tomledit import drop_mutant_tables
@@ -56,6 +61,8 @@ class MutantDecision:
     kept: bool = False
     reason: str = ""
     flags: list[str] = field(default_factory=list)
+    hardcoded: list[str] = field(default_factory=list)  # target literals the diff adds
+    literal_check: LiteralCheck | None = None
 
 
 @dataclass
@@ -63,6 +70,7 @@ class RefineReport:
     instance: str
     max_unrelated: float
     keep_per_section: int
+    literal_check: bool
     valid_tests: int
     before: dict[str, Any]
     after: dict[str, Any]
@@ -87,6 +95,14 @@ def refinement_figures(decisions: list[MutantDecision]) -> dict[str, Any]:
         ),
         "mean_unrelated_fraction": statistics.fmean(fractions) if fractions else None,
         "killed": sum(d.killers > 0 for d in decisions),
+        "hardcodes_target_literal": sum(bool(d.hardcoded) for d in decisions),
+        **{
+            str(outcome): sum(
+                d.literal_check is not None and d.literal_check.outcome == outcome
+                for d in decisions
+            )
+            for outcome in LiteralOutcome
+        },
     }
 
 
@@ -111,9 +127,8 @@ def hardcoded_literals(patch: Path, target_source: str) -> set[str]:
     return new & _literals(target_source)
 
 
-def _decide(
-    result: SuiteResult, instance: Instance, max_unrelated: float, keep: int
-) -> list[MutantDecision]:
+def _judge(result: SuiteResult, instance: Instance, max_unrelated: float) -> list[MutantDecision]:
+    """Each mutant on its own: the target kills it, few others do (before the ranking)."""
     valid = [t.id for t in result.tests if t.valid]
     others = max(1, len(valid) - 1)
     decisions: list[MutantDecision] = []
@@ -138,6 +153,7 @@ def _decide(
         if m.target:
             literals = hardcoded_literals(spec.patch, test_source(instance.root, m.target))
             if literals:
+                decision.hardcoded = sorted(literals)
                 decision.flags.append("hardcodes_target_literal: " + ", ".join(sorted(literals)))
         if not scored:
             lines = m.message.strip().splitlines()
@@ -159,6 +175,11 @@ def _decide(
         else:
             decision.kept = True
         decisions.append(decision)
+    return decisions
+
+
+def _rank(decisions: list[MutantDecision], keep: int) -> None:
+    """The top ``keep`` of each section's kept candidates stay."""
     by_section: dict[str, list[MutantDecision]] = {}
     for d in decisions:
         if d.kept and d.target and d.section:
@@ -168,7 +189,51 @@ def _decide(
         for d in members[keep:]:
             d.kept = False
             d.reason = f"not in its section's top {keep} (by target kill, unrelated killers)"
-    return decisions
+
+
+def _check_literals(
+    decisions: list[MutantDecision],
+    instance: Instance,
+    *,
+    store: Store,
+    cache_dir: Path | None,
+    executor: Executor | None,
+    max_tries: int,
+) -> None:
+    """Re-run the targets of the flagged mutants still kept, with their literals perturbed; the
+    unflagged mutants each target kills are the controls the perturbed target must still kill."""
+    flagged = [
+        Flagged(d.id, d.target, tuple(d.hardcoded))
+        for d in decisions
+        if d.kept and d.target and d.hardcoded
+    ]
+    if not flagged:
+        return
+    controls: dict[str, list[str]] = {}
+    for d in decisions:
+        if d.target and d.killed_by_target and not d.hardcoded and d.unrelated_fraction is not None:
+            controls.setdefault(d.target, []).append(d.id)
+    checks = check_literals(
+        instance,
+        flagged,
+        controls,
+        store=store,
+        cache_dir=cache_dir,
+        executor=executor,
+        max_tries=max_tries,
+    )
+    for d in decisions:
+        check = checks.get(d.id)
+        if check is None:
+            continue
+        d.literal_check = check
+        if check.outcome == LiteralOutcome.LITERAL_SPECIAL_CASE:
+            d.kept = False
+            d.reason = f"{check.outcome}: {check.reason}"
+        elif check.outcome == LiteralOutcome.NOT_APPLICABLE:
+            d.reason = f"{check.outcome} (kept, for a hand audit): {check.reason}"
+        else:
+            d.reason = f"{check.outcome}: {check.reason}"
 
 
 def refine_instance(
@@ -178,12 +243,16 @@ def refine_instance(
     out: Path | None = None,
     max_unrelated: float = 0.2,
     keep_per_section: int = 3,
+    literal_check: bool = True,
+    literal_tries: int = 6,
     cache_dir: Path | None = None,
     executor: Executor | None = None,
     progress: Progress | None = None,
 ) -> RefineReport:
     """Score every candidate with the reference suite, decide, and drop the rejected mutants
-    from ``instance.toml`` (of ``out``, a copy, if given); ``refine.json`` records it all."""
+    from ``instance.toml`` (of ``out``, a copy, if given); ``refine.json`` records it all.
+    ``literal_check=False`` only flags literal hard-coding, without the perturbed re-runs;
+    ``literal_tries`` caps the perturbations tried per target."""
     if not instance.mutants:
         raise InstanceError(
             instance.root / "instance.toml", "mutants", "expected candidate mutants to refine"
@@ -191,11 +260,22 @@ def refine_instance(
     result = score_suite(
         instance, store=store, cache_dir=cache_dir, executor=executor, progress=progress
     )
-    decisions = _decide(result, instance, max_unrelated, keep_per_section)
+    decisions = _judge(result, instance, max_unrelated)
+    if literal_check:
+        _check_literals(
+            decisions,
+            instance,
+            store=store,
+            cache_dir=cache_dir,
+            executor=executor,
+            max_tries=literal_tries,
+        )
+    _rank(decisions, keep_per_section)
     report = RefineReport(
         instance=instance.name,
         max_unrelated=max_unrelated,
         keep_per_section=keep_per_section,
+        literal_check=literal_check,
         valid_tests=result.counts.valid,
         before=refinement_figures(decisions),
         after=refinement_figures([d for d in decisions if d.kept]),

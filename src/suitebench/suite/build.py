@@ -8,8 +8,18 @@ from the mutation_score's denominator, never a crash.
 
 Builds are cached by a content hash of the tree after patching plus the recipe (and the
 interpreter, for Python packages): the same mutant is built once however many suites are
-scored against it.  ``kind = "python"`` instances are "built" by compiling every module of the
-package (a mutant with a syntax error does not build) after running the recipe, if any.
+scored against it.
+
+A build script sees the system's directories, its own tree and, read-only, the toolchains the
+tree needs that live elsewhere: a Rust tree (``*.rs``, ``Cargo.toml``, or a script calling
+``cargo``/``rustc``) gets the rustup toolchain's own directory (its ``bin/`` holds the real
+``rustc`` and ``cargo``, first on ``PATH``), a Go tree its Go installation -- never the rest of
+the home directory they sit in (``~/.cargo``'s registry and credentials stay hidden).  Their
+versions are part of the program's identity; their caches (``CARGO_HOME``, ``GOCACHE``) live in
+a scratch directory removed after the build.
+
+``kind = "python"`` instances are "built" by compiling every module of the package (a mutant
+with a syntax error does not build) after running the recipe, if any.
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,12 +43,24 @@ from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run import sandbox
 from suitebench.run.executor import Executor, run_all
 from suitebench.run.outcome import Backend, Limits, Status
+from suitebench.run.program import Language
+from suitebench.run.recipes import compiler, toolchain_binds, toolchain_version
 from suitebench.run.store import job_key
 from suitebench.suite.runner import Target, python_binds, sandbox_path
 from suitebench.suite.workdir import open_up
 
 _BUILD_LIMITS = Limits(wall_time=600.0, memory_mb=4096, processes=512)
 _IGNORED = {".git", "__pycache__", ".pytest_cache", ".mypy_cache"}
+_SCRATCH = ".suitebench-scratch"  # the toolchains' caches during a build, removed after it
+# What says a tree is built with a toolchain: its files, or the build script's words.
+_TOOLCHAIN_FILES: dict[Language, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    Language.RUST: ((".rs",), ("Cargo.toml",)),
+    Language.GO: ((".go",), ("go.mod",)),
+}
+_TOOLCHAIN_WORDS: dict[Language, re.Pattern[str]] = {
+    Language.RUST: re.compile(r"(?<![\w.-])(cargo|rustc)(?![\w.-])"),
+    Language.GO: re.compile(r"(?<![\w.-])go\s+(build|run|install)\b"),
+}
 _COMPILE_CHECK = (
     "import pathlib, sys\n"
     "bad = 0\n"
@@ -121,6 +144,54 @@ def _walk(root: Path) -> list[Path]:
     return files
 
 
+def needed_toolchains(tree: Path, build: str | None) -> list[Language]:
+    """The compiled languages whose toolchain a build of ``tree`` may call, besides the
+    system's: by the tree's files (``*.rs``, ``Cargo.toml``; ``*.go``, ``go.mod``) or by the
+    build script's words (``cargo``, ``rustc``; ``go build``)."""
+    script = ""
+    if build:
+        path = tree / build
+        script = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else build
+    files = _walk(tree)
+    found: list[Language] = []
+    for language, (suffixes, names) in _TOOLCHAIN_FILES.items():
+        if _TOOLCHAIN_WORDS[language].search(script) or any(
+            f.suffix in suffixes or f.name in names for f in files
+        ):
+            found.append(language)
+    return found
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """A toolchain as a sandboxed build sees it: its tools' directory (first on ``PATH``), the
+    directories shown read-only (empty when it is a system one) and its version."""
+
+    language: Language
+    bin_dir: str
+    binds: tuple[str, ...]
+    version: str
+
+
+def toolchains_for(tree: Path, build: str | None) -> list[Toolchain]:
+    """The toolchains found here that a build of ``tree`` needs (a missing one is left out:
+    the build fails as it would anywhere without it, an outcome)."""
+    out: list[Toolchain] = []
+    for language in needed_toolchains(tree, build):
+        tool = compiler(language)
+        if tool is None:
+            continue
+        out.append(
+            Toolchain(
+                language=language,
+                bin_dir=str(Path(os.path.realpath(tool)).parent),
+                binds=tuple(toolchain_binds(language)),
+                version=toolchain_version(language),
+            )
+        )
+    return out
+
+
 def _copy_tree(src: Path, dest: Path) -> None:
     shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns(*_IGNORED))
 
@@ -176,6 +247,7 @@ class Builder:
             inst.package or "",
             sys.version if inst.kind is InstanceKind.PYTHON else "",
             tree_hash(tree),
+            *(f"{t.language}={t.version}" for t in toolchains_for(tree, inst.build)),
         )
 
     def reference(self) -> BuiltProgram:
@@ -262,17 +334,26 @@ class Builder:
     def _run_build(
         self, program_id: str, tree: Path, final_tree: Path, coverage: Path | None = None
     ) -> BuiltProgram:
-        path = sandbox_path()
+        toolchains = toolchains_for(tree, self.instance.build)
+        # A system toolchain is on PATH already (putting /usr/bin first would change python3).
+        extra = dict.fromkeys(t.bin_dir for t in toolchains if t.binds)
+        path = os.pathsep.join([*extra, sandbox_path()])
         env = {
             "PATH": path if coverage is None else f"{coverage}{os.pathsep}{path}",
             "HOME": str(tree),
             "LANG": "C.UTF-8",
             "PYTHONDONTWRITEBYTECODE": "1",
         }
+        binds = [b for t in toolchains for b in t.binds]
+        scratch = tree / _SCRATCH
+        if toolchains:
+            env.update(_toolchain_env(scratch, {t.language for t in toolchains}))
 
         def fail(message: str) -> BuiltProgram:
             return BuiltProgram(program_id, BuildStatus.BUILD_ERROR, message=message)
 
+        if toolchains:
+            scratch.mkdir(exist_ok=True)
         open_up(tree)  # the build may run as an unprivileged uid
         recipe = self._recipe(tree)
         if recipe:
@@ -282,8 +363,9 @@ class Builder:
                 env=env,
                 limits=_BUILD_LIMITS,
                 backend=self.backend,
-                ro_binds=() if coverage is None else (coverage,),
+                ro_binds=(*binds, *(() if coverage is None else (coverage,))),
             )
+            shutil.rmtree(scratch, ignore_errors=True)
             if outcome.status is not Status.OK:
                 log = (outcome.stdout + outcome.stderr).decode("utf-8", errors="replace")
                 return fail(f"build {outcome.status} (exit {outcome.exit_code}):\n{log[-4000:]}")
@@ -314,6 +396,23 @@ class Builder:
             directory=str(final_tree),
             executable=str(final_tree / "executable"),
         )
+
+
+def _toolchain_env(scratch: Path, languages: set[Language]) -> dict[str, str]:
+    """Where the toolchains keep their caches (in the build's scratch directory: the build
+    sees no other writable place) and how they stay offline."""
+    env: dict[str, str] = {}
+    if Language.RUST in languages:
+        env |= {"CARGO_HOME": str(scratch / "cargo"), "CARGO_NET_OFFLINE": "true"}
+    if Language.GO in languages:
+        env |= {
+            "GOCACHE": str(scratch / "gocache"),
+            "GOPATH": str(scratch / "gopath"),
+            "GOTOOLCHAIN": "local",
+            "GOFLAGS": "-buildvcs=false",
+            "GOPROXY": "off",
+        }
+    return env
 
 
 def _build_job(payload: tuple[Builder, MutantSpec | None]) -> BuiltProgram:
