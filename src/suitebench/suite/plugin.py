@@ -72,6 +72,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--suitebench-gcov-dir", default=None, help="name the running test here (gcov runs)"
     )
     group.addoption("--suitebench-faultlog", default=None, help="file for the watchdog's report")
+    group.addoption(
+        "--suitebench-fingerprint", default=None, help="write the program's globals' fingerprint"
+    )
+    group.addoption(
+        "--suitebench-impact", default=None, help="JSON: the tests an import-time change reaches"
+    )
 
 
 def _start_tracer(path: str | None, root: str | None) -> None:
@@ -302,6 +308,11 @@ def emit_collected(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
+    # Failure reports are read for their outcome and pytest's one-line reason (the crash
+    # line), which every traceback style carries; nobody reads the long traceback with source
+    # that pytest formats by default -- tens of milliseconds a failing test on a large test
+    # module (it re-parses the module for every entry).  Collection errors keep their style.
+    session.config.option.tbstyle = "line"
     emit_collected(session.items)
 
 
@@ -322,9 +333,68 @@ def select_items(items: list[pytest.Item], selected: list[str]) -> list[pytest.I
     return [item for item in items if item.nodeid in wanted]
 
 
+def _program_root() -> str:
+    """The source root of the program under test (``kind = "python"``): first on PYTHONPATH."""
+    import os
+
+    return os.environ.get("PYTHONPATH", "").split(os.pathsep)[0]
+
+
+def _fingerprint() -> tuple[dict[str, str] | None, str]:
+    from suitebench.suite.impact import Unknown, fingerprint
+
+    root = _program_root()
+    if not root:
+        return None, "no program source root"
+    try:
+        return fingerprint(root), ""
+    except Exception as exc:  # Unknown, or anything the program's objects raise when read
+        why = str(exc) if isinstance(exc, Unknown) else f"{type(exc).__name__}: {exc}"
+        return None, f"cannot fingerprint the program's state: {why}"
+
+
+def _record_impact(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Import-time impact (:mod:`suitebench.suite.impact`): write the fingerprint of the
+    program's globals (a reference run), and, in the coverage run, the names each test's own
+    code reads."""
+    path = config.getoption("--suitebench-fingerprint")
+    if path:
+        found, why = _fingerprint()
+        record = {"fingerprint": found, "reason": why, "collected": [i.nodeid for i in items]}
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(record, fh)
+    tracer = _state.get("tracer")
+    if tracer is not None:
+        from suitebench.suite.impact import TestNames
+
+        names = TestNames(str(config.rootpath))
+        for item in items:
+            try:
+                tracer.test_names[item.nodeid] = sorted(names.of(item))
+            except Exception:  # unknown: the test always runs on an import-time change
+                tracer.test_names.pop(item.nodeid, None)
+
+
+def _impact_select(path: str, items: list[pytest.Item]) -> None:
+    """A mutant whose change runs at import: keep the tests that read a changed global."""
+    from suitebench.suite.impact import choose
+
+    with open(path, encoding="utf-8") as fh:
+        spec = json.load(fh)
+    found, why = _fingerprint()
+    chosen, reason = choose(spec, found, why, [item.nodeid for item in items])
+    _emit({"event": "selected", "nodeids": chosen, "reason": reason})
+    if chosen is not None:
+        items[:] = select_items(items, chosen)
+
+
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
+    _record_impact(config, items)
+    path = config.getoption("--suitebench-impact")
+    if path:
+        _impact_select(path, items)
     path = config.getoption("--suitebench-order")
     if path:
         with open(path, encoding="utf-8") as fh:
