@@ -325,7 +325,7 @@ def code_names(code: types.CodeType, *, functions: bool = True) -> set[str]:
                     and const.co_name not in _COMPREHENSIONS
                 )
                 if functions or not is_def:
-                    stack.append((const, inside or is_def))
+                    stack.append((const, inside or bool(is_def)))
             elif isinstance(const, str) and len(const) < 200:
                 parts = const.split(".")
                 if all(part.isidentifier() for part in parts) and (inside or len(parts) > 1):
