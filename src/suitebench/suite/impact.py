@@ -124,8 +124,11 @@ class _Graph:
                         self.owners.setdefault(id(value), f"{name}.{key}")
         return self.owners.get(id(obj))
 
-    def pure_python(self, cls: type) -> bool:
-        return all(k is object or k.__flags__ & _HEAPTYPE for k in cls.__mro__)
+    def pure_python(self, cls: type, builtin: type | None = None) -> bool:
+        """Every class of the MRO written in Python (or ``object``, or ``builtin``): an
+        instance's whole state is then its ``__dict__`` and slots.  A class written in C, a
+        heap type or not, keeps state where Python cannot see it (a random generator's)."""
+        return all(k is object or k is builtin or _written_in_python(k) for k in cls.__mro__)
 
     def describe(self, obj: Any) -> tuple[str, tuple[str, ...], list[Any], bool]:
         kind = type(obj)
@@ -194,9 +197,7 @@ class _Graph:
         if self.pure_python(kind):
             return self._instance(obj, kind)
         base = next((b for b in kind.__mro__ if b in _BUILTIN_BASES), None)
-        if base is not None and all(
-            k is base or k is object or k.__flags__ & _HEAPTYPE for k in kind.__mro__
-        ):
+        if base is not None and self.pure_python(kind, base):
             return self._instance(obj, kind)
         owned = self.owner(obj)
         if owned is not None:
@@ -222,6 +223,31 @@ class _Graph:
                     kids.append(slot)
                     kids.append(getattr(obj, slot, _Missing))
         return "object", (), kids, True
+
+
+_C_LEVEL = (
+    types.MethodDescriptorType,
+    types.WrapperDescriptorType,
+    types.ClassMethodDescriptorType,
+    types.BuiltinFunctionType,
+)
+
+
+def _written_in_python(cls: type) -> bool:
+    """A class defined by a ``class`` statement: a heap type none of whose own attributes is
+    implemented in C (slots aside)."""
+    if not cls.__flags__ & _HEAPTYPE:
+        return False
+    own = vars(cls)
+    slots = own.get("__slots__", ())
+    slots = (slots,) if isinstance(slots, str) else tuple(slots)
+    for key, value in own.items():
+        if isinstance(value, _C_LEVEL):
+            return False
+        descriptor = isinstance(value, types.MemberDescriptorType | types.GetSetDescriptorType)
+        if descriptor and key not in ("__dict__", "__weakref__") and key not in slots:
+            return False
+    return True
 
 
 class _MissingType:
@@ -359,9 +385,11 @@ class TestNames:
     __test__ = False  # not a pytest test class
 
     def __init__(self, suite_root: str) -> None:
-        self.suite_root = os.path.realpath(suite_root).rstrip("/") + "/"
+        self.suite_roots = tuple(
+            {os.path.realpath(suite_root).rstrip("/") + "/", os.path.abspath(suite_root) + "/"}
+        )
         self._module_level: dict[str, set[str]] = {}
-        self._conftest: set[str] | None = None
+        self._conftest: tuple[set[str], dict[str, Any]] | None = None
 
     def _source_code(self, path: str, whole: bool) -> set[str]:
         try:
@@ -381,28 +409,39 @@ class TestNames:
             self._module_level[path] = self._source_code(path, whole=False) if path else {STAR}
         return self._module_level[path]
 
-    def conftest(self) -> set[str]:
+    def conftest(self) -> tuple[set[str], dict[str, Any]]:
+        """What every test of the suite can run of its conftest files: their import-time code
+        and their hooks (``pytest_*``), and their namespace (helpers a fixture may call)."""
         if self._conftest is None:
-            self._conftest = set()
+            names: set[str] = set()
+            namespace: dict[str, Any] = {}
             for module in list(sys.modules.values()):
                 path = getattr(module, "__file__", None) or ""
-                if path.endswith("conftest.py") and os.path.realpath(path).startswith(
-                    self.suite_root
-                ):
-                    self._conftest |= self._source_code(path, whole=True)
+                if not path.endswith("conftest.py") or not self._in_suite(path):
+                    continue
+                names |= self.module_level(module)
+                for key, value in vars(module).items():
+                    namespace.setdefault(key, value)
+                    if key.startswith("pytest_"):
+                        for code in _function_codes(value):
+                            names |= code_names(code)
+            self._conftest = (names, namespace)
         return self._conftest
+
+    def _in_suite(self, path: str) -> bool:
+        return any(p.startswith(self.suite_roots) for p in (path, os.path.realpath(path)))
 
     def _suite_function(self, value: Any) -> bool:
         """A function or class written in the suite (a helper the test may call)."""
-        for code in _function_codes(value):
-            if os.path.realpath(code.co_filename).startswith(self.suite_root):
-                return True
-        return False
+        return any(self._in_suite(code.co_filename) for code in _function_codes(value))
 
     def of(self, item: Any) -> set[str]:
-        names: set[str] = set(self.conftest())
+        shared, conftest_namespace = self.conftest()
+        names: set[str] = set(shared)
         module = getattr(item, "module", None)
-        namespace: dict[str, Any] = vars(module) if module is not None else {}
+        namespace: dict[str, Any] = dict(conftest_namespace)
+        if module is not None:
+            namespace.update(vars(module))
         if module is not None:
             names |= self.module_level(module)
         pending: list[Any] = [getattr(item, "obj", None)]

@@ -360,6 +360,8 @@ def _record_impact(config: pytest.Config, items: list[pytest.Item]) -> None:
     path = config.getoption("--suitebench-fingerprint")
     if path:
         found, why = _fingerprint()
+        if _state.get("tracer") is not None:  # instrumented functions are other code
+            found, why = None, "a coverage run's program is instrumented"
         record = {"fingerprint": found, "reason": why, "collected": [i.nodeid for i in items]}
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(record, fh)
