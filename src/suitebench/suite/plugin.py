@@ -390,6 +390,44 @@ def _impact_select(path: str, items: list[pytest.Item]) -> None:
         items[:] = select_items(items, chosen)
 
 
+def _selected_names(config: pytest.Config) -> dict[str, set[str]] | None:
+    """``--suitebench-select``: per test file, the names of its selected module-level tests
+    (functions or classes), read once."""
+    path = config.getoption("--suitebench-select", None)
+    if not path:
+        return None
+    cached = _state.get("selected_names")
+    if cached is not None and cached[0] == path:
+        return cached[1]
+    with open(path, encoding="utf-8") as fh:
+        selected = json.load(fh)
+    names: dict[str, set[str]] = {}
+    for nodeid in selected:
+        file, _, rest = nodeid.partition("::")
+        names.setdefault(file, set()).add(rest.split("::", 1)[0].split("[", 1)[0])
+    _state["selected_names"] = (path, names)
+    return names
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: Any, name: str, obj: Any) -> list[Any] | None:
+    """A selected run does not build the tests it will not run: a module's other test
+    functions and classes are not collected at all (pytest's fixture closure and
+    parametrization cost about a millisecond a function; ``select_items`` would drop them
+    anyway).  Their collection cannot differ from the reference's: anything a mutant could
+    change while the suite is collected ran outside any test in the coverage run, and such a
+    mutant runs every test, collecting everything."""
+    if not isinstance(collector, pytest.Module):
+        return None
+    names = _selected_names(collector.config)
+    if names is None:
+        return None
+    wanted = names.get(collector.nodeid)
+    if wanted is None or name in wanted:
+        return None
+    return []
+
+
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
