@@ -421,12 +421,12 @@ def run_batched(
                     "select": None if t.select is None else list(t.select),
                     "binds": list(t.binds),  # hidden from the other programs' tests
                     "fingerprint": t.fingerprint,
-                    "impact": None if t.impact is None else _digest(t.impact),
+                    "impact": None if t.impact is None else spec_digest(t.impact),
                 }
                 for i, t in enumerate(targets)
             ],
             # An import-time impact spec is the same for many mutants: written once.
-            "impacts": {_digest(t.impact): t.impact for t in targets if t.impact is not None},
+            "impacts": {spec_digest(t.impact): t.impact for t in targets if t.impact is not None},
         }
         spec_path = base / "spec.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
@@ -478,7 +478,9 @@ def run_batched(
         return runs
 
 
-def _digest(value: Any) -> str:
+def spec_digest(value: Any) -> str:
+    """A short digest of a JSON value (an import-time impact spec: one file per batch, and part
+    of a run's job key)."""
     import hashlib
 
     data = json.dumps(value, sort_keys=True).encode()

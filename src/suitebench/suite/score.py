@@ -18,8 +18,6 @@ and a re-run with one more mutant runs only that mutant.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import platform
 import time
@@ -53,7 +51,7 @@ from suitebench.suite.result import (
     SuiteResult,
     TestInfo,
 )
-from suitebench.suite.runner import Engine, SuiteLimits, Target
+from suitebench.suite.runner import Engine, SuiteLimits, Target, spec_digest
 from suitebench.suite.selection import (
     Coverage,
     Selection,
@@ -231,7 +229,7 @@ def _run_selected(
         program_id = built[m.id].program_id
         impact = impacts.get(m.id)
         if chosen is None and impact is not None:
-            keys[m.id] = runner.key(program_id, "impact", (_digest(impact),))
+            keys[m.id] = runner.key(program_id, "impact", (spec_digest(impact),))
             requests.append((keys[m.id], replace(built[m.id].target(), impact=impact)))
         elif chosen is None:
             keys[m.id] = runner.key(program_id, "full", None)
@@ -262,11 +260,6 @@ def _run_selected(
         rerun = runner.run([(again[mid], built[mid].target()) for mid in again])
         runs.update({mid: rerun[key] for mid, key in again.items()})
     return runs, {k: got[k] for k, _ in extra}
-
-
-def _digest(value: Any) -> str:
-    data = json.dumps(value, sort_keys=True).encode()
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def _selection_used(selections: dict[str, Selection], all_tests: bool) -> str:
