@@ -158,8 +158,10 @@ def _fork_each(
         os._exit(code)
 
 
-def _selection_args(out_dir: Path, program: dict[str, Any]) -> list[str]:
-    """The plugin options that restrict a program's run (``--fast`` order, a test selection)."""
+def _selection_args(spec: dict[str, Any], program: dict[str, Any]) -> list[str]:
+    """The plugin options that restrict a program's run (``--fast`` order, a test selection,
+    an import-time impact spec) or record its fingerprint."""
+    out_dir = Path(spec["out_dir"])
     index = program["index"]
     args: list[str] = []
     for key in ("order", "select"):
@@ -167,6 +169,13 @@ def _selection_args(out_dir: Path, program: dict[str, Any]) -> list[str]:
             path = out_dir / f"{index}.{key}.json"
             path.write_text(json.dumps(program[key]), encoding="utf-8")
             args.append(f"--suitebench-{key}={path}")
+    if program.get("impact") is not None:
+        path = out_dir / f"impact-{program['impact']}.json"
+        if not path.exists():
+            path.write_text(json.dumps(spec["impacts"][program["impact"]]), encoding="utf-8")
+        args.append(f"--suitebench-impact={path}")
+    if program.get("fingerprint"):
+        args.append(f"--suitebench-fingerprint={out_dir / f'{index}.fingerprint.json'}")
     return args
 
 
@@ -372,7 +381,7 @@ class BatchHooks:
         logxml = session.config.stash.get(xml_key, None)
         if logxml is not None:
             logxml.logfile = str(out_dir / f"{index}.xml")
-        for arg in _selection_args(out_dir, program):
+        for arg in _selection_args(spec, program):
             option, _, value = arg.partition("=")
             setattr(session.config.option, option[2:].replace("-", "_"), value)
         if program.get("select") is not None:  # collect only the files of the selected tests
@@ -475,7 +484,7 @@ def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
             sys.path[:] = [base_path[0], pythonpath, *base_path[1:]]
         args = [
             *collect_only(pytest_args, program.get("select")),
-            *_selection_args(out_dir, program),
+            *_selection_args(spec, program),
             f"--junitxml={out_dir / f'{index}.xml'}",
             f"--suitebench-events={out_dir / f'{index}.events'}",
             f"--suitebench-faultlog={out_dir / f'{index}.log'}",

@@ -72,6 +72,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--suitebench-gcov-dir", default=None, help="name the running test here (gcov runs)"
     )
     group.addoption("--suitebench-faultlog", default=None, help="file for the watchdog's report")
+    group.addoption(
+        "--suitebench-fingerprint", default=None, help="write the program's globals' fingerprint"
+    )
+    group.addoption(
+        "--suitebench-impact", default=None, help="JSON: the tests an import-time change reaches"
+    )
 
 
 def _start_tracer(path: str | None, root: str | None) -> None:
@@ -302,7 +308,49 @@ def emit_collected(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
+    # Failure reports are read for their outcome and pytest's one-line reason (the crash
+    # line), which every traceback style carries; nobody reads the long traceback with source
+    # that pytest formats by default -- tens of milliseconds a failing test on a large test
+    # module (it re-parses the module for every entry).  Collection errors keep their style.
+    session.config.option.tbstyle = "line"
+    for item in session.items:
+        if isinstance(item, pytest.Function):
+            item.repr_failure = _crash_only(item.repr_failure)  # type: ignore[method-assign]
     emit_collected(session.items)
+
+
+class _CrashRepr:
+    """A failed test's report as the line style shows it: only the crash line (where the
+    exception was raised and its one-line text), which is what is read."""
+
+    def __init__(self, reprcrash: Any) -> None:
+        self.reprcrash = reprcrash
+
+    def toterminal(self, tw: Any) -> None:
+        tw.line(str(self))
+
+    def __str__(self) -> str:  # the whole message: a rewritten assert explains itself on it
+        return f"{self.reprcrash.path}:{self.reprcrash.lineno}: {self.reprcrash.message}"
+
+
+def _crash_only(original: Any) -> Any:
+    """``Function.repr_failure`` without the traceback nobody reads: pytest builds the whole
+    filtered traceback (reading the test module for each entry) even in the line style, then
+    shows only the crash line.  The crash line is the same (``ExceptionInfo._getreprcrash``, as
+    pytest's own report takes it); pytest's special cases (``pytest.fail``, a fixture lookup
+    error, every entry hidden) go to pytest's own method."""
+    from _pytest.fixtures import FixtureLookupError
+    from _pytest.outcomes import OutcomeException
+
+    def repr_failure(excinfo: Any, style: Any = None) -> Any:
+        value = getattr(excinfo, "value", None)
+        if style is None and not isinstance(value, OutcomeException | FixtureLookupError):
+            crash = excinfo._getreprcrash()
+            if crash is not None:
+                return _CrashRepr(crash)
+        return original(excinfo, style) if style is not None else original(excinfo)
+
+    return repr_failure
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
@@ -322,9 +370,108 @@ def select_items(items: list[pytest.Item], selected: list[str]) -> list[pytest.I
     return [item for item in items if item.nodeid in wanted]
 
 
+def _program_root() -> str:
+    """The source root of the program under test (``kind = "python"``): first on PYTHONPATH."""
+    import os
+
+    return os.environ.get("PYTHONPATH", "").split(os.pathsep)[0]
+
+
+def _fingerprint() -> tuple[dict[str, str] | None, str]:
+    from suitebench.suite.impact import Unknown, fingerprint
+
+    root = _program_root()
+    if not root:
+        return None, "no program source root"
+    try:
+        return fingerprint(root), ""
+    except Exception as exc:  # Unknown, or anything the program's objects raise when read
+        why = str(exc) if isinstance(exc, Unknown) else f"{type(exc).__name__}: {exc}"
+        return None, f"cannot fingerprint the program's state: {why}"
+
+
+def _record_impact(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Import-time impact (:mod:`suitebench.suite.impact`): write the fingerprint of the
+    program's globals (a reference run), and, in the coverage run, the names each test's own
+    code reads."""
+    path = config.getoption("--suitebench-fingerprint")
+    if path:
+        found, why = _fingerprint()
+        if _state.get("tracer") is not None:  # instrumented functions are other code
+            found, why = None, "a coverage run's program is instrumented"
+        record = {"fingerprint": found, "reason": why, "collected": [i.nodeid for i in items]}
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(record, fh)
+    tracer = _state.get("tracer")
+    if tracer is not None:
+        from suitebench.suite.impact import TestNames
+
+        names = TestNames(str(config.rootpath))
+        for item in items:
+            try:
+                tracer.test_names[item.nodeid] = sorted(names.of(item))
+            except Exception:  # unknown: the test always runs on an import-time change
+                tracer.test_names.pop(item.nodeid, None)
+
+
+def _impact_select(path: str, items: list[pytest.Item]) -> None:
+    """A mutant whose change runs at import: keep the tests that read a changed global."""
+    from suitebench.suite.impact import choose
+
+    with open(path, encoding="utf-8") as fh:
+        spec = json.load(fh)
+    found, why = _fingerprint()
+    chosen, reason = choose(spec, found, why, [item.nodeid for item in items])
+    _emit({"event": "selected", "nodeids": chosen, "reason": reason})
+    if chosen is not None:
+        items[:] = select_items(items, chosen)
+
+
+def _selected_names(config: pytest.Config) -> dict[str, set[str]] | None:
+    """``--suitebench-select``: per test file, the names of its selected module-level tests
+    (functions or classes), read once."""
+    path = config.getoption("--suitebench-select", None)
+    if not path:
+        return None
+    cached = _state.get("selected_names")
+    if cached is not None and cached[0] == path:
+        return cached[1]
+    with open(path, encoding="utf-8") as fh:
+        selected = json.load(fh)
+    names: dict[str, set[str]] = {}
+    for nodeid in selected:
+        file, _, rest = nodeid.partition("::")
+        names.setdefault(file, set()).add(rest.split("::", 1)[0].split("[", 1)[0])
+    _state["selected_names"] = (path, names)
+    return names
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: Any, name: str, obj: Any) -> list[Any] | None:
+    """A selected run does not build the tests it will not run: a module's other test
+    functions and classes are not collected at all (pytest's fixture closure and
+    parametrization cost about a millisecond a function; ``select_items`` would drop them
+    anyway).  Their collection cannot differ from the reference's: anything a mutant could
+    change while the suite is collected ran outside any test in the coverage run, and such a
+    mutant runs every test, collecting everything."""
+    if not isinstance(collector, pytest.Module):
+        return None
+    names = _selected_names(collector.config)
+    if names is None:
+        return None
+    wanted = names.get(collector.nodeid)
+    if wanted is None or name in wanted:
+        return None
+    return []
+
+
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
+    _record_impact(config, items)
+    path = config.getoption("--suitebench-impact")
+    if path:
+        _impact_select(path, items)
     path = config.getoption("--suitebench-order")
     if path:
         with open(path, encoding="utf-8") as fh:

@@ -57,11 +57,20 @@ class SuiteRun:
     # not collect): the exception and its message, or the skip's reason.
     messages: dict[str, str] = field(default_factory=dict)
     coverage: dict[str, Any] | None = None  # per-test coverage, when this run recorded it
+    # The fingerprint of the program's globals after collection (a reference run, for
+    # import-time impact: ``{"fingerprint": {...} | None, "reason", "collected"}``).
+    fingerprint: dict[str, Any] | None = None
+    # An import-time mutant's run chose its tests itself: which (None: all) and why.
+    selected: tuple[str, ...] | None = None
+    selection_reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "messages": self.messages,
             "coverage": self.coverage,
+            "fingerprint": self.fingerprint,
+            "selected": None if self.selected is None else list(self.selected),
+            "selection_reason": self.selection_reason,
             "status": str(self.status),
             "tests": {k: str(v) for k, v in self.tests.items()},
             "collect_errors": list(self.collect_errors),
@@ -83,6 +92,9 @@ class SuiteRun:
             message=d.get("message", ""),
             messages=dict(d.get("messages") or {}),
             coverage=d.get("coverage"),
+            fingerprint=d.get("fingerprint"),
+            selected=None if d.get("selected") is None else tuple(d["selected"]),
+            selection_reason=d.get("selection_reason", ""),
         )
 
     def status_of(self, test_id: str) -> TestStatus:

@@ -88,6 +88,11 @@ class Target:
     select: tuple[str, ...] | None = None
     # Record per-test line coverage of the Python files under this root (plain engine only).
     coverage_root: str | None = None
+    # Record the fingerprint of the program's globals after collection (reference runs).
+    fingerprint: bool = False
+    # An import-time mutant: the run picks the tests that read a changed global
+    # (:func:`suitebench.suite.impact.choose` reads this).
+    impact: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,6 +102,8 @@ class Target:
             "order": None if self.order is None else list(self.order),
             "select": None if self.select is None else list(self.select),
             "coverage_root": self.coverage_root,
+            "fingerprint": self.fingerprint,
+            "impact": self.impact,
         }
 
     @classmethod
@@ -109,6 +116,8 @@ class Target:
             None if order is None else tuple(order),
             None if select is None else tuple(select),
             d.get("coverage_root"),
+            bool(d.get("fingerprint", False)),
+            d.get("impact"),
         )
 
 
@@ -217,6 +226,7 @@ def _collect(
     log = outcome_log
     if log_file.is_file():
         log = _tail(log_file.read_bytes()) + log
+    extra = _impact_fields(out_dir, index, events)
     xml = out_dir / f"{index}.xml"
     if xml.is_file() and not killed:
         try:
@@ -232,6 +242,7 @@ def _collect(
                 wall_time=wall,
                 log=log[-_LOG_TAIL:],
                 messages=messages,
+                **extra,
             )
         except Exception as exc:  # a torn XML file: the run died while writing it
             message = f"unreadable JUnit XML: {exc}"
@@ -250,7 +261,26 @@ def _collect(
         log=log[-_LOG_TAIL:],
         message=f"pytest did not finish: {message} (exit code {exit_code})",
         messages=messages,
+        **extra,
     )
+
+
+def _impact_fields(out_dir: Path, index: int, events: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a run says about import-time impact: the fingerprint it wrote (reference runs) and
+    the tests it chose (an import-time mutant's run)."""
+    fields: dict[str, Any] = {}
+    path = out_dir / f"{index}.fingerprint.json"
+    if path.is_file():
+        try:
+            fields["fingerprint"] = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            pass
+    for event in events:
+        if event.get("event") == "selected":
+            chosen = event.get("nodeids")
+            fields["selected"] = None if chosen is None else tuple(chosen)
+            fields["selection_reason"] = str(event.get("reason", ""))
+    return fields
 
 
 def _harness_failure(outcome: Outcome) -> SuiteRun:
@@ -288,11 +318,18 @@ def run_plain(
             exe_link = str(launcher / "executable")
             extra.append(f"--suitebench-gcov-dir={gcov_dir}")
         populate_workdir(workdir, suite_dir, SUITE_DIRNAME, target.executable, exe_link)
-        for name, chosen in (("order", target.order), ("select", target.select)):
+        chosen_by: tuple[tuple[str, Any], ...] = (
+            ("order", None if target.order is None else list(target.order)),
+            ("select", None if target.select is None else list(target.select)),
+            ("impact", target.impact),
+        )
+        for name, chosen in chosen_by:
             if chosen is not None:
                 path = out_dir / f"0.{name}.json"
-                path.write_text(json.dumps(list(chosen)), encoding="utf-8")
+                path.write_text(json.dumps(chosen), encoding="utf-8")
                 extra.append(f"--suitebench-{name}={path}")
+        if target.fingerprint:
+            extra.append(f"--suitebench-fingerprint={out_dir / '0.fingerprint.json'}")
         coverage_file = out_dir / "0.coverage.json"
         if target.coverage_root is not None and target.pythonpath:
             extra += [
@@ -383,9 +420,13 @@ def run_batched(
                     "order": None if t.order is None else list(t.order),
                     "select": None if t.select is None else list(t.select),
                     "binds": list(t.binds),  # hidden from the other programs' tests
+                    "fingerprint": t.fingerprint,
+                    "impact": None if t.impact is None else spec_digest(t.impact),
                 }
                 for i, t in enumerate(targets)
             ],
+            # An import-time impact spec is the same for many mutants: written once.
+            "impacts": {spec_digest(t.impact): t.impact for t in targets if t.impact is not None},
         }
         spec_path = base / "spec.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
@@ -435,6 +476,15 @@ def run_batched(
                     _collect(out_dir, i, shared_log, outcome.exit_code, 0.0, False, reason=reason)
                 )
         return runs
+
+
+def spec_digest(value: Any) -> str:
+    """A short digest of a JSON value (an import-time impact spec: one file per batch, and part
+    of a run's job key)."""
+    import hashlib
+
+    data = json.dumps(value, sort_keys=True).encode()
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def fails(status: TestStatus) -> bool:

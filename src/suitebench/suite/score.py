@@ -51,8 +51,14 @@ from suitebench.suite.result import (
     SuiteResult,
     TestInfo,
 )
-from suitebench.suite.runner import Engine, SuiteLimits, Target
-from suitebench.suite.selection import Coverage, Selection, select_tests
+from suitebench.suite.runner import Engine, SuiteLimits, Target, spec_digest
+from suitebench.suite.selection import (
+    Coverage,
+    Selection,
+    impact_readers,
+    impact_spec,
+    select_tests,
+)
 
 Progress = Callable[[int, int], None]
 DEFAULT_BATCH = 32
@@ -210,15 +216,22 @@ def _run_selected(
     built: dict[str, BuiltProgram],
     selections: dict[str, Selection],
     extra: list[tuple[str, Target]],
+    impacts: dict[str, dict[str, Any]],
 ) -> tuple[dict[str, SuiteRun | None], dict[str, SuiteRun]]:
     """Each mutant runs the tests its selection names (all where it names none; nothing where
-    it names no test), together with ``extra`` runs (the later reference runs, kept apart)."""
+    it names no test), together with ``extra`` runs (the later reference runs, kept apart).
+    A mutant with an import-time change and an entry in ``impacts`` chooses its tests in its
+    own run, once its import shows which globals changed (:mod:`suitebench.suite.impact`)."""
     requests: list[tuple[str, Target]] = list(extra)
     keys: dict[str, str] = {}
     for m in runnable:
         chosen = selections[m.id].tests
         program_id = built[m.id].program_id
-        if chosen is None:
+        impact = impacts.get(m.id)
+        if chosen is None and impact is not None:
+            keys[m.id] = runner.key(program_id, "impact", (spec_digest(impact),))
+            requests.append((keys[m.id], replace(built[m.id].target(), impact=impact)))
+        elif chosen is None:
             keys[m.id] = runner.key(program_id, "full", None)
             requests.append((keys[m.id], built[m.id].target()))
         elif chosen:
@@ -226,6 +239,11 @@ def _run_selected(
             requests.append((keys[m.id], replace(built[m.id].target(), select=chosen)))
     got = runner.run(requests, apart={k for k, _ in extra})
     runs = {m.id: got.get(keys[m.id]) if m.id in keys else None for m in runnable}
+    for m in runnable:
+        run = runs[m.id]
+        if m.id in impacts and run is not None:
+            # What the run chose: the tests reading a changed global, or every test.
+            selections[m.id] = Selection(run.selected, run.selection_reason or "import-time")
     # A run that crashed never reached the tests after the crash: the full matrix has them
     # not_run, not at their reference outcome.  Such a mutant runs every test, as it would.
     again: dict[str, str] = {}
@@ -337,6 +355,8 @@ def score_suite(
         batch_size=batch_size,
     )
     ref_target = reference.target()
+    if reference.pythonpath is not None and not all_tests:
+        ref_target = replace(ref_target, fingerprint=True)  # for import-time impact
     ref_keys = runner.reference_keys(reference.program_id, reference_runs)
     runnable = [m for m in mutants if built[m.id].ok]
     coverage_request = (
@@ -365,6 +385,7 @@ def score_suite(
     excluded = _refined_out(instance, suite is None)
 
     selections: dict[str, Selection] = {}
+    impacts: dict[str, dict[str, Any]] = {}
     coverage_note = CoverageNote(status="off", reason="--all-tests: every test on every mutant")
     if coverage_request is not None:
         ref0 = all_runs[ref_keys[0]]
@@ -372,12 +393,16 @@ def score_suite(
         coverage, coverage_note = _coverage(
             all_runs[coverage_request[0]], coverage_request[1], ref0, known
         )
+        shared = None if coverage is None else impact_readers(coverage, ref0.fingerprint, known)
         for m in runnable:
             if coverage is None:
                 selections[m.id] = Selection(None, coverage_note.reason)
             else:
                 patch = m.patch.read_text(encoding="utf-8", errors="replace")
                 selections[m.id] = select_tests(coverage, patch, known)
+                spec = impact_spec(shared, selections[m.id])
+                if spec is not None:
+                    impacts[m.id] = spec
     elif not all_tests and runnable:
         coverage_note = CoverageNote(
             status="unknown",
@@ -389,7 +414,7 @@ def score_suite(
     selected_runs: dict[str, SuiteRun | None] = {}
     if staged:
         later = [(k, ref_target) for k in ref_keys[1:]]
-        selected_runs, more = _run_selected(runner, runnable, built, selections, later)
+        selected_runs, more = _run_selected(runner, runnable, built, selections, later, impacts)
         all_runs.update(more)
     ref_runs = [all_runs[k] for k in ref_keys]
 

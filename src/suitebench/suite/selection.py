@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suitebench.suite.impact import DYNAMIC_NAMES, STAR
 from suitebench.suite.tracer import FIXTURE_PREFIX, OUTSIDE
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -160,6 +161,10 @@ class Coverage:
     fixtures: dict[str, list[str]]
     unknown: frozenset[str]  # tests whose coverage is not known: always run
     spans: dict[str, list[Span]]
+    # For import-time impact: the names each covered function reads (file -> function ->
+    # names) and the names each test's own code reads (absent: unknown).
+    names: dict[str, dict[int, frozenset[str]]] = field(default_factory=dict)
+    test_names: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def from_record(
@@ -186,15 +191,86 @@ class Coverage:
             fixtures={k: list(v) for k, v in record.get("fixtures", {}).items()},
             unknown=frozenset(record.get("spawned", ())) | frozenset(unknown),
             spans=spans,
+            names={
+                f: {int(k): frozenset(v) for k, v in keys.items()}
+                for f, keys in record.get("names", {}).items()
+            },
+            test_names={t: frozenset(v) for t, v in record.get("test_names", {}).items()},
         )
+
+    def reads(self, test: str) -> frozenset[str] | None:
+        """Every name the test can read: its own code's and its covered functions' (and its
+        shared fixtures'); None when not known (it then runs on every import-time change)."""
+        own = self.test_names.get(test)
+        if own is None or test in self.unknown or test not in self.fixtures:
+            return None
+        names = set(own)
+        contexts = [test, *(FIXTURE_PREFIX + f for f in self.fixtures.get(test, ()))]
+        for context in contexts:
+            for f, keys in self.contexts.get(context, {}).items():
+                by_key = self.names.get(f)
+                if by_key is None:
+                    return None
+                for key in keys:
+                    if key != 0:  # module code runs on import, not in the test
+                        names |= by_key.get(key, frozenset())
+        return frozenset(names)
 
 
 @dataclass(frozen=True)
 class Selection:
-    """The tests to run on one mutant (``None``: all of them) and why."""
+    """The tests to run on one mutant (``None``: all of them) and why.
+
+    ``import_time``: the change runs on import (``tests`` is None); these are the tests that
+    run anyway (reaching a changed function, or of unknown coverage): the mutant's own run
+    adds those that read a global its import changed (:func:`impact_spec`)."""
 
     tests: tuple[str, ...] | None
     reason: str
+    import_time: tuple[str, ...] | None = None
+
+
+def impact_readers(
+    coverage: Coverage, reference: dict[str, Any] | None, tests: list[str]
+) -> dict[str, Any] | None:
+    """What every import-time mutant's run needs to choose its tests, shared by all of them
+    (:func:`suitebench.suite.impact.choose`): the reference's fingerprint and collected tests,
+    the tests (indices refer to them), ``readers`` (a global's name -> the tests whose code or
+    covered functions name it) and ``always`` (the tests whose reads are unknown or by computed
+    names).  None when import-time impact cannot be used: no fingerprint of the reference
+    (its state could not be seen into), no names recorded; then every test runs."""
+    if not reference or not coverage.test_names:
+        return None
+    fingerprint = reference.get("fingerprint")
+    if not isinstance(fingerprint, dict):
+        return None
+    names = {key.split(":", 1)[1] for key in fingerprint}
+    readers: dict[str, list[int]] = {name: [] for name in names}
+    always: list[int] = []
+    for i, test in enumerate(tests):
+        reads = coverage.reads(test) if "::" in test else frozenset()
+        if reads is None or reads & DYNAMIC_NAMES or STAR in reads:
+            always.append(i)
+            continue
+        for name in reads & names:
+            readers[name].append(i)
+    return {
+        "reference": fingerprint,
+        "collected": list(reference.get("collected", ())),
+        "tests": tests,
+        "readers": readers,
+        "always": always,
+    }
+
+
+def impact_spec(shared: dict[str, Any] | None, selection: Selection) -> dict[str, Any] | None:
+    """One import-time mutant's spec: the shared part (:func:`impact_readers`) and ``base``,
+    the tests that run anyway (its selection's ``import_time`` and the ``always`` ones)."""
+    if shared is None or selection.import_time is None:
+        return None
+    index = {t: i for i, t in enumerate(shared["tests"])}
+    base = {index[t] for t in selection.import_time if t in index} | set(shared["always"])
+    return {**shared, "base": sorted(base)}
 
 
 def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
@@ -203,6 +279,7 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
     if not changes:
         return Selection(None, "the patch changes no file coverage could track")
     relevant: dict[str, set[int]] = {}
+    import_time = ""  # why the change runs on import, if it does
     for change in changes.values():
         if change.whole_file:
             return Selection(None, f"the patch adds, removes or renames {change.path}")
@@ -217,11 +294,11 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
             span = _innermost(spans, line, indent)
             if span is None:
                 where = "is" if indent is None else "inserts after a line"
-                return Selection(
-                    None,
+                import_time = import_time or (
                     f"{change.path}:{line} {where} outside any function body "
-                    "(code run on import, or a declaration)",
+                    "(code run on import, or a declaration)"
                 )
+                continue
             lines.add(span[3])
 
     def reaches(context: str) -> bool:
@@ -229,7 +306,7 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
         return any(files.get(f, set()) & lines for f, lines in relevant.items())
 
     if reaches(OUTSIDE):
-        return Selection(None, "a changed function runs outside any test (on import)")
+        import_time = import_time or "a changed function runs outside any test (on import)"
     fixtures = {
         ctx[len(FIXTURE_PREFIX) :]
         for ctx in coverage.contexts
@@ -245,4 +322,13 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
             return True
         return reaches(test) or bool(fixtures & set(coverage.fixtures[test]))
 
-    return Selection(tuple(t for t in tests if runs(t)), "coverage")
+    chosen = tuple(t for t in tests if runs(t))
+    if import_time:
+        # A module first imported while a test ran (``from . import sub`` in a function) runs
+        # its import-time code inside that test, after the fingerprint was taken.
+        for context, files in coverage.contexts.items():
+            for path in changes:
+                if context != OUTSIDE and 0 in files.get(path, ()):
+                    return Selection(None, f"{path} is imported while a test runs ({context})")
+        return Selection(None, import_time, import_time=chosen)
+    return Selection(chosen, "coverage")

@@ -36,6 +36,8 @@ from collections.abc import Sequence
 from types import CodeType, ModuleType
 from typing import Any
 
+from suitebench.suite.impact import code_names
+
 OUTSIDE = "<outside tests>"
 FIXTURE_PREFIX = "fixture:"
 HIT = "__suitebench_hit__"
@@ -90,12 +92,30 @@ def instrumented(source: bytes, path: str, rel: str) -> CodeType:
     return compile(tree, path, "exec", dont_inherit=True)
 
 
+def function_names(code: CodeType) -> dict[int, set[str]]:
+    """For every function of a module's code, by its key (``co_firstlineno``), the names it
+    can read (:func:`suitebench.suite.impact.code_names`), for import-time impact."""
+    found: dict[int, set[str]] = {}
+    stack = [c for c in code.co_consts if isinstance(c, CodeType)]
+    while stack:
+        current = stack.pop()
+        names = code_names(current)
+        names.discard(HIT)
+        found.setdefault(current.co_firstlineno, set()).update(names)
+        stack.extend(c for c in current.co_consts if isinstance(c, CodeType))
+    return found
+
+
 class _Loader(importlib.machinery.SourceFileLoader):
     rel = ""
+    tracer: LineTracer | None = None
 
     def get_code(self, fullname: str) -> CodeType:
         path = self.get_filename(fullname)
-        return instrumented(self.get_data(path), path, self.rel)
+        code = instrumented(self.get_data(path), path, self.rel)
+        if self.tracer is not None:
+            self.tracer.names[self.rel] = function_names(code)
+        return code
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -113,6 +133,7 @@ class _Finder(importlib.abc.MetaPathFinder):
             return None
         loader = _Loader(fullname, spec.origin)
         loader.rel = rel
+        loader.tracer = self.tracer
         spec.loader = loader
         return spec
 
@@ -130,6 +151,8 @@ class LineTracer:
         self.fixtures: dict[str, list[str]] = {}
         self.spawned: set[str] = set()
         self.preloaded: list[str] = []
+        self.names: dict[str, dict[int, set[str]]] = {}  # file -> function -> names read
+        self.test_names: dict[str, list[str]] = {}  # test -> names its own code reads
         self.active = False
         self._finder = _Finder(self)
 
@@ -198,6 +221,10 @@ class LineTracer:
             "fixtures": self.fixtures,
             "spawned": sorted(self.spawned),
             "preloaded": self.preloaded,
+            "names": {
+                f: {str(k): sorted(v) for k, v in keys.items()} for f, keys in self.names.items()
+            },
+            "test_names": self.test_names,
         }
 
     def write(self) -> None:

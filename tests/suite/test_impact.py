@@ -1,0 +1,376 @@
+"""Import-time impact: a mutant that changes code run on import (a table, a constant, a class
+attribute, a decorator) runs only the tests that read a global its import changed -- and the
+kill matrix is still the one running every test gives.
+
+The instance is a small unit-conversion package written for these tests, with the bugs such
+packages have: a wrong factor in a table, a rounded constant, an alias pointing at the wrong
+unit, a precision lowered, a class-level rounding changed (seen through an instance made at
+import), a handler registered under the wrong kind, a lazily imported module's constant, a
+broken ``__all__``, and a unit added to a table a test is parametrized over."""
+
+from __future__ import annotations
+
+import importlib
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from suitebench.model.instance import load_instance
+from suitebench.run.store import Store
+from suitebench.suite.impact import Unknown, changed_globals, fingerprint
+from suitebench.suite.result import SuiteResult
+from suitebench.suite.runner import Engine, SuiteLimits
+from suitebench.suite.score import score_suite
+
+from .conftest import unified_diff
+
+LIMITS = SuiteLimits(per_test=5.0, per_program=300.0)
+
+SOURCE = {
+    "units/__init__.py": '''\
+"""units: convert lengths and masses."""
+from units.convert import DEFAULT, Converter, convert, register
+from units.tables import ALIASES, LENGTH, MASS
+
+__all__ = ["convert", "register", "Converter", "DEFAULT", "LENGTH", "MASS", "ALIASES"]
+''',
+    "units/tables.py": '''\
+"""Factors to the base unit (metre, gram)."""
+LENGTH = {"m": 1.0, "cm": 0.01, "km": 1000.0, "in": 0.0254, "ft": 0.3048}
+MASS = {"g": 1.0, "kg": 1000.0, "lb": 453.59237, "oz": 28.349523125}
+ALIASES = {"metre": "m", "inch": "in", "foot": "ft", "pound": "lb"}
+PRECISION = 6
+''',
+    "units/convert.py": '''\
+"""Conversions, one handler per kind of quantity."""
+from units import tables
+
+_HANDLERS = {}
+
+
+def register(kind):
+    def wrap(fn):
+        _HANDLERS[kind] = fn
+        return fn
+
+    return wrap
+
+
+def canonical(unit):
+    return tables.ALIASES.get(unit, unit)
+
+
+@register("length")
+def length(value, src, dst):
+    return value * tables.LENGTH[canonical(src)] / tables.LENGTH[canonical(dst)]
+
+
+@register("mass")
+def mass(value, src, dst):
+    return value * tables.MASS[canonical(src)] / tables.MASS[canonical(dst)]
+
+
+def convert(value, src, dst):
+    for kind, handler in _HANDLERS.items():
+        table = tables.LENGTH if kind == "length" else tables.MASS
+        if canonical(src) in table and canonical(dst) in table:
+            return round(handler(value, src, dst), tables.PRECISION)
+    raise ValueError(f"cannot convert {src} to {dst}")
+
+
+def temperature(value, src, dst):
+    from units import temperature as scale
+
+    return scale.convert(value, src, dst)
+
+
+class Converter:
+    ROUNDING = 2
+
+    def __init__(self, kind="length"):
+        self.kind = kind
+
+    def __call__(self, value, src, dst):
+        return round(_HANDLERS[self.kind](value, src, dst), self.ROUNDING)
+
+
+DEFAULT = Converter()
+''',
+    "units/temperature.py": '''\
+"""Celsius and kelvin; imported only when a temperature is converted."""
+OFFSET = 273.15
+
+
+def convert(value, src, dst):
+    kelvin = value + OFFSET if src == "C" else value
+    return kelvin - OFFSET if dst == "C" else kelvin
+''',
+}
+
+TESTS = {
+    "conftest.py": """\
+import pytest
+import units
+
+
+@pytest.fixture
+def metre():
+    return units.LENGTH["m"]
+""",
+    "test_length.py": """\
+import pytest
+from units import convert
+
+
+@pytest.mark.parametrize(
+    ("value", "src", "dst", "expected"),
+    [(1, "km", "m", 1000.0), (12, "in", "ft", 1.0), (1, "inch", "cm", 2.54)],
+)
+def test_length(value, src, dst, expected):
+    assert convert(value, src, dst) == pytest.approx(expected)
+
+
+def test_length_and_mass_do_not_mix():
+    with pytest.raises(ValueError):
+        convert(1, "km", "kg")
+
+
+def test_metre_is_the_base(metre):
+    assert metre == 1.0
+""",
+    "test_mass.py": """\
+from units import convert
+
+
+def test_pound_in_grams():
+    assert convert(1, "pound", "g") == 453.59237
+
+
+def test_ounces_in_a_pound_round_to_one():
+    assert convert(16, "oz", "lb") == 1.0
+""",
+    "test_converter.py": """\
+import units
+
+
+def test_default_converter_rounds_to_hundredths():
+    assert units.DEFAULT(1, "in", "cm") == 2.54
+
+
+def test_mass_converter():
+    assert units.Converter("mass")(1500, "g", "kg") == 1.5
+""",
+    "test_tables.py": """\
+import pytest
+import units
+from units.tables import PRECISION
+
+
+@pytest.mark.parametrize("unit", sorted(units.LENGTH))
+def test_every_length_unit_converts_to_itself(unit):
+    assert units.convert(3, unit, unit) == 3
+
+
+def _factor(unit):
+    return units.MASS[unit]
+
+
+def test_kilogram_factor():
+    assert _factor("kg") == 1000.0
+
+
+def test_precision_is_six_places():
+    assert PRECISION == 6
+
+
+def test_exports_are_callable_by_name():
+    for name in ["convert", "Converter"]:
+        assert callable(getattr(units, name))
+""",
+    "test_temperature.py": """\
+from units.convert import temperature
+
+
+def test_water_boils_at_373_kelvin():
+    assert temperature(100, "C", "K") == 373.15
+""",
+}
+
+# (id, file, old, new): the import-time bugs, and one inside a function for comparison.
+MUTANTS = [
+    ("i01", "units/tables.py", '"in": 0.0254', '"in": 0.254'),  # a wrong factor
+    ("i02", "units/tables.py", '"lb": 453.59237', '"lb": 453.6'),  # a rounded constant
+    ("i03", "units/tables.py", '"inch": "in"', '"inch": "ft"'),  # an alias to the wrong unit
+    ("i04", "units/tables.py", "PRECISION = 6", "PRECISION = 2"),  # precision lowered
+    ("i05", "units/convert.py", "    ROUNDING = 2", "    ROUNDING = 1"),  # via DEFAULT
+    ("i06", "units/convert.py", '@register("mass")', '@register("length")'),  # wrong kind
+    ("i07", "units/temperature.py", "OFFSET = 273.15", "OFFSET = 273"),  # imported in a test
+    ("i08", "units/__init__.py", '"MASS", "ALIASES"', '"MASS"'),  # __all__
+    ("i09", "units/tables.py", '"ft": 0.3048}', '"ft": 0.3048, "yd": 0.9144}'),  # a new unit
+    ("f01", "units/convert.py", "    raise ValueError", "    return None\n    raise ValueError"),
+]
+
+
+def write_units(root: Path, mutants: list[tuple[str, str, str, str]] = MUTANTS) -> Path:
+    for rel, text in SOURCE.items():
+        (root / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "src" / rel).write_text(text)
+    (root / "tests").mkdir(parents=True)
+    for rel, text in TESTS.items():
+        (root / "tests" / rel).write_text(text)
+    (root / "mutants").mkdir()
+    (root / "spec.md").write_text("# units\n\n## Conversions\nLengths and masses.\n")
+    lines = [
+        'name = "units"',
+        'kind = "python"',
+        'package = "units"',
+        'spec = "spec.md"',
+        'source = "src"',
+        'tests = "tests"',
+    ]
+    for mid, rel, old, new in mutants:
+        original = SOURCE[rel]
+        assert original.count(old) == 1, (mid, old)
+        diff = unified_diff(rel, original, original.replace(old, new))
+        (root / "mutants" / f"{mid}.diff").write_text(diff)
+        lines += ["", "[[mutants]]", f'id = "{mid}"', f'patch = "mutants/{mid}.diff"']
+    (root / "instance.toml").write_text("\n".join(lines) + "\n")
+    return root / "instance.toml"
+
+
+def _score(toml: Path, tmp_path: Path, *, all_tests: bool, engine: Engine) -> SuiteResult:
+    store = Store(tmp_path / f"store-{all_tests}-{engine}" / "store.sqlite")
+    try:
+        return score_suite(
+            load_instance(toml),
+            store=store,
+            cache_dir=tmp_path / "builds",
+            engine=engine,
+            limits=LIMITS,
+            all_tests=all_tests,
+        )
+    finally:
+        store.close()
+
+
+def _assert_same_matrix(selected: SuiteResult, full: SuiteResult) -> None:
+    assert full.test_selection == "all"
+    assert selected.kill_matrix() == full.kill_matrix()
+    assert [(m.id, m.status, m.killed_by) for m in selected.mutants] == [
+        (m.id, m.status, m.killed_by) for m in full.mutants
+    ]
+    assert selected.kill_matrix(), "an empty matrix proves nothing"
+
+
+@pytest.mark.parametrize("engine", [Engine.BATCHED, Engine.PLAIN])
+def test_import_time_mutants_run_only_the_readers_of_what_changed(
+    engine: Engine, tmp_path: Path
+) -> None:
+    toml = write_units(tmp_path / "units")
+    selected = _score(toml, tmp_path, all_tests=False, engine=engine)
+    full = _score(toml, tmp_path, all_tests=True, engine=engine)
+    _assert_same_matrix(selected, full)
+    by_id = {m.id: m for m in selected.mutants}
+    everything = len(selected.tests)
+    narrowed = ["i01", "i02", "i03", "i04", "i05", "i06"]
+    for mid in narrowed:
+        mutant = by_id[mid]
+        assert mutant.selection_reason.startswith("import-time change"), mid
+        assert mutant.status == "killed", mid
+        assert mutant.covered_by is not None and len(mutant.covered_by) < everything, mid
+    assert "MASS" in by_id["i02"].selection_reason
+    assert "ALIASES" in by_id["i03"].selection_reason
+    # A rounding changed in the class reaches the instance made at import; the test that
+    # only reads DEFAULT runs (and kills), the length tests do not.
+    assert "tests/test_converter.py::test_default_converter_rounds_to_hundredths" in (
+        by_id["i05"].killed_by
+    )
+    assert not any("test_length.py" in t for t in by_id["i05"].covered_by or [])
+    # Run everything: a module imported while a test runs, __all__, a differing collection.
+    assert "imported while a test runs" in by_id["i07"].selection_reason
+    assert by_id["i07"].covered_by is None and by_id["i07"].status == "killed"
+    for mid in ("i08", "i09"):
+        assert by_id[mid].covered_by is None, mid
+    assert by_id["f01"].selection_reason == "coverage"
+    assert selected.test_selection == "mixed"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [3, 4])
+def test_random_import_time_mutants_keep_the_full_matrix(seed: int, tmp_path: Path) -> None:
+    """Random changes to the numbers and strings of the tables and module-level code."""
+    rng = random.Random(seed)
+    candidates: list[tuple[str, str, str, str]] = []
+    for rel, text in SOURCE.items():
+        for line in text.splitlines():
+            if line.startswith((" ", "#", "def ", '"""', "class ")) or not line.strip():
+                continue
+            for token in sorted(set(line.replace(",", " ").replace("}", " ").split())):
+                if text.count(token) != 1:
+                    continue
+                if token.replace(".", "").isdigit():
+                    candidates.append((rel, rel, token, str(float(token) + 1)))
+                elif token.startswith('"') and token.endswith('"') and len(token) > 2:
+                    candidates.append((rel, rel, token, token[:-1] + 'x"'))
+    chosen = rng.sample(candidates, 8)
+    mutants = [(f"r{i:02d}", rel, old, new) for i, (_, rel, old, new) in enumerate(chosen)]
+    toml = write_units(tmp_path / "units", mutants)
+    selected = _score(toml, tmp_path, all_tests=False, engine=Engine.BATCHED)
+    full = _score(toml, tmp_path, all_tests=True, engine=Engine.BATCHED)
+    _assert_same_matrix(selected, full)
+    assert any(m.selection_reason.startswith("import-time change") for m in selected.mutants)
+
+
+# -- the fingerprint itself ---------------------------------------------------------------------
+
+
+def _import_fresh(root: Path, name: str) -> None:
+    for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+        del sys.modules[module]
+    sys.path.insert(0, str(root))
+    try:
+        importlib.import_module(name)
+    finally:
+        sys.path.remove(str(root))
+
+
+def _fingerprint_of(tmp_path: Path, tag: str, files: dict[str, str]) -> dict[str, str]:
+    root = tmp_path / tag
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    name = next(iter(files)).split("/")[0]
+    _import_fresh(root, name)
+    try:
+        return fingerprint(str(root))
+    finally:
+        for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            del sys.modules[module]
+
+
+def test_fingerprint_sees_values_classes_through_instances_and_aliasing(tmp_path: Path) -> None:
+    base = (
+        "class Box:\n    SIZE = 2\n\n\nBOX = Box()\n"
+        "A = [1, 2]\nC = [1, 2]\nB = A\n\n\ndef area(x):\n    return x * Box.SIZE\n"
+    )
+    ref = _fingerprint_of(tmp_path, "ref", {"fp_pkg/__init__.py": base})
+    same = _fingerprint_of(tmp_path, "same", {"fp_pkg/__init__.py": "\n" + base})
+    assert changed_globals(ref, same) == set(), "a shifted line changes no global"
+    size = _fingerprint_of(tmp_path, "size", {"fp_pkg/__init__.py": base.replace("= 2", "= 3")})
+    assert changed_globals(ref, size) == {"fp_pkg:Box", "fp_pkg:BOX"}
+    alias = _fingerprint_of(
+        tmp_path, "alias", {"fp_pkg/__init__.py": base.replace("B = A", "B = C")}
+    )
+    assert "fp_pkg:B" in changed_globals(ref, alias)  # equal values, other sharing
+    body = _fingerprint_of(tmp_path, "body", {"fp_pkg/__init__.py": base.replace("x *", "x +")})
+    assert changed_globals(ref, body) == {"fp_pkg:area"}
+
+
+def test_fingerprint_refuses_objects_with_hidden_state(tmp_path: Path) -> None:
+    """A random generator's state lives in C: two seeds look alike from Python, so the
+    fingerprint is unknown (every test runs) rather than wrong."""
+    files = {"fp_rng/__init__.py": "import random\n\nRNG = random.Random(7)\n"}
+    with pytest.raises(Unknown):
+        _fingerprint_of(tmp_path, "rng", files)
