@@ -15,10 +15,11 @@ from suitebench.model.instance import load_instance
 from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
 from suitebench.suite.build import Builder, build_all
+from suitebench.suite.implementation import score_implementation
 from suitebench.suite.records import TestStatus
 from suitebench.suite.result import NOT_COMPUTED, MutantStatus, SuiteResult
 from suitebench.suite.runner import Engine
-from suitebench.suite.score import score_implementation, score_suite
+from suitebench.suite.score import score_suite
 
 
 @pytest.fixture

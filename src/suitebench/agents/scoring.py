@@ -24,8 +24,9 @@ from suitebench.model.problem import Problem
 from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import Executor, LocalExecutor
 from suitebench.run.store import Store
+from suitebench.suite.implementation import score_implementation
 from suitebench.suite.result import MutantStatus, SuiteResult
-from suitebench.suite.score import score_implementation, score_suite
+from suitebench.suite.score import score_suite
 
 AGENT_ARM = "agent"
 

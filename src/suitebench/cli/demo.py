@@ -40,8 +40,9 @@ from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import Executor, make_executor
 from suitebench.run.sandbox import describe_environment
 from suitebench.run.store import Store
+from suitebench.suite.implementation import score_implementation
 from suitebench.suite.result import SuiteResult
-from suitebench.suite.score import score_implementation, score_suite
+from suitebench.suite.score import score_suite
 
 _err = Console(stderr=True, soft_wrap=True)
 

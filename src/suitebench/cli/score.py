@@ -18,9 +18,10 @@ from suitebench.model.instance import Instance, InstanceError, load_instance
 from suitebench.model.programbench import is_programbench_task, load_programbench_task
 from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import make_executor
+from suitebench.suite.implementation import score_implementation
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
 from suitebench.suite.runner import Engine, SuiteLimits
-from suitebench.suite.score import DEFAULT_BATCH, score_implementation, score_suite
+from suitebench.suite.score import DEFAULT_BATCH, score_suite
 
 _err = Console(stderr=True, soft_wrap=True)  # paths and test ids stay greppable
 

@@ -53,7 +53,8 @@ from suitebench.model.instance import (
 )
 from suitebench.run.executor import Executor
 from suitebench.run.store import Store
-from suitebench.suite.score import score_implementation, score_suite
+from suitebench.suite.implementation import score_implementation
+from suitebench.suite.score import score_suite
 
 __all__ = ["SpecReport", "build_spec", "draft_spec"]
 

@@ -32,7 +32,6 @@ import suitebench
 from suitebench.metrics.mutation import (
     mutation_score,
     per_section_mutation_score,
-    reference_pass_rate,
     validity,
 )
 from suitebench.model.instance import Instance, MutantSpec
@@ -45,7 +44,6 @@ from suitebench.suite.records import RunStatus, SuiteRun, TestStatus, test_file
 from suitebench.suite.result import (
     Counts,
     CoverageNote,
-    ImplementationResult,
     MutantResult,
     MutantStatus,
     SuiteResult,
@@ -67,14 +65,14 @@ DEFAULT_BATCH = 32
 # -- the protocol -------------------------------------------------------------------------------
 
 
-def _refined_out(instance: Instance, scoring_reference_suite: bool) -> dict[str, list[str]]:
+def refined_out(instance: Instance, scoring_reference_suite: bool) -> dict[str, list[str]]:
     """Tests the instance's own refinement dropped (ProgramBench ``ignored_tests``: gold_fail,
     gold_flaky, slow_or_hang, ...), with reasons; they apply to the reference suite only."""
     ignored = getattr(instance, "ignored_tests", None) if scoring_reference_suite else None
     return {str(k): list(v) for k, v in (ignored or {}).items()}
 
 
-def _test_universe(runs: list[SuiteRun]) -> list[str]:
+def test_universe(runs: list[SuiteRun]) -> list[str]:
     """Every test id any reference run saw, plus files that never collected (one unit each)."""
     ids: list[str] = []
     seen: set[str] = set()
@@ -271,7 +269,7 @@ def _selection_used(selections: dict[str, Selection], all_tests: bool) -> str:
     return "coverage" if all(guided) else "all" if not any(guided) else "mixed"
 
 
-def _nan_to_none(value: float) -> float | None:
+def nan_to_none(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
@@ -382,14 +380,14 @@ def score_suite(
         progress=(lambda d, t: progress(first + d, total)) if progress else None,
         apart=set(ref_keys),
     )
-    excluded = _refined_out(instance, suite is None)
+    excluded = refined_out(instance, suite is None)
 
     selections: dict[str, Selection] = {}
     impacts: dict[str, dict[str, Any]] = {}
     coverage_note = CoverageNote(status="off", reason="--all-tests: every test on every mutant")
     if coverage_request is not None:
         ref0 = all_runs[ref_keys[0]]
-        known = [t for t in _test_universe([ref0]) if t not in excluded]
+        known = [t for t in test_universe([ref0]) if t not in excluded]
         coverage, coverage_note = _coverage(
             all_runs[coverage_request[0]], coverage_request[1], ref0, known
         )
@@ -418,7 +416,7 @@ def score_suite(
         all_runs.update(more)
     ref_runs = [all_runs[k] for k in ref_keys]
 
-    test_ids = [t for t in _test_universe(ref_runs) if t not in excluded]
+    test_ids = [t for t in test_universe(ref_runs) if t not in excluded]
     tests: list[TestInfo] = []
     for test in test_ids:
         statuses = [run.status_of(test) for run in ref_runs]
@@ -474,9 +472,9 @@ def score_suite(
         test_selection=_selection_used(selections, all_tests),
         coverage=coverage_note,
         reference_runs=reference_runs,
-        validity=_nan_to_none(validity(counts.valid, counts.tests)),
-        mutation_score=_nan_to_none(mutation_score(counts.killed, counts.scored)),
-        per_section={s: _nan_to_none(v) for s, v in per_section.items()},
+        validity=nan_to_none(validity(counts.valid, counts.tests)),
+        mutation_score=nan_to_none(mutation_score(counts.killed, counts.scored)),
+        per_section={s: nan_to_none(v) for s, v in per_section.items()},
         counts=counts,
         reference_program=reference.program_id,
         reference_run_status=[r.status for r in ref_runs],
@@ -537,74 +535,3 @@ def _fast_runs(
                     counter = section_kills.setdefault(m.section, {})
                     counter[test.id] = counter.get(test.id, 0) + 1
     return runs
-
-
-def score_implementation(
-    instance: Instance,
-    implementation: Path,
-    *,
-    store: Store,
-    cache_dir: Path | None = None,
-    executor: Executor | None = None,
-    engine: Engine = Engine.BATCHED,
-    reference_runs: int = 3,
-    limits: SuiteLimits = SuiteLimits(),
-    backend: Backend | None = None,
-    progress: Progress | None = None,
-) -> ImplementationResult:
-    """R: the fraction of the reference suite's *valid* tests a candidate implementation passes
-    (TestSuiteBench's reference pass rate), with the failing tests listed."""
-    builder = Builder(instance, cache_dir or store.path.parent / "builds", backend=backend)
-    reference = builder.reference()
-    if not reference.ok:
-        raise RuntimeError(f"the reference of {instance.name} does not build:\n{reference.message}")
-    candidate = builder.implementation(Path(implementation))
-    if progress is not None:
-        progress(1, 3)
-    suite_dir = instance.tests.resolve()
-    runner = SuiteRuns(
-        suite_dir,
-        kind=str(instance.kind),
-        store=store,
-        executor=executor,
-        engine=engine,
-        limits=limits,
-        backend=backend,
-        batch_size=DEFAULT_BATCH,
-    )
-    ref_keys = runner.reference_keys(reference.program_id, reference_runs)
-    requests = [(k, reference.target()) for k in ref_keys]
-    cand_key = runner.key(candidate.program_id, "full", None)
-    if candidate.ok:
-        requests.append((cand_key, candidate.target()))
-    runs = runner.run(requests)
-    if progress is not None:
-        progress(3, 3)
-    ref_runs = [runs[k] for k in ref_keys]
-    excluded = _refined_out(instance, True)
-    test_ids = [t for t in _test_universe(ref_runs) if t not in excluded]
-    valid = [t for t in test_ids if all(r.status_of(t) is TestStatus.PASSED for r in ref_runs)]
-    invalid = [t for t in test_ids if t not in valid]
-    run = runs.get(cand_key) if candidate.ok else None
-    failing: dict[str, TestStatus] = {}
-    for test in valid:
-        status = run.status_of(test) if run is not None else TestStatus.NOT_RUN
-        if status is not TestStatus.PASSED:
-            failing[test] = status
-    passed = len(valid) - len(failing)
-    return ImplementationResult(
-        instance=instance.name,
-        implementation=str(Path(implementation).resolve()),
-        build_status=str(candidate.status),
-        build_message=candidate.message,
-        reference_pass_rate=_nan_to_none(reference_pass_rate(passed, len(valid))),
-        passed=passed,
-        total=len(valid),
-        failing=failing,
-        excluded_invalid=invalid,
-        excluded_tests=excluded,
-        run_status=run.status if run is not None else None,
-        limits={**limits.to_dict(), "reference_runs": reference_runs},
-        backend=runner.backend_name,
-        versions=versions(),
-    )

@@ -1,0 +1,99 @@
+"""R: how much of the reference suite a candidate implementation passes (TestSuiteBench's
+reference pass rate, Section 2.6): the suite's valid tests -- those that pass every reference
+run -- run once on the candidate's build, and the failing ones are listed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suitebench.metrics.mutation import reference_pass_rate
+from suitebench.model.instance import Instance
+from suitebench.run.executor import Executor
+from suitebench.run.outcome import Backend
+from suitebench.run.store import Store
+from suitebench.suite.build import Builder
+from suitebench.suite.jobs import SuiteRuns
+from suitebench.suite.records import TestStatus
+from suitebench.suite.result import ImplementationResult
+from suitebench.suite.runner import Engine, SuiteLimits
+from suitebench.suite.score import (
+    DEFAULT_BATCH,
+    Progress,
+    nan_to_none,
+    refined_out,
+    test_universe,
+    versions,
+)
+
+__all__ = ["score_implementation"]
+
+
+def score_implementation(
+    instance: Instance,
+    implementation: Path,
+    *,
+    store: Store,
+    cache_dir: Path | None = None,
+    executor: Executor | None = None,
+    engine: Engine = Engine.BATCHED,
+    reference_runs: int = 3,
+    limits: SuiteLimits = SuiteLimits(),
+    backend: Backend | None = None,
+    progress: Progress | None = None,
+) -> ImplementationResult:
+    """R: the fraction of the reference suite's *valid* tests a candidate implementation passes
+    (TestSuiteBench's reference pass rate), with the failing tests listed."""
+    builder = Builder(instance, cache_dir or store.path.parent / "builds", backend=backend)
+    reference = builder.reference()
+    if not reference.ok:
+        raise RuntimeError(f"the reference of {instance.name} does not build:\n{reference.message}")
+    candidate = builder.implementation(Path(implementation))
+    if progress is not None:
+        progress(1, 3)
+    suite_dir = instance.tests.resolve()
+    runner = SuiteRuns(
+        suite_dir,
+        kind=str(instance.kind),
+        store=store,
+        executor=executor,
+        engine=engine,
+        limits=limits,
+        backend=backend,
+        batch_size=DEFAULT_BATCH,
+    )
+    ref_keys = runner.reference_keys(reference.program_id, reference_runs)
+    requests = [(k, reference.target()) for k in ref_keys]
+    cand_key = runner.key(candidate.program_id, "full", None)
+    if candidate.ok:
+        requests.append((cand_key, candidate.target()))
+    runs = runner.run(requests)
+    if progress is not None:
+        progress(3, 3)
+    ref_runs = [runs[k] for k in ref_keys]
+    excluded = refined_out(instance, True)
+    test_ids = [t for t in test_universe(ref_runs) if t not in excluded]
+    valid = [t for t in test_ids if all(r.status_of(t) is TestStatus.PASSED for r in ref_runs)]
+    invalid = [t for t in test_ids if t not in valid]
+    run = runs.get(cand_key) if candidate.ok else None
+    failing: dict[str, TestStatus] = {}
+    for test in valid:
+        status = run.status_of(test) if run is not None else TestStatus.NOT_RUN
+        if status is not TestStatus.PASSED:
+            failing[test] = status
+    passed = len(valid) - len(failing)
+    return ImplementationResult(
+        instance=instance.name,
+        implementation=str(Path(implementation).resolve()),
+        build_status=str(candidate.status),
+        build_message=candidate.message,
+        reference_pass_rate=nan_to_none(reference_pass_rate(passed, len(valid))),
+        passed=passed,
+        total=len(valid),
+        failing=failing,
+        excluded_invalid=invalid,
+        excluded_tests=excluded,
+        run_status=run.status if run is not None else None,
+        limits={**limits.to_dict(), "reference_runs": reference_runs},
+        backend=runner.backend_name,
+        versions=versions(),
+    )
