@@ -177,9 +177,16 @@ class Recorder:
         return res
 
 
+def cpu_seconds() -> tuple[float, float]:
+    """CPU seconds (user + system) of this process and of its reaped children so far."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+
+
 def timed_audit(
     dirs: list[Path], jobs: int, cache: Path, store_path: Path, record: bool = False
-) -> tuple[float, Engine, list[tuple[list[str], bytes, dict[str, Any]]], int]:
+) -> tuple[float, Engine, list[tuple[list[str], bytes, dict[str, Any]]], int, tuple[float, float]]:
     rec = Recorder()
     if record:
         runs_mod.chunk_job = rec  # type: ignore[assignment]
@@ -187,6 +194,7 @@ def timed_audit(
     store = Store(store_path)
     engine = Engine(store, ex, cache)
     try:
+        c0 = cpu_seconds()
         t0 = time.perf_counter()
         res = run_audit(
             [load_problem(d) for d in dirs],
@@ -195,11 +203,13 @@ def timed_audit(
             config=AuditConfig(pool="buggy"),
         )
         elapsed = time.perf_counter() - t0
+        c1 = cpu_seconds()
     finally:
         runs_mod.chunk_job = rec.original
         ex.close()
         store.close()
-    return elapsed, engine, rec.runs, int(res.results["certified"])
+    cpu = (c1[0] - c0[0], c1[1] - c0[1])
+    return elapsed, engine, rec.runs, int(res.results["certified"]), cpu
 
 
 def warm_builds(dirs: list[Path], cache: Path, jobs: int, tmp: Path) -> None:
@@ -236,7 +246,7 @@ def case_many(args: argparse.Namespace, tmp: Path) -> None:
         f"({', '.join(f'{v} {k}' for k, v in counts.items())}); jobs {args.jobs}"
     )
 
-    t_audit, engine, work, certified = timed_audit(
+    t_audit, engine, work, certified, cpu2 = timed_audit(
         dirs, args.jobs, cache, tmp / "many-audit.sqlite", record=True
     )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -246,6 +256,7 @@ def case_many(args: argparse.Namespace, tmp: Path) -> None:
         f"  audit, cold store, {args.jobs} workers: {n} runs in {t_audit:.2f} s "
         f"({n / t_audit:.1f} runs/s), {certified} certified; backend {engine.backend}"
     )
+    print(f"  CPU: this process {cpu2[0]:.2f} s, sandboxed children {cpu2[1]:.2f} s")
     print(f"  store: {size / 2**20:.2f} MiB, {size / n * 10_000 / 2**20:.2f} MiB per 10,000 runs")
     print(f"  peak RSS of this process so far: {peak:.0f} MiB")
 
@@ -259,11 +270,12 @@ def case_many(args: argparse.Namespace, tmp: Path) -> None:
     print(f"  ratio audit / bare pool at {args.jobs} workers: {t_bare / t_audit:.2f}  (target 0.8)")
 
     if args.jobs > 1:
-        t_one, one, _, _ = timed_audit(dirs, 1, cache, tmp / "many-one.sqlite")
+        t_one, one, _, _, cpu1 = timed_audit(dirs, 1, cache, tmp / "many-one.sqlite")
         print(
             f"  audit, cold store, 1 worker: {one.executed_runs} runs in {t_one:.2f} s "
             f"({one.executed_runs / t_one:.1f} runs/s)"
         )
+        print(f"  CPU: this process {cpu1[0]:.2f} s, sandboxed children {cpu1[1]:.2f} s")
         print(f"  scaling 1 -> {args.jobs} workers: {t_one / t_audit:.2f}x  (target 1.8x)")
         # what this machine gives right now: the bare pool's own scaling on a sample of the runs
         sample = random.Random(1).sample(work, min(len(work), args.scaling_sample))
