@@ -7,10 +7,18 @@ whole output (as base64 in JSON) and die in the store with ``string longer than 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
+
+from suitebench.audit.runs import Engine, RunSpec
+from suitebench.run import sandbox
+from suitebench.run.outcome import Limits, MiB, Status, sha256_bytes
+from suitebench.run.session import STREAM_ABOVE
 
 from .problems import FOREVER_C, WRAPCHECK_C, write_next_int
 
@@ -49,3 +57,31 @@ def test_printing_forever_on_40_inputs_stays_under_1_gib(tmp_path: Path, build_c
         (outputs,) = db.execute("SELECT COUNT(*) FROM blobs WHERE size = 64 * 1048576").fetchone()
     assert biggest_row < 4096
     assert outputs == 1  # 40 inputs + re-judges, one identical 64 MiB output, stored once
+
+
+def test_a_long_output_is_digested_as_it_arrives(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    """An output past 1 MiB is handed to the chunk's digest piece by piece, never held whole
+    (two workers each holding a 64 MiB output twice over raised the audit's peak by 100 MiB);
+    the record and the stored blob are still those of the whole output."""
+    d = write_next_int(tmp_path / "p", {"forever.c": FOREVER_C})
+    engine = make_engine()
+    built = engine.build(d / "submissions" / "forever.c")
+    limits = Limits(wall_time=5.0, cpu_time=2.0, output_bytes=8 * MiB)
+    with tempfile.TemporaryDirectory() as work:
+        os.chmod(work, 0o777)
+        whole = sandbox.run(
+            built.argv, cwd=work, stdin=b"1000007\n", limits=limits, ro_binds=built.ro_binds
+        )
+        pieces: list[bytes] = []
+        with sandbox.Session(built.argv, cwd=work, limits=limits, ro_binds=built.ro_binds) as s:
+            streamed = s.run(b"1000007\n", stdout_sink=pieces.append)
+    assert whole.status is streamed.status is Status.OUTPUT_LIMIT
+    assert len(whole.stdout) > STREAM_ABOVE and streamed.stdout == b""
+    assert len(pieces) > 1 and b"".join(pieces) == whole.stdout
+
+    (r,) = engine.run([RunSpec(built, b"1000007\n", limits)])
+    assert r.status is Status.OUTPUT_LIMIT
+    assert (r.stdout_sha256, r.stdout_size) == (sha256_bytes(whole.stdout), len(whole.stdout))
+    assert r.read_stdout() == whole.stdout

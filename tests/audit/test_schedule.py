@@ -1,4 +1,5 @@
-"""The schedule: many problems at once on one job queue, chunks that hand time-outs back.
+"""The schedule: many problems at once on one job queue, chunks that hand time-outs and slow
+runs back.
 
 The results must not depend on the interleaving: every run is keyed by what determines it.
 """
@@ -9,7 +10,11 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+import suitebench.audit.runs as runs_mod
 from suitebench.audit.arms import parse_arm
 from suitebench.audit.chain import AuditConfig, audit_problem
 from suitebench.audit.run import run_audit
@@ -29,6 +34,17 @@ COUNTDOWN_C = """\
 int main(void) { long long x; if (scanf("%lld", &x) != 1) return 1;
   volatile long long i = 0; while (i != x) i++;
   if (x + 1 > 2147483647LL) puts("OVERFLOW"); else printf("%lld\\n", x + 1);
+  return 0; }
+"""
+
+#: A real bug: a debugging delay left in (300 ms before the answer) makes every run slow, well
+#: within the time limit.
+DELAYED_C = """\
+#include <stdio.h>
+#include <time.h>
+int main(void) { long long x; if (scanf("%lld", &x) != 1) return 1;
+  struct timespec t = {0, 300000000L}; nanosleep(&t, NULL);  /* was: debug pacing */
+  printf("%lld\\n", x + 1);
   return 0; }
 """
 
@@ -102,3 +118,48 @@ def test_a_chunk_hands_its_runs_back_after_a_time_out(
     assert [r.read_stdout() for r in results] == [o.stdout for o in single]
     assert results[1].read_stdout() == b"4\n" and results[0].status is Status.TIMEOUT
     assert engine.executed_runs == len(stdins)
+
+
+def test_a_chunk_hands_its_runs_back_once_its_runs_took_long(
+    make_engine: Callable[..., Engine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """delayed.c sleeps 0.3 s per run. With a budget of 0.5 s of run time per chunk, a chunk
+    returns after at most two runs (however loaded the machine: the budget counts the runs'
+    own wall time) and hands the rest back; the engine runs them as new chunks, which two
+    workers share, and every run's outcome is what one chunk running them all gives."""
+    d = write_next_int(tmp_path / "p", {"delayed.c": DELAYED_C})
+    engine = make_engine()
+    engine.chunk_seconds = 0.5
+    built = engine.build(d / "submissions" / "delayed.c")
+    limits = Limits(wall_time=5.0, cpu_time=2.0)
+    stdins = [f"{v}\n".encode() for v in (1, -2, 30, 400, 5000, 6, 77)]
+    payload = {
+        "mode": "stdin",
+        "argv": list(built.argv),
+        "limits": limits.to_dict(),
+        "ro_binds": list(built.ro_binds),
+        "stdins": stdins,
+        "seconds": 0.5,
+    }
+    first = chunk_job(payload)
+    assert 1 <= len(first["outcomes"]) <= 2
+    assert all(r["status"] == "ok" and r["wall_time"] >= 0.3 for r in first["outcomes"])
+    whole = chunk_job({**payload, "handback": False})
+    assert len(whole["outcomes"]) == len(stdins)
+
+    chunks: list[int] = []
+
+    def counting(p: dict[str, Any]) -> dict[str, Any]:
+        res = chunk_job(p)
+        chunks.append(len(res["outcomes"]))
+        return res
+
+    monkeypatch.setattr(runs_mod, "chunk_job", counting)
+    results = engine.run([RunSpec(built, s, limits) for s in stdins])
+    assert [r.read_stdout() for r in results] == [
+        f"{v}\n".encode() for v in (2, -1, 31, 401, 5001, 7, 78)
+    ]
+    assert [r.status for r in results] == [Status.OK] * len(stdins)
+    assert engine.executed_runs == len(stdins)
+    # at most two runs per chunk: the seven runs went out in four chunks or more
+    assert sum(chunks) == len(stdins) and len(chunks) >= 4 and max(chunks) <= 2

@@ -11,8 +11,10 @@ Output is bounded in memory: a chunk digests each run as the session returns it 
 sha256 and its compressed form (one blob per distinct output, see
 :meth:`~suitebench.run.store.Store.put_blobs`) -- so a record never holds the output, and a
 chunk stops early (handing its remaining runs back to the queue) once its compressed outputs
-pass a budget. A chunk also hands its remaining runs back after a time-out, split in two, so
-one program's time-outs spread over the workers instead of holding one of them.
+pass a budget. A chunk also hands its remaining runs back after a time-out, or once its runs
+have taken more than ``CHUNK_SECONDS`` of wall time between them (a program that prints until
+the output limit, or one that is merely slow), split in two, so one program's slow runs spread
+over the workers instead of holding one of them while the rest of the audit waits.
 
 All chunks of every problem and stage go through one :class:`~suitebench.run.executor.JobQueue`
 (the engine's ``queue``): a worker is idle only when no run of any problem is ready.
@@ -29,6 +31,7 @@ import math
 import os
 import tempfile
 import threading
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +59,7 @@ CompileFlags = Mapping[str, Sequence[str]] | None  # language -> flags replacing
 CHUNK_RUNS = 96  # runs of one program in one sandbox session, at most
 MIN_CHUNK = 12  # ... and at least, unless the program has fewer runs to do
 CHUNK_BUDGET = 32 * MiB  # compressed output a chunk returns before handing the rest back
+CHUNK_SECONDS = 1.0  # wall time of a chunk's runs (summed) before it hands the rest back
 STDERR_KEEP = 1024  # bytes of a run's stderr kept from its start and from its end
 KIND_RUN = "audit-run"
 _RUN_TAG = "audit-run/2"  # records without outputs inside (store schema 2)
@@ -140,12 +144,52 @@ class RunResult:
         return self.engine.output(self.stdout_sha256)
 
 
-def _digest(o: Outcome, blobs: dict[str, tuple[str, str, int, bytes]]) -> dict[str, Any]:
+class _StreamedOutput:
+    """A session's ``stdout_sink``: digests a long output as it arrives (sha256 and the blob
+    :func:`~suitebench.run.store.encode_blob` makes of an output that long: zlib level 1), so
+    a worker never holds an output that ran to the output limit, let alone twice while it is
+    joined (two workers each holding two 64 MiB copies raised the audit's peak RSS by 100 MiB).
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self.sha = hashlib.sha256()
+        self.zip = zlib.compressobj(1)
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def __call__(self, piece: bytes) -> None:
+        self.sha.update(piece)
+        self.parts.append(self.zip.compress(piece))
+        self.size += len(piece)
+
+    def take(self) -> tuple[str, str, int, bytes] | None:
+        """The streamed output's blob ``(sha256, codec, size, payload)``, or None if the last
+        run's output was short (and so is in its outcome); ready for the next run."""
+        if self.size == 0:
+            return None
+        blob = (self.sha.hexdigest(), "z", self.size, b"".join([*self.parts, self.zip.flush()]))
+        self._reset()
+        return blob
+
+
+def _digest(
+    o: Outcome,
+    blobs: dict[str, tuple[str, str, int, bytes]],
+    streamed: tuple[str, str, int, bytes] | None = None,
+) -> dict[str, Any]:
     """The record of one outcome: ``Outcome.to_dict`` without the output and the limits (the
-    run's key holds those); its output goes to ``blobs`` (once per distinct output)."""
-    sha, codec, payload = encode_blob(o.stdout)
+    run's key holds those); its output goes to ``blobs`` (once per distinct output).
+    ``streamed`` is the output's blob when the session streamed it (``o.stdout`` is empty)."""
+    if streamed is None:
+        sha, codec, payload = encode_blob(o.stdout)
+        size = len(o.stdout)
+    else:
+        sha, codec, size, payload = streamed
     if sha not in blobs:
-        blobs[sha] = (sha, codec, len(o.stdout), payload)
+        blobs[sha] = (sha, codec, size, payload)
     err = o.stderr
     if len(err) > 2 * STDERR_KEEP:
         err = err[:STDERR_KEEP] + err[-STDERR_KEEP:]
@@ -162,7 +206,7 @@ def _digest(o: Outcome, blobs: dict[str, tuple[str, str, int, bytes]]) -> dict[s
         "timeout_kind": o.timeout_kind,
         "message": o.message,
         "stdout_sha256": sha,
-        "stdout_size": len(o.stdout),
+        "stdout_size": size,
         "stderr_b64": base64.b64encode(err).decode(),
         "stderr_size": len(o.stderr),
     }
@@ -175,31 +219,42 @@ def chunk_job(payload: dict[str, Any]) -> dict[str, Any]:
     "checker"``: one checker call per item with ``input``, ``output`` and ``answer`` files in a
     fresh working directory. Each outcome is digested as it comes (see :func:`_digest`). With
     ``handback`` (the default), the chunk returns early after a time-out or once its compressed
-    outputs pass ``budget`` bytes; the caller runs the rest as new chunks. Returns ``outcomes``
-    (records, in order, possibly fewer than asked) and ``blobs`` (``(sha256, codec, size,
-    payload)``).
+    outputs pass ``budget`` bytes, or once its runs' wall times add up to more than ``seconds``
+    (the session's start is not counted); the caller runs the rest as new chunks. Returns
+    ``outcomes`` (records, in order, possibly fewer than asked) and ``blobs`` (``(sha256,
+    codec, size, payload)``).
     """
     limits = Limits.from_dict(payload["limits"])
     argv = list(payload["argv"])
     ro = tuple(payload.get("ro_binds", ()))
     budget = int(payload.get("budget", CHUNK_BUDGET))
+    seconds = float(payload.get("seconds", CHUNK_SECONDS))
     handback = bool(payload.get("handback", True))
     records: list[dict[str, Any]] = []
     blobs: dict[str, tuple[str, str, int, bytes]] = {}
+    kept, ran, distinct = 0, 0.0, 0  # compressed bytes kept, wall seconds run, blobs seen
 
     def stop(o: Outcome, total: int) -> bool:
+        nonlocal kept, ran, distinct
+        if len(blobs) > distinct:  # the run's output was new: the newest blob is its
+            distinct = len(blobs)
+            kept += len(next(reversed(blobs.values()))[3])
+        ran += o.wall_time
         if not handback or len(records) >= total:
             return False
-        return o.status is Status.TIMEOUT or sum(len(b[3]) for b in blobs.values()) > budget
+        return o.status is Status.TIMEOUT or kept > budget or ran > seconds
 
     with tempfile.TemporaryDirectory(prefix="suitebench-audit-") as scratch:
         os.chmod(scratch, 0o777)
         if payload["mode"] == "stdin":
             stdins = payload["stdins"]
+            sink = _StreamedOutput()
             with sandbox.Session(argv, cwd=scratch, limits=limits, ro_binds=ro) as session:
                 for data in stdins:
-                    o = session.run(data)
-                    records.append(_digest(o, blobs))
+                    o = session.run(data, stdout_sink=sink)
+                    streamed = sink.take()  # a run the sandbox lost has no output of its own
+                    ok = o.status is not Status.SANDBOX_ERROR
+                    records.append(_digest(o, blobs, streamed if ok else None))
                     if stop(o, len(stdins)):
                         break
         else:
@@ -249,6 +304,7 @@ class Engine:
     executed_stdins: set[str] = field(default_factory=set)  # sha256 of stdins actually run
     chunk_runs: int = CHUNK_RUNS
     chunk_budget: int = CHUNK_BUDGET
+    chunk_seconds: float = CHUNK_SECONDS
     _builds: dict[tuple[Path, str], Built] = field(default_factory=dict)
     queue: JobQueue = field(init=False, repr=False)
     _lock: threading.RLock = field(init=False, repr=False, default_factory=threading.RLock)
@@ -376,6 +432,7 @@ class Engine:
     def _submit(self, group: tuple[str, ...], keys: list[str], specs: dict[str, Any]) -> Any:
         payload = self._payload(group[0], [specs[k] for k in keys])
         payload["budget"] = self.chunk_budget
+        payload["seconds"] = self.chunk_seconds
         return self.queue.submit(chunk_job, payload)
 
     def _execute(self, keyed: list[Keyed]) -> list[RunResult]:

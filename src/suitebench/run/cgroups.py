@@ -170,9 +170,27 @@ def describe() -> list[ControllerInfo]:
     return out
 
 
-def _read_int(path: Path) -> int | None:
+def _read_small(path: str | Path) -> str:
+    """A small control file's text, read with one ``open``/``read``/``close`` (sessions read
+    several per run: pathlib's and io's layers cost more than the reads themselves)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        text = path.read_text().strip()
+        return os.read(fd, 1 << 16).decode()
+    finally:
+        os.close(fd)
+
+
+def _write_small(path: str | Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _read_int(path: str | Path) -> int | None:
+    try:
+        text = _read_small(path).strip()
     except OSError:
         return None
     if text == "max":
@@ -183,9 +201,9 @@ def _read_int(path: Path) -> int | None:
         return None
 
 
-def _read_keyed(path: Path, key: str) -> int:
+def _read_keyed(path: str | Path, key: str) -> int:
     try:
-        for line in path.read_text().splitlines():
+        for line in _read_small(path).splitlines():
             k, _, v = line.partition(" ")
             if k == key:
                 return int(v)
@@ -247,6 +265,16 @@ class RunCgroup:
                     target.mkdir()
                     self.pids_dir = target
         self._oom_seen = 0
+        # the files read or written around every run, as plain strings (see _read_small)
+        m = self.memory_dir
+        v1 = self.memory_version is CgroupVersion.V1
+        self._usage_file = (
+            "" if m is None else str(m / ("memory.usage_in_bytes" if v1 else "memory.current"))
+        )
+        self._oom_file = (
+            "" if m is None else str(m / ("memory.oom_control" if v1 else "memory.events"))
+        )
+        self._peak_file = str(m / "memory.max_usage_in_bytes") if m is not None and v1 else ""
 
     @property
     def has_memory(self) -> bool:
@@ -274,10 +302,7 @@ class RunCgroup:
     def memory_usage(self) -> int:
         if self.memory_dir is None:
             return 0
-        name = (
-            "memory.usage_in_bytes" if self.memory_version is CgroupVersion.V1 else "memory.current"
-        )
-        return _read_int(self.memory_dir / name) or 0
+        return _read_int(self._usage_file) or 0
 
     def pids_current(self) -> int:
         if self.pids_dir is None:
@@ -306,9 +331,7 @@ class RunCgroup:
         """The kernel's count of OOM kills inside the group: the reliable MLE signal."""
         if self.memory_dir is None:
             return 0
-        if self.memory_version is CgroupVersion.V1:
-            return _read_keyed(self.memory_dir / "memory.oom_control", "oom_kill")
-        return _read_keyed(self.memory_dir / "memory.events", "oom_kill")
+        return _read_keyed(self._oom_file, "oom_kill")
 
     def new_oom_kills(self) -> int:
         """OOM kills since the last call (or since the limits were set)."""
@@ -318,19 +341,19 @@ class RunCgroup:
 
     def reset_peak(self) -> bool:
         """Start a new peak measurement; False where the kernel cannot reset it (v2)."""
-        if self.memory_dir is None or self.memory_version is not CgroupVersion.V1:
+        if self.memory_dir is None or not self._peak_file:
             return False
         try:
-            (self.memory_dir / "memory.max_usage_in_bytes").write_text("0")
+            _write_small(self._peak_file, "0")
         except OSError:
             return False
         return True
 
     def peak(self) -> int | None:
         """Peak memory charged to the group since the last reset (v1), in bytes."""
-        if self.memory_dir is None or self.memory_version is not CgroupVersion.V1:
+        if self.memory_dir is None or not self._peak_file:
             return None
-        return _read_int(self.memory_dir / "memory.max_usage_in_bytes")
+        return _read_int(self._peak_file)
 
     def kill_all(self, timeout: float = 5.0) -> bool:
         ok = True

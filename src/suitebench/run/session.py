@@ -20,7 +20,7 @@ import struct
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,9 @@ log = logging.getLogger(__name__)
 
 _REPLY_GRACE = 30.0  # beyond the wall limit before the coordinator gives up on a runner
 _ENTER_CGROUP = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+
+STREAM_ABOVE = 1 << 20  # outputs longer than this go to a run's stdout_sink, if it has one
+StdoutSink = Callable[[bytes], None]
 
 _plain_warned = False  # the plain backend warns once per process, then logs at debug level
 
@@ -276,7 +279,9 @@ class Session:
         s.proc.stdin.flush()
 
     @staticmethod
-    def _read_exact(s: _Started, n: int, deadline: float) -> bytes:
+    def _read_exact(s: _Started, n: int, deadline: float, sink: StdoutSink | None = None) -> bytes:
+        """``n`` bytes from the runner; with ``sink``, each piece goes to it instead (and
+        nothing is kept)."""
         assert s.proc.stdout is not None
         fd = s.proc.stdout.fileno()
         parts: list[bytes] = []
@@ -290,16 +295,22 @@ class Session:
             chunk = os.read(fd, min(n, 1 << 20))
             if not chunk:
                 raise SandboxError("the runner ended unexpectedly")
-            parts.append(chunk)
+            if sink is None:
+                parts.append(chunk)
+            else:
+                sink(chunk)
             n -= len(chunk)
         return b"".join(parts)
 
-    def _receive(self, s: _Started, timeout: float) -> tuple[dict[str, Any], bytes, bytes]:
+    def _receive(
+        self, s: _Started, timeout: float, sink: StdoutSink | None = None
+    ) -> tuple[dict[str, Any], bytes, bytes]:
         deadline = time.monotonic() + timeout
         fields = REPLY.unpack(self._read_exact(s, REPLY.size, deadline))
         code, sig, wall_ns, cpu_ns, maxrss, killed, leftovers, flags, n_out, n_err, n_ee = fields
         exec_error = self._read_exact(s, n_ee, deadline).decode(errors="replace")
-        out = self._read_exact(s, n_out, deadline)
+        stream = sink is not None and n_out > STREAM_ABOVE
+        out = self._read_exact(s, n_out, deadline, sink if stream else None)
         err = self._read_exact(s, n_err, deadline)
         header = {
             "exit_code": None if code < 0 else code,
@@ -330,8 +341,13 @@ class Session:
             Status.SANDBOX_ERROR, backend=self.backend, limits=self.limits, message=message
         )
 
-    def run(self, stdin: bytes = b"") -> Outcome:
-        """One run of the program on ``stdin`` inside this session's sandbox."""
+    def run(self, stdin: bytes = b"", *, stdout_sink: StdoutSink | None = None) -> Outcome:
+        """One run of the program on ``stdin`` inside this session's sandbox.
+
+        With ``stdout_sink``, an output longer than ``STREAM_ABOVE`` bytes is handed to it
+        piece by piece as it arrives and is not kept (the outcome's ``stdout`` is then empty):
+        a caller that only digests outputs never holds one that ran to the output limit.
+        """
         if self.error is not None:
             return self._error(self.error)
         if self._started is None:
@@ -345,7 +361,7 @@ class Session:
         can_peak = cg.reset_peak()
         try:
             self._send(s, struct.pack(">Q", len(stdin)) + stdin)
-            h, out, err = self._receive(s, self.limits.effective_wall + _REPLY_GRACE)
+            h, out, err = self._receive(s, self.limits.effective_wall + _REPLY_GRACE, stdout_sink)
         except (SandboxError, OSError) as exc:
             detail = self._stderr_tail(s)
             self.close()
