@@ -17,6 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from suitebench.model.instance import load_instance
+from suitebench.run.store import Store
+from suitebench.suite.result import SuiteResult
+from suitebench.suite.runner import Engine, SuiteLimits
+from suitebench.suite.score import score_suite
+
 STATS_C = textwrap.dedent(
     """\
     #include <limits.h>
@@ -445,3 +451,39 @@ def loopback_server() -> Iterator[tuple[str, int]]:
     stop.set()
     thread.join(timeout=5)
     server.close()
+
+
+SELECTION_LIMITS = SuiteLimits(per_test=5.0, per_program=300.0)
+
+
+def score_selected_and_full(
+    instance_toml: Path, tmp_path: Path, *, engine: Engine = Engine.BATCHED
+) -> tuple[SuiteResult, SuiteResult]:
+    """Score an instance with coverage-guided selection and with every test on every mutant
+    (fresh stores, shared build cache), assert the two kill matrices are the same, and return
+    both (selected, full)."""
+    results = []
+    for all_tests in (False, True):
+        store = Store(tmp_path / f"store-{all_tests}-{engine}" / "store.sqlite")
+        try:
+            results.append(
+                score_suite(
+                    load_instance(instance_toml),
+                    store=store,
+                    cache_dir=tmp_path / "builds",
+                    engine=engine,
+                    limits=SELECTION_LIMITS,
+                    all_tests=all_tests,
+                )
+            )
+        finally:
+            store.close()
+    selected, full = results
+    assert full.test_selection == "all"
+    assert selected.kill_matrix() == full.kill_matrix()
+    assert [(m.id, m.status, m.killed_by) for m in selected.mutants] == [
+        (m.id, m.status, m.killed_by) for m in full.mutants
+    ]
+    assert selected.mutation_score == full.mutation_score
+    assert selected.kill_matrix(), "an empty matrix proves nothing"
+    return selected, full

@@ -17,16 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.model.instance import load_instance
-from suitebench.run.store import Store
 from suitebench.suite.impact import Unknown, changed_globals, fingerprint
-from suitebench.suite.result import SuiteResult
-from suitebench.suite.runner import Engine, SuiteLimits
-from suitebench.suite.score import score_suite
+from suitebench.suite.runner import Engine
 
-from .conftest import unified_diff
-
-LIMITS = SuiteLimits(per_test=5.0, per_program=300.0)
+from .conftest import score_selected_and_full, unified_diff
 
 SOURCE = {
     "units/__init__.py": '''\
@@ -240,38 +234,12 @@ def write_units(root: Path, mutants: list[tuple[str, str, str, str]] = MUTANTS) 
     return root / "instance.toml"
 
 
-def _score(toml: Path, tmp_path: Path, *, all_tests: bool, engine: Engine) -> SuiteResult:
-    store = Store(tmp_path / f"store-{all_tests}-{engine}" / "store.sqlite")
-    try:
-        return score_suite(
-            load_instance(toml),
-            store=store,
-            cache_dir=tmp_path / "builds",
-            engine=engine,
-            limits=LIMITS,
-            all_tests=all_tests,
-        )
-    finally:
-        store.close()
-
-
-def _assert_same_matrix(selected: SuiteResult, full: SuiteResult) -> None:
-    assert full.test_selection == "all"
-    assert selected.kill_matrix() == full.kill_matrix()
-    assert [(m.id, m.status, m.killed_by) for m in selected.mutants] == [
-        (m.id, m.status, m.killed_by) for m in full.mutants
-    ]
-    assert selected.kill_matrix(), "an empty matrix proves nothing"
-
-
 @pytest.mark.parametrize("engine", [Engine.BATCHED, Engine.PLAIN])
 def test_import_time_mutants_run_only_the_readers_of_what_changed(
     engine: Engine, tmp_path: Path
 ) -> None:
     toml = write_units(tmp_path / "units")
-    selected = _score(toml, tmp_path, all_tests=False, engine=engine)
-    full = _score(toml, tmp_path, all_tests=True, engine=engine)
-    _assert_same_matrix(selected, full)
+    selected, _full = score_selected_and_full(toml, tmp_path, engine=engine)
     by_id = {m.id: m for m in selected.mutants}
     everything = len(selected.tests)
     narrowed = ["i01", "i02", "i03", "i04", "i05", "i06"]
@@ -317,9 +285,7 @@ def test_random_import_time_mutants_keep_the_full_matrix(seed: int, tmp_path: Pa
     chosen = rng.sample(candidates, 8)
     mutants = [(f"r{i:02d}", rel, old, new) for i, (_, rel, old, new) in enumerate(chosen)]
     toml = write_units(tmp_path / "units", mutants)
-    selected = _score(toml, tmp_path, all_tests=False, engine=Engine.BATCHED)
-    full = _score(toml, tmp_path, all_tests=True, engine=Engine.BATCHED)
-    _assert_same_matrix(selected, full)
+    selected, _full = score_selected_and_full(toml, tmp_path, engine=Engine.BATCHED)
     assert any(m.selection_reason.startswith("import-time change") for m in selected.mutants)
 
 

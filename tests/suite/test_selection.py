@@ -13,43 +13,12 @@ import pytest
 
 from suitebench.data import INSTANCES_DIR
 from suitebench.model.instance import load_instance
-from suitebench.run.store import Store
-from suitebench.suite.result import SuiteResult
-from suitebench.suite.runner import Engine, SuiteLimits
-from suitebench.suite.score import score_suite
+from suitebench.suite.runner import Engine
 from suitebench.suite.selection import Coverage, changed_lines, select_tests
 
-from .conftest import unified_diff, write_instance
+from .conftest import score_selected_and_full, unified_diff, write_instance
 
 BUNDLED = sorted(p.parent.name for p in INSTANCES_DIR.glob("*/instance.toml"))
-LIMITS = SuiteLimits(per_test=5.0, per_program=300.0)
-
-
-def _score(
-    instance_toml: Path, tmp_path: Path, *, all_tests: bool, engine: Engine = Engine.BATCHED
-) -> SuiteResult:
-    store = Store(tmp_path / f"store-{all_tests}-{engine}" / "store.sqlite")
-    try:
-        return score_suite(
-            load_instance(instance_toml),
-            store=store,
-            cache_dir=tmp_path / "builds",
-            engine=engine,
-            limits=LIMITS,
-            all_tests=all_tests,
-        )
-    finally:
-        store.close()
-
-
-def _assert_same_matrix(selected: SuiteResult, full: SuiteResult) -> None:
-    assert full.test_selection == "all"
-    assert selected.kill_matrix() == full.kill_matrix()
-    assert [(m.id, m.status, m.killed_by) for m in selected.mutants] == [
-        (m.id, m.status, m.killed_by) for m in full.mutants
-    ]
-    assert selected.mutation_score == full.mutation_score
-    assert selected.kill_matrix(), "an empty matrix proves nothing"
 
 
 # -- reading patches ----------------------------------------------------------------------------
@@ -165,9 +134,7 @@ def test_unknown_coverage_and_new_files_run_every_test(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", BUNDLED)
 def test_selected_matrix_equals_full_on_bundled_instances(name: str, tmp_path: Path) -> None:
     toml = INSTANCES_DIR / name / "instance.toml"
-    selected = _score(toml, tmp_path, all_tests=False)
-    full = _score(toml, tmp_path, all_tests=True)
-    _assert_same_matrix(selected, full)
+    selected, full = score_selected_and_full(toml, tmp_path)
     # Python packages are traced, the C program rebuilt with gcc --coverage; wordfreq-py's
     # tests run a Python program in a process of its own: unknown coverage, every test.
     if name == "wordfreq-py":
@@ -230,9 +197,7 @@ def random_mutants(instance_dir: Path, root: Path, count: int, seed: int) -> Pat
 @pytest.mark.parametrize("seed", [1, 2])
 def test_selected_matrix_equals_full_on_random_mutants(seed: int, tmp_path: Path) -> None:
     toml = random_mutants(INSTANCES_DIR / "intervals-pkg", tmp_path / "inst", 12, seed)
-    selected = _score(toml, tmp_path, all_tests=False)
-    full = _score(toml, tmp_path, all_tests=True)
-    _assert_same_matrix(selected, full)
+    selected, _full = score_selected_and_full(toml, tmp_path)
     assert selected.coverage.status == "ok"
     guided = [m for m in selected.mutants if m.test_selection == "coverage"]
     assert guided and any(m.tests_run < len(selected.tests) for m in guided)
@@ -303,9 +268,7 @@ def test_shared_fixtures_and_subprocesses_are_selected(engine: Engine, tmp_path:
     """A module-scoped fixture computed by the mutated function is seen by every test using it,
     not only the first; a test that starts a process has unknown coverage and always runs."""
     toml = _calc_instance(tmp_path)
-    selected = _score(toml, tmp_path, all_tests=False, engine=engine)
-    full = _score(toml, tmp_path, all_tests=True, engine=engine)
-    _assert_same_matrix(selected, full)
+    selected, _full = score_selected_and_full(toml, tmp_path, engine=engine)
     by_id = {m.id: m for m in selected.mutants}
     table = "tests/test_table.py::test_table_is_multiples_of_three"
     spawn = "tests/test_offset.py::test_offset_in_a_subprocess"
@@ -368,9 +331,7 @@ def test_c_program_selection_from_a_coverage_build(tmp_path: Path) -> None:
         ],
         mutated_file="crashy.c",
     )
-    selected = _score(toml, tmp_path, all_tests=False)
-    full = _score(toml, tmp_path, all_tests=True)
-    _assert_same_matrix(selected, full)
+    selected, _full = score_selected_and_full(toml, tmp_path)
     assert selected.coverage.status == "ok" and "gcov" in selected.coverage.reason
     crash = "tests/test_crashy.py::test_crash_is_a_crash"
     assert selected.coverage.unknown_tests == [crash]
