@@ -14,7 +14,7 @@ import pytest
 from suitebench.data import INSTANCES_DIR
 from suitebench.model.instance import load_instance
 from suitebench.suite.runner import Engine
-from suitebench.suite.selection import Coverage, changed_lines, select_tests
+from suitebench.suite.selection import Coverage, changed_lines, python_spans, select_tests
 
 from .conftest import score_selected_and_full, unified_diff, write_instance
 
@@ -338,3 +338,35 @@ def test_c_program_selection_from_a_coverage_build(tmp_path: Path) -> None:
     by_id = {m.id: m for m in selected.mutants}
     assert set(by_id["twice3"].covered_by or ()) == {"tests/test_crashy.py::test_twice", crash}
     assert set(by_id["half3"].covered_by or ()) == {"tests/test_crashy.py::test_half", crash}
+
+
+def test_what_a_test_sees_without_entering_a_function_is_not_its_body() -> None:
+    """A docstring is read as ``f.__doc__``, a ``def`` line fails a call before the body runs:
+    neither is body.  A line inserted right after either, at the body's indentation, is."""
+    source = (
+        "def area(w, h):\n"  # 1
+        '    """Area of a w x h rectangle."""\n'  # 2
+        "    return w * h\n"  # 3
+        "\n"  # 4
+        "def perimeter(w, h): return 2 * (w + h)\n"  # 5
+        "\n"  # 6
+        "def scale(x, k=2):\n"  # 7
+        "    return x * k\n"  # 8
+    )
+    spans = python_spans(source)
+    assert [(s[0], s[1]) for s in spans] == [(3, 3), (8, 8)]  # no span for a one-line def
+    coverage = Coverage(
+        contexts={"t.py::t": {"g.py": {1, 5, 7}}},
+        fixtures={"t.py::t": []},
+        unknown=frozenset(),
+        spans={"g.py": spans},
+    )
+    edits = [
+        ("docstring", "Area", "Size", None),
+        ("after the docstring", "    return w", "    w += 0\n    return w", ("t.py::t",)),
+        ("a one-line def", "2 *", "3 *", None),
+        ("after the def line", "    return x", "    x += 0\n    return x", ("t.py::t",)),
+    ]
+    for what, old, new, expected in edits:
+        patch = unified_diff("g.py", source, source.replace(old, new))
+        assert select_tests(coverage, patch, ["t.py::t"]).tests == expected, what

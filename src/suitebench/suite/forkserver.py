@@ -35,18 +35,16 @@ from __future__ import annotations
 import gc
 import json
 import os
-import select
-import signal
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from suitebench.suite import plugin
-from suitebench.suite.isolate import hide_others, make_parent_private
+from suitebench.suite.forking import exit_in_child, fork_each, fork_per_program, wait_child
+from suitebench.suite.hotpatch import LivePrograms, NotPatchable, apply
+from suitebench.suite.isolate import make_parent_private
 from suitebench.suite.warm import prime_rewrite_cache, warm_caches
 from suitebench.suite.workdir import Entry, WorkDir, collect_only, populate_workdir, tree_state
 
@@ -57,105 +55,6 @@ touch "{marker}"
 echo "suitebench: the program under test ran while the suite was being imported" >&2
 exit 125
 """
-
-
-def _wait(pid: int, budget: float) -> tuple[int, bool]:
-    """Wait for a child, killing it after ``budget`` seconds: (wait status, killed)."""
-    deadline = time.monotonic() + budget
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        fd = -1
-    try:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return status, False
-            left = deadline - time.monotonic()
-            if left <= 0:
-                os.kill(pid, signal.SIGKILL)
-                _, status = os.waitpid(pid, 0)
-                return status, True
-            if fd >= 0:
-                select.select([fd], [], [], left)
-            else:
-                time.sleep(min(0.005, left))
-    finally:
-        if fd >= 0:
-            os.close(fd)
-
-
-def _record_exit(out_dir: Path, index: int, status: int, killed: bool, wall: float) -> None:
-    code = os.waitstatus_to_exitcode(status)
-    (out_dir / f"{index}.exit.json").write_text(
-        json.dumps({"exit_code": code, "killed": killed, "wall_time": wall}), encoding="utf-8"
-    )
-
-
-def _reseed_after_fork() -> None:
-    """Forked children share the parent's PRNG state; reseed so flakiness stays measurable."""
-    import random
-
-    random.seed()
-    numpy = sys.modules.get("numpy")
-    if numpy is not None:
-        try:
-            numpy.random.seed()
-        except Exception:
-            pass
-
-
-def fork_per_program(spec: dict[str, Any], workdir: WorkDir) -> dict[str, Any] | None:
-    """For every program: a fresh work dir, then a fork.  In the parent, waits for each child
-    (killing it at the per-program wall-clock budget), records its exit, and returns None when
-    all have run; in a child, returns the program it is to test, in the work dir."""
-    out_dir = Path(spec["out_dir"])
-    for program in spec["programs"]:
-        workdir.prepare(program["executable"])
-        sys.stdout.flush()
-        sys.stderr.flush()
-        start = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            own = set(program.get("binds", ()))
-            others = sorted({b for p in spec["programs"] for b in p.get("binds", ())} - own)
-            keep = [
-                str(spec["workdir"]),
-                str(spec["out_dir"]),
-                str(spec["suite_src"]),
-                *map(str, spec.get("scratch", ())),
-                sys.prefix,
-                sys.base_prefix,
-                os.path.dirname(os.path.dirname(plugin.__file__)),
-            ]
-            failed = hide_others(others, sorted(own), keep)
-            if failed is not None:
-                with open(out_dir / "isolation.txt", "a", encoding="utf-8") as fh:
-                    fh.write(f"program {program['index']}: others not hidden: {failed}\n")
-            _reseed_after_fork()
-            os.chdir(workdir.path)
-            return dict(program)
-        status, killed = _wait(pid, float(spec["run_wall"]))
-        _record_exit(out_dir, program["index"], status, killed, time.monotonic() - start)
-    return None
-
-
-def _fork_each(
-    spec: dict[str, Any], child: Callable[[dict[str, Any]], int], workdir: WorkDir
-) -> None:
-    """:func:`fork_per_program`, each child running ``child(program)`` and exiting."""
-    program = fork_per_program(spec, workdir)
-    if program is None:
-        return
-    code = 3
-    try:
-        code = child(program)
-    except BaseException:
-        code = 3
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
 
 
 def _selection_args(spec: dict[str, Any], program: dict[str, Any]) -> list[str]:
@@ -267,11 +166,20 @@ class BatchHooks:
         self.reached = False  # collection was reached (configure once)
         self.child = False  # this process is a forked child
         self.fallback = False  # the batch must run per program after all
+        # Configure once: the programs whose changes can be patched into one collection
+        # (set in the collector, the child that collects for them), and their source root's
+        # fixed path, a link switched to each program's tree before its child is forked.
+        self.group: list[dict[str, Any]] | None = None
+        self.link = str(Path(spec["workdir"]).parent / "program")
+        self.steps: list[tuple[Any, Any]] = []
 
     # -- collect once (kind = "cli") --------------------------------------------------------
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        if self.group is not None:
+            self.run_patched_batch(session)
+            return True
         if self.child:
             return None
         if not self.collect_per_program:
@@ -299,33 +207,36 @@ class BatchHooks:
         warm_caches()
         gc.freeze()  # children share the collected session copy-on-write; keep gc off it
 
-        def child(program: dict[str, Any]) -> int:
-            index = program["index"]
-            plugin.open_events(str(out_dir / f"{index}.events"))
-            # This program's own log for the watchdog, so a hard hang is its own alone.
-            plugin._state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
-            items = list(session.items)
-            if program.get("order") is not None:
-                items = plugin.order_items(items, program["order"])
-                plugin._state["exitfirst"] = True
-            if program.get("select") is not None:
-                items = plugin.select_items(items, program["select"])
-            session.items = items
-            plugin.emit_collected(items)
-            for i, item in enumerate(items):
-                nextitem = items[i + 1] if i + 1 < len(items) else None
-                item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-                if session.shouldfail or session.shouldstop:
-                    break
-            if logxml is not None:
-                logxml.logfile = str(out_dir / f"{index}.xml")
-                logxml.pytest_sessionfinish()
-            return 0
-
         workdir_state = WorkDir(spec)
         if self.bare:
             workdir_state.adopt_setup(self.bare)
-        _fork_each(spec, child, workdir_state)
+        fork_each(spec, lambda program: self.run_items(session, logxml, program), workdir_state)
+
+    def run_items(self, session: pytest.Session, logxml: Any, program: dict[str, Any]) -> int:
+        """In a child of a batch collected once: run the program's tests of the collected
+        items (its ``--fast`` order or its selection) and write its XML and event log."""
+        out_dir = self.out_dir
+        index = program["index"]
+        plugin.open_events(str(out_dir / f"{index}.events"))
+        # This program's own log for the watchdog, so a hard hang is its own alone.
+        plugin._state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
+        items = list(session.items)
+        if program.get("order") is not None:
+            items = plugin.order_items(items, program["order"])
+            plugin._state["exitfirst"] = True
+        if program.get("select") is not None:
+            items = plugin.select_items(items, program["select"])
+        session.items = items
+        plugin.emit_collected(items)
+        for i, item in enumerate(items):
+            nextitem = items[i + 1] if i + 1 < len(items) else None
+            item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            if session.shouldfail or session.shouldstop:
+                break
+        if logxml is not None:
+            logxml.logfile = str(out_dir / f"{index}.xml")
+            logxml.pytest_sessionfinish()
+        return 0
 
     # -- configure once, collect per program (kind = "python") -----------------------------
 
@@ -364,7 +275,14 @@ class BatchHooks:
         warm_caches()
         gc.collect()
         gc.freeze()
-        program = fork_per_program(spec, workdir)
+        programs = list(spec["programs"])
+        group = [p for p in programs if _patchable(p)]
+        if len(group) > 1 and spec.get("patch_once", True):
+            if self.fork_collector(group):
+                return False  # the collector: collect once, as pytest does
+            done = {p["index"] for p in group if (out_dir / f"{p['index']}.exit.json").exists()}
+            programs = [p for p in programs if p["index"] not in done]
+        program = fork_per_program(spec, workdir, programs)
         if program is None:
             return True
         self.child = True
@@ -387,6 +305,89 @@ class BatchHooks:
         if program.get("select") is not None:  # collect only the files of the selected tests
             session.config.args = collect_only(list(session.config.args), program["select"])
         return False
+
+    # -- configure once, collect once for mutants that change function bodies only ---------
+
+    def fork_collector(self, group: list[dict[str, Any]]) -> bool:
+        """Fork the collector: a child that imports the first program of ``group`` through
+        the link, collects the suite once and forks a child per program of the group, each
+        with its changed functions patched in (:mod:`suitebench.suite.hotpatch`).  True in
+        the collector; in the parent, False once it has ended (the programs it did not run,
+        those that could not be patched, are the parent's to run as usual)."""
+        _point(self.link, group[0]["pythonpath"])
+        pid = os.fork()
+        if pid == 0:
+            self.child = True
+            self.group = group
+            os.environ["PYTHONPATH"] = self.link
+            first = self.path0
+            sys.path.insert(sys.path.index(first) + 1 if first in sys.path else 0, self.link)
+            return True
+        wait_child(pid, float(self.spec["run_wall"]) * len(group) + 30.0)
+        return False
+
+    def run_patched_batch(self, session: pytest.Session) -> None:
+        """The collector's run loop: one child per program of its group, each running its
+        tests on the collected items with its changed function bodies patched in; a program
+        that cannot be patched is left to the batch's parent.  ``patched.txt`` has a line per
+        program: ``<index> patched: <n> functions`` or ``<index> fresh import: <why>``."""
+        from _pytest.junitxml import xml_key
+
+        spec, out_dir, group = self.spec, self.out_dir, self.group or []
+        logxml = session.config.stash.get(xml_key, None)
+        session.config.option.tbstyle = "line"
+        base = list(group[0]["patched_files"])
+        notes: list[str] = []
+        try:
+            live = LivePrograms(self.link, {f for p in group for f in p["patched_files"]})
+        except Exception as exc:  # e.g. an object whose attributes raise: run them as usual
+            notes.append(f"the collection cannot be read: {type(exc).__name__}: {exc}")
+            group = []
+        warm_caches()
+        gc.collect()
+        gc.freeze()
+
+        def before(program: dict[str, Any]) -> bool:
+            try:
+                files = sorted({*base, *program["patched_files"]})
+                self.steps = live.plan(program["pythonpath"], files)
+            except NotPatchable as exc:
+                notes.append(f"{program['index']} fresh import: {exc}")
+                return False
+            notes.append(f"{program['index']} patched: {len(self.steps)} functions")
+            _point(self.link, program["pythonpath"])
+            return True
+
+        workdir = WorkDir(spec)
+        if self.bare:
+            workdir.adopt_setup(self.bare)
+        program = fork_per_program(spec, workdir, group, before)
+        if program is None:
+            (out_dir / "patched.txt").write_text("".join(f"{n}\n" for n in notes), "utf-8")
+            return
+        apply(self.steps)
+        exit_in_child(lambda: self.run_items(session, logxml, program))
+
+
+def _patchable(program: dict[str, Any]) -> bool:
+    """A program the collector may patch in: a Python source tree whose changes lie in
+    function bodies that run in tests only (the host says so by listing the files), with
+    nothing of its own to record at collection (a fingerprint, an import-time selection)."""
+    return (
+        program.get("patched_files") is not None
+        and bool(program.get("pythonpath"))
+        and not program.get("fingerprint")
+        and program.get("impact") is None
+    )
+
+
+def _point(link: str, target: str) -> None:
+    """Make ``link`` a symbolic link to ``target``, replacing it atomically."""
+    fresh = f"{link}.new"
+    if os.path.lexists(fresh):
+        os.unlink(fresh)
+    os.symlink(target, fresh)
+    os.replace(fresh, link)
 
 
 def _configure_once(spec: dict[str, Any], pytest_args: list[str]) -> bool:
@@ -491,7 +492,7 @@ def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
         ]
         return int(pytest.main(args))
 
-    _fork_each(spec, child, WorkDir(spec))
+    fork_each(spec, child, WorkDir(spec))
 
 
 def main(argv: list[str] | None = None) -> int:

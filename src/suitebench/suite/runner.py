@@ -93,6 +93,10 @@ class Target:
     # An import-time mutant: the run picks the tests that read a changed global
     # (:func:`suitebench.suite.impact.choose` reads this).
     impact: dict[str, Any] | None = None
+    # A mutant changing only function bodies that run in tests alone: the files it changes
+    # (relative to ``pythonpath``).  A batch may collect the suite once for many such mutants
+    # and patch each one's functions in (:mod:`suitebench.suite.hotpatch`).
+    patched_files: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -104,11 +108,12 @@ class Target:
             "coverage_root": self.coverage_root,
             "fingerprint": self.fingerprint,
             "impact": self.impact,
+            "patched_files": None if self.patched_files is None else list(self.patched_files),
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Target:
-        order, select = d.get("order"), d.get("select")
+        order, select, patched = d.get("order"), d.get("select"), d.get("patched_files")
         return cls(
             d.get("executable"),
             d.get("pythonpath"),
@@ -118,6 +123,7 @@ class Target:
             d.get("coverage_root"),
             bool(d.get("fingerprint", False)),
             d.get("impact"),
+            None if patched is None else tuple(patched),
         )
 
 
@@ -422,6 +428,7 @@ def run_batched(
                     "binds": list(t.binds),  # hidden from the other programs' tests
                     "fingerprint": t.fingerprint,
                     "impact": None if t.impact is None else spec_digest(t.impact),
+                    "patched_files": None if t.patched_files is None else list(t.patched_files),
                 }
                 for i, t in enumerate(targets)
             ],

@@ -234,7 +234,8 @@ def _run_selected(
             requests.append((keys[m.id], built[m.id].target()))
         elif chosen:
             keys[m.id] = runner.key(program_id, "selected", chosen)
-            requests.append((keys[m.id], replace(built[m.id].target(), select=chosen)))
+            target = _patchable(built[m.id], selections[m.id])
+            requests.append((keys[m.id], replace(target, select=chosen)))
     got = runner.run(requests, apart={k for k, _ in extra})
     runs = {m.id: got.get(keys[m.id]) if m.id in keys else None for m in runnable}
     for m in runnable:
@@ -258,6 +259,15 @@ def _run_selected(
         rerun = runner.run([(again[mid], built[mid].target()) for mid in again])
         runs.update({mid: rerun[key] for mid, key in again.items()})
     return runs, {k: got[k] for k, _ in extra}
+
+
+def _patchable(built: BuiltProgram, selection: Selection | None) -> Target:
+    """A mutant's target, naming the files it changes when they can be patched into a batch's
+    one collection: a Python package whose change lies in function bodies only."""
+    target = built.target()
+    if built.pythonpath is None or selection is None or not selection.files:
+        return target
+    return replace(target, patched_files=selection.files)
 
 
 def _selection_used(selections: dict[str, Selection], all_tests: bool) -> str:
@@ -519,7 +529,8 @@ def _fast_runs(
                 if not order:
                     continue
             keys[m.id] = runner.key(built[m.id].program_id, "fast", order)
-            requests.append((keys[m.id], replace(built[m.id].target(), order=order)))
+            target = _patchable(built[m.id], selections.get(m.id))
+            requests.append((keys[m.id], replace(target, order=order)))
         got = runner.run(requests)
         for m in members:
             selection = selections.get(m.id)

@@ -128,13 +128,24 @@ Span = tuple[int, int, int, int]
 
 
 def python_spans(source: str) -> list[Span]:
-    """The body of every function in a Python module."""
+    """The body of every function in a Python module: its statements after the docstring.
+    The ``def`` line, decorators and docstring are not body: they are evaluated or stored when
+    the module is imported, and a test sees them without entering the function (a renamed
+    parameter fails the call before it enters; ``f.__doc__`` is read, not run)."""
     spans: list[Span] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
             first = node.body[0]
+            start = first.lineno
+            if ast.get_docstring(node, clean=False) is not None:
+                if len(node.body) == 1:
+                    continue  # no statement to run
+                start = (first.end_lineno or first.lineno) + 1
+                first = node.body[1]
+            if start <= node.lineno:
+                continue  # ``def f(x=1): return x``: the header shares the body's line
             key = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            spans.append((first.lineno, node.end_lineno or first.lineno, first.col_offset, key))
+            spans.append((start, node.end_lineno or first.lineno, first.col_offset, key))
     return spans
 
 
@@ -144,7 +155,10 @@ def _innermost(spans: Iterable[Span], line: int, indent: int | None = None) -> S
     best: Span | None = None
     for span in spans:
         first, last, body_indent, _ = span
-        if not first <= line <= last or (indent is not None and indent < body_indent):
+        # an insertion after the line before the body (the ``def`` line or the docstring's
+        # last) is the body's new first statement
+        low = first if indent is None else first - 1
+        if not low <= line <= last or (indent is not None and indent < body_indent):
             continue
         if best is None or last - first < best[1] - best[0]:
             best = span
@@ -228,6 +242,9 @@ class Selection:
     tests: tuple[str, ...] | None
     reason: str
     import_time: tuple[str, ...] | None = None
+    # A coverage selection: the files the patch changes, only inside function bodies that run
+    # in tests alone (what a batch may patch into one collection, :mod:`.hotpatch`).
+    files: tuple[str, ...] = ()
 
 
 def impact_readers(
@@ -331,4 +348,4 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
                 if context != OUTSIDE and 0 in files.get(path, ()):
                     return Selection(None, f"{path} is imported while a test runs ({context})")
         return Selection(None, import_time, import_time=chosen)
-    return Selection(chosen, "coverage")
+    return Selection(chosen, "coverage", files=tuple(sorted(changes)))

@@ -1,0 +1,143 @@
+"""The batched engine's fork loop (in the sandbox): one child per program, one at a time.
+
+Before each fork the work directory is made what a plain run of that program finds
+(:class:`suitebench.suite.workdir.WorkDir`); the child hides the other programs' build trees
+(:func:`suitebench.suite.isolate.hide_others`), reseeds its random generators and runs the
+program's tests; the parent waits for it, kills it at the per-program wall-clock budget and
+records how it ended (``<index>.exit.json``).  Standard library only, plus the suite package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from suitebench.suite.isolate import hide_others
+from suitebench.suite.workdir import WorkDir
+
+Program = dict[str, Any]
+
+
+def wait_child(pid: int, budget: float) -> tuple[int, bool]:
+    """Wait for a child, killing it after ``budget`` seconds: (wait status, killed)."""
+    deadline = time.monotonic() + budget
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = -1
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return status, False
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                _, status = os.waitpid(pid, 0)
+                return status, True
+            if fd >= 0:
+                select.select([fd], [], [], left)
+            else:
+                time.sleep(min(0.005, left))
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _record_exit(out_dir: Path, index: int, status: int, killed: bool, wall: float) -> None:
+    code = os.waitstatus_to_exitcode(status)
+    (out_dir / f"{index}.exit.json").write_text(
+        json.dumps({"exit_code": code, "killed": killed, "wall_time": wall}), encoding="utf-8"
+    )
+
+
+def _reseed_after_fork() -> None:
+    """Forked children share the parent's PRNG state; reseed so flakiness stays measurable."""
+    import random
+
+    random.seed()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        try:
+            numpy.random.seed()
+        except Exception:
+            pass
+
+
+def _enter_child(spec: dict[str, Any], program: Program, workdir: WorkDir) -> None:
+    """In a fresh child: the other programs' trees hidden, fresh seeds, the work dir."""
+    out_dir = Path(spec["out_dir"])
+    own = set(program.get("binds", ()))
+    others = sorted({b for p in spec["programs"] for b in p.get("binds", ())} - own)
+    keep = [
+        str(spec["workdir"]),
+        str(spec["out_dir"]),
+        str(spec["suite_src"]),
+        *map(str, spec.get("scratch", ())),
+        sys.prefix,
+        sys.base_prefix,
+        os.path.dirname(os.path.dirname(__file__)),
+    ]
+    failed = hide_others(others, sorted(own), keep)
+    if failed is not None:
+        with open(out_dir / "isolation.txt", "a", encoding="utf-8") as fh:
+            fh.write(f"program {program['index']}: others not hidden: {failed}\n")
+    _reseed_after_fork()
+    os.chdir(workdir.path)
+
+
+def fork_per_program(
+    spec: dict[str, Any],
+    workdir: WorkDir,
+    programs: Iterable[Program] | None = None,
+    before: Callable[[Program], bool] | None = None,
+) -> Program | None:
+    """For every program (``programs``, default all of the batch): a fresh work dir, then a
+    fork.  ``before(program)``, in the parent before the work dir is prepared, may decline a
+    program (False: it is not forked here).  In the parent, waits for each child (killing it
+    at the per-program wall-clock budget), records its exit, and returns None when all have
+    run; in a child, returns the program it is to test, in the work dir."""
+    out_dir = Path(spec["out_dir"])
+    for program in spec["programs"] if programs is None else programs:
+        if before is not None and not before(program):
+            continue
+        workdir.prepare(program["executable"])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            _enter_child(spec, program, workdir)
+            return dict(program)
+        status, killed = wait_child(pid, float(spec["run_wall"]))
+        _record_exit(out_dir, program["index"], status, killed, time.monotonic() - start)
+    return None
+
+
+def fork_each(spec: dict[str, Any], child: Callable[[Program], int], workdir: WorkDir) -> None:
+    """:func:`fork_per_program`, each child running ``child(program)`` and exiting."""
+    program = fork_per_program(spec, workdir)
+    if program is None:
+        return
+    exit_in_child(lambda: child(program))
+
+
+def exit_in_child(run: Callable[[], int]) -> None:
+    """Run a forked child's work and leave the process with its code (3 on an exception),
+    never returning into the parent's stack."""
+    code = 3
+    try:
+        code = run()
+    except BaseException:
+        code = 3
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
