@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -250,6 +251,7 @@ class Builder:
         self.cache_dir = Path(cache_dir).resolve()
         self.backend = backend
         self.cache_dir.mkdir(parents=True, exist_ok=True)
+        self._source: str | None = None
 
     def _recipe(self, tree: Path) -> list[str]:
         build = self.instance.build
@@ -278,19 +280,42 @@ class Builder:
             _copy_tree(self.instance.source, tree)
             return self._build_tree(tree)
 
+    def _source_key(self) -> str:
+        """What a mutant's build depends on besides its patch: the reference source and
+        the recipe, package, interpreter and toolchains (computed once per builder)."""
+        if self._source is None:
+            self._source = job_key("suite-source/1", self.program_id(self.instance.source))
+        return self._source
+
     def mutant(self, mutant: MutantSpec) -> BuiltProgram:
-        """One mutant: the reference source with the mutant's patch applied, then built."""
+        """One mutant: the reference source with the mutant's patch applied, then built.
+
+        A mutant built before (the same source, recipe and patch bytes) is found through a
+        note in the cache, ``by-patch/``, without copying the source and applying the patch
+        again: scoring many suites against one instance pays for its builds once."""
+        patch = mutant.patch.read_bytes()
+        note = self.cache_dir / "by-patch" / job_key(self._source_key(), patch)[:32]
+        try:
+            record = self.cache_dir / note.read_text(encoding="utf-8")[:32] / "build.json"
+            return BuiltProgram.from_dict(json.loads(record.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError):
+            pass  # not built yet, or the note or record is gone or damaged: build
         with tempfile.TemporaryDirectory(prefix="suitebench-src-") as tmp:
             tree = Path(tmp) / "tree"
             _copy_tree(self.instance.source, tree)
             applied, output = apply_patch(tree, mutant.patch)
             if not applied:
                 return BuiltProgram(
-                    program_id=job_key("suite-build/patch-failed", mutant.patch.read_bytes()),
+                    program_id=job_key("suite-build/patch-failed", patch),
                     status=BuildStatus.BUILD_ERROR,
                     message=f"patch {mutant.patch.name} does not apply (-p1, no fuzz):\n{output}",
                 )
-            return self._build_tree(tree)
+            built = self._build_tree(tree)
+        note.parent.mkdir(exist_ok=True)
+        fresh = note.with_name(f"{note.name}.{os.getpid()}.{threading.get_ident()}")
+        fresh.write_text(built.program_id, encoding="utf-8")
+        os.replace(fresh, note)
+        return built
 
     def implementation(self, directory: Path) -> BuiltProgram:
         """A candidate implementation (for R): its own tree, built with the same recipe."""

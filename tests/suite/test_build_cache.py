@@ -1,0 +1,69 @@
+"""A mutant built before is found in the build cache without copying the source and applying
+its patch again (scoring many suites against one instance pays for its builds once); a changed
+reference source or patch, or a build removed from the cache, means building again."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from suitebench.model.instance import load_instance
+from suitebench.suite import build
+from suitebench.suite.build import Builder, BuildStatus
+
+
+def _count_patches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    applied: list[str] = []
+    original = build.apply_patch
+
+    def counting(tree: Path, patch: Path) -> Any:
+        applied.append(patch.stem)
+        return original(tree, patch)
+
+    monkeypatch.setattr(build, "apply_patch", counting)
+    return applied
+
+
+def test_a_mutant_built_before_is_found_without_patching(
+    stats_instance: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    instance = load_instance(stats_instance)
+    cache = tmp_path / "builds"
+    applied = _count_patches(monkeypatch)
+    first = {m.id: Builder(instance, cache).mutant(m) for m in instance.mutants}
+    assert sorted(applied) == sorted(m.id for m in instance.mutants)
+    statuses = {mid: b.status for mid, b in first.items()}
+    assert statuses["stale_patch"] is BuildStatus.BUILD_ERROR
+    assert sum(s is BuildStatus.OK for s in statuses.values()) == 6
+
+    applied.clear()
+    again = {m.id: Builder(instance, cache).mutant(m) for m in instance.mutants}
+    assert applied == ["stale_patch"]  # a patch that does not apply is no build to find
+    assert again == first
+
+    # a build removed from the cache is built again, under the same id
+    victim = next(mid for mid, b in first.items() if b.ok)
+    shutil.rmtree(cache / first[victim].program_id[:32])
+    applied.clear()
+    mutant = next(m for m in instance.mutants if m.id == victim)
+    rebuilt = Builder(instance, cache).mutant(mutant)
+    assert applied == [victim] and rebuilt.program_id == first[victim].program_id
+    assert rebuilt.ok and Path(rebuilt.executable or "").is_file()
+
+
+def test_an_edited_reference_builds_its_mutants_again(
+    stats_instance: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    instance = load_instance(stats_instance)
+    cache = tmp_path / "builds"
+    mutant = next(m for m in instance.mutants if m.id == "sum_no_overflow_check")
+    before = Builder(instance, cache).mutant(mutant)
+    source = instance.source / "stats.c"
+    source.write_text(source.read_text() + "/* a comment: the source changed */\n")
+    applied = _count_patches(monkeypatch)
+    after = Builder(load_instance(stats_instance), cache).mutant(mutant)
+    assert applied == ["sum_no_overflow_check"]
+    assert after.ok and after.program_id != before.program_id
