@@ -78,6 +78,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--suitebench-impact", default=None, help="JSON: the tests an import-time change reaches"
     )
+    group.addoption(
+        "--suitebench-rewrite-cache", default=None, help="the host's rewritten test modules"
+    )
 
 
 def _start_tracer(path: str | None, root: str | None) -> None:
@@ -91,12 +94,28 @@ def _start_tracer(path: str | None, root: str | None) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     """Record coverage from before the suite's conftest files are imported (they may import
-    the program under test)."""
+    the program under test), and serve the host's rewritten modules from the first conftest
+    file on (:mod:`suitebench.suite.rewrite`)."""
     namespace = early_config.known_args_namespace
+    _use_rewrite_cache(early_config, getattr(namespace, "suitebench_rewrite_cache", None))
     _start_tracer(
         getattr(namespace, "suitebench_coverage", None),
         getattr(namespace, "suitebench_coverage_root", None),
     )
+
+
+def _use_rewrite_cache(config: pytest.Config, path: str | None) -> None:
+    """The host's code holds pytest's rewriting with ``enable_assertion_pass_hook`` false:
+    a suite that sets it true has pytest rewrite every module itself."""
+    if not path:
+        return
+    from suitebench.suite.rewrite import use_host_cache
+
+    try:
+        pass_hook = bool(config.getini("enable_assertion_pass_hook"))
+    except (ValueError, KeyError):
+        return
+    use_host_cache(path, assertion_pass_hook=pass_hook)
 
 
 def pytest_configure(config: pytest.Config) -> None:
