@@ -90,18 +90,19 @@ def rewritten_code(source: bytes, filename: str) -> types.CodeType | None:
 
 
 def _memoised(data: bytes, digest: bytes, rel: str) -> bytes | None:
+    """The marshalled code for these bytes, compiled once per worker.  Compiling holds the
+    GIL anyway, so the lock is held through it: a second thread launching the same suite waits
+    for the code instead of compiling it again."""
     pytest_version, python_version, _ = _environment()
     key = (digest, rel, pytest_version, python_version)
     with _memo_lock:
         if key in _memo:
             return _memo[key]
-    code = rewritten_code(data, PLACEHOLDER)
-    blob = None if code is None else marshal.dumps(code)
-    with _memo_lock:
-        if key not in _memo:
-            _memo[key] = blob
-            _memo_size[0] += len(blob or b"")
-        while _memo_size[0] > _MEMO_BYTES and _memo:
+        code = rewritten_code(data, PLACEHOLDER)
+        blob = None if code is None else marshal.dumps(code)
+        _memo[key] = blob
+        _memo_size[0] += len(blob or b"")
+        while _memo_size[0] > _MEMO_BYTES and len(_memo) > 1:
             _memo_size[0] -= len(_memo.pop(next(iter(_memo))) or b"")
     return blob
 
