@@ -15,6 +15,8 @@ happens to be installed), so everything suitebench needs inside the pytest proce
   tests that reach a mutant);
 * **per-test line coverage** (``--suitebench-coverage``): which lines of the program under test
   each test executes, for coverage-guided test selection (:mod:`suitebench.suite.tracer`).
+* **the host's rewritten asserts** (``--suitebench-rewrite-cache``): pytest's pyc lookup answers
+  from the test modules the launching worker rewrote once per suite (:mod:`.rewrite`).
 
 The batch driver (:mod:`suitebench.suite.forkserver`) stands on top of this module and hands its
 own hooks to pytest as a plugin object; this module never imports it.
