@@ -1,9 +1,11 @@
 """What the engine's plumbing costs: build cache, parallel builds, the store, the executors.
 
-    python bench/engine_overhead.py [--runs 200] [--jobs 2]
+    python bench/engine_overhead.py [--runs 200] [--jobs 2] [--rewrite-runs 5]
 
-Prints one line per figure. Everything happens in a temporary directory; nothing touches the
-network beyond a Dask LocalCluster on loopback.
+Prints one line per figure.  The last: a reference run of the generated real-size suite
+(``bench/realsize.py``, 240 tests in 6 modules) with and without the asserts rewritten once on
+this side (``suite/rewrite.py``), alternating, plain and batched engine.  Everything happens
+in a temporary directory; nothing touches the network beyond a Dask LocalCluster on loopback.
 """
 
 from __future__ import annotations
@@ -33,6 +35,44 @@ CPP = textwrap.dedent(
 )
 
 
+def _rewrite_cache_figure(tmp: Path, runs: int) -> None:
+    """Reference-run wall time with and without the host's rewritten test modules."""
+    import statistics
+
+    from realsize import generate
+    from suitebench.suite import rewrite
+    from suitebench.suite.runner import Target, run_batched, run_plain
+
+    root = generate(tmp / "realsize")
+    src = root / "src"
+    target = Target(pythonpath=str(src), binds=(str(src),))
+    walls: dict[tuple[str, bool], list[float]] = {}
+    messages: dict[tuple[str, bool], object] = {}
+    for _ in range(runs):
+        for cache in (False, True):
+            t = time.perf_counter()
+            plain = run_plain(root / "tests", target, rewrite_cache=cache)
+            walls.setdefault(("plain", cache), []).append(time.perf_counter() - t)
+            t = time.perf_counter()
+            batched = run_batched(root / "tests", [target], collect_once=False, rewrite_cache=cache)
+            walls.setdefault(("batched", cache), []).append(time.perf_counter() - t)
+            messages[("plain", cache)] = (plain.tests, plain.messages)
+            messages[("batched", cache)] = (batched[0].tests, batched[0].messages)
+    t = time.perf_counter()
+    rewrite.write_rewrite_cache(root / "tests", tmp, tmp / "work" / "tests", tmp / "served.txt")
+    host = time.perf_counter() - t
+    for engine in ("plain", "batched"):
+        off = statistics.median(walls[(engine, False)])
+        on = statistics.median(walls[(engine, True)])
+        same = messages[(engine, False)] == messages[(engine, True)]
+        print(
+            f"reference run, {engine} engine, 240 tests in 6 modules (median of {runs}): "
+            f"rewriting in the sandbox {off:.3f} s, host's rewritten modules {on:.3f} s "
+            f"(x{off / on:.2f}); same outcomes and messages: {same}"
+        )
+    print(f"host side per launch, memo warm: {host * 1e3:.1f} ms")
+
+
 def _trivial(n: int) -> dict[str, Any]:
     return {"n": n, "square": n * n}
 
@@ -42,6 +82,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--builds", type=int, default=6)
+    ap.add_argument("--rewrite-runs", type=int, default=5, help="0: skip that figure")
     args = ap.parse_args()
     print(f"sandbox backend: {detect_backend()}")
     with tempfile.TemporaryDirectory(prefix="suitebench-bench-") as tmpdir:
@@ -116,6 +157,8 @@ def main() -> None:
             f"runs/s, Dask LocalCluster {args.runs / dask_s:.1f} runs/s "
             f"(+{start:.2f} s start-up); same outputs: {same}"
         )
+        if args.rewrite_runs > 0:
+            _rewrite_cache_figure(tmp, args.rewrite_runs)
 
 
 if __name__ == "__main__":

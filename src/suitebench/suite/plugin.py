@@ -15,6 +15,8 @@ happens to be installed), so everything suitebench needs inside the pytest proce
   tests that reach a mutant);
 * **per-test line coverage** (``--suitebench-coverage``): which lines of the program under test
   each test executes, for coverage-guided test selection (:mod:`suitebench.suite.tracer`).
+* **the host's rewritten asserts** (``--suitebench-rewrite-cache``): pytest's pyc lookup answers
+  from the test modules the launching worker rewrote once per suite (:mod:`.rewrite`).
 
 The batch driver (:mod:`suitebench.suite.forkserver`) stands on top of this module and hands its
 own hooks to pytest as a plugin object; this module never imports it.
@@ -78,6 +80,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--suitebench-impact", default=None, help="JSON: the tests an import-time change reaches"
     )
+    group.addoption(
+        "--suitebench-rewrite-cache", default=None, help="the host's rewritten test modules"
+    )
 
 
 def _start_tracer(path: str | None, root: str | None) -> None:
@@ -91,12 +96,28 @@ def _start_tracer(path: str | None, root: str | None) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     """Record coverage from before the suite's conftest files are imported (they may import
-    the program under test)."""
+    the program under test), and serve the host's rewritten modules from the first conftest
+    file on (:mod:`suitebench.suite.rewrite`)."""
     namespace = early_config.known_args_namespace
+    _use_rewrite_cache(early_config, getattr(namespace, "suitebench_rewrite_cache", None))
     _start_tracer(
         getattr(namespace, "suitebench_coverage", None),
         getattr(namespace, "suitebench_coverage_root", None),
     )
+
+
+def _use_rewrite_cache(config: pytest.Config, path: str | None) -> None:
+    """The host's code holds pytest's rewriting with ``enable_assertion_pass_hook`` false:
+    a suite that sets it true has pytest rewrite every module itself."""
+    if not path:
+        return
+    from suitebench.suite.rewrite import use_host_cache
+
+    try:
+        pass_hook = bool(config.getini("enable_assertion_pass_hook"))
+    except (ValueError, KeyError):
+        return
+    use_host_cache(path, assertion_pass_hook=pass_hook)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -39,6 +39,7 @@ from suitebench.suite.junit import (
     statuses_from_events,
 )
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
+from suitebench.suite.rewrite import SERVED_NAME, write_rewrite_cache
 from suitebench.suite.workdir import collect_only, open_up, populate_workdir
 
 _LOG_TAIL = 8000
@@ -127,8 +128,12 @@ class Target:
         )
 
 
-def pytest_args(suite_name: str, limits: SuiteLimits) -> list[str]:
-    """The pytest command line shared by both engines (minus output paths)."""
+def pytest_args(
+    suite_name: str, limits: SuiteLimits, rewrite_cache: Path | None = None
+) -> list[str]:
+    """The pytest command line shared by both engines (minus output paths); the suite's
+    directory comes last.  ``rewrite_cache``: the host's rewritten test modules."""
+    cache = [] if rewrite_cache is None else [f"--suitebench-rewrite-cache={rewrite_cache}"]
     return [
         "-p",
         "no:cacheprovider",
@@ -141,6 +146,7 @@ def pytest_args(suite_name: str, limits: SuiteLimits) -> list[str]:
         "-o",
         "junit_family=xunit1",
         f"--suitebench-timeout={limits.per_test:g}",
+        *cache,
         suite_name,
     ]
 
@@ -305,11 +311,18 @@ def run_plain(
     *,
     limits: SuiteLimits = SuiteLimits(),
     backend: Backend | None = None,
+    workspace: Path | None = None,
+    rewrite_cache: bool = True,
 ) -> SuiteRun:
-    """One pytest process in one sandbox: the reference engine."""
+    """One pytest process in one sandbox: the reference engine.
+
+    ``workspace``: an empty directory to run in, kept afterwards (``out/`` holds the XML, the
+    event log and ``rewrite-served.txt``); by default a temporary one.  ``rewrite_cache``:
+    hand pytest the test modules' asserts rewritten on this side (:mod:`.rewrite`).
+    """
     suite_dir = Path(suite_dir).resolve()
-    with tempfile.TemporaryDirectory(prefix="suitebench-run-") as tmp:
-        base = Path(tmp)
+    with contextlib.ExitStack() as stack:
+        base = _base(stack, "suitebench-run-", workspace)
         workdir, out_dir = _scratch(base)
         extra: list[str] = []
         gcov_dir: Path | None = None
@@ -324,6 +337,7 @@ def run_plain(
             exe_link = str(launcher / "executable")
             extra.append(f"--suitebench-gcov-dir={gcov_dir}")
         populate_workdir(workdir, suite_dir, SUITE_DIRNAME, target.executable, exe_link)
+        cache = _rewrite_cache(suite_dir, base, rewrite_cache)
         chosen_by: tuple[tuple[str, Any], ...] = (
             ("order", None if target.order is None else list(target.order)),
             ("select", None if target.select is None else list(target.select)),
@@ -349,7 +363,7 @@ def run_plain(
             sys.executable,
             "-m",
             "pytest",
-            *collect_only(pytest_args(SUITE_DIRNAME, limits), target.select),
+            *collect_only(pytest_args(SUITE_DIRNAME, limits, cache), target.select),
             f"--junitxml={out_dir / '0.xml'}",
             f"--suitebench-events={out_dir / '0.events'}",
             f"--suitebench-faultlog={out_dir / '0.log'}",
@@ -388,27 +402,24 @@ def run_batched(
     limits: SuiteLimits = SuiteLimits(),
     backend: Backend | None = None,
     workspace: Path | None = None,
+    rewrite_cache: bool = True,
 ) -> list[SuiteRun]:
     """Many programs in one sandbox through the fork server; one SuiteRun per target.
 
     ``workspace``: an empty directory to run the batch in, kept afterwards with its XML, event
-    logs and ``out/batch-mode.txt`` (how the fork server ran it); by default a temporary one.
+    logs, ``out/batch-mode.txt`` (how the fork server ran it) and ``out/rewrite-served.txt``;
+    by default a temporary one.  ``rewrite_cache``: as for :func:`run_plain`.
     """
     suite_dir = Path(suite_dir).resolve()
     if not targets:
         return []
     with contextlib.ExitStack() as stack:
-        if workspace is None:
-            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="suitebench-batch-"))
-            base = Path(tmp)
-        else:
-            base = Path(workspace).resolve()
-            base.mkdir(parents=True, exist_ok=True)
-            base.chmod(0o755)
+        base = _base(stack, "suitebench-batch-", workspace)
         workdir, out_dir = _scratch(base)
         suite_src = base / "suite-src" / SUITE_DIRNAME
         shutil.copytree(suite_dir, suite_src, symlinks=True)
         open_up(suite_src.parent)
+        cache = _rewrite_cache(suite_dir, base, rewrite_cache)
         spec = {
             "workdir": str(workdir),
             "out_dir": str(out_dir),
@@ -417,7 +428,7 @@ def run_batched(
             "scratch": [str(p) for p in _home_and_tmp(base)],
             "collect_once": collect_once,
             "run_wall": limits.per_program,
-            "pytest_args": pytest_args(SUITE_DIRNAME, limits),
+            "pytest_args": pytest_args(SUITE_DIRNAME, limits, cache),
             "programs": [
                 {
                     "index": i,
@@ -483,6 +494,27 @@ def run_batched(
                     _collect(out_dir, i, shared_log, outcome.exit_code, 0.0, False, reason=reason)
                 )
         return runs
+
+
+def _base(stack: contextlib.ExitStack, prefix: str, workspace: Path | None) -> Path:
+    """The run's base directory: ``workspace`` (kept), or a temporary one."""
+    if workspace is None:
+        return Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=prefix)))
+    base = Path(workspace).resolve()
+    base.mkdir(parents=True, exist_ok=True)
+    base.chmod(0o755)
+    return base
+
+
+def _rewrite_cache(suite_dir: Path, base: Path, enabled: bool) -> Path | None:
+    """The host's rewritten test modules for this launch (paid once per suite in this worker;
+    :mod:`suitebench.suite.rewrite`), or None."""
+    if not enabled:
+        return None
+    out_dir = base / "out"
+    return write_rewrite_cache(
+        suite_dir, base, base / "work" / SUITE_DIRNAME, out_dir / SERVED_NAME
+    )
 
 
 def spec_digest(value: Any) -> str:

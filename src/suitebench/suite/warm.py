@@ -6,11 +6,12 @@ its cache to the children.  Runs inside the sandbox, with pytest imported.
 
 from __future__ import annotations
 
-import hashlib
 import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from suitebench.suite import rewrite as rewrite_cache
 
 
 def warm_caches() -> None:
@@ -56,41 +57,32 @@ def prime_rewrite_cache(config: Any, root: Path) -> int:
     pytest rewrites each test module's asserts when it imports it, and caches the result as a
     pyc next to the module -- but not here, where bytecode is not written (a plain run would not
     leave a ``__pycache__`` in the suite).  Each child of a configure-once batch would rewrite
-    every test module again (~3 ms a module).  This compiles them once, with the session's own
+    every test module again (~3 ms a module).  The host's rewritten code
+    (:mod:`suitebench.suite.rewrite`, loaded by the plugin when the run has it) already answers
+    for the modules it holds; this compiles the others once, with the session's own
     configuration, and has pytest's pyc lookup answer from memory when the file's bytes are the
     ones compiled -- the code pytest would have produced, as its own pyc cache does in a normal
     run.  Uses pytest's private rewrite functions: if they are not there as expected, nothing
-    is cached and children rewrite as before.  Returns the number of modules cached.
+    is cached and children rewrite as before.  Returns the number of modules rewritten here.
     """
     try:
         from _pytest.assertion import rewrite
 
-        read_pyc = rewrite._read_pyc
         rewrite_test = rewrite._rewrite_test
     except (ImportError, AttributeError):
         return 0
-    if config.getoption("assertmode", "rewrite") != "rewrite":
+    if config.getoption("assertmode", "rewrite") != "rewrite" or not rewrite_cache.install_lookup():
         return 0
-    cache: dict[str, tuple[bytes, Any]] = {}
+    primed = 0
     for path in sorted(root.rglob("*.py")):
         try:
+            digest = rewrite_cache.digest_of(path.read_bytes())
+            if rewrite_cache.covers(str(path), digest):
+                continue  # the host's code, or primed already
             code = rewrite_test(path, config)[1]
-            digest = hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
         except Exception:  # a syntax error: the child's import reports it, as pytest's does
             continue
         if isinstance(code, types.CodeType):
-            cache[str(path)] = (digest, code)
-
-    def cached_read_pyc(source: Any, pyc: Any, *args: Any, **kwargs: Any) -> Any:
-        hit = cache.get(str(source))
-        if hit is not None:
-            try:
-                data = Path(source).read_bytes()
-            except OSError:
-                data = None
-            if data is not None and hashlib.blake2b(data, digest_size=16).digest() == hit[0]:
-                return hit[1]
-        return read_pyc(source, pyc, *args, **kwargs)
-
-    rewrite._read_pyc = cached_read_pyc
-    return len(cache)
+            rewrite_cache.add_module(str(path), digest, code)
+            primed += 1
+    return primed
