@@ -354,3 +354,20 @@ def test_one_collection_patched_per_mutant_runs_as_a_plain_run_does(tmp_path: Pa
         assert batched[i].tests == plain.tests, mutant.id
         assert batched[i].status == plain.status, mutant.id
     assert (workspace / "out" / "batch-mode.txt").read_text().strip() == "configure-once"
+
+
+def test_a_coverage_run_batched_with_a_reference_run_records_what_a_plain_one_does(
+    tmp_path: Path,
+) -> None:
+    """The batched engine runs a package's coverage run in the first reference run's batch (one
+    start-up less): its record is the plain engine's, test by test."""
+    instance = load_instance(write_shop(tmp_path / "shop"))
+    reference = Builder(instance, tmp_path / "builds").reference()
+    traced = replace(reference.target(), coverage_root=reference.pythonpath)
+    plain = run_plain(instance.tests, traced)
+    first, batched = run_batched(instance.tests, [reference.target(), traced], collect_once=False)
+    assert first.coverage is None and batched.coverage is not None and plain.coverage
+    for key in ("contexts", "fixtures", "spawned", "preloaded", "names", "test_names"):
+        assert batched.coverage[key] == plain.coverage[key], key
+    assert batched.coverage["contexts"]["tests/test_pricing.py::test_total_with_tax"]
+    assert batched.tests == plain.tests == first.tests

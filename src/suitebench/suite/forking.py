@@ -51,8 +51,9 @@ def wait_child(pid: int, budget: float) -> tuple[int, bool]:
             os.close(fd)
 
 
-def _record_exit(out_dir: Path, index: int, status: int, killed: bool, wall: float) -> None:
-    code = os.waitstatus_to_exitcode(status)
+def record_exit(out_dir: Path, index: int, code: int, wall: float, killed: bool = False) -> None:
+    """How a program's run ended (``<index>.exit.json``): its exit code, whether it was killed
+    at the per-program budget, its wall time."""
     (out_dir / f"{index}.exit.json").write_text(
         json.dumps({"exit_code": code, "killed": killed, "wall_time": wall}), encoding="utf-8"
     )
@@ -117,7 +118,8 @@ def fork_per_program(
             _enter_child(spec, program, workdir)
             return dict(program)
         status, killed = wait_child(pid, float(spec["run_wall"]))
-        _record_exit(out_dir, program["index"], status, killed, time.monotonic() - start)
+        code = os.waitstatus_to_exitcode(status)
+        record_exit(out_dir, program["index"], code, time.monotonic() - start, killed)
     return None
 
 

@@ -36,13 +36,20 @@ import gc
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from suitebench.suite import plugin
-from suitebench.suite.forking import exit_in_child, fork_each, fork_per_program, wait_child
+from suitebench.suite.forking import (
+    exit_in_child,
+    fork_each,
+    fork_per_program,
+    record_exit,
+    wait_child,
+)
 from suitebench.suite.hotpatch import LivePrograms, NotPatchable, apply
 from suitebench.suite.isolate import make_parent_private
 from suitebench.suite.warm import prime_rewrite_cache, warm_caches
@@ -75,6 +82,9 @@ def _selection_args(spec: dict[str, Any], program: dict[str, Any]) -> list[str]:
         args.append(f"--suitebench-impact={path}")
     if program.get("fingerprint"):
         args.append(f"--suitebench-fingerprint={out_dir / f'{index}.fingerprint.json'}")
+    if program.get("coverage_root"):  # the reference's coverage run (``kind = "python"``)
+        args.append(f"--suitebench-coverage={out_dir / f'{index}.coverage.json'}")
+        args.append(f"--suitebench-coverage-root={program['coverage_root']}")
     return args
 
 
@@ -172,6 +182,7 @@ class BatchHooks:
         self.group: list[dict[str, Any]] | None = None
         self.link = str(Path(spec["workdir"]).parent / "program")
         self.steps: list[tuple[Any, Any]] = []
+        self.alone: float | None = None  # when a batch of one began its program, in-process
 
     # -- collect once (kind = "cli") --------------------------------------------------------
 
@@ -282,9 +293,18 @@ class BatchHooks:
                 return False  # the collector: collect once, as pytest does
             done = {p["index"] for p in group if (out_dir / f"{p['index']}.exit.json").exists()}
             programs = [p for p in programs if p["index"] not in done]
-        program = fork_per_program(spec, workdir, programs)
-        if program is None:
-            return True
+        if len(spec["programs"]) == 1:
+            # One program (a reference run): run it in this process, as a plain run would;
+            # a fork would only add its cost and copy-on-write faults.
+            program = dict(programs[0])
+            workdir.prepare(program["executable"])
+            os.chdir(workdir.path)
+            self.alone = time.monotonic()
+        else:
+            forked = fork_per_program(spec, workdir, programs)
+            if forked is None:
+                return True
+            program = forked
         self.child = True
         index = program["index"]
         _redirect_output(out_dir / "batch.log", out_dir / f"{index}.log")
@@ -302,6 +322,11 @@ class BatchHooks:
         for arg in _selection_args(spec, program):
             option, _, value = arg.partition("=")
             setattr(session.config.option, option[2:].replace("-", "_"), value)
+        if program.get("coverage_root"):
+            # Configured already: start recording now, before the package is first imported
+            # (the parent's configuration imported none of it, or it would not be here).
+            coverage = session.config.option.suitebench_coverage
+            plugin.start_tracer(coverage, program["coverage_root"])
         if program.get("select") is not None:  # collect only the files of the selected tests
             session.config.args = collect_only(list(session.config.args), program["select"])
         return False
@@ -418,6 +443,8 @@ def _configure_once(spec: dict[str, Any], pytest_args: list[str]) -> bool:
     if hooks.child:  # a child's session ended: its exit is the run's
         sys.stdout.flush()
         sys.stderr.flush()
+        if hooks.alone is not None:  # no parent to record it
+            record_exit(out_dir, 0, int(code), time.monotonic() - hooks.alone)
         os._exit(int(code))
     if hooks.watch in sys.meta_path:
         sys.meta_path.remove(hooks.watch)

@@ -128,7 +128,8 @@ class LivePrograms:
             if isinstance(origin, str) and origin.startswith(prefix):
                 self.imported.add(origin)
         suspended_types = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
-        gc.unfreeze()  # frozen objects are not listed: see them all
+        # Frozen objects are not listed: all of the program's are younger than the batch's
+        # freeze (its configuration imported none of the program, or it would not be here).
         for obj in gc.get_objects():
             if isinstance(obj, types.FunctionType):
                 code = obj.__code__

@@ -25,6 +25,12 @@ Progress = Callable[[int, int], None]
 _JOB_VERSION = "suite-run/2"
 
 
+def _plain_only(target: Target) -> bool:
+    """A run the batched engine does not take: a gcc coverage run of a command-line program
+    (its launcher and counters are the plain engine's)."""
+    return target.coverage_root is not None and not target.pythonpath
+
+
 def suite_job(payload: dict[str, Any]) -> dict[str, Any]:
     """One suite run on one program (plain engine), or runs on a batch of programs in one
     sandbox (batched engine)."""
@@ -116,16 +122,20 @@ class SuiteRuns:
         }
         found = self.store.get_many(list(wanted))
         missing = [k for k in wanted if k not in found]
-        alone = [k for k in missing if self.engine is Engine.PLAIN or wanted[k].coverage_root]
+        alone = [k for k in missing if self.engine is Engine.PLAIN or _plain_only(wanted[k])]
         batched = [k for k in missing if k not in alone]
         # The reference's runs each alone (each is a whole run of the suite; alone they spread
         # over the workers); the others one batch per worker (pytest's start-up paid once per
-        # worker), capped by batch_size.
+        # worker), capped by batch_size.  A Python package's coverage run (the reference,
+        # traced) shares the first reference run's batch: one start-up less.
+        riders = [k for k in batched if wanted[k].coverage_root]
         separate = [k for k in batched if apart and k in apart]
-        grouped = [k for k in batched if not apart or k not in apart]
+        grouped = [k for k in batched if (not apart or k not in apart) and k not in riders]
         workers = max(1, int(getattr(self.executor, "jobs", None) or os.cpu_count() or 1))
         size = max(1, min(self.batch_size, -(-len(grouped) // workers)))
         batches = [[k] for k in separate]
+        if riders:
+            batches = [[*batches[0], *riders], *batches[1:]] if batches else [riders]
         batches += [grouped[i : i + size] for i in range(0, len(grouped), size)]
         jobs: list[tuple[str, dict[str, Any]]] = [
             (k, {**base, "target": wanted[k].to_dict()}) for k in alone

@@ -85,7 +85,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def _start_tracer(path: str | None, root: str | None) -> None:
+def start_tracer(path: str | None, root: str | None) -> None:
     if path and _state.get("tracer") is None:
         from suitebench.suite.tracer import LineTracer
 
@@ -100,7 +100,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     file on (:mod:`suitebench.suite.rewrite`)."""
     namespace = early_config.known_args_namespace
     _use_rewrite_cache(early_config, getattr(namespace, "suitebench_rewrite_cache", None))
-    _start_tracer(
+    start_tracer(
         getattr(namespace, "suitebench_coverage", None),
         getattr(namespace, "suitebench_coverage_root", None),
     )
@@ -130,7 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # Not stderr: pytest captures it during a test, and a process the watchdog ends never
         # hands the capture back.
         _state["fault_file"] = open(faultlog, "a")  # noqa: SIM115 - lives for the run
-    _start_tracer(
+    start_tracer(
         config.getoption("--suitebench-coverage"), config.getoption("--suitebench-coverage-root")
     )
 

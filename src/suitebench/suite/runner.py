@@ -87,7 +87,8 @@ class Target:
     order: tuple[str, ...] | None = None
     # Coverage-guided selection: run only these tests (in collected order), all to the end.
     select: tuple[str, ...] | None = None
-    # Record per-test line coverage of the Python files under this root (plain engine only).
+    # Record per-test coverage of the program under this root: a Python package (either
+    # engine), or a gcc build of a command-line program (plain engine).
     coverage_root: str | None = None
     # Record the fingerprint of the program's globals after collection (reference runs).
     fingerprint: bool = False
@@ -385,13 +386,20 @@ def run_plain(
         if gcov_dir is not None and target.coverage_root is not None:
             record = read_gcov(gcov_dir, Path(target.coverage_root))
             run = dataclasses.replace(run, coverage=record)
-        elif target.coverage_root is not None and coverage_file.is_file():
-            try:
-                coverage = json.loads(coverage_file.read_text(encoding="utf-8"))
-            except ValueError:
-                coverage = None
-            run = dataclasses.replace(run, coverage=coverage)
+        elif target.coverage_root is not None:
+            run = _with_coverage(run, coverage_file)
         return run
+
+
+def _with_coverage(run: SuiteRun, path: Path) -> SuiteRun:
+    """A Python coverage run with the record its tracer wrote (none if it wrote none)."""
+    if not path.is_file():
+        return run
+    try:
+        coverage = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        coverage = None
+    return dataclasses.replace(run, coverage=coverage)
 
 
 def run_batched(
@@ -440,6 +448,8 @@ def run_batched(
                     "fingerprint": t.fingerprint,
                     "impact": None if t.impact is None else spec_digest(t.impact),
                     "patched_files": None if t.patched_files is None else list(t.patched_files),
+                    # the reference's coverage run, batched with a reference run (Python only)
+                    "coverage_root": t.coverage_root if t.pythonpath else None,
                 }
                 for i, t in enumerate(targets)
             ],
@@ -458,7 +468,8 @@ def run_batched(
             "suitebench.suite.forkserver",
             str(spec_path),
         ]
-        wall = limits.per_program * len(targets) + 30.0
+        # A batch of one runs its program in-process: the plain engine's budget, then.
+        wall = limits.per_program * len(targets) + (30.0 if len(targets) > 1 else 0.0)
         outcome = sandbox.run(
             argv,
             cwd=base,
@@ -488,11 +499,17 @@ def run_batched(
                         bool(info["killed"]),
                     )
                 )
+            elif len(targets) == 1:  # run in the batch's own process: its end is the run's
+                killed = outcome.status is Status.TIMEOUT
+                code, wall = outcome.exit_code, outcome.wall_time
+                runs.append(_collect(out_dir, i, shared_log, code, wall, killed))
             else:  # the batch ended before this program ran (e.g. the suite did not collect)
                 reason = f"the batch ended before this program ran ({outcome.status})"
                 runs.append(
                     _collect(out_dir, i, shared_log, outcome.exit_code, 0.0, False, reason=reason)
                 )
+            if targets[i].coverage_root is not None and targets[i].pythonpath:
+                runs[-1] = _with_coverage(runs[-1], out_dir / f"{i}.coverage.json")
         return runs
 
 

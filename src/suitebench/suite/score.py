@@ -149,12 +149,13 @@ def _first_message(runs: list[SuiteRun], test: str) -> str:
 def _coverage_request(
     runner: SuiteRuns, builder: Builder, reference: BuiltProgram
 ) -> tuple[str, Target] | None:
-    """The extra reference run that records per-test coverage (plain engine), where the
-    program can be traced: a Python package (``kind = "python"``), or a program whose build
-    compiles with gcc, rebuilt with ``--coverage``."""
+    """The extra reference run that records per-test coverage, where the program can be
+    traced: a Python package (``kind = "python"``; batched with the first reference run by the
+    batched engine), or a program whose build compiles with gcc, rebuilt with ``--coverage``
+    (plain engine)."""
     if reference.pythonpath is not None:
         target = replace(reference.target(), coverage_root=reference.pythonpath)
-        return runner.key(reference.program_id, "coverage", None, engine=Engine.PLAIN), target
+        return runner.key(reference.program_id, "coverage", None), target
     built = builder.coverage()
     if built is None or built.executable is None:
         return None
@@ -363,8 +364,10 @@ def score_suite(
         batch_size=batch_size,
     )
     ref_target = reference.target()
+    # The first reference run records the fingerprint import-time impact compares with.
+    first_target = ref_target
     if reference.pythonpath is not None and not all_tests:
-        ref_target = replace(ref_target, fingerprint=True)  # for import-time impact
+        first_target = replace(ref_target, fingerprint=True)
     ref_keys = runner.reference_keys(reference.program_id, reference_runs)
     runnable = [m for m in mutants if built[m.id].ok]
     coverage_request = (
@@ -380,7 +383,16 @@ def score_suite(
         else {}
     )
     staged = coverage_request is not None and not fast
-    requests = [(k, ref_target) for k in (ref_keys[:1] if staged else ref_keys)]
+    requests = [(k, ref_target if i else first_target) for i, k in enumerate(ref_keys)]
+    # A Python coverage run shares the first reference run's batch (batched engine): then the
+    # other reference runs fill the other workers meanwhile.
+    rides = (
+        coverage_request is not None
+        and coverage_request[1].pythonpath is not None
+        and engine is Engine.BATCHED
+    )
+    early = len(requests) if rides or not staged else 1
+    requests = requests[:early]
     if coverage_request is not None:
         requests.append(coverage_request)
     requests += [(full_keys[m.id], built[m.id].target()) for m in runnable if m.id in full_keys]
@@ -421,7 +433,7 @@ def score_suite(
         coverage_note = CoverageNote(status="off", reason="no mutant to run")
     selected_runs: dict[str, SuiteRun | None] = {}
     if staged:
-        later = [(k, ref_target) for k in ref_keys[1:]]
+        later = [(k, ref_target) for k in ref_keys[early:]]
         selected_runs, more = _run_selected(runner, runnable, built, selections, later, impacts)
         all_runs.update(more)
     ref_runs = [all_runs[k] for k in ref_keys]

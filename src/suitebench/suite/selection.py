@@ -179,6 +179,20 @@ class Coverage:
     # names) and the names each test's own code reads (absent: unknown).
     names: dict[str, dict[int, frozenset[str]]] = field(default_factory=dict)
     test_names: dict[str, frozenset[str]] = field(default_factory=dict)
+    # (file, function) -> the contexts that entered it, built on first use
+    _entered: dict[tuple[str, int], set[str]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def entering(self, file: str, key: int) -> set[str]:
+        """The contexts (tests, shared fixtures, outside) that entered a function."""
+        if not self._entered:
+            for context, files in self.contexts.items():
+                for f, keys in files.items():
+                    for k in keys:
+                        self._entered.setdefault((f, k), set()).add(context)
+            self._entered[("", -1)] = set()  # built, even when nothing was entered
+        return self._entered.get((file, key), set())
 
     @classmethod
     def from_record(
@@ -318,9 +332,10 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
                 continue
             lines.add(span[3])
 
+    reached = {c for f, keys in relevant.items() for k in keys for c in coverage.entering(f, k)}
+
     def reaches(context: str) -> bool:
-        files = coverage.contexts.get(context, {})
-        return any(files.get(f, set()) & lines for f, lines in relevant.items())
+        return context in reached
 
     if reaches(OUTSIDE):
         import_time = import_time or "a changed function runs outside any test (on import)"
