@@ -10,6 +10,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,20 @@ int main(void) { long long x; if (scanf("%lld", &x) != 1) return 1;
 """
 
 
+def _funnels_without_random(audit: Any) -> dict[str, Any]:
+    """Each arm's funnel with the withdrawals of nondet.c's flags taken out: on how many
+    inputs its random answer was flagged, and so withdrawn, differs from run to run."""
+    funnels = {}
+    for name, arm in audit.arms.items():
+        withdrawn = dict(arm.funnel.withdrawn_by)
+        for r in audit.retractions:
+            if r.arm == name and RANDOM in r.submission_id:
+                withdrawn[str(r.stage)] -= 1
+        kept = {stage: n for stage, n in withdrawn.items() if n}
+        funnels[name] = replace(arm.funnel, withdrawn_by=kept)
+    return funnels
+
+
 def test_problems_audited_at_once_agree_with_each_audited_alone(
     make_engine: Callable[..., Engine], tmp_path: Path
 ) -> None:
@@ -88,9 +103,7 @@ def test_problems_audited_at_once_agree_with_each_audited_alone(
             for r in alone.retractions
             if RANDOM not in r.submission_id
         ]
-        assert {k: v.funnel for k, v in a.arms.items()} == {
-            k: v.funnel for k, v in alone.arms.items()
-        }
+        assert _funnels_without_random(a) == _funnels_without_random(alone)
     assert [a.problem.id for a in together.audits] == names
     assert together.ledger_rows > 0
 
