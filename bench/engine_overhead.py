@@ -43,7 +43,7 @@ def _rewrite_cache_figure(tmp: Path, runs: int) -> None:
     from suitebench.suite import rewrite
     from suitebench.suite.runner import Target, run_batched, run_plain
 
-    root = generate(tmp / "realsize")
+    root = generate(tmp / "realsize", size=3000)  # light tests: the start-up is what is timed
     src = root / "src"
     target = Target(pythonpath=str(src), binds=(str(src),))
     walls: dict[tuple[str, bool], list[float]] = {}

@@ -17,7 +17,9 @@ of ``--fast``.
     python bench/score_throughput.py [INSTANCE] [--jobs N] [--batch-size B] [--repeat R]
 
 Without INSTANCE it scores a generated real-size ``kind = "python"`` instance
-(``bench/realsize.py``: 240 tests whose own work dominates, 60 mutants over 6 modules).
+(``bench/realsize.py``: 240 tests whose own work dominates a run, 60 mutants over 6 modules;
+``--size`` sets how many values each test feeds its routine), and prints first how much of a
+plain run of the reference's suite is its tests.
 ``--generate N`` scores a copy of INSTANCE (a C instance) whose mutants are replaced by up to N
 relational-operator mutants of its C source.
 """
@@ -39,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from realsize import generate
+from realsize import DEFAULT_SIZE, generate
 from suitebench.model.instance import Instance, InstanceKind, load_instance
 from suitebench.run import sandbox
 from suitebench.run.executor import LocalExecutor
@@ -113,12 +115,15 @@ def _score(
     return elapsed, result
 
 
-def _naive_one(instance: Instance, patch: Path, work: Path) -> dict[str, str]:
-    """Copy, patch, ``pytest --junitxml``: one mutant's outcomes by test id."""
+def _naive_one(
+    instance: Instance, patch: Path | None, work: Path, extra: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """Copy, patch, ``pytest --junitxml``: one mutant's outcomes by test id (the reference's
+    without a patch; ``extra`` pytest arguments)."""
     base = Path(tempfile.mkdtemp(prefix="naive-", dir=work))
     tree = base / "tree"
     shutil.copytree(instance.source, tree)
-    applied, _ = apply_patch(tree, patch)
+    applied = patch is None or apply_patch(tree, patch)[0]
     if not applied:
         return {}
     if instance.kind is not InstanceKind.PYTHON:
@@ -140,6 +145,7 @@ def _naive_one(instance: Instance, patch: Path, work: Path) -> dict[str, str]:
             "-o",
             "junit_family=xunit1",
             f"--junitxml={base / 'out.xml'}",
+            *extra,
             "tests",
         ],
         cwd=base,
@@ -182,6 +188,20 @@ def _naive(instance: Instance, work: Path, jobs: int) -> tuple[float, dict[tuple
     return elapsed, {(t, mid): s for mid, row in rows for t, s in row.items()}
 
 
+def _own_work(instance: Instance, work: Path) -> tuple[float, float]:
+    """A plain sandboxed run of the reference's suite, and the same collecting only: how much
+    of a run is the tests' own work (the best of three each)."""
+    timings = []
+    for extra in ((), ("--collect-only",)):
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            _naive_one(instance, None, work, extra)
+            best = min(best, time.perf_counter() - started)
+        timings.append(best)
+    return timings[0], timings[1]
+
+
 def _matrix(result: SuiteResult) -> dict[tuple[str, str], str]:
     return {k: str(v) for k, v in result.kill_matrix().items()}
 
@@ -194,13 +214,16 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--generate", type=int, default=0, metavar="N")
     parser.add_argument("--mutants", type=int, default=60, help="generated instance: mutants")
+    parser.add_argument(
+        "--size", type=int, default=DEFAULT_SIZE, help="generated instance: values a test feeds"
+    )
     parser.add_argument("--json", action="store_true", help="also print the figures as JSON")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="suitebench-bench-") as tmp:
         work = Path(tmp)
         if args.instance is None:
-            args.instance = generate(work / "ledgerlib", mutants=args.mutants)
+            args.instance = generate(work / "ledgerlib", mutants=args.mutants, size=args.size)
         elif args.generate:
             args.instance = generate_instance(args.instance, work, args.generate)
         instance = load_instance(args.instance)
@@ -212,6 +235,13 @@ def main() -> int:
             f"reference runs 3, jobs {args.jobs} for every way, batch size {args.batch_size}"
         )
         naive_ok = instance.kind is InstanceKind.PYTHON
+        if naive_ok:
+            whole, collect = _own_work(instance, work)
+            print(
+                f"a plain run of the reference's suite: {whole:.2f} s, collecting only "
+                f"{collect:.2f} s: the tests' own work and pytest's per-test protocol "
+                f"{(whole - collect) / whole:.0%} of it"
+            )
         times: dict[str, list[float]] = {"naive": [], "all": [], "selected": [], "fast": []}
         results: dict[str, SuiteResult] = {}
         naive_matrix: dict[tuple[str, str], str] = {}
