@@ -55,7 +55,9 @@ def header(name: str, argv: list[str]) -> str:
     """Where a recorded run came from, as the markdown file's first lines."""
     load = os.getloadavg()[0]
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    command = " ".join(["python", f"bench/{name}.py", *argv])
+    # a directory of the machine the run was made on says nothing to a reader: DIR
+    shown = ["DIR" if os.path.isabs(a) else a for a in argv]
+    command = " ".join(["python", f"bench/{name}.py", *shown])
     return (
         f"# `bench/{name}.py`: the last recorded run\n\n"
         f"Written by the bench itself (`--record`); do not edit by hand.\n\n"
