@@ -371,3 +371,46 @@ def test_a_coverage_run_batched_with_a_reference_run_records_what_a_plain_one_do
         assert batched.coverage[key] == plain.coverage[key], key
     assert batched.coverage["contexts"]["tests/test_pricing.py::test_total_with_tax"]
     assert batched.tests == plain.tests == first.tests
+
+
+PEEK = """\
+import gc
+
+def _found(value, needle, depth=3):
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
+    if isinstance(value, str):
+        return needle in value
+    if depth and isinstance(value, dict):
+        return any(_found(v, needle, depth - 1) for v in list(value.values()))
+    return False
+
+def test_no_other_mutant_in_memory():
+    # another mutant's change, built here so that this module's constants do not hold it
+    needle = "if qty " + ">" + " BULK[item]"
+    gc.unfreeze()  # what the batch froze is listed too
+    for obj in gc.get_objects():
+        for referent in gc.get_referents(obj):
+            assert not _found(referent, needle), f"another mutant's source in {type(obj)}"
+"""
+
+
+def test_a_patched_child_holds_no_other_mutants_source(tmp_path: Path) -> None:
+    """The collector imported the first mutant's tree and read its changed files to compare:
+    a later mutant's tests must not find that source in their process."""
+    root = tmp_path / "shop"
+    write_shop(root)
+    (root / "tests" / "test_peek.py").write_text(PEEK)
+    instance = load_instance(root / "instance.toml")
+    by_id = {m.id: m for m in instance.mutants}
+    _reference, built = build_all(Builder(instance, tmp_path / "builds"), list(by_id.values()))
+    first, second = (
+        replace(built[mid].target(), patched_files=("shop/pricing.py",))
+        for mid in ("boundary", "size")
+    )
+    workspace = tmp_path / "batch"
+    runs = run_batched(instance.tests, [first, second], collect_once=False, workspace=workspace)
+    notes = (workspace / "out" / "patched.txt").read_text()
+    assert "1 patched: " in notes, notes
+    peek = "tests/test_peek.py::test_no_other_mutant_in_memory"
+    assert runs[1].status_of(peek) == "passed", runs[1].messages.get(peek)

@@ -391,6 +391,8 @@ class BatchHooks:
             (out_dir / "patched.txt").write_text("".join(f"{n}\n" for n in notes), "utf-8")
             return
         apply(self.steps)
+        self.steps = []
+        live.forget()
         exit_in_child(lambda: self.run_items(session, logxml, program))
 
 

@@ -206,6 +206,13 @@ class LivePrograms:
                         steps.append((function, ("__doc__", _docstring(n))))
         return steps
 
+    def forget(self) -> None:
+        """Drop what was read of the first program's files (in a child, once patched: another
+        mutant's source is none of its tests' business)."""
+        self.sources.clear()
+        self._compiled.clear()
+        self.functions.clear()
+
 
 def apply(steps: list[tuple[Any, Any]]) -> None:
     """Set what :meth:`LivePrograms.plan` planned (in the child, after the fork)."""
