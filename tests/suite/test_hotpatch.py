@@ -19,9 +19,11 @@ from typing import Any
 import pytest
 
 from suitebench.model.instance import load_instance
+from suitebench.run.store import Store
 from suitebench.suite.build import Builder, build_all
 from suitebench.suite.hotpatch import LivePrograms, NotPatchable, apply
 from suitebench.suite.runner import Engine, run_batched, run_plain
+from suitebench.suite.score import score_suite
 
 from .conftest import score_selected_and_full, unified_diff
 
@@ -138,6 +140,8 @@ MUTANTS = [
     ("shift", "    base = {", "    base = None\n    base = {"),
     # inside the wrapper's body, but the wrapper made at import no longer fits: fresh import
     ("closure", "        calls.append(result)\n", "        print(result)\n"),
+    # a table entry no test reaches the boundary of: survives
+    ("pad_bulk", '"pad": 5}', '"pad": 6}'),
 ]
 BODY_ONLY = ["boundary", "wrapper", "size", "shift", "closure"]
 
@@ -414,3 +418,25 @@ def test_a_patched_child_holds_no_other_mutants_source(tmp_path: Path) -> None:
     assert "1 patched: " in notes, notes
     peek = "tests/test_peek.py::test_no_other_mutant_in_memory"
     assert runs[1].status_of(peek) == "passed", runs[1].messages.get(peek)
+
+
+def test_fast_tries_an_import_time_survivor_only_on_its_readers(tmp_path: Path) -> None:
+    """``--fast`` stops a mutant at its first kill; a survivor runs all it may run -- for an
+    import-time mutant, the tests that read a global its import changed, not every test."""
+    toml = write_shop(tmp_path / "shop")
+    results = {}
+    for fast in (False, True):
+        store = Store(tmp_path / f"store-{fast}.sqlite")
+        try:
+            results[fast] = score_suite(
+                load_instance(toml), store=store, cache_dir=tmp_path / "builds", fast=fast
+            )
+        finally:
+            store.close()
+    full, fast_run = results[False], results[True]
+    assert [m.status for m in fast_run.mutants] == [m.status for m in full.mutants]
+    survivor = next(m for m in fast_run.mutants if m.id == "pad_bulk")
+    assert survivor.status == "survived"
+    assert survivor.selection_reason.startswith("import-time change; globals changed: BULK")
+    readers = next(m for m in full.mutants if m.id == "pad_bulk").tests_run
+    assert survivor.tests_run == readers < len(full.tests)

@@ -455,7 +455,7 @@ def score_suite(
         )
 
     if fast:
-        mutant_runs = _fast_runs(runner, runnable, built, tests, selections)
+        mutant_runs = _fast_runs(runner, runnable, built, tests, selections, impacts)
     elif full_keys:
         mutant_runs = {m.id: all_runs[full_keys[m.id]] for m in runnable}
     else:
@@ -516,10 +516,13 @@ def _fast_runs(
     built: dict[str, BuiltProgram],
     tests: list[TestInfo],
     selections: dict[str, Selection],
+    impacts: dict[str, dict[str, Any]],
 ) -> dict[str, SuiteRun]:
     """``--fast`` in two waves: first one mutant per section, then all the others, ordered by
     what killed the first wave's mutants of their section.  Two waves, not one per mutant: each
-    wave is a round of parallel (and, batched, start-up) cost, which is what --fast saves."""
+    wave is a round of parallel (and, batched, start-up) cost, which is what --fast saves.
+    An import-time mutant tries, in that order, only the tests that read a global its import
+    changed (a survivor need not run every test to survive)."""
     by_section: dict[str | None, list[MutantSpec]] = {}
     for m in runnable:
         by_section.setdefault(m.section, []).append(m)
@@ -540,9 +543,11 @@ def _fast_runs(
                 order = tuple(t for t in order if t in set(chosen))
                 if not order:
                     continue
-            keys[m.id] = runner.key(built[m.id].program_id, "fast", order)
+            impact = impacts.get(m.id) if chosen is None else None
+            mode = "fast" if impact is None else f"fast-impact-{spec_digest(impact)}"
+            keys[m.id] = runner.key(built[m.id].program_id, mode, order)
             target = _patchable(built[m.id], selections.get(m.id))
-            requests.append((keys[m.id], replace(target, order=order)))
+            requests.append((keys[m.id], replace(target, order=order, impact=impact)))
         got = runner.run(requests)
         for m in members:
             selection = selections.get(m.id)
@@ -550,6 +555,8 @@ def _fast_runs(
             if selection is None or selection.tests is None:
                 assert found is not None
                 run = found
+                if m.id in impacts and found.selection_reason:  # what its run chose
+                    selections[m.id] = Selection(found.selected, found.selection_reason)
             else:
                 run = _merged(found, selection, tests)
             runs[m.id] = run
