@@ -284,6 +284,38 @@ def write_instance(
     return root / "instance.toml"
 
 
+def write_python_instance(
+    root: Path,
+    *,
+    name: str,
+    source: dict[str, str],
+    tests: dict[str, str],
+    spec: str,
+    mutants: list[tuple[str, str, str, str]],
+) -> Path:
+    """A ``kind = "python"`` instance of package ``name`` under ``root``: its source files and
+    test files, and a mutant per ``(id, file, old, new)`` (``old`` must occur once in the file);
+    returns the path of instance.toml."""
+    for rel, text in source.items():
+        (root / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "src" / rel).write_text(text)
+    (root / "tests").mkdir(parents=True)
+    for rel, text in tests.items():
+        (root / "tests" / rel).write_text(text)
+    (root / "mutants").mkdir()
+    (root / "spec.md").write_text(spec)
+    lines = [f'name = "{name}"', 'kind = "python"', f'package = "{name}"', 'spec = "spec.md"']
+    lines += ['source = "src"', 'tests = "tests"']
+    for mid, rel, old, new in mutants:
+        original = source[rel]
+        assert original.count(old) == 1, (mid, old)
+        diff = unified_diff(rel, original, original.replace(old, new))
+        (root / "mutants" / f"{mid}.diff").write_text(diff)
+        lines += ["", "[[mutants]]", f'id = "{mid}"', f'patch = "mutants/{mid}.diff"']
+    (root / "instance.toml").write_text("\n".join(lines) + "\n")
+    return root / "instance.toml"
+
+
 STALE_PATCH = """\
 --- a/stats.c
 +++ b/stats.c

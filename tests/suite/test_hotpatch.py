@@ -25,7 +25,7 @@ from suitebench.suite.hotpatch import LivePrograms, NotPatchable, apply
 from suitebench.suite.runner import Engine, run_batched, run_plain
 from suitebench.suite.score import score_suite
 
-from .conftest import score_selected_and_full, unified_diff
+from .conftest import score_selected_and_full, write_python_instance
 
 PRICING = '''\
 """Order pricing."""
@@ -306,22 +306,14 @@ def test_a_module_not_imported_is_left_to_the_child(tmp_path: Path, shop: tuple[
 
 
 def write_shop(root: Path) -> Path:
-    for rel, text in SOURCE.items():
-        (root / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / "src" / rel).write_text(text)
-    (root / "tests").mkdir(parents=True)
-    for rel, text in TESTS.items():
-        (root / "tests" / rel).write_text(text)
-    (root / "mutants").mkdir()
-    (root / "spec.md").write_text("# shop\n\n## Pricing\nPrices, tax and carts.\n")
-    lines = ['name = "shop"', 'kind = "python"', 'package = "shop"', 'spec = "spec.md"']
-    lines += ['source = "src"', 'tests = "tests"']
-    for mid, old, new in MUTANTS:
-        diff = unified_diff("shop/pricing.py", PRICING, _mutated(old, new))
-        (root / "mutants" / f"{mid}.diff").write_text(diff)
-        lines += ["", "[[mutants]]", f'id = "{mid}"', f'patch = "mutants/{mid}.diff"']
-    (root / "instance.toml").write_text("\n".join(lines) + "\n")
-    return root / "instance.toml"
+    return write_python_instance(
+        root,
+        name="shop",
+        source=SOURCE,
+        tests=TESTS,
+        spec="# shop\n\n## Pricing\nPrices, tax and carts.\n",
+        mutants=[(mid, "shop/pricing.py", old, new) for mid, old, new in MUTANTS],
+    )
 
 
 def test_mutants_patched_into_one_collection_give_the_full_matrix(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ import pytest
 from suitebench.suite.impact import Unknown, changed_globals, fingerprint
 from suitebench.suite.runner import Engine
 
-from .conftest import score_selected_and_full, unified_diff
+from .conftest import score_selected_and_full, write_python_instance
 
 SOURCE = {
     "units/__init__.py": '''\
@@ -208,30 +208,14 @@ MUTANTS = [
 
 
 def write_units(root: Path, mutants: list[tuple[str, str, str, str]] = MUTANTS) -> Path:
-    for rel, text in SOURCE.items():
-        (root / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / "src" / rel).write_text(text)
-    (root / "tests").mkdir(parents=True)
-    for rel, text in TESTS.items():
-        (root / "tests" / rel).write_text(text)
-    (root / "mutants").mkdir()
-    (root / "spec.md").write_text("# units\n\n## Conversions\nLengths and masses.\n")
-    lines = [
-        'name = "units"',
-        'kind = "python"',
-        'package = "units"',
-        'spec = "spec.md"',
-        'source = "src"',
-        'tests = "tests"',
-    ]
-    for mid, rel, old, new in mutants:
-        original = SOURCE[rel]
-        assert original.count(old) == 1, (mid, old)
-        diff = unified_diff(rel, original, original.replace(old, new))
-        (root / "mutants" / f"{mid}.diff").write_text(diff)
-        lines += ["", "[[mutants]]", f'id = "{mid}"', f'patch = "mutants/{mid}.diff"']
-    (root / "instance.toml").write_text("\n".join(lines) + "\n")
-    return root / "instance.toml"
+    return write_python_instance(
+        root,
+        name="units",
+        source=SOURCE,
+        tests=TESTS,
+        spec="# units\n\n## Conversions\nLengths and masses.\n",
+        mutants=mutants,
+    )
 
 
 @pytest.mark.parametrize("engine", [Engine.BATCHED, Engine.PLAIN])
