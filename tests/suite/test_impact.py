@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.suite.impact import Unknown, changed_globals, fingerprint
+from suitebench.suite.impact import Unknown, changed_globals, fingerprint, program_modules
 from suitebench.suite.runner import Engine
 
 from .conftest import score_selected_and_full, write_python_instance
@@ -324,3 +324,30 @@ def test_fingerprint_refuses_objects_with_hidden_state(tmp_path: Path) -> None:
     files = {"fp_rng/__init__.py": "import random\n\nRNG = random.Random(7)\n"}
     with pytest.raises(Unknown):
         _fingerprint_of(tmp_path, "rng", files)
+
+
+def test_the_programs_modules_are_found_through_links(tmp_path: Path) -> None:
+    """Which imported modules are the program's is decided on real paths, as before the
+    per-directory memo: a module reached through a linked directory or a linked file whose
+    target lies under the root is the program's; a file under the root linking out is not."""
+    root, outside, via = tmp_path / "root", tmp_path / "outside", tmp_path / "via"
+    (root / "linkpkg_a").mkdir(parents=True)
+    (root / "linkpkg_a" / "__init__.py").write_text("A = 1\n")
+    (root / "linkmod_real.py").write_text("B = 2\n")
+    outside.mkdir()
+    (outside / "linkmod_ext.py").write_text("C = 3\n")
+    (root / "linkmod_alias.py").symlink_to(outside / "linkmod_ext.py")  # links out
+    (outside / "linkmod_in.py").symlink_to(root / "linkmod_real.py")  # links in
+    via.symlink_to(root, target_is_directory=True)
+    names = ["linkpkg_a", "linkmod_alias", "linkmod_in"]
+    sys.path[:0] = [str(via), str(outside)]
+    try:
+        for name in names:
+            importlib.import_module(name)
+        found = {name for name, _ in program_modules(str(root))}
+        assert found & set(names) == {"linkpkg_a", "linkmod_in"}
+    finally:
+        sys.path.remove(str(via))
+        sys.path.remove(str(outside))
+        for name in names:
+            sys.modules.pop(name, None)
