@@ -288,7 +288,7 @@ class BatchHooks:
         gc.freeze()
         programs = list(spec["programs"])
         group = [p for p in programs if _patchable(p)]
-        if len(group) > 1 and spec.get("patch_once", True):
+        if len(group) > 1:
             if self.fork_collector(group):
                 return False  # the collector: collect once, as pytest does
             done = {p["index"] for p in group if (out_dir / f"{p['index']}.exit.json").exists()}
@@ -308,12 +308,8 @@ class BatchHooks:
         self.child = True
         index = program["index"]
         _redirect_output(out_dir / "batch.log", out_dir / f"{index}.log")
-        pythonpath = program.get("pythonpath")
-        if pythonpath:
-            # Where PYTHONPATH puts it in a plain run: right after the script's directory.
-            os.environ["PYTHONPATH"] = pythonpath
-            first = self.path0
-            sys.path.insert(sys.path.index(first) + 1 if first in sys.path else 0, pythonpath)
+        if program.get("pythonpath"):
+            self.put_on_path(program["pythonpath"])
         plugin.open_events(str(out_dir / f"{index}.events"))
         plugin._state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
         logxml = session.config.stash.get(xml_key, None)
@@ -331,6 +327,13 @@ class BatchHooks:
             session.config.args = collect_only(list(session.config.args), program["select"])
         return False
 
+    def put_on_path(self, root: str) -> None:
+        """The program's source root where PYTHONPATH puts it in a plain run: right after the
+        script's directory on ``sys.path``, and in the environment of what the tests start."""
+        os.environ["PYTHONPATH"] = root
+        first = self.path0
+        sys.path.insert(sys.path.index(first) + 1 if first in sys.path else 0, root)
+
     # -- configure once, collect once for mutants that change function bodies only ---------
 
     def fork_collector(self, group: list[dict[str, Any]]) -> bool:
@@ -344,9 +347,7 @@ class BatchHooks:
         if pid == 0:
             self.child = True
             self.group = group
-            os.environ["PYTHONPATH"] = self.link
-            first = self.path0
-            sys.path.insert(sys.path.index(first) + 1 if first in sys.path else 0, self.link)
+            self.put_on_path(self.link)
             return True
         wait_child(pid, float(self.spec["run_wall"]) * len(group) + 30.0)
         return False

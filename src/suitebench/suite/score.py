@@ -540,7 +540,8 @@ def _fast_runs(
             order = _fast_order(m, tests, section_kills)
             chosen = selections[m.id].tests if m.id in selections else None
             if chosen is not None:  # only tests that reach the mutant can kill it
-                order = tuple(t for t in order if t in set(chosen))
+                reaching = set(chosen)
+                order = tuple(t for t in order if t in reaching)
                 if not order:
                     continue
             impact = impacts.get(m.id) if chosen is None else None
