@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from suitebench.model.instance import load_instance
 from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
+from suitebench.suite import jobs
 from suitebench.suite.build import Builder, build_all
 from suitebench.suite.implementation import score_implementation
 from suitebench.suite.records import TestStatus
@@ -152,14 +154,24 @@ def test_store_resumes_without_rerunning(stats_instance: Path, store: Store) -> 
 
 
 def test_reference_pass_rate_of_implementations(
-    stats_instance: Path, store: Store, tmp_path: Path
+    stats_instance: Path, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     instance = load_instance(stats_instance)
     buggy = tmp_path / "impl"
     shutil.copytree(instance.source, buggy)
     code = (buggy / "stats.c").read_text()
     (buggy / "stats.c").write_text(code.replace('puts("empty");', 'puts("nothing");'))
+    batches: list[int] = []
+    original = jobs.run_batched
+
+    def counting(suite: Path, targets: list[Any], **kwargs: Any) -> Any:
+        batches.append(len(targets))
+        return original(suite, targets, **kwargs)
+
+    monkeypatch.setattr(jobs, "run_batched", counting)
     result = score_implementation(instance, buggy, store=store)
+    # the three reference runs and the candidate's: each a process (and sandbox) of its own
+    assert sorted(batches) == [1, 1, 1, 1]
     assert result.build_status == "ok"
     assert result.total == 9 and result.passed == 8
     assert result.reference_pass_rate == pytest.approx(8 / 9)

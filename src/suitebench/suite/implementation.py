@@ -66,7 +66,8 @@ def score_implementation(
     cand_key = runner.key(candidate.program_id, "full", None)
     if candidate.ok:
         requests.append((cand_key, candidate.target()))
-    runs = runner.run(requests)
+    # each reference run its own process, as in score: flakiness shows, no build is shared
+    runs = runner.run(requests, apart=set(ref_keys))
     if progress is not None:
         progress(3, 3)
     ref_runs = [runs[k] for k in ref_keys]
