@@ -111,3 +111,84 @@ def test_a_suite_cannot_see_held_out_material(engine: Engine, tmp_path: Path) ->
     for mutant in result.mutants:
         # Only the test of the program's behaviour kills: no snooping test fails on a mutant.
         assert mutant.killed_by == ["tests/test_snoop.py::test_adds"], mutant.kill_messages
+
+
+SNOOP_PY = """\
+import os
+from pathlib import Path
+
+import adder
+
+INSTANCE = {instance!r}
+STORE = {store!r}
+CACHE = {cache!r}
+CHECKOUT = {checkout!r}
+
+
+def _seen():
+    seen = []
+    if os.path.exists(os.path.join(INSTANCE, "mutants", "m01.diff")):
+        seen.append("a mutant's patch")
+    if os.path.exists(os.path.join(INSTANCE, "src", "adder", "__init__.py")):
+        seen.append("the reference source")
+    if os.path.exists(STORE):
+        seen.append("the store")
+    if os.path.exists(os.path.join(CHECKOUT, "pyproject.toml")):
+        seen.append("the user's tree")
+    own = Path(os.path.realpath(adder.__file__)).parents[1]
+    if os.path.isdir(CACHE):
+        for entry in os.listdir(CACHE):
+            tree = Path(CACHE, entry, "tree")
+            if tree != own and (tree / "adder").exists():
+                seen.append("another build")
+    return seen
+
+
+def test_adds_and_sees_nothing_held_out():
+    seen = _seen()  # run while the mutated function is reached, so on every mutant too
+    assert seen == [], "saw " + ", ".join(seen)
+    assert adder.add(2, 3) == 5
+"""
+
+
+def test_a_package_suite_cannot_see_held_out_material(tmp_path: Path) -> None:
+    """The same, for a package whose mutants change a function body only: they run in a batch
+    collected once and patched per mutant, or alone in-process."""
+    from .conftest import write_python_instance
+
+    source = {"adder/__init__.py": "def add(a, b):\n    return a + b\n"}
+    toml = write_python_instance(
+        tmp_path / "held",
+        name="adder",
+        source=source,
+        tests={"test_add.py": "def test_placeholder():\n    pass\n"},
+        spec="# adder\n\n## Sum\nAdds.\n",
+        mutants=[
+            ("m01", "adder/__init__.py", "a + b", "a - b"),
+            ("m02", "adder/__init__.py", "a + b", "a + b + 1"),
+            ("m03", "adder/__init__.py", "a + b", "a * b"),
+        ],
+    )
+    store_path = tmp_path / "state" / "store.sqlite"
+    cache = tmp_path / "state" / "builds"
+    suite = tmp_path / "snoop"
+    suite.mkdir()
+    (suite / "test_snoop.py").write_text(
+        SNOOP_PY.format(
+            instance=str(toml.parent),
+            store=str(store_path),
+            cache=str(cache),
+            checkout=str(CHECKOUT),
+        )
+    )
+    store = Store(store_path)
+    result = score_suite(
+        load_instance(toml), suite, store=store, cache_dir=cache, limits=SuiteLimits(per_test=10.0)
+    )
+    store.close()
+    assert result.validity == 1.0, {t.id: t.message for t in result.tests}
+    for mutant in result.mutants:
+        assert mutant.selection_reason == "coverage", mutant.id
+        assert mutant.status == "killed", mutant.id
+        for message in mutant.kill_messages.values():
+            assert "saw" not in message and "assert" in message, (mutant.id, message)
