@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from suitebench.model.instance import load_instance
+from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
 from suitebench.suite.result import SuiteResult
 from suitebench.suite.runner import Engine, SuiteLimits
@@ -489,11 +490,15 @@ SELECTION_LIMITS = SuiteLimits(per_test=5.0, per_program=300.0)
 
 
 def score_selected_and_full(
-    instance_toml: Path, tmp_path: Path, *, engine: Engine = Engine.BATCHED
+    instance_toml: Path,
+    tmp_path: Path,
+    *,
+    engine: Engine = Engine.BATCHED,
+    executor: LocalExecutor | None = None,
 ) -> tuple[SuiteResult, SuiteResult]:
     """Score an instance with coverage-guided selection and with every test on every mutant
-    (fresh stores, shared build cache), assert the two kill matrices are the same, and return
-    both (selected, full)."""
+    (fresh stores, shared build cache; ``executor``: the workers, default the machine's),
+    assert the two kill matrices are the same, and return both (selected, full)."""
     results = []
     for all_tests in (False, True):
         store = Store(tmp_path / f"store-{all_tests}-{engine}" / "store.sqlite")
@@ -506,6 +511,7 @@ def score_selected_and_full(
                     engine=engine,
                     limits=SELECTION_LIMITS,
                     all_tests=all_tests,
+                    executor=executor,
                 )
             )
         finally:

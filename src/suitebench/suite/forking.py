@@ -118,9 +118,22 @@ def fork_per_program(
             _enter_child(spec, program, workdir)
             return dict(program)
         status, killed = wait_child(pid, float(spec["run_wall"]))
+        if not killed and (out_dir / f"{program['index']}.declined").exists():
+            continue  # left to whoever runs the batch's other programs (:func:`decline`)
         code = os.waitstatus_to_exitcode(status)
         record_exit(out_dir, program["index"], code, time.monotonic() - start, killed)
     return None
+
+
+def decline(out_dir: Path, index: int, why: str) -> None:
+    """In a child, before its run began: give the program back (no exit is recorded, so the
+    batch's parent runs it as usual) and say why in ``patched.txt``."""
+    with open(out_dir / "patched.txt", "a", encoding="utf-8") as fh:
+        fh.write(f"{index} fresh import: {why}\n")
+    (out_dir / f"{index}.declined").write_text(why, encoding="utf-8")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def fork_each(spec: dict[str, Any], child: Callable[[Program], int], workdir: WorkDir) -> None:

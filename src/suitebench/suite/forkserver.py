@@ -43,16 +43,14 @@ from typing import Any
 import pytest
 
 from suitebench.suite import plugin
+from suitebench.suite.collector import Collector, patchable
 from suitebench.suite.forking import (
-    exit_in_child,
     fork_each,
     fork_per_program,
     record_exit,
-    wait_child,
 )
-from suitebench.suite.hotpatch import LivePrograms, NotPatchable, apply
 from suitebench.suite.isolate import make_parent_private
-from suitebench.suite.warm import prime_rewrite_cache, warm_caches
+from suitebench.suite.warm import prime_rewrite_cache, warm_caches, warm_items
 from suitebench.suite.workdir import Entry, WorkDir, collect_only, populate_workdir, tree_state
 
 SENTINEL_NAME = ".suitebench-collect-sentinel"
@@ -158,7 +156,7 @@ def _redirect_output(shared: Path, own: Path) -> None:
         os.close(fd_own)
 
 
-class BatchHooks:
+class BatchHooks(Collector):
     """The batch driver's pytest hooks, given to ``pytest.main`` as a plugin object.
 
     ``collect_per_program=False`` (collect once): the run loop forks a child per program after
@@ -176,9 +174,6 @@ class BatchHooks:
         self.reached = False  # collection was reached (configure once)
         self.child = False  # this process is a forked child
         self.fallback = False  # the batch must run per program after all
-        # Configure once: the programs whose changes can be patched into one collection
-        # (set in the collector, the child that collects for them), and their source root's
-        # fixed path, a link switched to each program's tree before its child is forked.
         self.group: list[dict[str, Any]] | None = None
         self.link = str(Path(spec["workdir"]).parent / "program")
         self.steps: list[tuple[Any, Any]] = []
@@ -216,38 +211,13 @@ class BatchHooks:
         # is read.
         session.config.option.tbstyle = "line"
         warm_caches()
+        warm_items(session.items)
         gc.freeze()  # children share the collected session copy-on-write; keep gc off it
 
         workdir_state = WorkDir(spec)
         if self.bare:
             workdir_state.adopt_setup(self.bare)
         fork_each(spec, lambda program: self.run_items(session, logxml, program), workdir_state)
-
-    def run_items(self, session: pytest.Session, logxml: Any, program: dict[str, Any]) -> int:
-        """In a child of a batch collected once: run the program's tests of the collected
-        items (its ``--fast`` order or its selection) and write its XML and event log."""
-        out_dir = self.out_dir
-        index = program["index"]
-        plugin.open_events(str(out_dir / f"{index}.events"))
-        # This program's own log for the watchdog, so a hard hang is its own alone.
-        plugin._state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
-        items = list(session.items)
-        if program.get("order") is not None:
-            items = plugin.order_items(items, program["order"])
-            plugin._state["exitfirst"] = True
-        if program.get("select") is not None:
-            items = plugin.select_items(items, program["select"])
-        session.items = items
-        plugin.emit_collected(items)
-        for i, item in enumerate(items):
-            nextitem = items[i + 1] if i + 1 < len(items) else None
-            item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-            if session.shouldfail or session.shouldstop:
-                break
-        if logxml is not None:
-            logxml.logfile = str(out_dir / f"{index}.xml")
-            logxml.pytest_sessionfinish()
-        return 0
 
     # -- configure once, collect per program (kind = "python") -----------------------------
 
@@ -287,7 +257,11 @@ class BatchHooks:
         gc.collect()
         gc.freeze()
         programs = list(spec["programs"])
-        group = [p for p in programs if _patchable(p)]
+        # Body-only changes first: the collector imports the first program of the group,
+        # and a body can be patched from a base whose import-time code is the reference's.
+        group = sorted(
+            (p for p in programs if patchable(p)), key=lambda p: p.get("impact") is not None
+        )
         if len(group) > 1:
             if self.fork_collector(group):
                 return False  # the collector: collect once, as pytest does
@@ -326,96 +300,6 @@ class BatchHooks:
         if program.get("select") is not None:  # collect only the files of the selected tests
             session.config.args = collect_only(list(session.config.args), program["select"])
         return False
-
-    def put_on_path(self, root: str) -> None:
-        """The program's source root where PYTHONPATH puts it in a plain run: right after the
-        script's directory on ``sys.path``, and in the environment of what the tests start."""
-        os.environ["PYTHONPATH"] = root
-        first = self.path0
-        sys.path.insert(sys.path.index(first) + 1 if first in sys.path else 0, root)
-
-    # -- configure once, collect once for mutants that change function bodies only ---------
-
-    def fork_collector(self, group: list[dict[str, Any]]) -> bool:
-        """Fork the collector: a child that imports the first program of ``group`` through
-        the link, collects the suite once and forks a child per program of the group, each
-        with its changed functions patched in (:mod:`suitebench.suite.hotpatch`).  True in
-        the collector; in the parent, False once it has ended (the programs it did not run,
-        those that could not be patched, are the parent's to run as usual)."""
-        _point(self.link, group[0]["pythonpath"])
-        pid = os.fork()
-        if pid == 0:
-            self.child = True
-            self.group = group
-            self.put_on_path(self.link)
-            return True
-        wait_child(pid, float(self.spec["run_wall"]) * len(group) + 30.0)
-        return False
-
-    def run_patched_batch(self, session: pytest.Session) -> None:
-        """The collector's run loop: one child per program of its group, each running its
-        tests on the collected items with its changed function bodies patched in; a program
-        that cannot be patched is left to the batch's parent.  ``patched.txt`` has a line per
-        program: ``<index> patched: <n> functions`` or ``<index> fresh import: <why>``."""
-        from _pytest.junitxml import xml_key
-
-        spec, out_dir, group = self.spec, self.out_dir, self.group or []
-        logxml = session.config.stash.get(xml_key, None)
-        session.config.option.tbstyle = "line"
-        base = list(group[0]["patched_files"])
-        notes: list[str] = []
-        try:
-            live = LivePrograms(self.link, {f for p in group for f in p["patched_files"]})
-        except Exception as exc:  # e.g. an object whose attributes raise: run them as usual
-            notes.append(f"the collection cannot be read: {type(exc).__name__}: {exc}")
-            group = []
-        warm_caches()
-        gc.collect()
-        gc.freeze()
-
-        def before(program: dict[str, Any]) -> bool:
-            try:
-                files = sorted({*base, *program["patched_files"]})
-                self.steps = live.plan(program["pythonpath"], files)
-            except NotPatchable as exc:
-                notes.append(f"{program['index']} fresh import: {exc}")
-                return False
-            notes.append(f"{program['index']} patched: {len(self.steps)} functions")
-            _point(self.link, program["pythonpath"])
-            return True
-
-        workdir = WorkDir(spec)
-        if self.bare:
-            workdir.adopt_setup(self.bare)
-        program = fork_per_program(spec, workdir, group, before)
-        if program is None:
-            (out_dir / "patched.txt").write_text("".join(f"{n}\n" for n in notes), "utf-8")
-            return
-        apply(self.steps)
-        self.steps = []
-        live.forget()
-        exit_in_child(lambda: self.run_items(session, logxml, program))
-
-
-def _patchable(program: dict[str, Any]) -> bool:
-    """A program the collector may patch in: a Python source tree whose changes lie in
-    function bodies that run in tests only (the host says so by listing the files), with
-    nothing of its own to record at collection (a fingerprint, an import-time selection)."""
-    return (
-        program.get("patched_files") is not None
-        and bool(program.get("pythonpath"))
-        and not program.get("fingerprint")
-        and program.get("impact") is None
-    )
-
-
-def _point(link: str, target: str) -> None:
-    """Make ``link`` a symbolic link to ``target``, replacing it atomically."""
-    fresh = f"{link}.new"
-    if os.path.lexists(fresh):
-        os.unlink(fresh)
-    os.symlink(target, fresh)
-    os.replace(fresh, link)
 
 
 def _configure_once(spec: dict[str, Any], pytest_args: list[str]) -> bool:

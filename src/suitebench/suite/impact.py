@@ -42,7 +42,7 @@ import re
 import sys
 import types
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
@@ -62,7 +62,7 @@ STAR = "*"  # the pseudo-name of ``from module import *``
 _SKIP_GLOBALS = frozenset(
     {"__builtins__", "__loader__", "__spec__", "__file__", "__cached__", "__path__"}
 )
-_SKIP_CLASS = frozenset({"__dict__", "__weakref__", "_abc_impl"})
+SKIP_CLASS = frozenset({"__dict__", "__weakref__", "_abc_impl"})  # not a class's state
 _HEAPTYPE = 1 << 9
 _COMPREHENSIONS = frozenset({"<lambda>", "<listcomp>", "<genexpr>", "<setcomp>", "<dictcomp>"})
 _LOAD_OPS = frozenset(
@@ -71,6 +71,7 @@ _LOAD_OPS = frozenset(
         "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_SUPER_ATTR", "LOAD_CLASSDEREF",
     }
 )  # fmt: skip
+_IMPORT_OPS = frozenset({"IMPORT_NAME", "IMPORT_FROM"})
 _STAR_IMPORT = re.compile(r"^\s*from\s+\S+\s+import\s+\*", re.M)
 _ATOMS = (type(None), bool, int, float, complex, str, bytes)
 _BUILTIN_BASES = (*_ATOMS, tuple, list, dict, set, frozenset)
@@ -90,19 +91,32 @@ class Unknown(Exception):
 
 
 _REAL_DIRS: dict[str, str] = {}  # a directory -> its real path (a forked child inherits it)
+_REAL_FILES: dict[str, str] = {}  # a module's file -> its real path
 
 
 def _real(path: str) -> str:
-    """``os.path.realpath(path)``, resolving each directory once: a module's file is resolved
-    through its directory's memo unless the file itself is a link (~3,000 ``lstat`` calls for
-    the ~400 modules of a pytest process become one a module)."""
+    """``os.path.realpath(path)``, resolving each directory once and each file once (a file
+    is resolved through its directory's memo unless it is a link itself): ~3,000 ``lstat``
+    calls for the ~400 modules of a pytest process become one a module, once."""
+    known = _REAL_FILES.get(path)
+    if known is not None:
+        return known
     if os.path.islink(path):
-        return os.path.realpath(path)
-    directory, name = os.path.split(os.path.abspath(path))
-    real = _REAL_DIRS.get(directory)
-    if real is None:
-        real = _REAL_DIRS[directory] = os.path.realpath(directory)
-    return os.path.join(real, name)
+        real = os.path.realpath(path)
+    else:
+        directory, name = os.path.split(os.path.abspath(path))
+        resolved = _REAL_DIRS.get(directory)
+        if resolved is None:
+            resolved = _REAL_DIRS[directory] = os.path.realpath(directory)
+        real = os.path.join(resolved, name)
+    _REAL_FILES[path] = real
+    return real
+
+
+def forget_paths() -> None:
+    """Forget the resolved paths (a link among them now points elsewhere)."""
+    _REAL_DIRS.clear()
+    _REAL_FILES.clear()
 
 
 def program_modules(root: str) -> list[tuple[str, types.ModuleType]]:
@@ -201,7 +215,7 @@ class _Graph:
         if isinstance(obj, type):
             if obj.__module__ not in self.program:
                 return "type", (obj.__module__, obj.__qualname__), [], False
-            items = [(k, v) for k, v in vars(obj).items() if k not in _SKIP_CLASS]
+            items = [(k, v) for k, v in vars(obj).items() if k not in SKIP_CLASS]
             kids = [*obj.__bases__, type(obj), *(x for pair in items for x in pair)]
             return "class", (obj.__qualname__,), kids, True
         if isinstance(obj, _DESCRIPTORS):
@@ -273,18 +287,36 @@ class _MissingType:
 _Missing = _MissingType()
 
 
-def fingerprint(root: str, budget: int = 200_000) -> dict[str, str]:
-    """``{"module:global": digest}`` for every global of every program module under ``root``.
+def fingerprint(
+    root: str,
+    budget: int = 200_000,
+    namespaces: dict[str, dict[str, Any]] | None = None,
+    modules: Callable[[str], bool] | None = None,
+) -> dict[str, str]:
+    """``{"module:global": digest}`` for every global of every program module under ``root``
+    (``modules``: of those whose name it accepts); ``namespaces`` stands in for some modules'
+    globals (a module's code run anew beside it).
 
     Raises :class:`Unknown` when some object cannot be seen into, or the graph is larger than
     ``budget`` objects."""
-    modules = program_modules(root)
-    graph = _Graph({name for name, _ in modules})
+    program = program_modules(root)
     roots: list[tuple[str, Any]] = []
-    for name, module in modules:
-        for key, value in list(vars(module).items()):
+    for name, module in program:
+        if modules is not None and not modules(name):
+            continue
+        found = (namespaces or {}).get(name)
+        for key, value in list((vars(module) if found is None else found).items()):
             if key not in _SKIP_GLOBALS:
                 roots.append((f"{name}:{key}", value))
+    return digest_roots(roots, {name for name, _ in program}, budget)
+
+
+def digest_roots(
+    roots: list[tuple[str, Any]], program: set[str], budget: int = 200_000
+) -> dict[str, str]:
+    """``{label: digest}`` of each object of ``roots`` (as :func:`fingerprint` digests a
+    global; ``program``: the names of the program's modules, whose classes are looked into)."""
+    graph = _Graph(program)
     # Pass 1: how often each tracked object is reached, and where first (its label).
     seen: dict[int, list[Any]] = {}  # id -> [obj, count, label, description]
     count = 0
@@ -341,25 +373,29 @@ def fingerprint(root: str, budget: int = 200_000) -> dict[str, str]:
         raise Unknown("an object graph too deep to fingerprint") from exc
     finally:
         sys.setrecursionlimit(limit)
+        seen.clear()  # ``digest`` refers to itself: free what it saw without waiting for gc
 
 
-def _loads(code: types.CodeType) -> set[str]:
+def _loads(code: types.CodeType, ops: frozenset[str] = _LOAD_OPS) -> set[str]:
     """The names a code object's own instructions load (globals, attributes, imports), not
     those it only stores to (a module's ``def f`` stores ``f``; that reads nothing)."""
-    return {i.argval for i in dis.get_instructions(code) if i.opname in _LOAD_OPS}
+    return {i.argval for i in dis.get_instructions(code) if i.opname in ops}
 
 
-def code_names(code: types.CodeType, *, functions: bool = True) -> set[str]:
+def code_names(code: types.CodeType, *, functions: bool = True, imports: bool = True) -> set[str]:
     """Every name a code object can read through nested code: loaded global and attribute
     names, and string constants naming an attribute (``getattr(m, "NAME")``,
     ``patch("pkg.NAME")``; only dotted ones at module level, where test data lives).
     ``functions=False`` leaves out the bodies of nested ``def`` functions (module-level code:
-    they run only when called), keeping class bodies, lambdas and comprehensions."""
+    they run only when called), keeping class bodies, lambdas and comprehensions;
+    ``imports=False`` leaves out names only imported (``from pkg import f`` binds ``f``
+    without reading anything of it)."""
+    ops = _LOAD_OPS if imports else _LOAD_OPS - _IMPORT_OPS
     names: set[str] = set()
     stack = [(code, functions)]
     while stack:
         current, inside = stack.pop()
-        names |= _loads(current)
+        names |= _loads(current, ops)
         for const in current.co_consts:
             if isinstance(const, types.CodeType):
                 is_def = (
@@ -404,26 +440,28 @@ class TestNames:
         self.suite_roots = tuple(
             {os.path.realpath(suite_root).rstrip("/") + "/", os.path.abspath(suite_root) + "/"}
         )
-        self._module_level: dict[str, set[str]] = {}
+        self._module_level: dict[tuple[str, bool], set[str]] = {}
         self._conftest: tuple[set[str], dict[str, Any]] | None = None
 
-    def _source_code(self, path: str, whole: bool) -> set[str]:
+    def _source_code(self, path: str, whole: bool, imports: bool = True) -> set[str]:
         try:
             with open(path, encoding="utf-8") as fh:
                 text = fh.read()
             code = compile(text, path, "exec", dont_inherit=True)
         except (OSError, SyntaxError, ValueError):
             return {STAR}
-        names = code_names(code, functions=whole)
+        names = code_names(code, functions=whole, imports=imports)
         if _STAR_IMPORT.search(text):
             names.add(STAR)
         return names
 
-    def module_level(self, module: types.ModuleType) -> set[str]:
+    def module_level(self, module: types.ModuleType, imports: bool = True) -> set[str]:
         path = getattr(module, "__file__", None) or ""
-        if path not in self._module_level:
-            self._module_level[path] = self._source_code(path, whole=False) if path else {STAR}
-        return self._module_level[path]
+        key = (path, imports)
+        if key not in self._module_level:
+            found = self._source_code(path, False, imports) if path else {STAR}
+            self._module_level[key] = found
+        return self._module_level[key]
 
     def conftest(self) -> tuple[set[str], dict[str, Any]]:
         """What every test of the suite can run of its conftest files: their import-time code
@@ -443,6 +481,17 @@ class TestNames:
                             names |= code_names(code)
             self._conftest = (names, namespace)
         return self._conftest
+
+    def import_time(self, imports: bool = True) -> set[str]:
+        """Every name the suite's import-time code reads: its test modules' and conftest
+        files' module-level code (``imports=False``: less the names only imported), and the
+        conftest files' hooks."""
+        names = set(self.conftest()[0])
+        for module in list(sys.modules.values()):
+            path = getattr(module, "__file__", None) or ""
+            if path.endswith(".py") and self._in_suite(path):
+                names |= self.module_level(module, imports)
+        return names
 
     def _in_suite(self, path: str) -> bool:
         return any(p.startswith(self.suite_roots) for p in (path, os.path.realpath(path)))

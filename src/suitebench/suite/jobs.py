@@ -132,11 +132,10 @@ class SuiteRuns:
         separate = [k for k in batched if apart and k in apart]
         grouped = [k for k in batched if (not apart or k not in apart) and k not in riders]
         workers = max(1, int(getattr(self.executor, "jobs", None) or os.cpu_count() or 1))
-        size = max(1, min(self.batch_size, -(-len(grouped) // workers)))
         batches = [[k] for k in separate]
         if riders:
             batches = [[*batches[0], *riders], *batches[1:]] if batches else [riders]
-        batches += [grouped[i : i + size] for i in range(0, len(grouped), size)]
+        batches += _deal(grouped, self.batch_size, workers)
         jobs: list[tuple[str, dict[str, Any]]] = [
             (k, {**base, "target": wanted[k].to_dict()}) for k in alone
         ]
@@ -174,3 +173,15 @@ class SuiteRuns:
         if progress is not None:
             progress(len(wanted), len(wanted))
         return {k: SuiteRun.from_dict(found[k]) for k in wanted}
+
+
+def _deal(keys: list[str], most: int, workers: int) -> list[list[str]]:
+    """``keys`` in batches of at most ``most``, as many batches as a multiple of ``workers``
+    (each worker gets as many), dealt round-robin: neighbouring programs (a module's import-time
+    mutants, say, which cost more than its body mutants) spread over the batches, so that the
+    batches cost alike and no worker is left alone at the end."""
+    if not keys:
+        return []
+    count = -(-len(keys) // most)
+    count = min(len(keys), -(-count // workers) * workers)
+    return [keys[i::count] for i in range(count)]

@@ -187,7 +187,8 @@ def _on_alarm(signum: int, frame: Any) -> None:
 def _arm() -> None:
     limit = _state["timeout"]
     if limit > 0:
-        signal.signal(signal.SIGALRM, _on_alarm)
+        if signal.getsignal(signal.SIGALRM) is not _on_alarm:  # a test may have replaced it
+            signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, limit)
 
 
@@ -443,9 +444,14 @@ def _impact_select(path: str, items: list[pytest.Item]) -> None:
         spec = json.load(fh)
     found, why = _fingerprint()
     chosen, reason = choose(spec, found, why, [item.nodeid for item in items])
-    _emit({"event": "selected", "nodeids": chosen, "reason": reason})
+    emit_selected(chosen, reason)
     if chosen is not None:
         items[:] = select_items(items, chosen)
+
+
+def emit_selected(chosen: list[str] | None, reason: str) -> None:
+    """The tests an import-time change reaches (None: all) and why, for the host."""
+    _emit({"event": "selected", "nodeids": chosen, "reason": reason})
 
 
 def _selected_names(config: pytest.Config) -> dict[str, set[str]] | None:

@@ -229,7 +229,7 @@ def _run_selected(
         impact = impacts.get(m.id)
         if chosen is None and impact is not None:
             keys[m.id] = runner.key(program_id, "impact", (spec_digest(impact),))
-            requests.append((keys[m.id], replace(built[m.id].target(), impact=impact)))
+            requests.append((keys[m.id], _patchable(built[m.id], selections[m.id], impact)))
         elif chosen is None:
             keys[m.id] = runner.key(program_id, "full", None)
             requests.append((keys[m.id], built[m.id].target()))
@@ -262,13 +262,17 @@ def _run_selected(
     return runs, {k: got[k] for k, _ in extra}
 
 
-def _patchable(built: BuiltProgram, selection: Selection | None) -> Target:
-    """A mutant's target, naming the files it changes when they can be patched into a batch's
-    one collection: a Python package whose change lies in function bodies only."""
+def _patchable(
+    built: BuiltProgram, selection: Selection | None, impact: dict[str, Any] | None = None
+) -> Target:
+    """A mutant's target, naming the files it changes when they can be carried into a batch's
+    one collection (:attr:`Selection.files`; an import-time change needs its ``impact``)."""
     target = built.target()
     if built.pythonpath is None or selection is None or not selection.files:
         return target
-    return replace(target, patched_files=selection.files)
+    if selection.import_time is not None and impact is None:
+        return target
+    return replace(target, patched_files=selection.files, impact=impact)
 
 
 def _selection_used(selections: dict[str, Selection], all_tests: bool) -> str:
@@ -547,7 +551,7 @@ def _fast_runs(
             impact = impacts.get(m.id) if chosen is None else None
             mode = "fast" if impact is None else f"fast-impact-{spec_digest(impact)}"
             keys[m.id] = runner.key(built[m.id].program_id, mode, order)
-            target = _patchable(built[m.id], selections.get(m.id))
+            target = _patchable(built[m.id], selections.get(m.id), impact)
             requests.append((keys[m.id], replace(target, order=order, impact=impact)))
         got = runner.run(requests)
         for m in members:

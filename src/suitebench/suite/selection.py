@@ -179,6 +179,9 @@ class Coverage:
     # names) and the names each test's own code reads (absent: unknown).
     names: dict[str, dict[int, frozenset[str]]] = field(default_factory=dict)
     test_names: dict[str, frozenset[str]] = field(default_factory=dict)
+    # The program functions entered outside any test and outside the program's import (the
+    # suite ran them while collected: "file:function"); None when the record does not say.
+    suite_calls: frozenset[str] | None = None
     # (file, function) -> the contexts that entered it, built on first use
     _entered: dict[tuple[str, int], set[str]] = field(
         default_factory=dict, compare=False, repr=False
@@ -224,6 +227,9 @@ class Coverage:
                 for f, keys in record.get("names", {}).items()
             },
             test_names={t: frozenset(v) for t, v in record.get("test_names", {}).items()},
+            suite_calls=(
+                None if record.get("suite_calls") is None else frozenset(record["suite_calls"])
+            ),
         )
 
     def reads(self, test: str) -> frozenset[str] | None:
@@ -256,8 +262,10 @@ class Selection:
     tests: tuple[str, ...] | None
     reason: str
     import_time: tuple[str, ...] | None = None
-    # A coverage selection: the files the patch changes, only inside function bodies that run
-    # in tests alone (what a batch may patch into one collection, :mod:`.hotpatch`).
+    # The files the patch changes, when a batch may carry them into its one collection: a
+    # coverage selection's changes lie inside function bodies that run in tests alone
+    # (:mod:`.hotpatch`); an import-time change's, when the suite ran no program code while
+    # collected (:mod:`.reimport`).
     files: tuple[str, ...] = ()
 
 
@@ -362,5 +370,6 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
             for path in changes:
                 if context != OUTSIDE and 0 in files.get(path, ()):
                     return Selection(None, f"{path} is imported while a test runs ({context})")
-        return Selection(None, import_time, import_time=chosen)
+        carried = tuple(sorted(changes)) if coverage.suite_calls == frozenset() else ()
+        return Selection(None, import_time, import_time=chosen, files=carried)
     return Selection(chosen, "coverage", files=tuple(sorted(changes)))

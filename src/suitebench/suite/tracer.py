@@ -117,6 +117,16 @@ class _Loader(importlib.machinery.SourceFileLoader):
             self.tracer.names[self.rel] = function_names(code)
         return code
 
+    def exec_module(self, module: ModuleType) -> None:
+        tracer = self.tracer
+        if tracer is not None:
+            tracer.importing += 1
+        try:
+            super().exec_module(module)
+        finally:
+            if tracer is not None:
+                tracer.importing -= 1
+
 
 class _Finder(importlib.abc.MetaPathFinder):
     def __init__(self, tracer: LineTracer) -> None:
@@ -153,6 +163,10 @@ class LineTracer:
         self.preloaded: list[str] = []
         self.names: dict[str, dict[int, set[str]]] = {}  # file -> function -> names read
         self.test_names: dict[str, list[str]] = {}  # test -> names its own code reads
+        # Program functions entered outside any test and outside the program's own import
+        # (the suite's module-level code or a hook called them while being collected).
+        self.suite_calls: set[str] = set()
+        self.importing = 0  # program modules being imported right now
         self.active = False
         self._finder = _Finder(self)
 
@@ -168,6 +182,8 @@ class LineTracer:
         if functions is None:
             functions = self.current[rel] = set()
         functions.add(key)
+        if key and not self.importing and self.name == OUTSIDE:
+            self.suite_calls.add(f"{rel}:{key}")
 
     def _audit(self, event: str, args: Any) -> None:
         if self.active and event in _SPAWN_EVENTS:
@@ -225,6 +241,7 @@ class LineTracer:
                 f: {str(k): sorted(v) for k, v in keys.items()} for f, keys in self.names.items()
             },
             "test_names": self.test_names,
+            "suite_calls": sorted(self.suite_calls),
         }
 
     def write(self) -> None:
