@@ -13,7 +13,9 @@ Downloads the project's sdist from PyPI (it ships its tests), then, side by side
   build mutants`` (no caps, or ``--max N``) plus ``suitebench score`` with a fresh store: the
   full per-test x per-mutant kill matrix, by whichever engine ``score`` uses by default;
   then again (fresh store and build cache) with ``score --fast``, which like mutmut stops each
-  mutant at its first kill (``--no-fast`` skips that row).
+  mutant at its first kill (``--no-fast`` skips those rows).  Both for every mutant suitebench
+  makes and for ``build mutants --scope functions``, the function bodies mutmut limits itself
+  to (``--scopes``).
 
 Prints mutants, killed, mutation score, seconds and mutants per second for both, the ratio, and
 the kill-matrix cells suitebench filled.  The machine is shared: timings are rough, the ratio
@@ -83,7 +85,13 @@ def bench_mutmut(sdist: Path, package: str, tests: str, workdir: Path) -> dict[s
 
 
 def bench_suitebench(
-    sdist: Path, package: str, tests: str, workdir: Path, max_mutants: int | None, fast: bool
+    sdist: Path,
+    package: str,
+    tests: str,
+    workdir: Path,
+    max_mutants: int | None,
+    fast: bool,
+    scope: str = "all",
 ) -> dict[str, object]:
     inst = workdir / "instance"
     shutil.rmtree(inst, ignore_errors=True)
@@ -95,13 +103,13 @@ def bench_suitebench(
         f'name = "{package}"\nkind = "python"\npackage = "{package}"\n'
         'source = "src/"\ntests = "tests/"\n'
     )
-    store = workdir / ("suitebench-store-fast" if fast else "suitebench-store") / "store.sqlite"
+    store = workdir / f"suitebench-store-{scope}{'-fast' if fast else ''}" / "store.sqlite"
     shutil.rmtree(store.parent, ignore_errors=True)
     cap = ["--max", str(max_mutants)] if max_mutants else []
     started = time.perf_counter()
     made = json.loads(run([str(SUITEBENCH), "--store", str(store), "--json", "build", "mutants",
                            str(inst), "--max-per-file", "100000", "--max-per-function", "100000",
-                           *cap], workdir))  # fmt: skip
+                           "--scope", scope, *cap], workdir))  # fmt: skip
     generated = time.perf_counter() - started
     mode = ["--fast"] if fast else []
     scored = json.loads(run([str(SUITEBENCH), "--store", str(store), "--json", "score", str(inst),
@@ -129,7 +137,13 @@ def main() -> None:
     ap.add_argument("--tests", default="test_inflection.py", help="glob of test files in the sdist")
     ap.add_argument("--max", type=int, default=None, help="suitebench: at most N mutants")
     ap.add_argument("--workdir", type=Path, default=None)
-    ap.add_argument("--no-fast", action="store_true", help="skip the score --fast row")
+    ap.add_argument("--no-fast", action="store_true", help="skip the score --fast rows")
+    ap.add_argument(
+        "--scopes",
+        default="all,functions",
+        help="build mutants --scope values to run (all: every site; functions: function "
+        "bodies only, what mutmut mutates)",
+    )
     args = ap.parse_args()
     workdir = args.workdir or Path(tempfile.gettempdir()) / "suitebench-bench-mutmut"
     workdir = workdir.resolve()
@@ -138,28 +152,31 @@ def main() -> None:
     print(f"project {args.project}: package {args.package}, tests {args.tests}")
 
     mm = bench_mutmut(sdist, args.package, args.tests, workdir)
-    sb = bench_suitebench(sdist, args.package, args.tests, workdir, args.max, fast=False)
-    rows = [("mutmut run", mm), ("suitebench build mutants + score", sb)]
-    if not args.no_fast:
-        fast = bench_suitebench(sdist, args.package, args.tests, workdir, args.max, fast=True)
-        rows.append(("suitebench ... + score --fast", fast))
-    print(f"{'':34} {'mutants':>8} {'killed':>7} {'M':>7} {'seconds':>8} {'mutants/s':>10}")
+    rows: list[tuple[str, str, dict[str, object]]] = [("mutmut run", "", mm)]
+    for scope in args.scopes.split(","):
+        label = "all mutants" if scope == "all" else "function bodies"
+        for fast in (False,) if args.no_fast else (False, True):
+            result = bench_suitebench(
+                sdist, args.package, args.tests, workdir, args.max, fast=fast, scope=scope
+            )
+            rows.append((f"suitebench, {label}" + (", --fast" if fast else ""), scope, result))
+    print(f"{'':36} {'mutants':>8} {'killed':>7} {'M':>7} {'seconds':>8} {'mutants/s':>10}")
     rates = []
-    for name, r in rows:
+    for name, _scope, r in rows:
         rate = float(r["mutants"]) / float(r["seconds"])  # type: ignore[arg-type]
         rates.append(rate)
         score = float(r["killed"]) / max(1.0, float(r["mutants"]))  # type: ignore[arg-type]
-        print(f"{name:34} {r['mutants']:>8} {r['killed']:>7} {score:>7.1%} "
+        print(f"{name:36} {r['mutants']:>8} {r['killed']:>7} {score:>7.1%} "
               f"{float(r['seconds']):>8.1f} {rate:>10.2f}")  # type: ignore[arg-type]  # fmt: skip
-    print(f"suitebench engine {sb['engine']}, selection: {sb['selection']}; "
-          f"generating its mutants took {float(sb['generate_seconds']):.1f} s")  # type: ignore[arg-type]  # fmt: skip
-    print(
-        f"suitebench kill matrix: {sb['tests']} tests x {sb['mutants']} mutants, "
-        f"{sb['cells']} test runs on mutants recorded (mutmut keeps one verdict per mutant)"
-    )
-    print(f"ratio suitebench/mutmut mutants per second: {rates[1] / rates[0]:.2f} (full matrix)"
-          + (f", {rates[2] / rates[0]:.2f} (--fast: first kill only, as mutmut)"
-             if len(rates) > 2 else ""))  # fmt: skip
+    for (name, _scope, r), rate in zip(rows[1:], rates[1:], strict=True):
+        if name.endswith("--fast"):
+            print(f"ratio {name} / mutmut: {rate / rates[0]:.2f} (first kill only, as mutmut)")
+            continue
+        print(f"ratio {name} / mutmut: {rate / rates[0]:.2f} (full matrix: {r['tests']} tests x "
+              f"{r['mutants']} mutants, {r['cells']} test runs on mutants; engine {r['engine']}, "
+              f"selection {r['selection']}; generating the mutants took "
+              f"{float(r['generate_seconds']):.1f} s)")  # type: ignore[arg-type]  # fmt: skip
+    print("(mutmut mutates function bodies only and keeps one verdict per mutant)")
 
 
 if __name__ == "__main__":

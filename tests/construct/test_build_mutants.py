@@ -242,3 +242,68 @@ def test_cli_build_mutants_json(tmp_path: Path) -> None:
     )  # fmt: skip
     assert bad.returncode == 2
     assert "nowhere" in bad.stderr and "instance.toml" in bad.stderr
+
+
+SCOPED = '''\
+"""Rates."""
+LIMIT = 10
+TABLE = {"a": 1}
+
+
+def price(kind, qty=2):
+    """The price."""
+    if qty > LIMIT:
+        return TABLE[kind] * qty - 1
+    return TABLE[kind] * qty
+
+
+class Cart:
+    SIZE = 3
+
+    def total(self, n):
+        return n + self.SIZE
+'''
+
+
+def test_scope_functions_keeps_only_what_runs_when_a_function_is_called(tmp_path: Path) -> None:
+    """``--scope functions`` (what mutmut mutates): the bodies of functions and methods; not
+    the module's constants and tables, a default argument or a class constant, which run on
+    import."""
+    from suitebench.construct.mutants import generate_operator_mutants, mutation_sites
+
+    every = mutation_sites("rates.py", SCOPED.encode())
+    lines = SCOPED.splitlines()
+    inside = {lines[s.line - 1].strip() for s in every if s.in_body}
+    outside = {lines[s.line - 1].strip() for s in every if not s.in_body}
+    assert inside == {"if qty > LIMIT:", "return TABLE[kind] * qty - 1", "return TABLE[kind] * qty",
+                      "return n + self.SIZE"}  # fmt: skip
+    assert outside == {"LIMIT = 10", 'TABLE = {"a": 1}', "def price(kind, qty=2):", "SIZE = 3"}
+
+    root = tmp_path / "inst"
+    (root / "src" / "rates").mkdir(parents=True)
+    (root / "src" / "rates" / "__init__.py").write_text(SCOPED)
+    (root / "tests").mkdir()
+    (root / "instance.toml").write_text(
+        'name = "rates"\nkind = "python"\npackage = "rates"\nsource = "src"\ntests = "tests"\n'
+    )
+    instance = load_instance(root)
+    kept, report = generate_operator_mutants(instance, scope="functions")
+    assert {s.line for s, _ in kept} == {s.line for s in every if s.in_body}
+    assert report.out_of_scope == sum(not s.in_body for s in every)
+    with pytest.raises(ValueError, match="scope 'module'"):
+        generate_operator_mutants(instance, scope="module")
+    exe = Path(sys.executable).parent / "suitebench"
+    bad = subprocess.run(
+        [str(exe), "build", "mutants", str(root), "--scope", "module"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "expected one of all, functions" in bad.stderr
+
+
+def test_c_scope_functions_leaves_global_initializers(tmp_path: Path) -> None:
+    from suitebench.construct.mutants import mutation_sites
+
+    source = b"static int limit = 10;\n\nint over(int n) {\n    return n > limit;\n}\n"
+    sites = mutation_sites("over.c", source)
+    assert {s.line for s in sites if s.in_body} == {4}
+    assert {s.line for s in sites if not s.in_body} == {1}

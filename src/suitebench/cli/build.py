@@ -96,6 +96,12 @@ def mutants(
     max_per_file: int = typer.Option(400, "--max-per-file", min=1),
     max_per_function: int = typer.Option(40, "--max-per-function", min=1),
     operator: list[str] = typer.Option([], "--operator", help="Only these operators."),
+    scope: str = typer.Option(
+        "all",
+        "--scope",
+        help="all, or functions: only inside function bodies (no module or class-level code, "
+        "decorators or default arguments; what mutmut mutates).",
+    ),
     llm: bool = typer.Option(
         False, "--llm", help="Requirement-targeted mutants from a model, one per target."
     ),
@@ -110,9 +116,11 @@ def mutants(
 ) -> None:
     """Operator mutants (no model), or with --llm requirement-targeted mutants: one unified
     diff each, listed in instance.toml."""
-    from suitebench.construct.mutants import write_mutants
+    from suitebench.construct.mutants import SCOPES, write_mutants
 
     instance = _load(instance_path)
+    if scope not in SCOPES:
+        raise _fail(f"--scope {scope}: expected one of {', '.join(SCOPES)}")
     if llm:
         _llm_mutants(instance, out, targets_file, per_section, attempts, model, base_url, api_key)
         return
@@ -125,6 +133,7 @@ def mutants(
             max_per_file=max_per_file,
             max_per_function=max_per_function,
             operators=set(operator) or None,
+            scope=scope,
             cache_dir=OPTIONS.store.parent / "builds",
             executor=executor,
             progress=progress,
@@ -135,7 +144,9 @@ def mutants(
     where = out if out is not None else instance.root
     _err.print(
         f"[bold]{instance.name}[/bold]  {len(report.mutants)} mutants written to "
-        f"{where}/mutants  ({report.sites} sites, {report.noops} no-ops, "
+        f"{where}/mutants  ({report.sites} sites, "
+        + (f"{report.out_of_scope} outside function bodies, " if scope != "all" else "")
+        + f"{report.noops} no-ops, "
         f"{report.duplicates} duplicates, {report.capped} over the caps, "
         f"{len(report.build_errors)} do not build)"
     )

@@ -151,28 +151,48 @@ def _global(
     OPTIONS.json = json_out
 
 
-# Command modules, each with register(app).
-_COMMAND_MODULES = [
-    "sandbox",
-    "doctor",
-    "audit",
-    "score",
-    "demo",
-    "review",
-    "generate",
-    "agent",
-    "report",
-    "compare",
-    "build",
-]
+# Command modules, each with register(app), by the command it registers.
+_COMMAND_MODULES = {
+    "sandbox": "sandbox",
+    "doctor": "doctor",
+    "audit": "audit",
+    "score": "score",
+    "demo": "demo",
+    "review-fdr": "review",
+    "generate": "generate",
+    "agent": "agent",
+    "report": "report",
+    "compare": "compare",
+    "build": "build",
+}
 
 
-def _register_all() -> None:
-    for name in _COMMAND_MODULES:
-        importlib.import_module(f"suitebench.cli.{name}").register(app)
+def requested_command(args: list[str]) -> str | None:
+    """The command ``args`` names (its first word after the global options), if any."""
+    i = 0
+    while i < len(args):
+        is_global, width = _is_global(args[i])
+        if is_global:
+            i += width
+        elif args[i].startswith("-"):
+            return None  # --help, or an unknown option: the group answers
+        else:
+            return args[i]
+    return None
 
 
-_register_all()
+def _register(args: list[str]) -> None:
+    """Register the command ``args`` asks for, or every command (help, an unknown word, or
+    a program importing this module): a command's module, and what it imports (numpy, scipy,
+    the audit's chain...), costs a few hundred milliseconds to import."""
+    wanted = requested_command(args)
+    names = [wanted] if wanted in _COMMAND_MODULES else list(_COMMAND_MODULES)
+    for name in names:
+        importlib.import_module(f"suitebench.cli.{_COMMAND_MODULES[name]}").register(app)
+
+
+# Only the command line (the script, ``python -m suitebench``) knows which command it runs.
+_register(sys.argv[1:] if Path(sys.argv[0]).name in ("suitebench", "__main__.py") else [])
 
 
 def main() -> None:

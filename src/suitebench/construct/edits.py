@@ -30,7 +30,8 @@ class MutationSite:
     """A candidate mutant before it is numbered: where, which operator, what it does.
 
     ``line`` is 1-based; ``function`` is the enclosing function (the cap per function counts
-    these), empty at module level.
+    these), empty at module level; ``in_body``: the site lies inside a function's body (code
+    that runs when the function is called, not on import: ``--scope functions`` keeps these).
     """
 
     file: str
@@ -39,6 +40,7 @@ class MutationSite:
     description: str
     function: str
     edit: Edit
+    in_body: bool = True
 
     def mutated(self, source: bytes) -> bytes:
         return apply_edit(source, self.edit)

@@ -61,6 +61,7 @@ class MutantsReport:
     instance: str
     seed: int
     sites: int = 0
+    out_of_scope: int = 0  # outside function bodies, with ``scope="functions"``
     noops: int = 0
     duplicates: int = 0
     capped: int = 0
@@ -91,6 +92,9 @@ def source_files(instance: Instance) -> list[Path]:
         elif language_of(text) is not None:
             files.append(rel)
     return files
+
+
+SCOPES = ("all", "functions")
 
 
 def mutation_sites(path: str, source: bytes) -> list[MutationSite]:
@@ -131,8 +135,13 @@ def generate_operator_mutants(
     max_per_file: int | None = 400,
     max_per_function: int | None = 40,
     operators: set[str] | None = None,
+    scope: str = "all",
 ) -> tuple[list[tuple[MutationSite, bytes]], MutantsReport]:
-    """Stages 1-3: the sampled sites with the diffs they give, before the build check."""
+    """Stages 1-3: the sampled sites with the diffs they give, before the build check.
+    ``scope="functions"`` keeps only sites inside function bodies (as mutmut mutates): no
+    module or class-level code, decorator, default argument or global initializer."""
+    if scope not in SCOPES:
+        raise ValueError(f"scope {scope!r}: expected one of {', '.join(SCOPES)}")
     report = MutantsReport(instance=instance.name, seed=seed)
     kept: list[MutationSite] = []
     sources: dict[str, bytes] = {}
@@ -149,6 +158,9 @@ def generate_operator_mutants(
         seen: set[str] = set()
         for site in sites:
             if operators is not None and site.operator not in operators:
+                continue
+            if scope == "functions" and not site.in_body:
+                report.out_of_scope += 1
                 continue
             mutated = site.mutated(source)
             if mutated == source:
@@ -187,6 +199,7 @@ def write_mutants(
     max_per_file: int | None = 400,
     max_per_function: int | None = 40,
     operators: set[str] | None = None,
+    scope: str = "all",
     cache_dir: Path,
     executor: Executor | None = None,
     progress: Progress | None = None,
@@ -200,6 +213,7 @@ def write_mutants(
         max_per_file=max_per_file,
         max_per_function=max_per_function,
         operators=operators,
+        scope=scope,
     )
     target = prepare_target(instance, out)
 

@@ -84,6 +84,7 @@ class _Collector(cst.CSTVisitor):
         self.sites: list[MutationSite] = []
         self.functions: list[str] = []
         self.annotation_depth = 0
+        self.body_depth = 0  # function bodies entered (not their decorators or defaults)
 
     # -- positions --------------------------------------------------------------------------
 
@@ -118,6 +119,7 @@ class _Collector(cst.CSTVisitor):
                 f"{self.path}:{line}: {what}",
                 ".".join(self.functions),
                 Edit(start, end, replacement.encode("utf-8")),
+                self.body_depth > 0,
             )
         )
 
@@ -128,6 +130,12 @@ class _Collector(cst.CSTVisitor):
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.functions.pop()
+
+    def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        self.body_depth += 1
+
+    def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        self.body_depth -= 1
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.functions.append(node.name.value)

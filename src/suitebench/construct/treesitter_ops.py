@@ -135,7 +135,8 @@ def treesitter_sites(path: str, source: bytes) -> list[MutationSite]:
 
     def add(node: Any, function: str, operator: str, what: str, edit: Edit) -> None:
         line = node.start_point[0] + 1
-        sites.append(MutationSite(path, line, operator, f"{path}:{line}: {what}", function, edit))
+        where = f"{path}:{line}: {what}"
+        sites.append(MutationSite(path, line, operator, where, function, edit, bool(function)))
 
     for node, function in _walk(tree.root_node, "", False):
         kind = node.type

@@ -4,53 +4,65 @@ cov@k and pooled/macro coverage (input mode), the paired cluster bootstrap and n
 for arm comparisons, Wilson bounds for the review's false-discovery rate, and the suite-mode
 validity / mutation_score / reference pass rate, near-clone clustering of findings, overlap
 of killed sets and of inputs, Cohen's kappa and correlations with their intervals.
+
+Each submodule is imported when one of its names is first asked for (the package itself
+imports none: numpy and scipy would cost a command that needs neither a third of a second).
 """
 
-from suitebench.metrics.agreement import Kappa, cohen_kappa
-from suitebench.metrics.bootstrap import (
-    DEFAULT_N_BOOT,
-    DEFAULT_SEED,
-    BootstrapResult,
-    paired_cluster_bootstrap,
-)
-from suitebench.metrics.correlation import Correlation, correlation
-from suitebench.metrics.coverage import (
-    DEFAULT_KS,
-    cov_at_k,
-    cov_at_k_curve,
-    macro_recall,
-    micro_coverage,
-    miss_rate_ratio,
-    normalized_cov1,
-    per_problem_recall,
-    prefix_coverage,
-    prefix_coverage_curve,
-    tail_marginal,
-)
-from suitebench.metrics.mutation import (
-    mutation_score,
-    mutation_score_from_matrix,
-    per_section_mutation_score,
-    reference_pass_rate,
-    validity,
-)
-from suitebench.metrics.noninferiority import (
-    DEFAULT_MARGIN,
-    NoninferiorityResult,
-    holm,
-    noninferiority,
-    noninferiority_family,
-)
-from suitebench.metrics.overlap import (
-    InputOverlap,
-    SetOverlap,
-    clusters_by_problem,
-    input_overlap,
-    jaccard,
-    near_clone_clusters,
-    set_overlap,
-)
-from suitebench.metrics.wilson import wilson_interval, wilson_lower, wilson_upper
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "BootstrapResult": "bootstrap",
+    "Correlation": "correlation",
+    "DEFAULT_KS": "coverage",
+    "DEFAULT_MARGIN": "noninferiority",
+    "DEFAULT_N_BOOT": "bootstrap",
+    "DEFAULT_SEED": "bootstrap",
+    "InputOverlap": "overlap",
+    "Kappa": "agreement",
+    "NoninferiorityResult": "noninferiority",
+    "SetOverlap": "overlap",
+    "clusters_by_problem": "overlap",
+    "cohen_kappa": "agreement",
+    "correlation": "correlation",
+    "cov_at_k": "coverage",
+    "cov_at_k_curve": "coverage",
+    "holm": "noninferiority",
+    "input_overlap": "overlap",
+    "jaccard": "overlap",
+    "macro_recall": "coverage",
+    "micro_coverage": "coverage",
+    "miss_rate_ratio": "coverage",
+    "mutation_score": "mutation",
+    "mutation_score_from_matrix": "mutation",
+    "near_clone_clusters": "overlap",
+    "noninferiority": "noninferiority",
+    "noninferiority_family": "noninferiority",
+    "normalized_cov1": "coverage",
+    "paired_cluster_bootstrap": "bootstrap",
+    "per_problem_recall": "coverage",
+    "per_section_mutation_score": "mutation",
+    "prefix_coverage": "coverage",
+    "prefix_coverage_curve": "coverage",
+    "reference_pass_rate": "mutation",
+    "set_overlap": "overlap",
+    "tail_marginal": "coverage",
+    "validity": "mutation",
+    "wilson_interval": "wilson",
+    "wilson_lower": "wilson",
+    "wilson_upper": "wilson",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "DEFAULT_KS",
