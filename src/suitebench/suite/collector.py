@@ -78,6 +78,7 @@ class Collector:
             item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
             if session.shouldfail or session.shouldstop:
                 break
+        plugin.flush_events()
         if logxml is not None:
             logxml.logfile = str(out_dir / f"{index}.xml")
             logxml.pytest_sessionfinish()

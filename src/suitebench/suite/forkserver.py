@@ -296,7 +296,7 @@ class BatchHooks(Collector):
             # Configured already: start recording now, before the package is first imported
             # (the parent's configuration imported none of it, or it would not be here).
             coverage = session.config.option.suitebench_coverage
-            plugin.start_tracer(coverage, program["coverage_root"])
+            plugin.start_tracer(coverage, program["coverage_root"], session.config)
         if program.get("select") is not None:  # collect only the files of the selected tests
             session.config.args = collect_only(list(session.config.args), program["select"])
         return False

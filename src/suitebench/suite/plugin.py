@@ -4,12 +4,14 @@ Plugin autoload is off when suitebench runs a suite (a suite's results must not 
 happens to be installed), so everything suitebench needs inside the pytest process lives here:
 
 * **per-test timeouts** (``--suitebench-timeout``): each phase of a test (setup, call, teardown)
-  gets a SIGALRM-based budget; a hanging test fails alone with :class:`SuiteTestTimeout` and the
-  rest of its row (the other tests on the same program) is kept.  A faulthandler watchdog a few
+  gets a SIGALRM-based budget (armed as the test starts and as each phase is reported); a
+  hanging test fails alone with :class:`SuiteTestTimeout` and the rest of its row (the other
+  tests on the same program) is kept.  A faulthandler watchdog a few
   seconds later kills a process stuck where the alarm cannot reach, so the run ends as a crash
   instead of hanging; the event log tells which test was running.
-* **an event log** (``--suitebench-events``): one JSON line per test start and per phase report,
-  flushed as it happens, so a pytest process that dies mid-run still tells what it ran.
+* **an event log** (``--suitebench-events``): one JSON line per test start and per phase report;
+  a test's reports go to disk with the next test's start (one write a test), so a pytest
+  process that dies mid-run still tells what it ran and in which test it died.
 * **test selection**: ``--suitebench-order`` (``--fast``: only these tests, in this order, stop
   at the first failure) and ``--suitebench-select`` (only these tests, in collected order: the
   tests that reach a mutant);
@@ -42,6 +44,12 @@ TIMEOUT_MARKER = "SuiteTestTimeout"
 MESSAGE_CHARS = 300  # a failure message is pytest's one line, cut here
 _HARD_GRACE = 5.0
 _REARM_SLACK = 1.0
+
+
+try:
+    from _signal import getsignal as _handler
+except ImportError:  # another implementation: the public one
+    _handler = signal.getsignal
 
 
 class SuiteTestTimeout(Exception):
@@ -85,12 +93,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def start_tracer(path: str | None, root: str | None) -> None:
+_SHARED_FIXTURES = "suitebench-shared-fixtures"
+
+
+def start_tracer(path: str | None, root: str | None, config: pytest.Config) -> None:
     if path and _state.get("tracer") is None:
         from suitebench.suite.tracer import LineTracer
 
         _state["tracer"] = LineTracer(root or "", path)
         _state["tracer"].start()
+        if not config.pluginmanager.has_plugin(_SHARED_FIXTURES):
+            config.pluginmanager.register(SharedFixtures(), _SHARED_FIXTURES)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -103,6 +116,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     start_tracer(
         getattr(namespace, "suitebench_coverage", None),
         getattr(namespace, "suitebench_coverage_root", None),
+        early_config,
     )
 
 
@@ -131,7 +145,9 @@ def pytest_configure(config: pytest.Config) -> None:
         # hands the capture back.
         _state["fault_file"] = open(faultlog, "a")  # noqa: SIM115 - lives for the run
     start_tracer(
-        config.getoption("--suitebench-coverage"), config.getoption("--suitebench-coverage-root")
+        config.getoption("--suitebench-coverage"),
+        config.getoption("--suitebench-coverage-root"),
+        config,
     )
 
     gcov_dir = config.getoption("--suitebench-gcov-dir")
@@ -172,12 +188,23 @@ def open_events(path: str) -> None:
     _state["events"] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives for the run
 
 
-def _emit(record: dict[str, Any]) -> None:
+def _emit(record: dict[str, Any], *, hold: bool = False) -> None:
+    """Append an event to the log, on disk at once -- or, ``hold``, with the next event that
+    is not held (a test's phase reports go out with the next test's start: one write a test,
+    and whatever a crash interrupts is still attributed to the test that was running)."""
     stream: TextIO | None = _state.get("events")
     if stream is None:
         return
     stream.write(json.dumps(record) + "\n")
-    stream.flush()
+    if not hold:
+        stream.flush()
+
+
+def flush_events() -> None:
+    """Put the held events on disk (the run, or a forked child's loop, is ending)."""
+    stream: TextIO | None = _state.get("events")
+    if stream is not None:
+        stream.flush()
 
 
 def _on_alarm(signum: int, frame: Any) -> None:
@@ -187,7 +214,9 @@ def _on_alarm(signum: int, frame: Any) -> None:
 def _arm() -> None:
     limit = _state["timeout"]
     if limit > 0:
-        if signal.getsignal(signal.SIGALRM) is not _on_alarm:  # a test may have replaced it
+        # A test may have replaced the handler.  ``_signal.getsignal``: ``signal.getsignal``
+        # would build an enum member for every answer (~5 us, three times a test).
+        if _handler(signal.SIGALRM) is not _on_alarm:
             signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, limit)
 
@@ -227,6 +256,7 @@ def disarm_watchdog() -> None:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[Any]:
     _emit({"event": "start", "nodeid": item.nodeid})
     _keep_watchdog_armed()
+    _arm()  # the setup phase's budget
     tracer = _state.get("tracer")
     if tracer is not None:
         tracer.enter_test(item.nodeid, list(getattr(item, "fixturenames", ())))
@@ -243,43 +273,25 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             _gcov_current("outside")
         if nextitem is None:
             disarm_watchdog()
+            _disarm()
+            flush_events()
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_fixture_setup(fixturedef: Any, request: Any) -> Generator[Any]:
-    """Lines run while setting up a fixture shared beyond one test belong to every test that
-    uses it, not to the test that happened to set it up first."""
-    tracer = _state.get("tracer")
-    if tracer is None or fixturedef.scope == "function":
-        return (yield)
-    tracer.enter_fixture(str(fixturedef.argname))
-    try:
-        return (yield)
-    finally:
-        tracer.leave_fixture()
+class SharedFixtures:
+    """Registered while coverage is recorded: lines run while setting up a fixture shared
+    beyond one test belong to every test that uses it, not to the test that happened to set
+    it up first."""
 
-
-def _phase() -> Generator[Any, Any, Any]:
-    _arm()
-    try:
-        return (yield)
-    finally:
-        _disarm()
-
-
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> Generator[Any]:
-    return (yield from _phase())
-
-
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[Any]:
-    return (yield from _phase())
-
-
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[Any]:
-    return (yield from _phase())
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Generator[Any]:
+        tracer = _state.get("tracer")
+        if tracer is None or fixturedef.scope == "function":
+            return (yield)
+        tracer.enter_fixture(str(fixturedef.argname))
+        try:
+            return (yield)
+        finally:
+            tracer.leave_fixture()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -288,9 +300,18 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     disarm_watchdog()  # a run stopped early (``--fast``) leaves it armed
+    _disarm()
+    flush_events()
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # Each phase's budget: setup's is armed as the test starts, the next phase's as this one
+    # is reported (its report is all that runs between two phases), none after teardown.
+    if report.when == "teardown":
+        _disarm()
+    else:
+        _arm()
     if _state["exitfirst"] and report.failed and _state["session"] is not None:
         # ``--fast``: the first failing (valid) test decides the mutant.  Not pytest's ``-x``,
         # which would also stop at a collection error before any test ran.
@@ -304,7 +325,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     }
     if report.failed or report.skipped:
         record["message"] = short_message(report)
-    _emit(record)
+    _emit(record, hold=True)
 
 
 def short_message(report: pytest.TestReport | pytest.CollectReport) -> str:
