@@ -26,11 +26,11 @@ code that reads state by computed names (``getattr``, ``globals()``, ``vars``, `
 ``__all__``, a global that appears or vanishes that no test is known to read, and a
 collection that differs from the reference's.
 
-Assumptions (the same as for every coverage-based selection, stated in ``docs/suite.md``): a
-test's outcome depends on the state it reads, not on state an earlier test left behind, nor on
-line numbers, nor on state outside the program's modules that its import-time code changed
-(environment variables, files, other libraries' globals).  Standard library only: this runs
-inside the sandbox.
+Assumptions (stated in ``docs/suite.md``): a test's outcome depends on the state it reads
+(program state an earlier test changed ties the two: :func:`carried_by_state`), not on line
+numbers, nor on state outside the program's modules that its import-time code or an earlier
+test changed (environment variables, files, other libraries' globals).  Standard library
+only: this runs inside the sandbox.
 """
 
 from __future__ import annotations
@@ -531,6 +531,51 @@ class TestNames:
         return names
 
 
+def carried_by_state(
+    chosen: set[int],
+    writers: dict[int, frozenset[str]],
+    readers: dict[str, set[int]],
+    always: set[int],
+    rank: list[int] | None = None,
+) -> set[int]:
+    """``chosen`` (indices of tests) and the tests state left between tests ties to them.
+    ``writers``: the tests that changed program globals and left them changed in the
+    reference's run (a cache filled, a registry appended to), by the names of those globals;
+    ``readers``: per name, the tests whose code or covered functions name it; ``always``: the
+    tests whose reads are unknown; ``rank``: each test's place in the run (default: the
+    indices are the order).  A chosen test that changed globals brings every later test
+    reading one (under the mutant it may leave other values there, which a later test reads
+    without entering the changed code); a chosen test reading a global an earlier test
+    changed brings that test (it sees the state a full run builds).  To a fixpoint."""
+    if not writers:
+        return set(chosen)
+
+    def place(test: int) -> int:
+        return test if rank is None else rank[test]
+
+    selected = set(chosen)
+    ordered = sorted(writers, key=place)
+    pending = sorted(selected)
+    while pending:
+        test = pending.pop()
+        names = writers.get(test)
+        if names:
+            later = set(always).union(*(readers.get(n, ()) for n in names))
+            for other in later:
+                if place(other) > place(test) and other not in selected:
+                    selected.add(other)
+                    pending.append(other)
+        for writer in ordered:
+            if place(writer) >= place(test):
+                break
+            if writer in selected:
+                continue
+            if test in always or any(test in readers.get(n, ()) for n in writers[writer]):
+                selected.add(writer)
+                pending.append(writer)
+    return selected
+
+
 def changed_globals(reference: dict[str, str], mutant: dict[str, str]) -> set[str]:
     """``module:global`` keys whose fingerprints differ (or exist on one side only)."""
     return {k for k in reference.keys() | mutant.keys() if reference.get(k) != mutant.get(k)}
@@ -561,6 +606,11 @@ def choose(
         if name in DYNAMIC_NAMES or name not in readers:
             return None, f"import-time change to {name}, which no test is known not to read"
         chosen.update(readers[name])
+    writers = {int(k): frozenset(v) for k, v in (spec.get("writers") or {}).items()}
+    if writers:
+        sets = {name: set(found) for name, found in readers.items()}
+        always = set(spec.get("always", ()))
+        chosen = carried_by_state(chosen, writers, sets, always, spec.get("rank"))
     shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
     reason = (
         f"import-time change; globals changed: {shown}"

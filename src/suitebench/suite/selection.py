@@ -17,12 +17,20 @@ function -- plus:
 * every test using a shared fixture (module, class or session scope) whose set-up reached it;
 * every test whose coverage is unknown: it started a process or forked (what that process ran
   is not seen), or its outcome in the coverage run differs from the reference runs', or it is
-  flaky.
+  flaky;
+* the tests tied to those by state one test leaves for the next: the coverage run fingerprints
+  the program's globals after each test, and a selected test that changed some (a cache
+  filled, a registry appended to) brings every later test that reads one -- a test reading a
+  parse another test cached under the mutant never enters the changed code -- while a selected
+  test reading them brings the earlier tests that changed them
+  (:func:`suitebench.suite.impact.carried_by_state`).
 
 Unknown coverage (the coverage run failed, a program not built with it) means all tests.  The
 tests left out keep their reference outcome, marked not covered (Stryker's ``NoCoverage``).
-Like every coverage-based selection, this assumes a test's outcome depends on the code it runs,
-not on state an earlier test left behind.
+This assumes a test's outcome depends on the code it runs and the program state it reads, not
+on state outside the program's modules an earlier test left behind (files, environment
+variables, other libraries' globals), nor, where the program's state cannot be fingerprinted,
+on program state an earlier test left behind.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suitebench.suite.impact import DYNAMIC_NAMES, STAR
+from suitebench.suite.impact import DYNAMIC_NAMES, STAR, carried_by_state
 from suitebench.suite.tracer import FIXTURE_PREFIX, OUTSIDE
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -165,6 +173,11 @@ def _innermost(spans: Iterable[Span], line: int, indent: int | None = None) -> S
     return best
 
 
+# The tests tied by state left between them (Coverage.state_links): writers, readers by name,
+# tests reading anything, places in the run.
+Links = tuple[dict[int, frozenset[str]], dict[str, set[int]], set[int], list[int]]
+
+
 @dataclass(frozen=True)
 class Coverage:
     """Per-test coverage of the reference: ``contexts[test][file]`` = the functions entered
@@ -182,10 +195,16 @@ class Coverage:
     # The program functions entered outside any test and outside the program's import (the
     # suite ran them while collected: "file:function"); None when the record does not say.
     suite_calls: frozenset[str] | None = None
+    # The program globals' names each test changed and left changed in the reference's run
+    # (only the tests that did); None when the record does not say (the state could not be
+    # fingerprinted): then no test is taken to depend on another's.
+    writes: dict[str, frozenset[str]] | None = None
+    order: tuple[str, ...] = ()  # the tests in the order the coverage run started them
     # (file, function) -> the contexts that entered it, built on first use
     _entered: dict[tuple[str, int], set[str]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _links: dict[tuple[str, ...], Any] = field(default_factory=dict, compare=False, repr=False)
 
     def entering(self, file: str, key: int) -> set[str]:
         """The contexts (tests, shared fixtures, outside) that entered a function."""
@@ -230,7 +249,47 @@ class Coverage:
             suite_calls=(
                 None if record.get("suite_calls") is None else frozenset(record["suite_calls"])
             ),
+            order=tuple(record.get("order", ())),
+            writes=(
+                None
+                if record.get("writes") is None or not record.get("order")
+                else {
+                    test: frozenset(label.split(":", 1)[1] for label in labels)
+                    for test, labels in record["writes"].items()
+                }
+            ),
         )
+
+    def state_links(self, tests: list[str]) -> Links:
+        """For :func:`suitebench.suite.impact.carried_by_state`, by index into ``tests``: the
+        tests that changed globals (their names), per such name the tests reading it, the
+        tests whose reads are unknown, and each test's place in the coverage run (the order
+        a selected run keeps; a test it did not run comes last)."""
+        if not self.writes:
+            return {}, {}, set(), []
+        key = tuple(tests)
+        known = self._links.get(key)
+        if known is None:
+            known = self._links[key] = self._state_links(tests)
+        return known
+
+    def _state_links(self, tests: list[str]) -> Links:
+        assert self.writes is not None
+        index = {t: i for i, t in enumerate(tests)}
+        ran = {t: i for i, t in enumerate(self.order)}
+        rank = [ran.get(t, len(ran) + i) for i, t in enumerate(tests)]
+        writers = {index[t]: names for t, names in self.writes.items() if t in index}
+        wanted = frozenset().union(*writers.values()) if writers else frozenset()
+        readers: dict[str, set[int]] = {name: set() for name in wanted}
+        always: set[int] = set()
+        for i, test in enumerate(tests):
+            reads = self.reads(test) if "::" in test else frozenset()
+            if reads is None or reads & DYNAMIC_NAMES or STAR in reads:
+                always.add(i)
+                continue
+            for name in reads & wanted:
+                readers[name].add(i)
+        return writers, readers, always, rank
 
     def reads(self, test: str) -> frozenset[str] | None:
         """Every name the test can read: its own code's and its covered functions' (and its
@@ -293,12 +352,15 @@ def impact_readers(
             continue
         for name in reads & names:
             readers[name].append(i)
+    writers, _, _, rank = coverage.state_links(tests)
     return {
         "reference": fingerprint,
         "collected": list(reference.get("collected", ())),
         "tests": tests,
         "readers": readers,
         "always": always,
+        "writers": {str(i): sorted(names) for i, names in writers.items()},
+        "rank": rank,
     }
 
 
@@ -363,6 +425,10 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
         return reaches(test) or bool(fixtures & set(coverage.fixtures[test]))
 
     chosen = tuple(t for t in tests if runs(t))
+    links = coverage.state_links(tests)
+    if links[0]:
+        tied = carried_by_state({i for i, t in enumerate(tests) if runs(t)}, *links)
+        chosen = tuple(t for i, t in enumerate(tests) if i in tied)
     if import_time:
         # A module first imported while a test ran (``from . import sub`` in a function) runs
         # its import-time code inside that test, after the fingerprint was taken.

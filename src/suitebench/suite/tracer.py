@@ -20,7 +20,12 @@ the package, a test module calling it at import) or between tests -- belong to t
 ``OUTSIDE``; functions entered while setting up a fixture shared beyond one test belong to
 ``fixture:<name>``, and so to every test that uses that fixture.  A test that starts a process
 or forks is listed in ``spawned``: what that process ran is not seen here, so its coverage is
-unknown.  Standard library only: it runs inside the sandbox.
+unknown.  ``suite_calls`` lists the program functions entered outside any test and outside the
+program's own import (the suite's collection ran them); ``writes``, the program globals each
+test changed and left changed (the fingerprint of the program's globals taken after every
+test), and ``order`` the tests in the order they ran, so that selection can tell which tests
+the state one leaves for the next ties together.  Standard library only: it runs inside the
+sandbox.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from collections.abc import Sequence
 from types import CodeType, ModuleType
 from typing import Any
 
-from suitebench.suite.impact import code_names
+from suitebench.suite.impact import code_names, fingerprint
 
 OUTSIDE = "<outside tests>"
 FIXTURE_PREFIX = "fixture:"
@@ -167,6 +172,10 @@ class LineTracer:
         # (the suite's module-level code or a hook called them while being collected).
         self.suite_calls: set[str] = set()
         self.importing = 0  # program modules being imported right now
+        # The program globals each test changed and left changed ("module:global"); None
+        # when the program's state cannot be fingerprinted.
+        self.writes: dict[str, list[str]] | None = {}
+        self.state: dict[str, str] | None = None  # the fingerprint after the last test
         self.active = False
         self._finder = _Finder(self)
 
@@ -213,10 +222,30 @@ class LineTracer:
     def enter_test(self, nodeid: str, fixturenames: list[str]) -> None:
         self.fixtures[nodeid] = fixturenames
         self.stack.clear()
+        if self.state is None and self.writes is not None:
+            self.state = self._state()
         self._switch(nodeid)
 
     def leave_test(self) -> None:
+        test = self.name
         self._switch(OUTSIDE)
+        if self.state is not None and self.writes is not None:
+            after = self._state()
+            if after is not None:
+                changed = {k for k in self.state.keys() | after.keys()
+                           if self.state.get(k) != after.get(k)}  # fmt: skip
+                if changed:
+                    self.writes[test] = sorted(changed)
+            self.state = after
+
+    def _state(self) -> dict[str, str] | None:
+        """The fingerprint of the program's globals, to tell which tests change them (a cache
+        filled, a registry appended to): None, and no more tries, when it cannot be taken."""
+        try:
+            return fingerprint(self.root.rstrip("/"))
+        except Exception:  # Unknown, or an object whose attributes raise
+            self.writes = None
+            return None
 
     def enter_fixture(self, argname: str) -> None:
         self.stack.append((self.name, self.current))
@@ -242,6 +271,8 @@ class LineTracer:
             },
             "test_names": self.test_names,
             "suite_calls": sorted(self.suite_calls),
+            "writes": self.writes,
+            "order": list(self.fixtures),  # the tests in the order they started
         }
 
     def write(self) -> None:

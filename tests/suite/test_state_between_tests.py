@@ -1,0 +1,137 @@
+"""State one test leaves for the next: a test that reads a cache another test filled sees a
+mutant's change without entering the changed function, so coverage alone would skip it.
+
+Found on jmespath 1.0.1, whose parser keeps the expressions it parsed in a class-level cache:
+with coverage-guided selection, 8 of 150 operator mutants had cells of the kill matrix that
+differed from the full run's (``test_or_repr`` read a parse another test had cached under the
+mutant).  The coverage run now fingerprints the program's globals after each test; a selected
+test that changed them brings the later tests that read them, and a selected test reading
+them brings the earlier tests that changed them (:func:`suitebench.suite.impact.
+carried_by_state`).  The package here is a calculator written for this test with the same
+cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suitebench.suite.impact import carried_by_state
+
+from .conftest import score_selected_and_full, write_python_instance
+
+CALC = '''\
+"""A tiny calculator with a cache of parsed expressions."""
+
+
+class Parser:
+    _CACHE = {}
+
+    def parse(self, text):
+        tree = self._CACHE.get(text)
+        if tree is None:
+            tree = self._parse(text)
+            self._CACHE[text] = tree
+        return tree
+
+    def _parse(self, text):
+        tokens = text.split()
+        if len(tokens) == 1:
+            return ("num", int(tokens[0]))
+        left, op, right = tokens
+        return (op, ("num", int(left)), ("num", int(right)))
+
+
+def evaluate(tree):
+    kind = tree[0]
+    if kind == "num":
+        return tree[1]
+    a, b = evaluate(tree[1]), evaluate(tree[2])
+    if kind == "+":
+        return a + b
+    if kind == "-":
+        return a - b
+    raise ValueError(kind)
+
+
+def compute(text):
+    return evaluate(Parser().parse(text))
+'''
+
+TESTS = {
+    "test_calc.py": """\
+from calc import Parser, compute
+
+
+def test_sum():
+    assert compute("2 + 3") == 5
+
+
+def test_difference():
+    assert compute("7 - 4") == 3
+
+
+def test_a_cached_parse_keeps_the_operands_in_order():
+    # parsed by test_sum already: read from the cache, _parse is not entered
+    assert Parser().parse("2 + 3") == ("+", ("num", 2), ("num", 3))
+
+
+def test_single_number():
+    assert compute("9") == 9
+""",
+    "test_eval.py": """\
+from calc import evaluate
+
+
+def test_evaluate_a_tree():
+    assert evaluate(("-", ("num", 5), ("num", 2))) == 3
+""",
+}
+
+MUTANTS = [
+    # the operands swapped: a sum still adds up, the cached tree does not
+    (
+        "swap",
+        "calc/__init__.py",
+        '("num", int(left)), ("num", int(right))',
+        '("num", int(right)), ("num", int(left))',
+    ),
+    (
+        "single",
+        "calc/__init__.py",
+        'return ("num", int(tokens[0]))',
+        'return ("num", int(tokens[0]) + 1)',
+    ),
+    ("unknown_op", "calc/__init__.py", "raise ValueError(kind)", "raise KeyError(kind)"),
+]
+
+
+def test_a_test_reading_what_a_mutant_left_in_a_cache_is_run(tmp_path: Path) -> None:
+    toml = write_python_instance(
+        tmp_path / "calc",
+        name="calc",
+        source={"calc/__init__.py": CALC},
+        tests=TESTS,
+        spec="# calc\n\n## Expressions\nParse and evaluate.\n",
+        mutants=MUTANTS,
+    )
+    selected, _full = score_selected_and_full(toml, tmp_path)  # the same matrix
+    by_id = {m.id: m for m in selected.mutants}
+    cached = "tests/test_calc.py::test_a_cached_parse_keeps_the_operands_in_order"
+    assert by_id["swap"].killed_by == [cached, "tests/test_calc.py::test_difference"]
+    # the parser's four tests; the one evaluating a tree it built itself is not tied to them
+    assert by_id["swap"].tests_run == 4
+    assert by_id["single"].killed_by == ["tests/test_calc.py::test_single_number"]
+    assert by_id["unknown_op"].status == "survived"
+
+
+def test_state_ties_tests_in_both_directions_to_a_fixpoint() -> None:
+    readers = {"CACHE": {2, 4}, "COUNT": {3}}
+    writers = {1: frozenset({"CACHE"}), 2: frozenset({"COUNT"})}
+    # a chosen writer brings the later readers, and a reader that writes brings its readers
+    assert carried_by_state({1}, writers, readers, set()) == {1, 2, 3, 4}
+    # a chosen reader brings the earlier writer (the state a full run builds)
+    assert carried_by_state({4}, writers, readers, set()) == {1, 2, 3, 4}
+    # a reader before the writer is not tied to it
+    assert carried_by_state({0}, writers, {"CACHE": {0}}, set()) == {0}
+    # a test whose reads are unknown reads everything
+    assert carried_by_state({1}, writers, readers, {0, 5}) == {1, 2, 3, 4, 5}
+    assert carried_by_state({3}, {}, readers, set()) == {3}
