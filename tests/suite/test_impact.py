@@ -318,6 +318,30 @@ def test_fingerprint_sees_values_classes_through_instances_and_aliasing(tmp_path
     assert changed_globals(ref, body) == {"fp_pkg:area"}
 
 
+def test_a_fingerprint_taken_again_is_the_same_and_sees_what_changed(tmp_path: Path) -> None:
+    """The coverage run fingerprints the program after every test, reusing the digests of
+    what cannot change (strings, code, tuples of those): a second fingerprint equals the
+    first and one taken with nothing kept, and it still sees a cache filled in place."""
+    from suitebench.suite import impact
+
+    root = tmp_path / "warm"
+    (root / "fp_warm").mkdir(parents=True)
+    (root / "fp_warm" / "__init__.py").write_text(
+        'RULES = [("(quiz)$", "\\1zes"), ("s$", "s")]\nSHARED = [1]\nALIAS = SHARED\n'
+        "CACHE = {}\n\n\ndef parse(text):\n    return CACHE.setdefault(text, text.split())\n"
+    )
+    _import_fresh(root, "fp_warm")
+    try:
+        cold = fingerprint(str(root))
+        warm = fingerprint(str(root))
+        impact._PURE.clear()
+        assert fingerprint(str(root)) == warm == cold
+        sys.modules["fp_warm"].parse("a b")
+        assert changed_globals(cold, fingerprint(str(root))) == {"fp_warm:CACHE"}
+    finally:
+        del sys.modules["fp_warm"]
+
+
 def test_fingerprint_refuses_objects_with_hidden_state(tmp_path: Path) -> None:
     """A random generator's state lives in C: two seeds look alike from Python, so the
     fingerprint is unknown (every test runs) rather than wrong."""

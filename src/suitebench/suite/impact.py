@@ -311,6 +311,11 @@ def fingerprint(
     return digest_roots(roots, {name for name, _ in program}, budget)
 
 
+# id -> (object, digest) of objects with nothing mutable below them, kept alive with them: a
+# fingerprint taken after every test (the coverage run) rehashes only what can change.
+_PURE: dict[int, tuple[Any, bytes]] = {}
+
+
 def digest_roots(
     roots: list[tuple[str, Any]], program: set[str], budget: int = 200_000
 ) -> dict[str, str]:
@@ -332,9 +337,14 @@ def digest_roots(
             count += 1
             if count > budget:
                 raise Unknown(f"more than {budget} objects")
+            pure = _PURE.get(id(obj))
+            if pure is not None and pure[0] is obj:  # digested before: a leaf now
+                seen[id(obj)] = [obj, 1, "", ("", (), [], False)]
+                continue
             description = graph.describe(obj)
             seen[id(obj)] = [obj, 1, f"{label}#{serial}", description]
-            serial += 1
+            if description[3]:  # numbered among the tracked only: labels do not depend on
+                serial += 1  # which untracked objects were digested before
             stack.extend(reversed(description[2]))
     # Pass 2: Merkle digests; a tracked object reached more than once carries its label.
     digests: dict[int, bytes] = {}
@@ -345,6 +355,9 @@ def digest_roots(
         done = digests.get(key)
         if done is not None:
             return done
+        pure = _PURE.get(key)
+        if pure is not None and pure[0] is obj:
+            return pure[1]
         _, refs, label, (tag, atoms, kids, tracked) = seen[key]
         if key in busy:  # a cycle: the object is being hashed further up
             return hashlib.blake2b(f"cycle {label}".encode(), digest_size=16).digest()
@@ -363,6 +376,10 @@ def digest_roots(
         if tracked and refs > 1:
             h.update(b"\2" + label.encode())
         digests[key] = value = h.digest()
+        if not tracked and all(id(k) in _PURE for k in kids):
+            # Nothing mutable below (a string, a code object, a tuple of those): its digest
+            # depends on nothing else, and is kept, with the object, for the next fingerprint.
+            _PURE[key] = (obj, value)
         return value
 
     limit = sys.getrecursionlimit()
