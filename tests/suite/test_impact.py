@@ -342,6 +342,33 @@ def test_a_fingerprint_taken_again_is_the_same_and_sees_what_changed(tmp_path: P
         del sys.modules["fp_warm"]
 
 
+def test_what_a_test_leaves_changed_is_seen_between_tests(tmp_path: Path) -> None:
+    """``state_of`` (after every test of the coverage run) sees a cache filled, a mutable
+    default appended to and a function rebound, and nothing where nothing changed."""
+    from suitebench.suite.impact import state_of
+
+    root = tmp_path / "state"
+    (root / "fp_state").mkdir(parents=True)
+    (root / "fp_state" / "__init__.py").write_text(
+        "CACHE = {}\nLIMIT = 3\n\n\ndef seen(x, into=[]):\n    into.append(x)\n"
+        "    return len(into)\n\n\ndef double(x):\n    return 2 * x\n"
+    )
+    _import_fresh(root, "fp_state")
+    module = sys.modules["fp_state"]
+    try:
+        before = state_of(str(root))
+        module.double(2)
+        assert state_of(str(root)) == before
+        module.seen(1)
+        module.CACHE["k"] = 1
+        module.double = lambda x: x
+        after = state_of(str(root))
+        assert changed_globals(before, after) == {"fp_state:seen", "fp_state:CACHE",
+                                                  "fp_state:double"}  # fmt: skip
+    finally:
+        del sys.modules["fp_state"]
+
+
 def test_fingerprint_refuses_objects_with_hidden_state(tmp_path: Path) -> None:
     """A random generator's state lives in C: two seeds look alike from Python, so the
     fingerprint is unknown (every test runs) rather than wrong."""

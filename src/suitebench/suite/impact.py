@@ -311,6 +311,40 @@ def fingerprint(
     return digest_roots(roots, {name for name, _ in program}, budget)
 
 
+def state_of(root: str) -> dict[str, str]:
+    """What a test can change of the program's globals, taken after every test of the
+    coverage run: a global only a new binding can change (a module, a number or string, a
+    plain function with atoms for defaults and nothing in its ``__dict__``) by what it is bound
+    to; every other global (a table, a cache, a class, an instance) by its fingerprint.  Two
+    takes differ where a test changed a global and left it changed.  Raises :class:`Unknown`
+    as :func:`fingerprint` does."""
+    program = program_modules(root)
+    fixed: dict[str, str] = {}
+    roots: list[tuple[str, Any]] = []
+    for name, module in program:
+        for key, value in list(vars(module).items()):
+            if key in _SKIP_GLOBALS:
+                continue
+            label = f"{name}:{key}"
+            if isinstance(value, _ATOMS) or type(value) is types.ModuleType:
+                fixed[label] = f"bound {id(value)}"
+            elif _plain_function(value):
+                parts = (value.__code__, value.__defaults__, value.__kwdefaults__)
+                fixed[label] = "bound " + " ".join(str(id(p)) for p in (value, *parts))
+            else:
+                roots.append((label, value))
+    return {**digest_roots(roots, {name for name, _ in program}), **fixed}
+
+
+def _plain_function(value: Any) -> bool:
+    """A function whose state is all in what it is bound to: no closure, nothing in its
+    ``__dict__``, defaults of numbers, strings or None (a list default can be appended to)."""
+    if type(value) is not types.FunctionType or value.__closure__ or value.__dict__:
+        return False
+    defaults = [*(value.__defaults__ or ()), *(value.__kwdefaults__ or {}).values()]
+    return all(type(d) in _ATOMS for d in defaults)
+
+
 # id -> (object, digest) of objects with nothing mutable below them, kept alive with them: a
 # fingerprint taken after every test (the coverage run) rehashes only what can change.
 _PURE: dict[int, tuple[Any, bytes]] = {}

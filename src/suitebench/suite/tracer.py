@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from types import CodeType, ModuleType
 from typing import Any
 
-from suitebench.suite.impact import code_names, fingerprint
+from suitebench.suite.impact import code_names, state_of
 
 OUTSIDE = "<outside tests>"
 FIXTURE_PREFIX = "fixture:"
@@ -242,7 +242,7 @@ class LineTracer:
         """The fingerprint of the program's globals, to tell which tests change them (a cache
         filled, a registry appended to): None, and no more tries, when it cannot be taken."""
         try:
-            return fingerprint(self.root.rstrip("/"))
+            return state_of(self.root.rstrip("/"))
         except Exception:  # Unknown, or an object whose attributes raise
             self.writes = None
             return None
