@@ -311,15 +311,19 @@ def fingerprint(
     return digest_roots(roots, {name for name, _ in program}, budget)
 
 
-def state_of(root: str) -> dict[str, str]:
+def state_of(
+    root: str, program: list[tuple[str, types.ModuleType]] | None = None
+) -> dict[str, object]:
     """What a test can change of the program's globals, taken after every test of the
     coverage run: a global only a new binding can change (a module, a number or string, a
     plain function with atoms for defaults and nothing in its ``__dict__``) by what it is bound
     to; every other global (a table, a cache, a class, an instance) by its fingerprint.  Two
-    takes differ where a test changed a global and left it changed.  Raises :class:`Unknown`
-    as :func:`fingerprint` does."""
-    program = program_modules(root)
-    fixed: dict[str, str] = {}
+    takes differ where a test changed a global and left it changed.  ``program``: the
+    program's modules, when the caller knows them.  Raises :class:`Unknown` as
+    :func:`fingerprint` does."""
+    if program is None:
+        program = program_modules(root)
+    fixed: dict[str, object] = {}
     roots: list[tuple[str, Any]] = []
     for name, module in program:
         for key, value in list(vars(module).items()):
@@ -327,10 +331,10 @@ def state_of(root: str) -> dict[str, str]:
                 continue
             label = f"{name}:{key}"
             if isinstance(value, _ATOMS) or type(value) is types.ModuleType:
-                fixed[label] = f"bound {id(value)}"
+                fixed[label] = id(value)
             elif _plain_function(value):
-                parts = (value.__code__, value.__defaults__, value.__kwdefaults__)
-                fixed[label] = "bound " + " ".join(str(id(p)) for p in (value, *parts))
+                fixed[label] = (id(value), id(value.__code__), id(value.__defaults__),
+                                id(value.__kwdefaults__))  # fmt: skip
             else:
                 roots.append((label, value))
     return {**digest_roots(roots, {name for name, _ in program}), **fixed}

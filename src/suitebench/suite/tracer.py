@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from types import CodeType, ModuleType
 from typing import Any
 
-from suitebench.suite.impact import code_names, state_of
+from suitebench.suite.impact import code_names, program_modules, state_of
 
 OUTSIDE = "<outside tests>"
 FIXTURE_PREFIX = "fixture:"
@@ -175,7 +175,8 @@ class LineTracer:
         # The program globals each test changed and left changed ("module:global"); None
         # when the program's state cannot be fingerprinted.
         self.writes: dict[str, list[str]] | None = {}
-        self.state: dict[str, str] | None = None  # the fingerprint after the last test
+        self.state: dict[str, object] | None = None  # the program's state after the last test
+        self._modules: tuple[int, list[tuple[str, ModuleType]]] | None = None
         self.active = False
         self._finder = _Finder(self)
 
@@ -238,11 +239,15 @@ class LineTracer:
                     self.writes[test] = sorted(changed)
             self.state = after
 
-    def _state(self) -> dict[str, str] | None:
-        """The fingerprint of the program's globals, to tell which tests change them (a cache
-        filled, a registry appended to): None, and no more tries, when it cannot be taken."""
+    def _state(self) -> dict[str, object] | None:
+        """What of the program's globals a test can change (:func:`suitebench.suite.impact.
+        state_of`), to tell which tests change them (a cache filled, a registry appended to):
+        None, and no more tries, when it cannot be taken."""
+        root = self.root.rstrip("/")
         try:
-            return state_of(self.root.rstrip("/"))
+            if self._modules is None or self._modules[0] != len(sys.modules):
+                self._modules = (len(sys.modules), program_modules(root))
+            return state_of(root, self._modules[1])
         except Exception:  # Unknown, or an object whose attributes raise
             self.writes = None
             return None
