@@ -144,16 +144,8 @@ class LivePrograms:
                     self.suspended.add(
                         (running.co_filename, running.co_qualname, running.co_firstlineno)
                     )
-        self.sources: dict[str, bytes | None] = {rel: self._read(prefix + rel) for rel in files}
+        self.sources: dict[str, bytes | None] = {rel: read_source(prefix + rel) for rel in files}
         self._compiled: dict[str, types.CodeType] = {}
-
-    @staticmethod
-    def _read(path: str) -> bytes | None:
-        try:
-            with open(path, "rb") as fh:
-                return fh.read()
-        except OSError:
-            return None
 
     def _old_code(self, rel: str, source: bytes) -> types.CodeType:
         code = self._compiled.get(rel)
@@ -172,7 +164,7 @@ class LivePrograms:
             if rel not in self.sources:
                 raise NotPatchable(f"{rel} was not read by the batch")
             old = self.sources[rel]
-            new = self._read(os.path.join(program_root, rel))
+            new = read_source(os.path.join(program_root, rel))
             if old == new:
                 continue
             if path not in self.imported:
@@ -212,6 +204,15 @@ class LivePrograms:
         self.sources.clear()
         self._compiled.clear()
         self.functions.clear()
+
+
+def read_source(path: str) -> bytes | None:
+    """A source file's bytes, or None when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
 
 
 def apply(steps: list[tuple[Any, Any]]) -> None:

@@ -41,7 +41,7 @@ from collections.abc import Callable
 from typing import Any
 
 from suitebench.suite import impact
-from suitebench.suite.hotpatch import LivePrograms, NotPatchable
+from suitebench.suite.hotpatch import LivePrograms, NotPatchable, read_source
 
 _ATOMS = (type(None), bool, int, float, complex, str, bytes)
 _CONTAINERS = (tuple, list, dict, set, frozenset)
@@ -177,7 +177,7 @@ class Reimport:
         carried: list[str] = []
         for rel in sorted(files):
             path = f"{self.root}/{rel}"
-            source = _read(os.path.join(program_root, rel))
+            source = read_source(os.path.join(program_root, rel))
             if source == self.live.sources.get(rel):
                 continue
             entry = self.modules.get(path)
@@ -389,11 +389,3 @@ def _fingerprint(
         return impact.fingerprint(root, namespaces=namespaces, modules=modules)
     except Exception as exc:  # Unknown, or an object whose attributes raise
         raise NotPatchable(f"the program cannot be fingerprinted: {exc}") from None
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError:
-        return None

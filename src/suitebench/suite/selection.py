@@ -280,16 +280,24 @@ class Coverage:
         rank = [ran.get(t, len(ran) + i) for i, t in enumerate(tests)]
         writers = {index[t]: names for t, names in self.writes.items() if t in index}
         wanted = frozenset().union(*writers.values()) if writers else frozenset()
-        readers: dict[str, set[int]] = {name: set() for name in wanted}
+        readers, always = self.readers(tests, wanted)
+        return writers, readers, always, rank
+
+    def readers(
+        self, tests: list[str], names: frozenset[str] | set[str]
+    ) -> tuple[dict[str, set[int]], set[int]]:
+        """Per name of ``names``, the indices of the tests of ``tests`` whose code or covered
+        functions name it, and the tests whose reads are unknown or by computed names."""
+        readers: dict[str, set[int]] = {name: set() for name in names}
         always: set[int] = set()
         for i, test in enumerate(tests):
             reads = self.reads(test) if "::" in test else frozenset()
             if reads is None or reads & DYNAMIC_NAMES or STAR in reads:
                 always.add(i)
                 continue
-            for name in reads & wanted:
+            for name in reads & names:
                 readers[name].add(i)
-        return writers, readers, always, rank
+        return readers, always
 
     def reads(self, test: str) -> frozenset[str] | None:
         """Every name the test can read: its own code's and its covered functions' (and its
@@ -343,22 +351,14 @@ def impact_readers(
     if not isinstance(fingerprint, dict):
         return None
     names = {key.split(":", 1)[1] for key in fingerprint}
-    readers: dict[str, list[int]] = {name: [] for name in names}
-    always: list[int] = []
-    for i, test in enumerate(tests):
-        reads = coverage.reads(test) if "::" in test else frozenset()
-        if reads is None or reads & DYNAMIC_NAMES or STAR in reads:
-            always.append(i)
-            continue
-        for name in reads & names:
-            readers[name].append(i)
+    readers, always = coverage.readers(tests, names)
     writers, _, _, rank = coverage.state_links(tests)
     return {
         "reference": fingerprint,
         "collected": list(reference.get("collected", ())),
         "tests": tests,
-        "readers": readers,
-        "always": always,
+        "readers": {name: sorted(found) for name, found in readers.items()},
+        "always": sorted(always),
         "writers": {str(i): sorted(names) for i, names in writers.items()},
         "rank": rank,
     }
