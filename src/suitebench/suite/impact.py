@@ -113,10 +113,15 @@ def _real(path: str) -> str:
     return real
 
 
-def forget_paths() -> None:
-    """Forget the resolved paths (a link among them now points elsewhere)."""
-    _REAL_DIRS.clear()
-    _REAL_FILES.clear()
+def forget_paths(under: str | None = None) -> None:
+    """Forget the resolved paths (``under``: those below it, a link that now points
+    elsewhere)."""
+    for memo in (_REAL_DIRS, _REAL_FILES):
+        if under is None:
+            memo.clear()
+            continue
+        for path in [p for p in memo if p == under or p.startswith(under.rstrip("/") + "/")]:
+            del memo[path]
 
 
 def program_modules(root: str) -> list[tuple[str, types.ModuleType]]:

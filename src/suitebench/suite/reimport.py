@@ -173,7 +173,7 @@ class Reimport:
         raises :class:`NotPatchable` (nothing of the child's run has happened yet)."""
         if self.why_not:
             raise NotPatchable(self.why_not)
-        impact.forget_paths()  # the link points at another tree now
+        impact.forget_paths(self.root)  # the link points at another tree now
         carried: list[str] = []
         for rel in sorted(files):
             path = f"{self.root}/{rel}"
