@@ -6,12 +6,16 @@ The suite here tries, from inside its tests."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import suitebench
 from suitebench.model.instance import load_instance
+from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
+from suitebench.suite import jobs
+from suitebench.suite.result import SuiteResult
 from suitebench.suite.runner import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
@@ -83,28 +87,7 @@ def test_a_suite_cannot_see_held_out_material(engine: Engine, tmp_path: Path) ->
         ],
         mutated_file="main.sh",
     )
-    store_path = tmp_path / "state" / "store.sqlite"
-    cache = tmp_path / "state" / "builds"
-    suite = tmp_path / "snoop"
-    suite.mkdir()
-    (suite / "test_snoop.py").write_text(
-        SNOOP.format(
-            instance=str(toml.parent),
-            store=str(store_path),
-            cache=str(cache),
-            checkout=str(CHECKOUT),
-        )
-    )
-    store = Store(store_path)
-    result = score_suite(
-        load_instance(toml),
-        suite,
-        store=store,
-        cache_dir=cache,
-        engine=engine,
-        limits=SuiteLimits(per_test=10.0),
-    )
-    store.close()
+    result = _score_snooping(toml, tmp_path, SNOOP, engine=engine)
     failing = {t.id: t.message for t in result.tests if not t.valid}
     assert failing == {}, failing
     assert result.validity == 1.0
@@ -151,30 +134,15 @@ def test_adds_and_sees_nothing_held_out():
 """
 
 
-def test_a_package_suite_cannot_see_held_out_material(tmp_path: Path) -> None:
-    """The same, for a package whose mutants change a function body only: they run in a batch
-    collected once and patched per mutant, or alone in-process."""
-    from .conftest import write_python_instance
-
-    source = {"adder/__init__.py": "def add(a, b):\n    return a + b\n"}
-    toml = write_python_instance(
-        tmp_path / "held",
-        name="adder",
-        source=source,
-        tests={"test_add.py": "def test_placeholder():\n    pass\n"},
-        spec="# adder\n\n## Sum\nAdds.\n",
-        mutants=[
-            ("m01", "adder/__init__.py", "a + b", "a - b"),
-            ("m02", "adder/__init__.py", "a + b", "a + b + 1"),
-            ("m03", "adder/__init__.py", "a + b", "a * b"),
-        ],
-    )
+def _score_snooping(toml: Path, tmp_path: Path, template: str, **options: Any) -> SuiteResult:
+    """Score ``toml`` with a suite that looks for what it must not see (``template``, told
+    where the instance, the store, the build cache and the user's tree are)."""
     store_path = tmp_path / "state" / "store.sqlite"
     cache = tmp_path / "state" / "builds"
     suite = tmp_path / "snoop"
     suite.mkdir()
     (suite / "test_snoop.py").write_text(
-        SNOOP_PY.format(
+        template.format(
             instance=str(toml.parent),
             store=str(store_path),
             cache=str(cache),
@@ -182,13 +150,58 @@ def test_a_package_suite_cannot_see_held_out_material(tmp_path: Path) -> None:
         )
     )
     store = Store(store_path)
-    result = score_suite(
-        load_instance(toml), suite, store=store, cache_dir=cache, limits=SuiteLimits(per_test=10.0)
+    try:
+        return score_suite(
+            load_instance(toml),
+            suite,
+            store=store,
+            cache_dir=cache,
+            limits=SuiteLimits(per_test=10.0),
+            **options,
+        )
+    finally:
+        store.close()
+
+
+def test_a_package_suite_cannot_see_held_out_material(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same, for a package: mutants that change a function body run in a batch collected
+    once and patched per mutant, one that changes a constant read on import has its module run
+    anew beside that collection (one worker: one batch, one collection for all four)."""
+    from .conftest import write_python_instance
+
+    source = {"adder/__init__.py": "OFFSET = 0\n\n\ndef add(a, b):\n    return a + b + OFFSET\n"}
+    toml = write_python_instance(
+        tmp_path / "held",
+        name="adder",
+        source=source,
+        tests={"test_add.py": "def test_placeholder():\n    pass\n"},
+        spec="# adder\n\n## Sum\nAdds.\n",
+        mutants=[
+            ("m01", "adder/__init__.py", "a + b +", "a - b +"),
+            ("m02", "adder/__init__.py", "a + b +", "a + b + 1 +"),
+            ("m03", "adder/__init__.py", "a + b +", "a * b +"),
+            ("m04", "adder/__init__.py", "OFFSET = 0", "OFFSET = 1"),
+        ],
     )
-    store.close()
+    kept: list[Path] = []  # the batches' work dirs, to read how each child ran
+    real = jobs.run_batched
+
+    def keep(*args: Any, **kwargs: Any) -> Any:
+        kept.append(tmp_path / f"batch{len(kept)}")
+        return real(*args, **kwargs, workspace=kept[-1])
+
+    monkeypatch.setattr(jobs, "run_batched", keep)
+    with LocalExecutor(1) as one:
+        result = _score_snooping(toml, tmp_path, SNOOP_PY, executor=one)
+    written = [w / "out" / "patched.txt" for w in kept]
+    notes = "".join(path.read_text() for path in written if path.exists())
+    assert notes.count("patched: ") == 3 and notes.count("reimported: ") == 1, notes
     assert result.validity == 1.0, {t.id: t.message for t in result.tests}
     for mutant in result.mutants:
-        assert mutant.selection_reason == "coverage", mutant.id
+        expected = "import-time change" if mutant.id == "m04" else "coverage"
+        assert mutant.selection_reason.startswith(expected), (mutant.id, mutant.selection_reason)
         assert mutant.status == "killed", mutant.id
         for message in mutant.kill_messages.values():
             assert "saw" not in message and "assert" in message, (mutant.id, message)

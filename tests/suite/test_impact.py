@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.suite.impact import Unknown, changed_globals, fingerprint, program_modules
+from suitebench.suite.fingerprint import Unknown, fingerprint, program_modules
+from suitebench.suite.impact import changed_globals
 from suitebench.suite.runner import Engine
 
 from .conftest import score_selected_and_full, write_python_instance
@@ -322,7 +323,7 @@ def test_a_fingerprint_taken_again_is_the_same_and_sees_what_changed(tmp_path: P
     """The coverage run fingerprints the program after every test, reusing the digests of
     what cannot change (strings, code, tuples of those): a second fingerprint equals the
     first and one taken with nothing kept, and it still sees a cache filled in place."""
-    from suitebench.suite import impact
+    from suitebench.suite import fingerprint as fp
 
     root = tmp_path / "warm"
     (root / "fp_warm").mkdir(parents=True)
@@ -334,7 +335,7 @@ def test_a_fingerprint_taken_again_is_the_same_and_sees_what_changed(tmp_path: P
     try:
         cold = fingerprint(str(root))
         warm = fingerprint(str(root))
-        impact._PURE.clear()
+        fp._PURE.clear()
         assert fingerprint(str(root)) == warm == cold
         sys.modules["fp_warm"].parse("a b")
         assert changed_globals(cold, fingerprint(str(root))) == {"fp_warm:CACHE"}
@@ -345,7 +346,7 @@ def test_a_fingerprint_taken_again_is_the_same_and_sees_what_changed(tmp_path: P
 def test_what_a_test_leaves_changed_is_seen_between_tests(tmp_path: Path) -> None:
     """``state_of`` (after every test of the coverage run) sees a cache filled, a mutable
     default appended to and a function rebound, and nothing where nothing changed."""
-    from suitebench.suite.impact import state_of
+    from suitebench.suite.fingerprint import state_of
 
     root = tmp_path / "state"
     (root / "fp_state").mkdir(parents=True)

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from suitebench.suite import plugin
+from suitebench.suite.fingerprint import forget_digests
 from suitebench.suite.forking import decline, exit_in_child, fork_per_program, wait_child
 from suitebench.suite.hotpatch import LivePrograms, NotPatchable, apply
 from suitebench.suite.impact import choose
@@ -161,6 +162,7 @@ class Collector:
             apply(self.steps)
         self.steps = []
         live.forget()
+        forget_digests()
         exit_in_child(lambda: self.run_items(session, logxml, program, chosen))
 
     def carry_in(

@@ -421,7 +421,7 @@ def _program_root() -> str:
 
 
 def _fingerprint() -> tuple[dict[str, str] | None, str]:
-    from suitebench.suite.impact import Unknown, fingerprint
+    from suitebench.suite.fingerprint import Unknown, fingerprint
 
     root = _program_root()
     if not root:

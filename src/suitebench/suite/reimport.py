@@ -24,7 +24,7 @@ is then imported afresh by the batch's parent, as before -- unless:
   suspended generator running it);
 * running the module anew changed nothing else: every other module of the program, and every
   object the new namespace shares with the live module, fingerprints as before
-  (:func:`suitebench.suite.impact.fingerprint`);
+  (:func:`suitebench.suite.fingerprint.fingerprint`);
 * afterwards the live module fingerprints exactly as the mutant's namespace did.
 
 Standard library only: it runs inside the sandbox.
@@ -40,6 +40,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from suitebench.suite import fingerprint as fp
 from suitebench.suite import impact
 from suitebench.suite.hotpatch import LivePrograms, NotPatchable, read_source
 
@@ -99,11 +100,11 @@ class Reimport:
         self.reference: dict[str, str] = {}
         self.last: dict[str, str] = {}  # the last module carried over, fingerprinted
         try:
-            self.reference = impact.fingerprint(self.root)
+            self.reference = fp.fingerprint(self.root)
         except Exception as exc:  # Unknown, or an object whose attributes raise
             self.why_not = f"the collected program cannot be fingerprinted: {exc}"
             return
-        for name, module in impact.program_modules(self.root):
+        for name, module in fp.program_modules(self.root):
             self.program.add(name)
             origin = getattr(module, "__file__", None)
             if isinstance(origin, str):
@@ -173,7 +174,7 @@ class Reimport:
         raises :class:`NotPatchable` (nothing of the child's run has happened yet)."""
         if self.why_not:
             raise NotPatchable(self.why_not)
-        impact.forget_paths(self.root)  # the link points at another tree now
+        fp.forget_paths(self.root)  # the link points at another tree now
         carried: list[str] = []
         for rel in sorted(files):
             path = f"{self.root}/{rel}"
@@ -315,8 +316,8 @@ class Reimport:
         own: list[dict[str, str]] = []
         for cls in (before, after):
             roots = [("(bases)", cls.__bases__)]
-            roots += [(a, v) for a, v in vars(cls).items() if a not in impact.SKIP_CLASS]
-            own.append(impact.digest_roots(roots, self.program))
+            roots += [(a, v) for a, v in vars(cls).items() if a not in fp.SKIP_CLASS]
+            own.append(fp.digest_roots(roots, self.program))
         if own[0]["(bases)"] != own[1]["(bases)"]:
             raise NotPatchable(f"the bases of {key} changed")
         steps: list[Step] = []
@@ -386,6 +387,6 @@ def _fingerprint(
     modules: Callable[[str], bool] | None = None,
 ) -> dict[str, str]:
     try:
-        return impact.fingerprint(root, namespaces=namespaces, modules=modules)
+        return fp.fingerprint(root, namespaces=namespaces, modules=modules)
     except Exception as exc:  # Unknown, or an object whose attributes raise
         raise NotPatchable(f"the program cannot be fingerprinted: {exc}") from None

@@ -41,7 +41,8 @@ from collections.abc import Sequence
 from types import CodeType, ModuleType
 from typing import Any
 
-from suitebench.suite.impact import code_names, program_modules, state_of
+from suitebench.suite.fingerprint import program_modules, state_of
+from suitebench.suite.impact import code_names
 
 OUTSIDE = "<outside tests>"
 FIXTURE_PREFIX = "fixture:"
