@@ -25,13 +25,13 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-_SKIP_GLOBALS = frozenset(
+SKIP_GLOBALS = frozenset(  # a module's bookkeeping, not its state
     {"__builtins__", "__loader__", "__spec__", "__file__", "__cached__", "__path__"}
 )
 SKIP_CLASS = frozenset({"__dict__", "__weakref__", "_abc_impl"})  # not a class's state
 _HEAPTYPE = 1 << 9
-_ATOMS = (type(None), bool, int, float, complex, str, bytes)
-_BUILTIN_BASES = (*_ATOMS, tuple, list, dict, set, frozenset)
+ATOMS = (type(None), bool, int, float, complex, str, bytes)  # immutable values
+_BUILTIN_BASES = (*ATOMS, tuple, list, dict, set, frozenset)
 _DESCRIPTORS = (
     types.BuiltinFunctionType,
     types.MethodDescriptorType,
@@ -112,7 +112,7 @@ class _Graph:
                 except TypeError:
                     continue
                 for key, value in items:
-                    if not isinstance(value, _ATOMS):
+                    if not isinstance(value, ATOMS):
                         self.owners.setdefault(id(value), f"{name}.{key}")
         return self.owners.get(id(obj))
 
@@ -124,7 +124,7 @@ class _Graph:
 
     def describe(self, obj: Any) -> tuple[str, tuple[str, ...], list[Any], bool]:
         kind = type(obj)
-        if isinstance(obj, _ATOMS) and kind in _ATOMS:
+        if isinstance(obj, ATOMS) and kind in ATOMS:
             return kind.__name__, (repr(obj),), [], False
         if kind is tuple:
             return "tuple", (), list(obj), False
@@ -204,7 +204,7 @@ class _Graph:
         elif isinstance(value, tuple | list | set | frozenset):
             items = [*value]
             kids += sorted(items, key=repr) if isinstance(value, set | frozenset) else items
-        elif isinstance(value, _ATOMS):
+        elif isinstance(value, ATOMS):
             kids.append(repr(value))
         state = getattr(obj, "__dict__", None)
         if state is not None:
@@ -268,7 +268,7 @@ def fingerprint(
             continue
         found = (namespaces or {}).get(name)
         for key, value in list((vars(module) if found is None else found).items()):
-            if key not in _SKIP_GLOBALS:
+            if key not in SKIP_GLOBALS:
                 roots.append((f"{name}:{key}", value))
     return digest_roots(roots, {name for name, _ in program}, budget)
 
@@ -289,10 +289,10 @@ def state_of(
     roots: list[tuple[str, Any]] = []
     for name, module in program:
         for key, value in list(vars(module).items()):
-            if key in _SKIP_GLOBALS:
+            if key in SKIP_GLOBALS:
                 continue
             label = f"{name}:{key}"
-            if isinstance(value, _ATOMS) or type(value) is types.ModuleType:
+            if isinstance(value, ATOMS) or type(value) is types.ModuleType:
                 fixed[label] = id(value)
             elif _plain_function(value):
                 fixed[label] = (id(value), id(value.__code__), id(value.__defaults__),
@@ -308,7 +308,7 @@ def _plain_function(value: Any) -> bool:
     if type(value) is not types.FunctionType or value.__closure__ or value.__dict__:
         return False
     defaults = [*(value.__defaults__ or ()), *(value.__kwdefaults__ or {}).values()]
-    return all(type(d) in _ATOMS for d in defaults)
+    return all(type(d) in ATOMS for d in defaults)
 
 
 # id -> (object, digest) of objects with nothing mutable below them, kept alive with them: a

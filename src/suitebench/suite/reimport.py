@@ -44,14 +44,12 @@ from suitebench.suite import fingerprint as fp
 from suitebench.suite import impact
 from suitebench.suite.hotpatch import LivePrograms, NotPatchable, read_source
 
-_ATOMS = (type(None), bool, int, float, complex, str, bytes)
 _CONTAINERS = (tuple, list, dict, set, frozenset)
 # What a fresh module's namespace holds before its code runs.
 _MODULE_KEYS = (
     "__name__", "__package__", "__loader__", "__spec__", "__file__", "__cached__",
     "__builtins__", "__path__",
 )  # fmt: skip
-_SKIP = frozenset({"__builtins__", "__loader__", "__spec__", "__file__", "__cached__", "__path__"})
 
 
 class _MissingType:
@@ -68,7 +66,7 @@ def plain_data(value: Any) -> bool:
     while stack:
         current = stack.pop()
         kind = type(current)
-        if kind in _ATOMS or kind is re.Pattern:
+        if kind in fp.ATOMS or kind is re.Pattern:
             continue
         if kind not in _CONTAINERS:
             return False
@@ -99,6 +97,9 @@ class Reimport:
         self.loaded: set[str] = set()  # the same, less those only imported
         self.reference: dict[str, str] = {}
         self.last: dict[str, str] = {}  # the last module carried over, fingerprinted
+        # Each changed module's own fingerprint and the rest's, as collected (a child's first
+        # module starts from there).
+        self.before: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
         try:
             self.reference = fp.fingerprint(self.root)
         except Exception as exc:  # Unknown, or an object whose attributes raise
@@ -114,10 +115,8 @@ class Reimport:
         self.loaded = suite.import_time(imports=False)
         if impact.STAR in self.names or self.names & impact.DYNAMIC_NAMES:
             self.why_not = "the suite's import-time code reads names it computes"
+            return
         self.shared = self._shared()
-        # Each changed module's own fingerprint and the rest's, as collected (a child's first
-        # module starts from there).
-        self.before: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
         for rel in live.sources:
             entry = self.modules.get(f"{self.root}/{rel}")
             if entry is not None and not self.why_not:
@@ -138,9 +137,9 @@ class Reimport:
         for _, module in self.modules.values():
             namespace = vars(module)
             for key, value in namespace.items():
-                if key in _SKIP:
+                if key in fp.SKIP_GLOBALS:
                     continue
-                if isinstance(value, _ATOMS) or type(value) is re.Pattern:  # immutable
+                if isinstance(value, fp.ATOMS) or type(value) is re.Pattern:  # immutable
                     atoms[id(value)] = atoms.get(id(value), 0) + 1
                 elif id(value) not in owner:
                     owner[id(value)] = id(namespace)
@@ -235,7 +234,7 @@ class Reimport:
         expected = _fingerprint(self.root, namespaces={name: fresh}, modules=this)
         prefix = f"{name}:"
         steps: list[Step] = []
-        for key in sorted((live.keys() | fresh.keys()) - _SKIP):
+        for key in sorted((live.keys() | fresh.keys()) - fp.SKIP_GLOBALS):
             if current.get(prefix + key) == expected.get(prefix + key):
                 continue
             steps += self._step(key, live.get(key, _MISSING), fresh.get(key, _MISSING),
@@ -345,7 +344,7 @@ def _function_of(value: Any, namespace: dict[str, Any], qualname: str) -> bool:
 
 def _data(value: Any, atoms_only: bool) -> bool:
     if atoms_only:
-        return isinstance(value, _ATOMS) or type(value) is re.Pattern
+        return isinstance(value, fp.ATOMS) or type(value) is re.Pattern
     return plain_data(value)
 
 
