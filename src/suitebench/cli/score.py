@@ -20,7 +20,7 @@ from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import make_executor
 from suitebench.suite.implementation import score_implementation
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
-from suitebench.suite.runner import Engine, SuiteLimits
+from suitebench.suite.runner import Engine, Protocol, SuiteLimits
 from suitebench.suite.score import DEFAULT_BATCH, score_suite
 
 _err = Console(stderr=True, soft_wrap=True)  # paths and test ids stay greppable
@@ -115,6 +115,13 @@ def score(
         "--all-tests",
         help="Run every test on every mutant (no coverage-guided test selection).",
     ),
+    protocol: Protocol = typer.Option(
+        Protocol.DIRECT,
+        "--protocol",
+        help="How a batch runs each test on a mutant: direct (pytest's own per-phase work done "
+        "in one place wherever only pytest's plugins take part; failures still reported by "
+        "pytest) or pytest (every test through pytest's hooks).",
+    ),
     show_failures: bool = typer.Option(
         False, "--show-failures", help="Print each kill's failure message (the killing test's)."
     ),
@@ -130,7 +137,7 @@ def score(
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     store = open_store(_err)
-    limits = SuiteLimits(per_test=per_test)
+    limits = SuiteLimits(per_test=per_test, protocol=str(protocol))
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     quiet = OPTIONS.quiet or OPTIONS.json
     try:

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from suitebench.suite import plugin
+from suitebench.suite.direct import DirectProtocol, plan
 from suitebench.suite.fingerprint import forget_digests
 from suitebench.suite.forking import decline, exit_in_child, fork_per_program, wait_child
 from suitebench.suite.hotpatch import LivePrograms, NotPatchable, apply
@@ -46,6 +47,8 @@ class Collector:
     group: list[dict[str, Any]] | None
     link: str
     steps: list[tuple[Any, Any]]
+    # The direct protocol, planned once before the children are forked (None: pytest's).
+    direct: DirectProtocol | None = None
 
     def run_items(
         self,
@@ -74,6 +77,8 @@ class Collector:
             items = plugin.select_items(items, program["select"])
         session.items = items
         plugin.emit_collected(items)
+        if self.direct is not None:
+            plugin.emit_direct(sum(item.nodeid in self.direct.plan for item in items))
         for i, item in enumerate(items):
             nextitem = items[i + 1] if i + 1 < len(items) else None
             item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
@@ -84,6 +89,12 @@ class Collector:
             logxml.logfile = str(out_dir / f"{index}.xml")
             logxml.pytest_sessionfinish()
         return 0
+
+    def plan_direct(self, session: pytest.Session) -> int:
+        """The direct protocol for the collected tests (:func:`suitebench.suite.direct.plan`);
+        returns how many of them it runs."""
+        self.direct = plan(session, self.spec, self.out_dir)
+        return len(self.direct.plan) if self.direct is not None else 0
 
     def put_on_path(self, root: str) -> None:
         """The program's source root where PYTHONPATH puts it in a plain run: right after the
@@ -129,6 +140,7 @@ class Collector:
             group = []
         warm_caches()
         warm_items(session.items)
+        self.plan_direct(session)
         gc.collect()
         reimport = None
         if any(p.get("impact") is not None for p in group):

@@ -44,6 +44,7 @@ import pytest
 
 from suitebench.suite import plugin
 from suitebench.suite.collector import Collector, patchable
+from suitebench.suite.direct import PerProgram
 from suitebench.suite.forking import (
     fork_each,
     fork_per_program,
@@ -187,6 +188,11 @@ class BatchHooks(Collector):
             self.run_patched_batch(session)
             return True
         if self.child:
+            # A program that collected for itself: pytest's loop, with the direct protocol
+            # standing in for pytest's runner where it can.
+            planned = self.plan_direct(session)
+            if planned:
+                plugin.emit_direct(planned)
             return None
         if not self.collect_per_program:
             self.run_collected_batch(session)
@@ -212,6 +218,7 @@ class BatchHooks(Collector):
         session.config.option.tbstyle = "line"
         warm_caches()
         warm_items(session.items)
+        self.plan_direct(session)
         gc.freeze()  # children share the collected session copy-on-write; keep gc off it
 
         workdir_state = WorkDir(spec)
@@ -404,7 +411,7 @@ def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
             f"--suitebench-events={out_dir / f'{index}.events'}",
             f"--suitebench-faultlog={out_dir / f'{index}.log'}",
         ]
-        return int(pytest.main(args))
+        return int(pytest.main(args, plugins=[PerProgram(spec, out_dir)]))
 
     fork_each(spec, child, WorkDir(spec))
 

@@ -50,6 +50,7 @@ def suite_job(payload: dict[str, Any]) -> dict[str, Any]:
         collect_once=bool(payload["collect_once"]),
         limits=limits,
         backend=backend,
+        reference=bool(payload.get("reference")),
     )
     return {"runs": [r.to_dict() for r in runs]}
 
@@ -140,13 +141,17 @@ class SuiteRuns:
             (k, {**base, "target": wanted[k].to_dict()}) for k in alone
         ]
         batch_keys: list[tuple[str, list[str]]] = []
+        reference = {*(apart or ()), *riders}
         for keys in batches:
             batch_key = job_key(_JOB_VERSION, "batch", keys)
             batch_keys.append((batch_key, keys))
-            targets = [wanted[k].to_dict() for k in keys]
-            jobs.append(
-                (batch_key, {**base, "targets": targets, "collect_once": self.kind == "cli"})
-            )
+            payload = {
+                **base,
+                "targets": [wanted[k].to_dict() for k in keys],
+                "collect_once": self.kind == "cli",
+                "reference": all(k in reference for k in keys),
+            }
+            jobs.append((batch_key, payload))
         done_before = len(found)
 
         def job_progress(done: int, total: int) -> None:

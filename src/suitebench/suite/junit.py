@@ -148,6 +148,14 @@ def statuses_from_events(
     return tests, collect_errors
 
 
+def direct_statuses(events: list[dict[str, Any]]) -> dict[str, TestStatus]:
+    """The tests a finished run reached, from its event log (a run whose passing tests are
+    logged only there: :mod:`suitebench.suite.direct`); those it did not reach are left out,
+    as its XML would leave them."""
+    tests, _ = statuses_from_events(events, died_of_timeout=False)
+    return {k: v for k, v in tests.items() if v is not TestStatus.NOT_RUN}
+
+
 def collect_error_messages(xml_path: Path) -> dict[str, str]:
     """Why each file did not collect, from the JUnit XML (a batch that collected once logged
     no event for it in the child): the last ``E`` line of pytest's report, as the one-line

@@ -33,6 +33,7 @@ from suitebench.run.outcome import Backend, Limits, Outcome, Status
 from suitebench.suite.gcov import read_gcov, write_launcher
 from suitebench.suite.junit import (
     collect_error_messages,
+    direct_statuses,
     messages_from_events,
     parse_junit,
     read_events,
@@ -54,14 +55,24 @@ class Engine(StrEnum):
     BATCHED = "batched"
 
 
+class Protocol(StrEnum):
+    """How a batch's child runs each test (:mod:`suitebench.suite.direct`)."""
+
+    DIRECT = "direct"  # pytest's per-phase work in one place, where only its plugins take part
+    PYTEST = "pytest"  # every test through pytest's hooks
+
+
 @dataclass(frozen=True)
 class SuiteLimits:
-    """Limits of suite runs: per test (so one hang does not blank a row) and per program."""
+    """Limits of suite runs: per test (so one hang does not blank a row) and per program; and
+    how a batch's child runs each test (``protocol``: ``direct`` where it can, or ``pytest``:
+    every test through pytest's hooks, :mod:`suitebench.suite.direct`)."""
 
     per_test: float = 10.0
     per_program: float = 600.0
     memory_mb: int | None = 2048
     network: bool = False
+    protocol: str = "direct"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,6 +80,7 @@ class SuiteLimits:
             "per_program": self.per_program,
             "memory_mb": self.memory_mb,
             "network": self.network,
+            "protocol": self.protocol,
         }
 
     @classmethod
@@ -244,6 +256,10 @@ def _collect(
     if xml.is_file() and not killed:
         try:
             tests, broken = parse_junit(xml, events)
+            if any(e.get("event") == "direct" for e in events):
+                # The direct protocol reports only failures to pytest (and so to the XML):
+                # every test's status is in the event log (:mod:`suitebench.suite.direct`).
+                tests = direct_statuses(events)
             for nodeid, text in collect_error_messages(xml).items():
                 if nodeid in broken and not messages.get(nodeid):
                     messages[nodeid] = text
@@ -411,12 +427,15 @@ def run_batched(
     backend: Backend | None = None,
     workspace: Path | None = None,
     rewrite_cache: bool = True,
+    reference: bool = False,
 ) -> list[SuiteRun]:
     """Many programs in one sandbox through the fork server; one SuiteRun per target.
 
     ``workspace``: an empty directory to run the batch in, kept afterwards with its XML, event
     logs, ``out/batch-mode.txt`` (how the fork server ran it) and ``out/rewrite-served.txt``;
-    by default a temporary one.  ``rewrite_cache``: as for :func:`run_plain`.
+    by default a temporary one.  ``rewrite_cache``: as for :func:`run_plain`.  ``reference``:
+    the targets are the reference's runs, run by pytest's own protocol throughout
+    (:mod:`suitebench.suite.direct`).
     """
     suite_dir = Path(suite_dir).resolve()
     if not targets:
@@ -436,6 +455,8 @@ def run_batched(
             "scratch": [str(p) for p in _home_and_tmp(base)],
             "collect_once": collect_once,
             "run_wall": limits.per_program,
+            "protocol": limits.protocol,
+            "reference": reference,
             "pytest_args": pytest_args(SUITE_DIRNAME, limits, cache),
             "programs": [
                 {

@@ -59,7 +59,7 @@ from suitebench.suite.selection import (
 )
 
 Progress = Callable[[int, int], None]
-DEFAULT_BATCH = 32
+DEFAULT_BATCH = 64
 
 
 # -- the protocol -------------------------------------------------------------------------------
