@@ -33,6 +33,7 @@ from .conftest import write_python_instance
 INVOICE = '''\
 """Invoices: lines, discounts, VAT, receipts."""
 import logging
+import re
 import warnings
 
 log = logging.getLogger("invoicing")
@@ -83,6 +84,8 @@ def old_total(lines):
 
 def receipt(lines):
     for name, amount in lines:
+        if not re.fullmatch(r"[a-z]+", name):
+            raise ValueError(f"bad item name {name!r}")
         print(f"{name:<10}{amount:>8.2f}")
     return len(lines)
 '''
@@ -410,6 +413,9 @@ def test_selected_matrix_by_the_direct_protocol_is_the_full_one(
         for line in path.read_text().splitlines()
     ]
     assert sum(" patched: " in line for line in patched) >= 5, patched
+    # the mutants' batches compile what the reference's coverage run compiled, once
+    specs = [json.loads(p.read_text()) for p in tmp_path.glob("direct-False-batch*/spec.json")]
+    assert any(["[a-z]+", 0] in spec["patterns"] for spec in specs if not spec["reference"])
 
 
 # a conftest that imports the package: pytest is configured anew for every program

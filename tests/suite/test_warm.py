@@ -62,3 +62,32 @@ def test_warm_module_map_answers_like_a_cold_process(tmp_path: Path) -> None:
     assert warm["pkg"] == "late_pkg.core"
     assert warm["json"] == "json"
     assert warm["source"] == 4  # findsource's line index of ``def check``
+
+
+_PATTERNS = """
+import json, re
+from suitebench.suite.warm import compiled_patterns, warm_patterns
+
+re.purge()
+re.compile(r"(?P<zone>[A-Z]{2})-\\d+", re.IGNORECASE)
+re.search(r"^[0-9]{5}$", "12345")
+seen = compiled_patterns()
+re.purge()
+warmed = warm_patterns(seen + [["(unclosed", 0]])
+again = compiled_patterns()  # what a child forked now finds compiled in its re cache
+print(json.dumps({"seen": seen, "warmed": warmed, "again": again}))
+"""
+
+
+def test_patterns_compiled_by_a_run_are_warmed_for_the_children() -> None:
+    """What the reference's coverage run compiled is read from ``re``'s cache as (pattern,
+    flags), and compiled once in a batch's parent, where a forked child's ``re`` call finds it
+    in the cache it inherits."""
+    out = subprocess.run(
+        [sys.executable, "-c", _PATTERNS], capture_output=True, text=True, check=True, timeout=60
+    )
+    found = json.loads(out.stdout)
+    assert [r"(?P<zone>[A-Z]{2})-\d+", 2] in found["seen"]  # re.IGNORECASE
+    assert [r"^[0-9]{5}$", 0] in found["seen"]
+    assert found["warmed"] == len(found["seen"])  # the pattern that does not compile is skipped
+    assert found["again"] == found["seen"]

@@ -51,7 +51,7 @@ from suitebench.suite.forking import (
     record_exit,
 )
 from suitebench.suite.isolate import make_parent_private
-from suitebench.suite.warm import prime_rewrite_cache, warm_caches, warm_items
+from suitebench.suite.warm import prime_rewrite_cache, warm_caches, warm_items, warm_patterns
 from suitebench.suite.workdir import Entry, WorkDir, collect_only, populate_workdir, tree_state
 
 SENTINEL_NAME = ".suitebench-collect-sentinel"
@@ -261,6 +261,7 @@ class BatchHooks(Collector):
             workdir.adopt_setup(self.bare)
         prime_rewrite_cache(session.config, workdir.path)
         warm_caches()
+        warm_patterns(spec.get("patterns", ()))
         gc.collect()
         gc.freeze()
         programs = list(spec["programs"])
@@ -388,6 +389,7 @@ def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
     out_dir = Path(spec["out_dir"])
     base_path = list(sys.path)
     warm_caches()
+    warm_patterns(spec.get("patterns", ()))
     # Children run a whole session each, and pytest ends a session with several full
     # collections (``gc_collect_harder``): without this they would walk every object of this
     # parent each time.  Collect first, so no garbage is frozen: only live objects move to

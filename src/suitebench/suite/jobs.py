@@ -51,6 +51,7 @@ def suite_job(payload: dict[str, Any]) -> dict[str, Any]:
         limits=limits,
         backend=backend,
         reference=bool(payload.get("reference")),
+        patterns=list(payload.get("patterns") or ()),
     )
     return {"runs": [r.to_dict() for r in runs]}
 
@@ -80,6 +81,9 @@ class SuiteRuns:
         self.backend = backend
         self.backend_name = str(backend or sandbox.detect_backend())
         self.batch_size = max(1, batch_size)
+        # Regular expressions the reference's coverage run compiled: each batch of programs
+        # compiles them once for its children (not part of a run's key: a pure memo).
+        self.patterns: list[list[Any]] = []
 
     def key(
         self,
@@ -150,6 +154,7 @@ class SuiteRuns:
                 "targets": [wanted[k].to_dict() for k in keys],
                 "collect_once": self.kind == "cli",
                 "reference": all(k in reference for k in keys),
+                "patterns": self.patterns,
             }
             jobs.append((batch_key, payload))
         done_before = len(found)

@@ -428,6 +428,7 @@ def run_batched(
     workspace: Path | None = None,
     rewrite_cache: bool = True,
     reference: bool = False,
+    patterns: list[list[Any]] | None = None,
 ) -> list[SuiteRun]:
     """Many programs in one sandbox through the fork server; one SuiteRun per target.
 
@@ -435,7 +436,9 @@ def run_batched(
     logs, ``out/batch-mode.txt`` (how the fork server ran it) and ``out/rewrite-served.txt``;
     by default a temporary one.  ``rewrite_cache``: as for :func:`run_plain`.  ``reference``:
     the targets are the reference's runs, run by pytest's own protocol throughout
-    (:mod:`suitebench.suite.direct`).
+    (:mod:`suitebench.suite.direct`).  ``patterns``: regular expressions (pattern, flags) the
+    batch compiles once before forking its programs' children (:func:`suitebench.suite.warm.
+    warm_patterns`).
     """
     suite_dir = Path(suite_dir).resolve()
     if not targets:
@@ -457,6 +460,7 @@ def run_batched(
             "run_wall": limits.per_program,
             "protocol": limits.protocol,
             "reference": reference,
+            "patterns": list(patterns or ()),
             "pytest_args": pytest_args(SUITE_DIRNAME, limits, cache),
             "programs": [
                 {

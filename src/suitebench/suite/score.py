@@ -59,7 +59,7 @@ from suitebench.suite.selection import (
 )
 
 Progress = Callable[[int, int], None]
-DEFAULT_BATCH = 64
+DEFAULT_BATCH = 128
 
 
 # -- the protocol -------------------------------------------------------------------------------
@@ -418,6 +418,8 @@ def score_suite(
             all_runs[coverage_request[0]], coverage_request[1], ref0, known
         )
         shared = None if coverage is None else impact_readers(coverage, ref0.fingerprint, known)
+        if coverage is not None:  # compiled once per mutants' batch (warm.warm_patterns)
+            runner.patterns = [list(p) for p in coverage.patterns]
         for m in runnable:
             if coverage is None:
                 selections[m.id] = Selection(None, coverage_note.reason)

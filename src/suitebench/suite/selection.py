@@ -200,6 +200,9 @@ class Coverage:
     # fingerprinted): then no test is taken to depend on another's.
     writes: dict[str, frozenset[str]] | None = None
     order: tuple[str, ...] = ()  # the tests in the order the coverage run started them
+    # The regular expressions (pattern, flags) compiled by the end of the coverage run: a
+    # mutant's batch compiles them once for its children (warm.warm_patterns).
+    patterns: tuple[tuple[str, int], ...] = ()
     # (file, function) -> the contexts that entered it, built on first use
     _entered: dict[tuple[str, int], set[str]] = field(
         default_factory=dict, compare=False, repr=False
@@ -250,6 +253,11 @@ class Coverage:
                 None if record.get("suite_calls") is None else frozenset(record["suite_calls"])
             ),
             order=tuple(record.get("order", ())),
+            patterns=tuple(
+                (str(p[0]), int(p[1]))
+                for p in record.get("patterns", ())
+                if isinstance(p, list) and len(p) == 2
+            ),
             writes=(
                 None
                 if record.get("writes") is None or not record.get("order")

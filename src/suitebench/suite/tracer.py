@@ -43,6 +43,7 @@ from typing import Any
 
 from suitebench.suite.fingerprint import program_modules, state_of
 from suitebench.suite.impact import code_names
+from suitebench.suite.warm import compiled_patterns
 
 OUTSIDE = "<outside tests>"
 FIXTURE_PREFIX = "fixture:"
@@ -279,6 +280,7 @@ class LineTracer:
             "suite_calls": sorted(self.suite_calls),
             "writes": self.writes,
             "order": list(self.fixtures),  # the tests in the order they started
+            "patterns": compiled_patterns(),
         }
 
     def write(self) -> None:

@@ -51,6 +51,45 @@ def warm_caches() -> None:
             pass
 
 
+def compiled_patterns(most: int = 512) -> list[list[Any]]:
+    """The regular expressions compiled in this process so far, as ``[pattern, flags]`` (text
+    patterns only, at most ``most``): read from :mod:`re`'s cache at the end of the
+    reference's coverage run, for :func:`warm_patterns`.  Empty if the cache is not where it
+    is expected."""
+    import re
+
+    found: list[list[Any]] = []
+    for cache in (getattr(re, "_cache", None), getattr(re, "_cache2", None)):
+        for key in list(cache) if isinstance(cache, dict) else []:
+            if (
+                isinstance(key, tuple)
+                and len(key) == 3
+                and key[0] is str
+                and isinstance(key[1], str)
+                and isinstance(key[2], int)
+                and [key[1], int(key[2])] not in found
+            ):
+                found.append([key[1], int(key[2])])
+    return found[-most:]
+
+
+def warm_patterns(patterns: list[list[Any]]) -> int:
+    """Compile, once in a batch's parent, the regular expressions the reference's run compiled:
+    every mutant's child would compile them again on its first use (``re`` caches compiled
+    patterns by pattern and flags, and a child starts with its parent's cache).  A pure memo:
+    the same pattern object either way.  Returns how many compiled."""
+    import re
+
+    done = 0
+    for entry in patterns:
+        try:
+            re.compile(str(entry[0]), int(entry[1]))
+        except Exception:  # an entry that no longer compiles is the child's to report
+            continue
+        done += 1
+    return done
+
+
 def warm_items(items: list[Any]) -> None:
     """Each collected test's ``location`` (file, line, name): a cached property pytest computes
     on the test's first report by looking up its function's source line (~0.1 ms a test), the
