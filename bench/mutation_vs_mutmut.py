@@ -15,7 +15,8 @@ Downloads the project's sdist from PyPI (it ships its tests), then, side by side
   then again (fresh store and build cache) with ``score --fast``, which like mutmut stops each
   mutant at its first kill (``--no-fast`` skips those rows).  Both for every mutant suitebench
   makes and for ``build mutants --scope functions``, the function bodies mutmut limits itself
-  to (``--scopes``).
+  to (``--scopes``); for the function bodies also with ``score --protocol pytest``, every test
+  through pytest's hooks (``--no-protocol`` skips it), beside the default direct protocol.
 
 Prints mutants, killed, mutation score, seconds and mutants per second for both, the ratio, and
 the kill-matrix cells suitebench filled.  The machine is shared: timings are rough, the ratio
@@ -92,6 +93,7 @@ def bench_suitebench(
     max_mutants: int | None,
     fast: bool,
     scope: str = "all",
+    protocol: str = "direct",
 ) -> dict[str, object]:
     inst = workdir / "instance"
     shutil.rmtree(inst, ignore_errors=True)
@@ -103,7 +105,8 @@ def bench_suitebench(
         f'name = "{package}"\nkind = "python"\npackage = "{package}"\n'
         'source = "src/"\ntests = "tests/"\n'
     )
-    store = workdir / f"suitebench-store-{scope}{'-fast' if fast else ''}" / "store.sqlite"
+    name = f"suitebench-store-{scope}{'-fast' if fast else ''}-{protocol}"
+    store = workdir / name / "store.sqlite"
     shutil.rmtree(store.parent, ignore_errors=True)
     cap = ["--max", str(max_mutants)] if max_mutants else []
     started = time.perf_counter()
@@ -111,7 +114,7 @@ def bench_suitebench(
                            str(inst), "--max-per-file", "100000", "--max-per-function", "100000",
                            "--scope", scope, *cap], workdir))  # fmt: skip
     generated = time.perf_counter() - started
-    mode = ["--fast"] if fast else []
+    mode = (["--fast"] if fast else []) + ["--protocol", protocol]
     scored = json.loads(run([str(SUITEBENCH), "--store", str(store), "--json", "score", str(inst),
                              *mode], workdir))  # fmt: skip
     seconds = time.perf_counter() - started
@@ -127,6 +130,9 @@ def bench_suitebench(
         "engine": scored.get("engine"),
         "selection": scored.get("test_selection", "all"),
         "written": len(made["mutants"]),
+        "matrix": sorted(
+            (m["id"], m["status"], sorted(m.get("outcomes", {}).items())) for m in scored["mutants"]
+        ),
     }
 
 
@@ -138,6 +144,9 @@ def main() -> None:
     ap.add_argument("--max", type=int, default=None, help="suitebench: at most N mutants")
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--no-fast", action="store_true", help="skip the score --fast rows")
+    ap.add_argument(
+        "--no-protocol", action="store_true", help="skip the score --protocol pytest row"
+    )
     ap.add_argument(
         "--scopes",
         default="all,functions",
@@ -152,7 +161,7 @@ def main() -> None:
     print(f"project {args.project}: package {args.package}, tests {args.tests}")
 
     mm = bench_mutmut(sdist, args.package, args.tests, workdir)
-    rows: list[tuple[str, str, dict[str, object]]] = [("mutmut run", "", mm)]
+    rows: list[tuple[str, str, dict[str, object]]] = [("mutmut run", "", dict(mm))]
     for scope in args.scopes.split(","):
         label = "all mutants" if scope == "all" else "function bodies"
         for fast in (False,) if args.no_fast else (False, True):
@@ -160,6 +169,14 @@ def main() -> None:
                 sdist, args.package, args.tests, workdir, args.max, fast=fast, scope=scope
             )
             rows.append((f"suitebench, {label}" + (", --fast" if fast else ""), scope, result))
+        if scope == "functions" and not args.no_protocol:
+            # the same full matrix with every test through pytest's hooks: what the direct
+            # protocol brings
+            result = bench_suitebench(
+                sdist, args.package, args.tests, workdir, args.max, fast=False, scope=scope,
+                protocol="pytest",
+            )  # fmt: skip
+            rows.append((f"suitebench, {label}, --protocol pytest", scope, result))
     print(f"{'':36} {'mutants':>8} {'killed':>7} {'M':>7} {'seconds':>8} {'mutants/s':>10}")
     rates = []
     for name, _scope, r in rows:
@@ -168,7 +185,15 @@ def main() -> None:
         score = float(r["killed"]) / max(1.0, float(r["mutants"]))  # type: ignore[arg-type]
         print(f"{name:36} {r['mutants']:>8} {r['killed']:>7} {score:>7.1%} "
               f"{float(r['seconds']):>8.1f} {rate:>10.2f}")  # type: ignore[arg-type]  # fmt: skip
+    by_name = dict(zip([name for name, _, _ in rows], rates, strict=True))
     for (name, _scope, r), rate in zip(rows[1:], rates[1:], strict=True):
+        if name.endswith("--protocol pytest"):
+            base = name.removesuffix(", --protocol pytest")
+            same = r["matrix"] == next(x for n, _, x in rows if n == base)["matrix"]
+            print(f"ratio {name} / mutmut: {rate / rates[0]:.2f} (the direct protocol: "
+                  f"{by_name[base] / rate:.2f}x this rate; "
+                  f"{'the same matrix' if same else 'THE MATRICES DIFFER'})")  # fmt: skip
+            continue
         if name.endswith("--fast"):
             print(f"ratio {name} / mutmut: {rate / rates[0]:.2f} (first kill only, as mutmut)")
             continue

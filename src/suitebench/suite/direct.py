@@ -224,7 +224,6 @@ class DirectProtocol:
         params: dict[str, Any] | None,
         encoded: str,
     ) -> None:
-
         if not item._request:  # a re-run, as runtestprotocol does
             item._initrequest()
         capture, logs = self.capture, self.logging
@@ -252,7 +251,6 @@ class DirectProtocol:
     def phase(self, item: Any, when: str, run: Any, encoded: str) -> bool:
         """One phase: passed (True), or reported by pytest's own hooks with the ``CallInfo``
         pytest's runner would have made of it."""
-
         instant = timing.Instant()
         excinfo = None
         try:
@@ -283,7 +281,6 @@ class DirectProtocol:
         return False
 
     def setup(self, item: Any, params: dict[str, Any] | None) -> None:
-
         _update_current_test_var(item, "setup")
         if params is None:
             item.session._setupstate.setup(item)
@@ -292,7 +289,6 @@ class DirectProtocol:
         self.after_phase()
 
     def call(self, item: Any) -> None:
-
         _update_current_test_var(item, "call")
         for name in ("last_type", "last_value", "last_traceback", "last_exc"):
             sys.__dict__.pop(name, None)
@@ -311,7 +307,6 @@ class DirectProtocol:
         self.after_phase()
 
     def teardown(self, item: Any, nextitem: pytest.Item | None) -> None:
-
         _update_current_test_var(item, "teardown")
         item.session._setupstate.teardown_exact(nextitem)
         _update_current_test_var(item, None)
@@ -321,7 +316,6 @@ class DirectProtocol:
         """What pytest's unraisable- and thread-exception plugins do after a phase that
         returned: an exception they caught meanwhile fails the phase (asked only when one
         was caught)."""
-
         stash = self.config.stash
         if stash.get(unraisable_exceptions, None):
             collect_unraisable(self.config)
