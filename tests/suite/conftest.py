@@ -14,12 +14,14 @@ import textwrap
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from suitebench.model.instance import load_instance
 from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
+from suitebench.suite import jobs
 from suitebench.suite.result import SuiteResult
 from suitebench.suite.runner import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
@@ -484,6 +486,21 @@ def loopback_server() -> Iterator[tuple[str, int]]:
     stop.set()
     thread.join(timeout=5)
     server.close()
+
+
+def keep_batches(monkeypatch: pytest.MonkeyPatch, under: Path, prefix: str = "batch") -> list[Path]:
+    """From now on every batch a score runs keeps its workspace (its spec, XML, event logs and
+    notes) at ``under/<prefix><n>``; returns the list the paths are added to."""
+    kept: list[Path] = []
+    real = getattr(jobs.run_batched, "real", jobs.run_batched)
+
+    def keep(*args: Any, **kwargs: Any) -> Any:
+        kept.append(under / f"{prefix}{len(kept)}")
+        return real(*args, **kwargs, workspace=kept[-1])
+
+    keep.real = real  # type: ignore[attr-defined]
+    monkeypatch.setattr(jobs, "run_batched", keep)
+    return kept
 
 
 SELECTION_LIMITS = SuiteLimits(per_test=5.0, per_program=300.0)

@@ -23,12 +23,11 @@ import pytest
 from suitebench.model.instance import load_instance
 from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
-from suitebench.suite import jobs
 from suitebench.suite.result import SuiteResult
 from suitebench.suite.runner import SuiteLimits
 from suitebench.suite.score import score_suite
 
-from .conftest import write_python_instance
+from .conftest import keep_batches, write_python_instance
 
 INVOICE = '''\
 """Invoices: lines, discounts, VAT, receipts."""
@@ -294,14 +293,7 @@ def _score(
 ) -> tuple[SuiteResult, list[str]]:
     """Score with one worker (one batch: one collection), keeping the batches' workspaces;
     returns the result and the batches' ``protocol.txt`` notes."""
-    kept: list[Path] = []
-    real = jobs.run_batched
-
-    def keep(*args: Any, **kwargs: Any) -> Any:
-        kept.append(tmp_path / f"{protocol}-{all_tests}-batch{len(kept)}")
-        return real(*args, **kwargs, workspace=kept[-1])
-
-    monkeypatch.setattr(jobs, "run_batched", keep)
+    kept = keep_batches(monkeypatch, tmp_path, f"{protocol}-{all_tests}-batch")
     store = Store(tmp_path / f"store-{protocol}-{all_tests}" / "store.sqlite")
     try:
         with LocalExecutor(1) as one:
@@ -315,7 +307,6 @@ def _score(
             )
     finally:
         store.close()
-        monkeypatch.setattr(jobs, "run_batched", real)
     notes = [
         line
         for w in kept

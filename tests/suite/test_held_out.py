@@ -14,12 +14,11 @@ import suitebench
 from suitebench.model.instance import load_instance
 from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
-from suitebench.suite import jobs
 from suitebench.suite.result import SuiteResult
 from suitebench.suite.runner import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
-from .conftest import write_instance
+from .conftest import keep_batches, write_instance
 
 MAIN_SH = '#!/bin/sh\necho "$(( $1 + $2 ))"\n'
 BUILD = "cp main.sh executable && chmod +x executable\n"
@@ -185,14 +184,7 @@ def test_a_package_suite_cannot_see_held_out_material(
             ("m04", "adder/__init__.py", "OFFSET = 0", "OFFSET = 1"),
         ],
     )
-    kept: list[Path] = []  # the batches' work dirs, to read how each child ran
-    real = jobs.run_batched
-
-    def keep(*args: Any, **kwargs: Any) -> Any:
-        kept.append(tmp_path / f"batch{len(kept)}")
-        return real(*args, **kwargs, workspace=kept[-1])
-
-    monkeypatch.setattr(jobs, "run_batched", keep)
+    kept = keep_batches(monkeypatch, tmp_path)  # to read how each child ran
     with LocalExecutor(1) as one:
         result = _score_snooping(toml, tmp_path, SNOOP_PY, executor=one)
     written = [w / "out" / "patched.txt" for w in kept]

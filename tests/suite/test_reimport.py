@@ -15,16 +15,14 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from suitebench.run.executor import LocalExecutor
-from suitebench.suite import jobs
 from suitebench.suite.hotpatch import LivePrograms, NotPatchable
 from suitebench.suite.reimport import Reimport, plain_data
 
-from .conftest import score_selected_and_full, write_python_instance
+from .conftest import keep_batches, score_selected_and_full, write_python_instance
 
 SHIPPING = '''\
 """Shipping rates."""
@@ -138,14 +136,7 @@ def test_import_time_mutants_carried_into_one_collection_give_the_full_matrix(
     """Every import-time mutant's tests see the mutant's state, whether its module was run
     anew beside the collection or imported afresh: the selected matrix is the one of every
     test run on a fresh import, and each child says which way it went."""
-    workspaces: list[Path] = []
-    real = jobs.run_batched
-
-    def kept(*args: Any, **kwargs: Any) -> Any:
-        workspaces.append(tmp_path / f"batch{len(workspaces)}")
-        return real(*args, **kwargs, workspace=workspaces[-1])
-
-    monkeypatch.setattr(jobs, "run_batched", kept)
+    workspaces = keep_batches(monkeypatch, tmp_path)
     toml = write_shipping(tmp_path / "shipping")
     with LocalExecutor(1) as one:  # one batch: one collection for every mutant
         selected, _full = score_selected_and_full(toml, tmp_path, executor=one)

@@ -66,36 +66,20 @@ except ImportError as exc:  # pragma: no cover - only under another pytest
 
 # The implementations a phase may have for the direct protocol to stand in for it: pytest's
 # built-in plugins (module name, or class for plugin objects) and suitebench's own.
+_PHASES = frozenset(
+    {
+        "_pytest.threadexception",
+        "_pytest.unraisableexception",
+        "_pytest.runner",
+        "_pytest.skipping",
+        "_pytest.capture.CaptureManager",
+        "_pytest.logging.LoggingPlugin",
+    }
+)
 _KNOWN: dict[str, frozenset[str]] = {
-    "pytest_runtest_setup": frozenset(
-        {
-            "_pytest.threadexception",
-            "_pytest.unraisableexception",
-            "_pytest.runner",
-            "_pytest.skipping",
-            "_pytest.capture.CaptureManager",
-            "_pytest.logging.LoggingPlugin",
-        }
-    ),
-    "pytest_runtest_call": frozenset(
-        {
-            "_pytest.threadexception",
-            "_pytest.unraisableexception",
-            "_pytest.runner",
-            "_pytest.skipping",
-            "_pytest.capture.CaptureManager",
-            "_pytest.logging.LoggingPlugin",
-        }
-    ),
-    "pytest_runtest_teardown": frozenset(
-        {
-            "_pytest.threadexception",
-            "_pytest.unraisableexception",
-            "_pytest.runner",
-            "_pytest.capture.CaptureManager",
-            "_pytest.logging.LoggingPlugin",
-        }
-    ),
+    "pytest_runtest_setup": _PHASES,
+    "pytest_runtest_call": _PHASES,
+    "pytest_runtest_teardown": _PHASES - {"_pytest.skipping"},
     "pytest_runtest_makereport": frozenset(
         {"_pytest.runner", "_pytest.unittest", "_pytest.skipping", "_pytest.tmpdir"}
     ),
