@@ -77,8 +77,9 @@ class Collector:
             items = plugin.select_items(items, program["select"])
         session.items = items
         plugin.emit_collected(items)
-        if self.direct is not None:
-            plugin.emit_direct(sum(item.nodeid in self.direct.plan for item in items))
+        direct = 0 if self.direct is None else sum(i.nodeid in self.direct.plan for i in items)
+        if direct:
+            plugin.emit_direct(direct)
         for i, item in enumerate(items):
             nextitem = items[i + 1] if i + 1 < len(items) else None
             item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
