@@ -23,6 +23,8 @@ from suitebench.suite.result import NOT_COMPUTED, MutantStatus, SuiteResult
 from suitebench.suite.runner import Engine
 from suitebench.suite.score import score_suite
 
+from .conftest import write_python_instance
+
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
@@ -130,6 +132,39 @@ def test_python_package_instance(intervals_instance: Path, store: Store) -> None
     broken = by_id["import_error"]
     assert set(broken.outcomes.values()) == {TestStatus.ERROR}
     assert len(broken.killed_by) == 5
+
+
+def test_python_mutants_build_while_the_reference_runs(tmp_path: Path, store: Store) -> None:
+    """A Python package's mutants build beside the reference's runs: one that does not compile
+    is still a build error, the others are scored as ever, and progress still counts builds
+    and runs once each, never going back."""
+    source = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"
+    toml = write_python_instance(
+        tmp_path / "avg",
+        name="avg",
+        source={"avg/__init__.py": source},
+        tests={
+            "test_mean.py": "from avg import mean\n\n\ndef test_mean():\n"
+            "    assert mean([1, 2, 3]) == 2\n\n\ndef test_empty():\n    assert mean([]) == 0.0\n"
+        },
+        spec="# avg\n\n## Mean\nThe mean, 0 for nothing.\n",
+        mutants=[
+            ("off_by_one", "avg/__init__.py", "/ len(xs)", "/ (len(xs) + 1)"),
+            ("no_guard", "avg/__init__.py", "return 0.0", "pass"),
+            ("syntax", "avg/__init__.py", "return sum(xs)", "return sum(xs) +"),
+        ],
+    )
+    seen: list[tuple[int, int]] = []
+    result = score_suite(
+        load_instance(toml), store=store, progress=lambda d, t: seen.append((d, t))
+    )
+    by_id = {m.id: m for m in result.mutants}
+    assert by_id["syntax"].status == MutantStatus.BUILD_ERROR
+    assert by_id["off_by_one"].killed_by == ["tests/test_mean.py::test_mean"]
+    assert by_id["no_guard"].killed_by == ["tests/test_mean.py::test_empty"]
+    assert result.counts.build_errors == 1 and result.counts.scored == 2
+    assert seen[-1][0] == seen[-1][1]
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
 def test_store_resumes_without_rerunning(stats_instance: Path, store: Store) -> None:

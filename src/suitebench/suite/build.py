@@ -24,6 +24,7 @@ with a syntax error does not build) after running the recipe, if any.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import fcntl
 import hashlib
 import json
@@ -42,7 +43,7 @@ from typing import Any
 
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run import sandbox
-from suitebench.run.executor import Executor, run_all
+from suitebench.run.executor import Executor, LocalExecutor, run_all
 from suitebench.run.outcome import Backend, Limits, Status
 from suitebench.run.program import Language
 from suitebench.run.recipes import compiler, toolchain_binds, toolchain_version
@@ -480,3 +481,38 @@ def build_all(
     payloads += [(builder, m) for m in mutants]
     built = run_all(_build_job, payloads, executor=executor, progress=progress)
     return built[0], {m.id: b for m, b in zip(mutants, built[1:], strict=True)}
+
+
+def build_reference_first(
+    builder: Builder,
+    mutants: list[MutantSpec],
+    *,
+    beside: bool,
+    progress: Callable[[int, int], None] | None = None,
+    executor: Executor | None = None,
+) -> tuple[BuiltProgram, Callable[[], dict[str, BuiltProgram]]]:
+    """The reference, built now, and a call that returns the mutants' builds.  ``beside``: the
+    mutants build on a local thread pool of their own while the caller goes on (it runs the
+    reference's suite meanwhile; the call waits for them); otherwise they are built here with
+    the reference, on ``executor``, as :func:`build_all` does."""
+    if not beside or not mutants:
+        reference, built = build_all(builder, mutants, progress=progress, executor=executor)
+        return reference, lambda: built
+    reference = builder.reference()
+    if progress is not None:
+        progress(1, 1 + len(mutants))
+    if not reference.ok:
+        return reference, lambda: {}
+    own = LocalExecutor(getattr(executor, "jobs", None))
+    thread = cf.ThreadPoolExecutor(1, thread_name_prefix="suitebench-builds")
+    # build_all builds the reference again: found in the cache at once
+    future = thread.submit(build_all, builder, mutants, progress, own)
+
+    def wait() -> dict[str, BuiltProgram]:
+        try:
+            return future.result()[1]
+        finally:
+            thread.shutdown()
+            own.close()
+
+    return reference, wait

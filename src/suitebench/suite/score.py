@@ -34,11 +34,11 @@ from suitebench.metrics.mutation import (
     per_section_mutation_score,
     validity,
 )
-from suitebench.model.instance import Instance, MutantSpec
+from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
-from suitebench.suite.build import Builder, BuiltProgram, build_all
+from suitebench.suite.build import Builder, BuiltProgram, build_reference_first
 from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus, test_file
 from suitebench.suite.result import (
@@ -348,12 +348,25 @@ def score_suite(
     chosen = set(mutant_ids) if mutant_ids is not None else None
     mutants = [m for m in instance.mutants if chosen is None or m.id in chosen]
     total = 1 + len(mutants) + reference_runs + len(mutants)  # builds, then runs
-    reference, built = build_all(
+    shown = {"builds": 0, "runs": 0}  # the mutants' builds may go on while the reference runs
+
+    def report(part: str, done: int) -> None:
+        shown[part] = max(shown[part], done)  # each part counts up; together they never go back
+        if progress is not None:
+            progress(shown["builds"] + shown["runs"], total)
+
+    # A Python package's mutants (light builds: copy, patch, compile) build while the
+    # reference's suite runs, when their selection waits for its coverage run anyway.
+    beside = instance.kind is InstanceKind.PYTHON and not (fast or all_tests)
+    beside = beside and (executor is None or getattr(executor, "processes", None) is False)
+    reference, wait_builds = build_reference_first(
         builder,
         mutants,
-        progress=(lambda done, _: progress(done, total)) if progress else None,
+        beside=beside,
+        progress=lambda d, _: report("builds", d),
         executor=executor,
     )
+    built = {} if beside else wait_builds()
     if not reference.ok:
         raise RuntimeError(f"the reference of {instance.name} does not build:\n{reference.message}")
 
@@ -373,10 +386,13 @@ def score_suite(
     if reference.pythonpath is not None and not all_tests:
         first_target = replace(ref_target, fingerprint=True)
     ref_keys = runner.reference_keys(reference.program_id, reference_runs)
-    runnable = [m for m in mutants if built[m.id].ok]
+    runnable = list(mutants) if beside else [m for m in mutants if built[m.id].ok]
     coverage_request = (
         None if all_tests or not runnable else _coverage_request(runner, builder, reference)
     )
+    if beside and coverage_request is None:  # nothing to run beside: wait for them now
+        built, beside = wait_builds(), False
+        runnable = [m for m in mutants if built[m.id].ok]
     # The full matrix does not depend on the reference runs: run them all in one go, so the
     # batched engine fills every worker's batch.  ``--fast`` needs validity first.  Selection
     # needs only the coverage run (and the first reference run, to compare outcomes): the
@@ -400,12 +416,10 @@ def score_suite(
     if coverage_request is not None:
         requests.append(coverage_request)
     requests += [(full_keys[m.id], built[m.id].target()) for m in runnable if m.id in full_keys]
-    first = 1 + len(mutants)
-    all_runs = runner.run(
-        requests,
-        progress=(lambda d, t: progress(first + d, total)) if progress else None,
-        apart=set(ref_keys),
-    )
+    all_runs = runner.run(requests, progress=lambda d, _: report("runs", d), apart=set(ref_keys))
+    if beside:
+        built = wait_builds()
+        runnable = [m for m in mutants if built[m.id].ok]
     excluded = refined_out(instance, suite is None)
 
     selections: dict[str, Selection] = {}
