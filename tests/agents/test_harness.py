@@ -159,7 +159,7 @@ def test_inputs_task_lays_out_appendix_d1_and_audits_the_final_inputs(
         "inputs.sh",
         """\
         find docs scripts workspace -type f | sort > layout.txt
-        printf '3\\n1000000000 1000000000 1000000000\\n' > workspace/hacks/big.txt
+        printf '3\\n999999998 1000000000 999999999\\n' > workspace/hacks/big.txt
         python3 scripts/eval_hack.py workspace/hacks/big.txt > eval.txt
         printf 'import sys\\ns = int(sys.stdin.read())\\nprint(1)\\nprint(s)\\n' > workspace/gen.py
         python3 scripts/write_generator.py workspace/gen.py --seeds 2 > gen.txt
@@ -193,9 +193,10 @@ def test_inputs_task_lays_out_appendix_d1_and_audits_the_final_inputs(
     results = json.loads((out / "results.json").read_text())
     assert "agent" in results["arms"]
     assert record["score"]["inputs"] == 3
-    # 3 x 10^9 overflows an int accumulator, forty tied 7s catch the wrong tie-break, n = 1 the
+    # ~3 x 10^9 overflows an int accumulator, forty tied 7s catch the wrong tie-break, n = 1 the
     # crash. nondet.c picks a random tied index: with forty ties its four runs agree on one wrong
-    # answer (and so get certified) with odds of about 39 / 40^4, not the 1 / 16 of two ties.
+    # answer (and so get certified) with odds of about 39 / 40^4, not the 1 / 16 of two ties --
+    # and the big input has one maximum (three equal ones gave it 2 / 81, a failure in ~40 runs).
     ledger = (out / "ledger.csv").read_text()
     for bug in ("overflow", "tiebreak", "n1crash"):
         assert f"submissions/accepted/{bug}" in ledger
