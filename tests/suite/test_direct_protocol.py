@@ -412,25 +412,41 @@ def test_selected_matrix_by_the_direct_protocol_is_the_full_one(
 # a conftest that imports the package: pytest is configured anew for every program
 EAGER_CONFTEST = "from invoicing.invoice import Ledger  # noqa: F401\n" + CONFTEST
 
-HOOKED_CONFTEST = (
-    CONFTEST
-    + """
-
+# Hooks of a suite's own: on a phase (as many suites have), and a protocol of its own that
+# runs each test once more when it fails (as rerun plugins do), which the direct protocol,
+# standing in for pytest's runner, would otherwise skip.
+HOOKS = {
+    "pytest_runtest_setup": """
 def pytest_runtest_setup(item):
     item.user_properties.append(("checked", True))
-"""
-)
+""",
+    "pytest_runtest_protocol": """
+from _pytest.runner import runtestprotocol
 
 
+def pytest_runtest_protocol(item, nextitem):
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    if any(r.failed for r in reports):
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    for report in reports:
+        item.ihook.pytest_runtest_logreport(report=report)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+""",
+}
+
+
+@pytest.mark.parametrize("hook", sorted(HOOKS))
 def test_a_suite_with_hooks_of_its_own_is_run_by_pytest(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hook: str
 ) -> None:
-    toml = write_invoicing(tmp_path / "invoicing", conftest=HOOKED_CONFTEST)
+    toml = write_invoicing(tmp_path / "invoicing", conftest=CONFTEST + HOOKS[hook])
     result, notes = _score(toml, tmp_path, monkeypatch, "direct", all_tests=True)
     assert notes and all(n.startswith("pytest: ") for n in notes), notes
     hooked = {n for n in notes if n != "pytest: the reference's runs"}
     assert len(hooked) == 1 and "conftest" in str(hooked), notes
-    assert "implements pytest_runtest_setup" in str(hooked), notes
+    assert f"implements {hook}" in str(hooked), notes
     killed = {m.id for m in result.mutants if m.status == "killed"}
     assert killed == {mid for mid, *_ in MUTANTS}
     spec = json.loads(next(tmp_path.glob("direct-True-batch*/spec.json")).read_text())

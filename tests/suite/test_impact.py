@@ -10,10 +10,13 @@ broken ``__all__``, and a unit added to a table a test is parametrized over."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import random
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -287,7 +290,10 @@ def _import_fresh(root: Path, name: str) -> None:
         sys.path.remove(str(root))
 
 
-def _fingerprint_of(tmp_path: Path, tag: str, files: dict[str, str]) -> dict[str, str]:
+@contextlib.contextmanager
+def _live(tmp_path: Path, tag: str, files: dict[str, str]) -> Iterator[tuple[Path, ModuleType]]:
+    """A package written under ``tmp_path/tag`` and imported fresh; yields (root, package),
+    and forgets its modules afterwards."""
     root = tmp_path / tag
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -295,10 +301,15 @@ def _fingerprint_of(tmp_path: Path, tag: str, files: dict[str, str]) -> dict[str
     name = next(iter(files)).split("/")[0]
     _import_fresh(root, name)
     try:
-        return fingerprint(str(root))
+        yield root, sys.modules[name]
     finally:
         for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[module]
+
+
+def _fingerprint_of(tmp_path: Path, tag: str, files: dict[str, str]) -> dict[str, str]:
+    with _live(tmp_path, tag, files) as (root, _):
+        return fingerprint(str(root))
 
 
 def test_fingerprint_sees_values_classes_through_instances_and_aliasing(tmp_path: Path) -> None:
@@ -325,22 +336,17 @@ def test_a_fingerprint_taken_again_is_the_same_and_sees_what_changed(tmp_path: P
     first and one taken with nothing kept, and it still sees a cache filled in place."""
     from suitebench.suite import fingerprint as fp
 
-    root = tmp_path / "warm"
-    (root / "fp_warm").mkdir(parents=True)
-    (root / "fp_warm" / "__init__.py").write_text(
+    source = (
         'RULES = [("(quiz)$", "\\1zes"), ("s$", "s")]\nSHARED = [1]\nALIAS = SHARED\n'
         "CACHE = {}\n\n\ndef parse(text):\n    return CACHE.setdefault(text, text.split())\n"
     )
-    _import_fresh(root, "fp_warm")
-    try:
+    with _live(tmp_path, "warm", {"fp_warm/__init__.py": source}) as (root, module):
         cold = fingerprint(str(root))
         warm = fingerprint(str(root))
         fp._PURE.clear()
         assert fingerprint(str(root)) == warm == cold
-        sys.modules["fp_warm"].parse("a b")
+        module.parse("a b")
         assert changed_globals(cold, fingerprint(str(root))) == {"fp_warm:CACHE"}
-    finally:
-        del sys.modules["fp_warm"]
 
 
 def test_what_a_test_leaves_changed_is_seen_between_tests(tmp_path: Path) -> None:
@@ -348,15 +354,11 @@ def test_what_a_test_leaves_changed_is_seen_between_tests(tmp_path: Path) -> Non
     default appended to and a function rebound, and nothing where nothing changed."""
     from suitebench.suite.fingerprint import state_of
 
-    root = tmp_path / "state"
-    (root / "fp_state").mkdir(parents=True)
-    (root / "fp_state" / "__init__.py").write_text(
+    source = (
         "CACHE = {}\nLIMIT = 3\n\n\ndef seen(x, into=[]):\n    into.append(x)\n"
         "    return len(into)\n\n\ndef double(x):\n    return 2 * x\n"
     )
-    _import_fresh(root, "fp_state")
-    module = sys.modules["fp_state"]
-    try:
+    with _live(tmp_path, "state", {"fp_state/__init__.py": source}) as (root, module):
         before = state_of(str(root))
         module.double(2)
         assert state_of(str(root)) == before
@@ -366,8 +368,6 @@ def test_what_a_test_leaves_changed_is_seen_between_tests(tmp_path: Path) -> Non
         after = state_of(str(root))
         assert changed_globals(before, after) == {"fp_state:seen", "fp_state:CACHE",
                                                   "fp_state:double"}  # fmt: skip
-    finally:
-        del sys.modules["fp_state"]
 
 
 def test_fingerprint_refuses_objects_with_hidden_state(tmp_path: Path) -> None:

@@ -137,7 +137,7 @@ def score(
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     store = open_store(_err)
-    limits = SuiteLimits(per_test=per_test, protocol=str(protocol))
+    limits = SuiteLimits(per_test=per_test, protocol=protocol)
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     quiet = OPTIONS.quiet or OPTIONS.json
     try:

@@ -77,9 +77,8 @@ class Collector:
             items = plugin.select_items(items, program["select"])
         session.items = items
         plugin.emit_collected(items)
-        direct = 0 if self.direct is None else sum(i.nodeid in self.direct.plan for i in items)
-        if direct:
-            plugin.emit_direct(direct)
+        if self.direct is not None:
+            self.direct.announce(items)
         for i, item in enumerate(items):
             nextitem = items[i + 1] if i + 1 < len(items) else None
             item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
@@ -91,11 +90,9 @@ class Collector:
             logxml.pytest_sessionfinish()
         return 0
 
-    def plan_direct(self, session: pytest.Session) -> int:
-        """The direct protocol for the collected tests (:func:`suitebench.suite.direct.plan`);
-        returns how many of them it runs."""
+    def plan_direct(self, session: pytest.Session) -> None:
+        """The direct protocol for the collected tests (:func:`suitebench.suite.direct.plan`)."""
         self.direct = plan(session, self.spec, self.out_dir)
-        return len(self.direct.plan) if self.direct is not None else 0
 
     def put_on_path(self, root: str) -> None:
         """The program's source root where PYTHONPATH puts it in a plain run: right after the

@@ -25,7 +25,7 @@ message and ``--fast`` stop are pytest's.  A passing phase is not made into a re
 log gets the test's start and one passed teardown line (what its status is read from).
 
 When a run is left to pytest (:func:`why_not`): a hook of these phases implemented by anything
-else (a conftest, a third-party plugin), options that show or plan fixtures, another pytest
+else (a conftest, a third-party plugin), a test protocol of its own (a rerun plugin), options that show or plan fixtures, another pytest
 version's internals; per test (:func:`direct_item`): an item that is not a plain
 ``pytest.Function`` (unittest, doctest, custom items), skip/skipif/xfail marks, or the fixtures
 that pytest's plugins serve phase by phase (``capsys``, ``capfd``, ``caplog``, ``subtests``,
@@ -144,6 +144,12 @@ def why_not(config: pytest.Config) -> str | None:
             owner = _owner(impl)
             if owner not in known:
                 return f"{owner} implements {name}"
+    # Wrappers of the whole protocol wrap the direct one too; a protocol of its own (a plugin
+    # that reruns tests, say) is not to be stood in for.
+    for impl in config.hook.pytest_runtest_protocol.get_hookimpls():
+        owner = _owner(impl)
+        if not (impl.wrapper or impl.hookwrapper) and owner != "_pytest.runner":
+            return f"{owner} implements pytest_runtest_protocol"
     return None
 
 
@@ -160,7 +166,6 @@ def direct_item(item: pytest.Item) -> bool:
 def _params_only(item: pytest.Function) -> dict[str, Any] | None:
     """The arguments of a test whose fixtures are all direct parametrization (function scope),
     as pytest's pseudo-fixtures would hand them over; None if it uses any other fixture."""
-
     callspec = getattr(item, "callspec", None)
     params = callspec.params if callspec is not None else {}
     defs = item._fixtureinfo.name2fixturedefs
@@ -192,6 +197,13 @@ class DirectProtocol:
             if direct_item(item):
                 assert isinstance(item, pytest.Function)
                 self.plan[item.nodeid] = (_params_only(item), json.dumps(item.nodeid))
+
+    def announce(self, items: list[pytest.Item]) -> None:
+        """Tell the event log that these tests' passing phases are logged only there, when
+        any of them runs directly (else the run's XML stays the record of every test)."""
+        count = sum(item.nodeid in self.plan for item in items)
+        if count:
+            plugin.emit_direct(count)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
@@ -310,7 +322,6 @@ class DirectProtocol:
 def _setup_chain(item: Any, params: dict[str, Any]) -> None:
     """``SetupState.setup`` for a test whose fixtures are all direct parametrization: its
     collectors are set up as pytest's would be, and its arguments are its parameters."""
-
     stack = item.session._setupstate.stack
     chain = item.listchain()
     for col, (_finalizers, exc) in stack.items():
@@ -357,8 +368,8 @@ class PerProgram:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
         direct = plan(session, self.spec, self.out_dir)
-        if direct is not None and direct.plan:
-            plugin.emit_direct(sum(item.nodeid in direct.plan for item in session.items))
+        if direct is not None:
+            direct.announce(session.items)
 
 
 def pytest_only(spec: dict[str, Any]) -> str | None:

@@ -190,9 +190,9 @@ class BatchHooks(Collector):
         if self.child:
             # A program that collected for itself: pytest's loop, with the direct protocol
             # standing in for pytest's runner where it can.
-            planned = self.plan_direct(session)
-            if planned:
-                plugin.emit_direct(planned)
+            self.plan_direct(session)
+            if self.direct is not None:
+                self.direct.announce(session.items)
             return None
         if not self.collect_per_program:
             self.run_collected_batch(session)

@@ -51,7 +51,7 @@ def suite_job(payload: dict[str, Any]) -> dict[str, Any]:
         limits=limits,
         backend=backend,
         reference=bool(payload.get("reference")),
-        patterns=list(payload.get("patterns") or ()),
+        patterns=payload.get("patterns") or (),
     )
     return {"runs": [r.to_dict() for r in runs]}
 
@@ -83,7 +83,7 @@ class SuiteRuns:
         self.batch_size = max(1, batch_size)
         # Regular expressions the reference's coverage run compiled: each batch of programs
         # compiles them once for its children (not part of a run's key: a pure memo).
-        self.patterns: list[list[Any]] = []
+        self.patterns: tuple[tuple[str, int], ...] = ()
 
     def key(
         self,
@@ -154,7 +154,7 @@ class SuiteRuns:
                 "targets": [wanted[k].to_dict() for k in keys],
                 "collect_once": self.kind == "cli",
                 "reference": all(k in reference for k in keys),
-                "patterns": self.patterns,
+                "patterns": [list(p) for p in self.patterns],
             }
             jobs.append((batch_key, payload))
         done_before = len(found)

@@ -23,6 +23,7 @@ import re
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -72,7 +73,7 @@ class SuiteLimits:
     per_program: float = 600.0
     memory_mb: int | None = 2048
     network: bool = False
-    protocol: str = "direct"
+    protocol: Protocol = Protocol.DIRECT
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,12 +81,12 @@ class SuiteLimits:
             "per_program": self.per_program,
             "memory_mb": self.memory_mb,
             "network": self.network,
-            "protocol": self.protocol,
+            "protocol": str(self.protocol),
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SuiteLimits:
-        return cls(**d)
+        return cls(**{**d, "protocol": Protocol(d.get("protocol", Protocol.DIRECT))})
 
 
 @dataclass(frozen=True)
@@ -428,7 +429,7 @@ def run_batched(
     workspace: Path | None = None,
     rewrite_cache: bool = True,
     reference: bool = False,
-    patterns: list[list[Any]] | None = None,
+    patterns: Sequence[Sequence[Any]] = (),
 ) -> list[SuiteRun]:
     """Many programs in one sandbox through the fork server; one SuiteRun per target.
 
@@ -458,9 +459,9 @@ def run_batched(
             "scratch": [str(p) for p in _home_and_tmp(base)],
             "collect_once": collect_once,
             "run_wall": limits.per_program,
-            "protocol": limits.protocol,
+            "protocol": str(limits.protocol),
             "reference": reference,
-            "patterns": list(patterns or ()),
+            "patterns": [list(p) for p in patterns],
             "pytest_args": pytest_args(SUITE_DIRNAME, limits, cache),
             "programs": [
                 {

@@ -35,7 +35,7 @@ from suitebench.metrics.mutation import (
     validity,
 )
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
-from suitebench.run.executor import Executor
+from suitebench.run.executor import Executor, LocalExecutor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.suite.build import Builder, BuiltProgram, build_reference_first
@@ -358,7 +358,8 @@ def score_suite(
     # A Python package's mutants (light builds: copy, patch, compile) build while the
     # reference's suite runs, when their selection waits for its coverage run anyway.
     beside = instance.kind is InstanceKind.PYTHON and not (fast or all_tests)
-    beside = beside and (executor is None or getattr(executor, "processes", None) is False)
+    beside = beside and (executor is None or isinstance(executor, LocalExecutor))
+    beside = beside and not getattr(executor, "processes", False)
     reference, wait_builds = build_reference_first(
         builder,
         mutants,
@@ -433,7 +434,7 @@ def score_suite(
         )
         shared = None if coverage is None else impact_readers(coverage, ref0.fingerprint, known)
         if coverage is not None:  # compiled once per mutants' batch (warm.warm_patterns)
-            runner.patterns = [list(p) for p in coverage.patterns]
+            runner.patterns = coverage.patterns
         for m in runnable:
             if coverage is None:
                 selections[m.id] = Selection(None, coverage_note.reason)

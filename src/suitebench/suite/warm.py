@@ -7,7 +7,7 @@ its cache to the children.  Runs inside the sandbox, with pytest imported.
 from __future__ import annotations
 
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,7 @@ def compiled_patterns(most: int = 512) -> list[list[Any]]:
     return found[-most:]
 
 
-def warm_patterns(patterns: list[list[Any]]) -> int:
+def warm_patterns(patterns: Iterable[Sequence[Any]]) -> int:
     """Compile, once in a batch's parent, the regular expressions the reference's run compiled:
     every mutant's child would compile them again on its first use (``re`` caches compiled
     patterns by pattern and flags, and a child starts with its parent's cache).  A pure memo:
