@@ -25,11 +25,12 @@ message and ``--fast`` stop are pytest's.  A passing phase is not made into a re
 log gets the test's start and one passed teardown line (what its status is read from).
 
 When a run is left to pytest (:func:`why_not`): a hook of these phases implemented by anything
-else (a conftest, a third-party plugin), a test protocol of its own (a rerun plugin), options that show or plan fixtures, another pytest
-version's internals; per test (:func:`direct_item`): an item that is not a plain
-``pytest.Function`` (unittest, doctest, custom items), skip/skipif/xfail marks, or the fixtures
-that pytest's plugins serve phase by phase (``capsys``, ``capfd``, ``caplog``, ``subtests``,
-``pytester``...).  ``score --protocol pytest`` runs every test through pytest's hooks.
+else (a conftest, a third-party plugin), a test protocol of its own (a rerun plugin), options
+that show or plan fixtures, another pytest version's internals; per test (:func:`direct_item`):
+an item that is not a plain ``pytest.Function`` (unittest, doctest, custom items),
+skip/skipif/xfail marks, or the fixtures that pytest's plugins serve phase by phase
+(``capsys``, ``capfd``, ``caplog``, ``subtests``, ``pytester``...).  ``score --protocol
+pytest`` runs every test through pytest's hooks.
 """
 
 from __future__ import annotations

@@ -357,9 +357,8 @@ def score_suite(
 
     # A Python package's mutants (light builds: copy, patch, compile) build while the
     # reference's suite runs, when their selection waits for its coverage run anyway.
-    beside = instance.kind is InstanceKind.PYTHON and not (fast or all_tests)
-    beside = beside and (executor is None or isinstance(executor, LocalExecutor))
-    beside = beside and not getattr(executor, "processes", False)
+    local = executor is None or (isinstance(executor, LocalExecutor) and not executor.processes)
+    beside = instance.kind is InstanceKind.PYTHON and not (fast or all_tests) and local
     reference, wait_builds = build_reference_first(
         builder,
         mutants,
@@ -417,10 +416,14 @@ def score_suite(
     if coverage_request is not None:
         requests.append(coverage_request)
     requests += [(full_keys[m.id], built[m.id].target()) for m in runnable if m.id in full_keys]
-    all_runs = runner.run(requests, progress=lambda d, _: report("runs", d), apart=set(ref_keys))
-    if beside:
-        built = wait_builds()
-        runnable = [m for m in mutants if built[m.id].ok]
+    try:
+        all_runs = runner.run(
+            requests, progress=lambda d, _: report("runs", d), apart=set(ref_keys)
+        )
+    finally:
+        if beside:  # waited for even when the runs failed: no build left running
+            built = wait_builds()
+    runnable = [m for m in mutants if built[m.id].ok]
     excluded = refined_out(instance, suite is None)
 
     selections: dict[str, Selection] = {}
