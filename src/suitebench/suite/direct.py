@@ -69,6 +69,7 @@ except ImportError as exc:  # pragma: no cover - only under another pytest
 # built-in plugins (module name, or class for plugin objects) and suitebench's own.
 _PHASES = frozenset(
     {
+        "suitebench.suite.plugin",
         "_pytest.threadexception",
         "_pytest.unraisableexception",
         "_pytest.runner",
@@ -82,7 +83,13 @@ _KNOWN: dict[str, frozenset[str]] = {
     "pytest_runtest_call": _PHASES,
     "pytest_runtest_teardown": _PHASES - {"_pytest.skipping"},
     "pytest_runtest_makereport": frozenset(
-        {"_pytest.runner", "_pytest.unittest", "_pytest.skipping", "_pytest.tmpdir"}
+        {
+            "_pytest.runner",
+            "_pytest.unittest",
+            "_pytest.skipping",
+            "_pytest.tmpdir",
+            "suitebench.suite.plugin",
+        }
     ),
     "pytest_runtest_logstart": frozenset(
         {"_pytest.terminal.TerminalReporter", "_pytest.logging.LoggingPlugin"}
@@ -248,6 +255,7 @@ class DirectProtocol:
     def phase(self, item: Any, when: str, run: Any, encoded: str) -> bool:
         """One phase: passed (True), or reported by pytest's own hooks with the ``CallInfo``
         pytest's runner would have made of it."""
+        plugin.arm_phase()
         instant = timing.Instant()
         excinfo = None
         try:

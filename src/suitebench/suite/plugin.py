@@ -4,7 +4,7 @@ Plugin autoload is off when suitebench runs a suite (a suite's results must not 
 happens to be installed), so everything suitebench needs inside the pytest process lives here:
 
 * **per-test timeouts** (``--suitebench-timeout``): each phase of a test (setup, call, teardown)
-  gets a SIGALRM-based budget (armed as the test starts and as each phase is reported); a
+  gets a SIGALRM-based budget (armed as each phase starts); a
   hanging test fails alone with :class:`SuiteTestTimeout` and the rest of its row (the other
   tests on the same program) is kept.  A faulthandler watchdog a few
   seconds later kills a process stuck where the alarm cannot reach, so the run ends as a crash
@@ -207,12 +207,16 @@ def flush_events() -> None:
         stream.flush()
 
 
+def arm_phase() -> None:
+    """A phase the direct protocol runs is starting (:mod:`suitebench.suite.direct`): its
+    budget, as this plugin's phase hooks arm it."""
+    _arm()
+
+
 def phase_passed(when: str, encoded_nodeid: str) -> None:
-    """A phase the direct protocol ran has passed (:mod:`suitebench.suite.direct`): what this
-    plugin's ``pytest_runtest_logreport`` does with a passed report -- the next phase's budget;
-    after the teardown, the line the test's status is read from (held, as reports are)."""
+    """A phase the direct protocol ran has passed: after the teardown, no budget left and the
+    line the test's status is read from (held, as reports are)."""
     if when != "teardown":
-        _arm()
         return
     _disarm()
     stream: TextIO | None = _state.get("events")
@@ -278,7 +282,6 @@ def disarm_watchdog() -> None:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[Any]:
     _emit({"event": "start", "nodeid": item.nodeid})
     _keep_watchdog_armed()
-    _arm()  # the setup phase's budget
     tracer = _state.get("tracer")
     if tracer is not None:
         tracer.enter_test(item.nodeid, list(getattr(item, "fixturenames", ())))
@@ -326,14 +329,32 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     flush_events()
 
 
+# Each phase's budget is armed as the phase starts (not as the one before is reported: a
+# plugin that reruns a test runs its phases again without reporting them), and none is left
+# after the teardown is made into a report.
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _arm()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    _arm()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    _arm()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
+    if call.when == "teardown":
+        _disarm()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    # Each phase's budget: setup's is armed as the test starts, the next phase's as this one
-    # is reported (its report is all that runs between two phases), none after teardown.
-    if report.when == "teardown":
-        _disarm()
-    else:
-        _arm()
     if _state["exitfirst"] and report.failed and _state["session"] is not None:
         # ``--fast``: the first failing (valid) test decides the mutant.  Not pytest's ``-x``,
         # which would also stop at a collection error before any test ran.
