@@ -387,17 +387,23 @@ def _shim_manager(path: Path) -> str | None:
 
 @functools.cache
 def _manager_answer(manager: str, args: tuple[str, ...], cwd: str, version: str) -> str | None:
+    """The manager's answer, asked up to three times: a version manager's script can fail
+    for a moment (seen once under load: ``pyenv prefix`` answered nothing, and the sandbox's
+    ``python3`` became the system's)."""
     env = {k: v for k, v in os.environ.items() if k != "PYENV_VERSION"}
     if version:
         env["PYENV_VERSION"] = version
-    try:
-        res = subprocess.run(
-            [manager, *args], capture_output=True, timeout=30, cwd=cwd, env=env, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    text = res.stdout.decode(errors="replace").strip()
-    return text if res.returncode == 0 and text else None
+    for _ in range(3):
+        try:
+            res = subprocess.run(
+                [manager, *args], capture_output=True, timeout=30, cwd=cwd, env=env, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        text = res.stdout.decode(errors="replace").strip()
+        if res.returncode == 0 and text:
+            return text
+    return None
 
 
 def _ask_manager(manager: str, *args: str) -> str | None:
