@@ -251,3 +251,28 @@ def test_the_root_on_a_command_line_shows_nothing_more(tmp_path: Path, backend: 
     listing = oc.stdout.decode().split()
     assert "usr" in listing and "etc" in listing
     assert listing[-1] == ("hidden" if sandbox.hides_files(backend) else "42")
+
+
+def test_a_batch_of_many_program_trees_is_laid_out_once_each(tmp_path: Path) -> None:
+    """A batch binds every program's build tree (hundreds): each is bound once, a path inside
+    a bound tree is not bound again, a path inside the writable work dir is (read-only on top),
+    and only the directories leading to the trees are created."""
+    from suitebench.run.layout import build_layout
+
+    cache = tmp_path / "store" / "builds"
+    trees = [cache / f"{i:03d}" / "tree" for i in range(300)]
+    for tree in trees:
+        tree.mkdir(parents=True)
+    inside = trees[7] / "pkg"
+    inside.mkdir()
+    work = tmp_path / "work"
+    (work / "given").mkdir(parents=True)
+    lay = build_layout(work, [inside, *trees, work / "given"], [])
+    assert set(lay.ro) == {*trees, work / "given"}
+    # parents before children: bwrap mounts them in this order
+    assert [len(p.parts) for p in lay.ro] == sorted(len(p.parts) for p in lay.ro)
+    assert set(lay.dirs) >= {cache, *(t.parent for t in trees)}
+    assert not any(d == t or t in d.parents for d in lay.dirs for t in trees)
+    assert work not in lay.dirs and all(
+        d in work.parents or d in cache.parents or d == cache or d.parent == cache for d in lay.dirs
+    )

@@ -101,8 +101,10 @@ class Layout:
     tmp_size: int | None = None
 
 
-def _covered(path: Path, roots: Iterable[Path]) -> bool:
-    return any(path == r or r in path.parents for r in roots)
+def _covered(path: Path, roots: set[Path]) -> bool:
+    """Whether ``path`` is one of ``roots`` or lies under one (a set: a batch binds a tree per
+    program, and pairwise checks of their parents cost a second at a hundred trees)."""
+    return path in roots or not roots.isdisjoint(path.parents)
 
 
 def build_layout(
@@ -127,7 +129,7 @@ def build_layout(
             lay.symlinks[p] = os.readlink(p)
         elif p.exists():
             lay.etc.append(p)
-    system = [*lay.system, Path("/dev"), Path("/proc")]
+    system = {*lay.system, Path("/dev"), Path("/proc")}
     wanted = dict.fromkeys([*ro_binds, *auto])
     ro: list[Path] = []
     for p in wanted:
@@ -140,10 +142,9 @@ def build_layout(
         ro.append(p)
     # A path inside another bound path needs no bind of its own, unless the other one is the
     # writable work dir (then it is bound read-only on top of it).
-    lay.ro = sorted(
-        (p for p in ro if not any(q in p.parents for q in ro)), key=lambda q: len(q.parts)
-    )
-    real_trees = [*lay.system, *lay.ro, cwd]
+    bound = set(ro)
+    lay.ro = sorted((p for p in ro if bound.isdisjoint(p.parents)), key=lambda q: len(q.parts))
+    real_trees = {*lay.system, *lay.ro, cwd}
     dirs: set[Path] = set()
     for p in [*lay.ro, cwd]:
         for a in reversed(p.parents):
