@@ -164,6 +164,12 @@ def test_import_time_mutants_carried_into_one_collection_give_the_full_matrix(
             notes[mid] = note
     for mid, _old, _new, how in MUTANTS:
         assert how in notes[mid], (mid, notes.get(mid))
+    # a program the collector gave back ran in the batch's parent: its end is recorded too
+    assert by_id["heavy"].wall_time > 0
+    for workspace in workspaces:
+        programs = json.loads((workspace / "spec.json").read_text())["programs"]
+        for program in programs:
+            assert (workspace / "out" / f"{program['index']}.exit.json").is_file(), program
 
 
 # -- the merge itself, in this process --------------------------------------------------------

@@ -110,6 +110,9 @@ def fork_per_program(
         if before is not None and not before(program):
             continue
         workdir.prepare(program["executable"])
+        declined = out_dir / f"{program['index']}.declined"
+        if declined.exists():  # declined by a collector's child: its run is this one now
+            declined.unlink()
         sys.stdout.flush()
         sys.stderr.flush()
         start = time.monotonic()
