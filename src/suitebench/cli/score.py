@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -153,7 +152,7 @@ def score(
                     limits=limits,
                     progress=progress,
                 )
-                result_json = impl.model_dump(mode="json")
+                scored: SuiteResult | ImplementationResult = impl
             else:
                 result = score_suite(
                     instance,
@@ -169,7 +168,7 @@ def score(
                     all_tests=all_tests,
                     progress=progress,
                 )
-                result_json = result.model_dump(mode="json")
+                scored = result
     except (RuntimeError, FileNotFoundError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None
@@ -190,8 +189,8 @@ def score(
             _print_suite(result, show_failures)
     if out is not None and not OPTIONS.json:
         _err.print(f"results in {out}")
-    if OPTIONS.json:
-        sys.stdout.write(json.dumps(result_json) + "\n")
+    if OPTIONS.json:  # the full matrix runs to megabytes: serialized by pydantic's own encoder
+        sys.stdout.write(scored.model_dump_json() + "\n")
 
 
 def register(app: typer.Typer) -> None:

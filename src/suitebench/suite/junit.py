@@ -72,22 +72,24 @@ def _worse(a: TestStatus | None, b: TestStatus) -> TestStatus:
 
 
 def parse_junit(
-    xml_path: Path, events: list[dict[str, Any]]
-) -> tuple[dict[str, TestStatus], list[str]]:
-    """(node id -> status, files that failed to collect) from a JUnit XML file.
+    xml_path: Path, events: list[dict[str, Any]], *, direct: bool = False
+) -> tuple[dict[str, TestStatus], list[str], dict[str, str]]:
+    """(node id -> status, files that failed to collect, why each file did not collect) from
+    a JUnit XML file.  ``direct``: the run logged every test's status in its events
+    (:func:`direct_statuses`), so only the collection errors are read from the XML.
 
     Raises ``ET.ParseError`` or ``OSError`` if the file is missing or torn (a crashed run).
     """
     root = ET.parse(xml_path).getroot()
-    started = [e["nodeid"] for e in events if e.get("event") == "start"]
     broken = [e["nodeid"] for e in events if e.get("event") == "collect_error"]
-    by_address: dict[tuple[str, str], str] = {mangle(n): n for n in started}
     file_by_address: dict[str, str] = {}
     for nodeid in broken:
         file_by_address[mangle(nodeid)[1]] = nodeid
         file_by_address[".".join(mangle(nodeid))] = nodeid
+    by_address: dict[tuple[str, str], str] | None = None
     tests: dict[str, TestStatus] = {}
     collect_errors: list[str] = []
+    messages: dict[str, str] = {}
     for case in root.iter("testcase"):
         classname = case.get("classname") or ""
         name = case.get("name") or ""
@@ -97,10 +99,30 @@ def parse_junit(
             nodeid = file_by_address.get(name) or name.replace(".", "/") + ".py"
             if nodeid not in collect_errors:
                 collect_errors.append(nodeid)
+            messages[name.replace(".", "/") + ".py"] = _collect_error_message(case)
             continue
+        if direct:
+            continue
+        if by_address is None:  # mangled once per run, when a test case names a test
+            started = [e["nodeid"] for e in events if e.get("event") == "start"]
+            by_address = {mangle(n): n for n in started}
         nodeid = by_address.get((classname, name)) or _guess_nodeid(classname, name)
         tests[nodeid] = _worse(tests.get(nodeid), status)
-    return tests, collect_errors
+    if direct:
+        tests = direct_statuses(events)
+    return tests, collect_errors, messages
+
+
+def _collect_error_message(case: ET.Element) -> str:
+    """Why a file did not collect (a batch that collected once logged no event for it in the
+    child): the last ``E`` line of pytest's report, as the one-line summary shows it."""
+    error = case.find("error")
+    lines = [
+        ln for ln in ((error.text if error is not None else "") or "").splitlines() if ln.strip()
+    ]
+    errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
+    text = errors[-1] if errors else (lines[-1].strip() if lines else "")
+    return text[:300]
 
 
 def _guess_nodeid(classname: str, name: str) -> str:
@@ -154,27 +176,6 @@ def direct_statuses(events: list[dict[str, Any]]) -> dict[str, TestStatus]:
     as its XML would leave them."""
     tests, _ = statuses_from_events(events, died_of_timeout=False)
     return {k: v for k, v in tests.items() if v is not TestStatus.NOT_RUN}
-
-
-def collect_error_messages(xml_path: Path) -> dict[str, str]:
-    """Why each file did not collect, from the JUnit XML (a batch that collected once logged
-    no event for it in the child): the last ``E`` line of pytest's report, as the one-line
-    summary shows it."""
-    messages: dict[str, str] = {}
-    try:
-        root = ET.parse(xml_path).getroot()
-    except (ET.ParseError, OSError):
-        return messages
-    for case in root.iter("testcase"):
-        error = case.find("error")
-        if case.get("classname") or error is None:
-            continue
-        lines = [ln for ln in (error.text or "").splitlines() if ln.strip()]
-        errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
-        text = errors[-1] if errors else (lines[-1].strip() if lines else "")
-        nodeid = (case.get("name") or "").replace(".", "/") + ".py"
-        messages[nodeid] = text[:300]
-    return messages
 
 
 def messages_from_events(events: list[dict[str, Any]]) -> dict[str, str]:

@@ -33,8 +33,6 @@ from suitebench.run import sandbox
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
 from suitebench.suite.gcov import read_gcov, write_launcher
 from suitebench.suite.junit import (
-    collect_error_messages,
-    direct_statuses,
     messages_from_events,
     parse_junit,
     read_events,
@@ -256,12 +254,11 @@ def _collect(
     xml = out_dir / f"{index}.xml"
     if xml.is_file() and not killed:
         try:
-            tests, broken = parse_junit(xml, events)
-            if any(e.get("event") == "direct" for e in events):
-                # The direct protocol reports only failures to pytest (and so to the XML):
-                # every test's status is in the event log (:mod:`suitebench.suite.direct`).
-                tests = direct_statuses(events)
-            for nodeid, text in collect_error_messages(xml).items():
+            # The direct protocol reports only failures to pytest (and so to the XML): every
+            # test's status is in the event log (:mod:`suitebench.suite.direct`).
+            direct = any(e.get("event") == "direct" for e in events)
+            tests, broken, why = parse_junit(xml, events, direct=direct)
+            for nodeid, text in why.items():
                 if nodeid in broken and not messages.get(nodeid):
                     messages[nodeid] = text
             return SuiteRun(
