@@ -32,7 +32,8 @@ from suitebench.construct.prompts import (
 from suitebench.construct.refine import hardcoded_literals
 from suitebench.construct.writing import REQUIREMENT, MutantRecord, prepare_target, write_generated
 from suitebench.model.instance import Instance, MutantSpec
-from suitebench.suite.build import Builder, apply_patch
+from suitebench.suite.build import Builder
+from suitebench.suite.patching import apply_patch
 
 __all__ = ["ChatModel", "RequirementMutantsReport", "requirement_mutants"]
 

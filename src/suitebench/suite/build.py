@@ -25,17 +25,17 @@ with a syntax error does not build) after running the recipe, if any.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import fcntl
 import hashlib
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import threading
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -48,6 +48,7 @@ from suitebench.run.outcome import Backend, Limits, Status
 from suitebench.run.program import Language
 from suitebench.run.recipes import compiler, toolchain_binds, toolchain_version
 from suitebench.run.store import job_key
+from suitebench.suite.patching import apply_patch
 from suitebench.suite.runner import Target, python_binds, sandbox_path
 from suitebench.suite.workdir import open_up
 
@@ -219,27 +220,18 @@ def _copy_tree(src: Path, dest: Path) -> None:
     shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns(*_IGNORED))
 
 
-def apply_patch(tree: Path, patch: Path) -> tuple[bool, str]:
-    """Apply a unified diff to ``tree`` in place (``-p1``, no fuzz): (applied, patch output)."""
-    proc = subprocess.run(
-        [
-            "patch",
-            "-p1",
-            "--forward",
-            "--batch",
-            "--fuzz=0",
-            "--no-backup-if-mismatch",
-            "--reject-file=-",
-            "-d",
-            str(tree),
-            "-i",
-            str(patch),
-        ],
-        capture_output=True,
-        timeout=120,
-    )
-    output = (proc.stdout + proc.stderr).decode("utf-8", errors="replace")
-    return proc.returncode == 0, output
+@contextlib.contextmanager
+def _staged_copy(source: Path, staging: Path) -> Iterator[Path]:
+    """``source`` copied to a fresh directory under ``staging``, removed on leaving unless
+    it was moved away."""
+    staging.mkdir(exist_ok=True)
+    tree = staging / uuid.uuid4().hex
+    try:
+        _copy_tree(source, tree)
+        yield tree
+    finally:
+        if os.path.lexists(tree):
+            shutil.rmtree(tree, ignore_errors=True)
 
 
 class Builder:
@@ -276,10 +268,15 @@ class Builder:
 
     def reference(self) -> BuiltProgram:
         """The reference implementation, built from the instance's source directory."""
-        with tempfile.TemporaryDirectory(prefix="suitebench-src-") as tmp:
-            tree = Path(tmp) / "tree"
-            _copy_tree(self.instance.source, tree)
+        with self._copy(self.instance.source) as tree:
             return self._build_tree(tree)
+
+    def _copy(self, source: Path) -> contextlib.AbstractContextManager[Path]:
+        """A copy of ``source`` to build from, made beside the build cache so that the build
+        moves it into place by a rename (a copy through a temporary directory elsewhere cost
+        a directory made and removed per mutant, and a second copy across file systems);
+        what is left of it when the build was found cached is removed."""
+        return _staged_copy(source, self.cache_dir / ".staging")
 
     def _source_key(self) -> str:
         """What a mutant's build depends on besides its patch: the reference source and
@@ -301,9 +298,7 @@ class Builder:
             return BuiltProgram.from_dict(json.loads(record.read_text(encoding="utf-8")))
         except (OSError, ValueError, KeyError):
             pass  # not built yet, or the note or record is gone or damaged: build
-        with tempfile.TemporaryDirectory(prefix="suitebench-src-") as tmp:
-            tree = Path(tmp) / "tree"
-            _copy_tree(self.instance.source, tree)
+        with self._copy(self.instance.source) as tree:
             applied, output = apply_patch(tree, mutant.patch)
             if not applied:
                 return BuiltProgram(
@@ -320,9 +315,7 @@ class Builder:
 
     def implementation(self, directory: Path) -> BuiltProgram:
         """A candidate implementation (for R): its own tree, built with the same recipe."""
-        with tempfile.TemporaryDirectory(prefix="suitebench-src-") as tmp:
-            tree = Path(tmp) / "tree"
-            _copy_tree(Path(directory), tree)
+        with self._copy(Path(directory)) as tree:
             return self._build_tree(tree)
 
     def coverage(self) -> BuiltProgram | None:
@@ -346,9 +339,7 @@ class Builder:
                 os.rename(staging, wrappers)
             except OSError:
                 shutil.rmtree(staging, ignore_errors=True)
-        with tempfile.TemporaryDirectory(prefix="suitebench-src-") as tmp:
-            tree = Path(tmp) / "tree"
-            _copy_tree(self.instance.source, tree)
+        with self._copy(self.instance.source) as tree:
             built = self._build_tree(tree, coverage=wrappers)
         if not built.ok or not any(Path(built.directory).rglob("*.gcno")):
             return None
