@@ -132,6 +132,8 @@ def test_python_package_instance(intervals_instance: Path, store: Store) -> None
     broken = by_id["import_error"]
     assert set(broken.outcomes.values()) == {TestStatus.ERROR}
     assert len(broken.killed_by) == 5
+    # each kill says why: the collection error of the test's file
+    assert broken.kill_messages == {t: "ImportError: broken" for t in broken.killed_by}
 
 
 def test_python_mutants_build_while_the_reference_runs(tmp_path: Path, store: Store) -> None:
@@ -256,8 +258,10 @@ def test_equivalent_patches_build_once_in_parallel(stats_instance: Path, tmp_pat
     assert built["max_empty"].program_id == built["max_empty_twin"].program_id
     assert built["max_empty"].program_id != reference.program_id
     assert not built["stale_patch"].ok and not built["does_not_compile"].ok
-    dirs = [p for p in (tmp_path / "builds").iterdir() if p.is_dir() and p.name != "by-patch"]
+    kept = ("by-patch", ".staging")
+    dirs = [p for p in (tmp_path / "builds").iterdir() if p.is_dir() and p.name not in kept]
     assert len(dirs) == 1 + 7  # reference + seven distinct patched trees (the twin shared)
+    assert not list((tmp_path / "builds" / ".staging").iterdir())  # no copy left behind
     # one note per patch that applied (the twin's bytes are max_empty's: one note for both)
     assert len(list((tmp_path / "builds" / "by-patch").iterdir())) == 7
     # The built mutant really is the mutant: its empty max prints 0.

@@ -90,6 +90,17 @@ def test_universe(runs: list[SuiteRun]) -> list[str]:
     return ids
 
 
+def _kill_messages(run: SuiteRun, killers: list[str]) -> dict[str, str]:
+    """Each killing test's failure message; a test whose file did not collect has the
+    collection error's (``ImportError: ...``: the mutant broke the import)."""
+    messages: dict[str, str] = {}
+    for test in killers:
+        message = run.messages.get(test) or run.messages.get(test_file(test))
+        if message:
+            messages[test] = message
+    return messages
+
+
 def _classify(
     mutant: MutantSpec,
     built: BuiltProgram,
@@ -123,7 +134,7 @@ def _classify(
     return MutantResult(
         status=status,
         killed_by=killers,
-        kill_messages={k: run.messages[k] for k in killers if k in run.messages},
+        kill_messages=_kill_messages(run, killers),
         tests_run=ran,
         outcomes=outcomes,
         covered_by=covered,
