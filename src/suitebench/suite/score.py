@@ -90,6 +90,9 @@ def test_universe(runs: list[SuiteRun]) -> list[str]:
     return ids
 
 
+_FAILS = frozenset(s for s in TestStatus if s.fails)  # the outcomes that kill
+
+
 def _kill_messages(run: SuiteRun, killers: list[str]) -> dict[str, str]:
     """Each killing test's failure message; a test whose file did not collect has the
     collection error's (``ImportError: ...``: the mutant broke the import)."""
@@ -120,7 +123,7 @@ def _classify(
     if not built.ok or run is None:
         return MutantResult(status=MutantStatus.BUILD_ERROR, message=built.message, **common)
     outcomes = {t.id: run.status_of(t.id) for t in tests}
-    killers = [t.id for t in tests if t.valid and outcomes.get(t.id, TestStatus.NOT_RUN).fails]
+    killers = [t.id for t in tests if t.valid and outcomes[t.id] in _FAILS]
     if killers:
         only_timeouts = all(outcomes[k] is TestStatus.TIMEOUT for k in killers)
         status = MutantStatus.TIMEOUT if only_timeouts else MutantStatus.KILLED
@@ -130,7 +133,7 @@ def _classify(
         status = MutantStatus.CRASHED
     covered = None if selection is None or selection.tests is None else list(selection.tests)
     ran_ids = [t for t in (covered if covered is not None else outcomes)]
-    ran = sum(1 for t in ran_ids if run.status_of(t) is not TestStatus.NOT_RUN and t in run.tests)
+    ran = sum(1 for t in ran_ids if run.tests.get(t, TestStatus.NOT_RUN) is not TestStatus.NOT_RUN)
     return MutantResult(
         status=status,
         killed_by=killers,
