@@ -3,7 +3,10 @@ that does not compile is named with the compiler's message, nothing of the packa
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
+
+import pytest
 
 from suitebench.suite.build import compile_check
 
@@ -25,3 +28,23 @@ def test_compile_check_of_a_sound_package_is_empty(tmp_path: Path) -> None:
     (package / "__init__.py").write_text("from calc.sub.ops import add\n")
     (package / "sub" / "ops.py").write_text("def add(a: int, b: int) -> int:\n    return a + b\n")
     assert compile_check(package) == ""
+
+
+def test_a_mutant_drawing_a_syntax_warning_is_checked_quietly(tmp_path: Path) -> None:
+    """A string mutant turns ``x == ""`` into ``x is ""``: it compiles, with a SyntaxWarning
+    that is the program's business, not the terminal's (it once landed amid score's progress
+    bar, one per mutant)."""
+    package = tmp_path / "colors"
+    package.mkdir()
+    (package / "hexes.py").write_text(
+        'def normalize(value):\n    if value is "":\n        raise ValueError(value)\n'
+        "    return value.lower()\n"
+    )
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert compile_check(package) == ""
+    assert not [w for w in seen if issubclass(w.category, SyntaxWarning)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(SyntaxError):  # the warning really is there to be drawn
+            compile((package / "hexes.py").read_text(), "hexes.py", "exec")

@@ -21,7 +21,6 @@ from __future__ import annotations
 import random
 import re
 import tempfile
-import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from suitebench.construct.treesitter_ops import language_of, treesitter_sites
 from suitebench.construct.writing import OPERATOR, MutantRecord, prepare_target, write_generated
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor
-from suitebench.suite.build import Builder, build_all
+from suitebench.suite.build import Builder, build_all, compile_quietly
 
 __all__ = [
     "BLOCK_BEGIN",
@@ -182,9 +181,7 @@ def generate_operator_mutants(
 
 def _python_compiles(site: MutationSite, source: bytes) -> str | None:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "is not" with a literal: a mutant, not our code
-            compile(site.mutated(source), site.file, "exec", dont_inherit=True)
+        compile_quietly(site.mutated(source), site.file)
     except (SyntaxError, ValueError) as exc:
         return f"does not compile: {exc}"
     return None

@@ -35,6 +35,7 @@ import shutil
 import sys
 import threading
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -79,6 +80,19 @@ _COMPILE_CHECK = (
 _COMPILE_HERE_BYTES = 4 * 1024 * 1024
 
 
+_COMPILING = threading.Lock()
+
+
+def compile_quietly(source: bytes, filename: str) -> None:
+    """``compile`` without the ``SyntaxWarning`` a mutant's code may draw (``"is" with a
+    literal``): the program's, not ours, and it would land amid the progress bar.  The warning
+    filters are the process's, so threads take turns (compiling holds the interpreter anyway).
+    Raises what ``compile`` raises."""
+    with _COMPILING, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compile(source, filename, "exec", dont_inherit=True)
+
+
 def compile_check(package: Path) -> str | None:
     """Whether every module of a package compiles: the errors, one line each ('' if none), as
     :data:`_COMPILE_CHECK` prints them in the sandbox -- or None when the package is too large
@@ -91,7 +105,7 @@ def compile_check(package: Path) -> str | None:
     errors: list[str] = []
     for p in files:
         try:
-            compile(p.read_bytes(), str(p), "exec", dont_inherit=True)
+            compile_quietly(p.read_bytes(), str(p))
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             errors.append(f"{p}: {exc}")
     return "".join(line + "\n" for line in errors)
