@@ -397,7 +397,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     # Failure reports are read for their outcome and pytest's one-line reason (the crash
     # line), which every traceback style carries; nobody reads the long traceback with source
     # that pytest formats by default -- tens of milliseconds a failing test on a large test
-    # module (it re-parses the module for every entry).  Collection errors keep their style.
+    # module (it re-parses the module for every entry).  Collection errors keep their style
+    # but in a mutant batch's runs (:mod:`suitebench.suite.forkserver`).
     session.config.option.tbstyle = "line"
     for item in session.items:
         if isinstance(item, pytest.Function):
