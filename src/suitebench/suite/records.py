@@ -106,6 +106,11 @@ class SuiteRun:
             return TestStatus.ERROR
         return TestStatus.NOT_RUN
 
+    def message_of(self, test_id: str) -> str:
+        """Why a test failed, errored or was skipped in this run ('' if nothing says): its own
+        message, else its file's collection error (a mutant that broke the import)."""
+        return self.messages.get(test_id) or self.messages.get(test_file(test_id)) or ""
+
 
 def test_file(test_id: str) -> str:
     """The file part of a pytest node id (``tests/test_a.py::test_b[1]`` -> ``tests/test_a.py``)."""

@@ -44,11 +44,11 @@ from suitebench.suite.records import RunStatus, SuiteRun, TestStatus, test_file
 from suitebench.suite.result import (
     Counts,
     CoverageNote,
-    MutantResult,
     MutantStatus,
     SuiteResult,
     TestInfo,
 )
+from suitebench.suite.rows import classify, merged, row
 from suitebench.suite.runner import Engine, SuiteLimits, Target, spec_digest
 from suitebench.suite.selection import (
     Coverage,
@@ -90,74 +90,9 @@ def test_universe(runs: list[SuiteRun]) -> list[str]:
     return ids
 
 
-_FAILS = frozenset(s for s in TestStatus if s.fails)  # the outcomes that kill
-
-
-def _kill_messages(run: SuiteRun, killers: list[str]) -> dict[str, str]:
-    """Each killing test's failure message; a test whose file did not collect has the
-    collection error's (``ImportError: ...``: the mutant broke the import)."""
-    messages: dict[str, str] = {}
-    for test in killers:
-        message = run.messages.get(test) or run.messages.get(test_file(test))
-        if message:
-            messages[test] = message
-    return messages
-
-
-def _classify(
-    mutant: MutantSpec,
-    built: BuiltProgram,
-    run: SuiteRun | None,
-    tests: list[TestInfo],
-    selection: Selection | None = None,
-) -> MutantResult:
-    common: dict[str, Any] = {
-        "id": mutant.id,
-        "section": mutant.section,
-        "target": mutant.target,
-        "description": mutant.description,
-        "operator": mutant.operator,
-        "patch": str(mutant.patch),
-        "program_id": built.program_id,
-    }
-    if not built.ok or run is None:
-        return MutantResult(status=MutantStatus.BUILD_ERROR, message=built.message, **common)
-    outcomes = {t.id: run.status_of(t.id) for t in tests}
-    killers = [t.id for t in tests if t.valid and outcomes[t.id] in _FAILS]
-    if killers:
-        only_timeouts = all(outcomes[k] is TestStatus.TIMEOUT for k in killers)
-        status = MutantStatus.TIMEOUT if only_timeouts else MutantStatus.KILLED
-    elif run.status is RunStatus.OK:
-        status = MutantStatus.SURVIVED
-    else:
-        status = MutantStatus.CRASHED
-    covered = None if selection is None or selection.tests is None else list(selection.tests)
-    ran_ids = [t for t in (covered if covered is not None else outcomes)]
-    ran = sum(1 for t in ran_ids if run.tests.get(t, TestStatus.NOT_RUN) is not TestStatus.NOT_RUN)
-    return MutantResult(
-        status=status,
-        killed_by=killers,
-        kill_messages=_kill_messages(run, killers),
-        tests_run=ran,
-        outcomes=outcomes,
-        covered_by=covered,
-        test_selection="all" if covered is None else "coverage",
-        selection_reason="" if selection is None else selection.reason,
-        run_status=run.status,
-        wall_time=run.wall_time,
-        message=run.message,
-        log=run.log if run.status is not RunStatus.OK else "",
-        **common,
-    )
-
-
 def _first_message(runs: list[SuiteRun], test: str) -> str:
     """Why a test failed, errored or was skipped on the reference (the first run that says)."""
-    for run in runs:
-        message = run.messages.get(test) or run.messages.get(test_file(test))
-        if message:
-            return message
-    return ""
+    return next((m for run in runs if (m := run.message_of(test))), "")
 
 
 def _coverage_request(
@@ -199,28 +134,6 @@ def _coverage(
         unknown_tests=sorted(coverage.unknown),
     )
     return coverage, note
-
-
-def _merged(run: SuiteRun | None, selection: Selection, tests: list[TestInfo]) -> SuiteRun:
-    """A mutant's row: the selected tests' outcomes from its run, every other test's reference
-    outcome (it does not reach the mutant)."""
-    chosen = set(selection.tests or ())
-    outcomes: dict[str, TestStatus] = {}
-    for t in tests:
-        if t.id in chosen:
-            outcomes[t.id] = run.status_of(t.id) if run is not None else TestStatus.NOT_RUN
-        else:
-            outcomes[t.id] = t.reference[0]
-    if run is None:  # no test reaches the mutant: nothing to run
-        return SuiteRun(status=RunStatus.OK, tests=outcomes)
-    return replace(run, tests=outcomes, collect_errors=())
-
-
-def _row(run: SuiteRun | None, selection: Selection, tests: list[TestInfo]) -> SuiteRun:
-    """A mutant's row: its run as is when every test ran, else merged (:func:`_merged`)."""
-    if selection.tests is None and run is not None:
-        return run
-    return _merged(run, selection, tests)
 
 
 def _run_selected(
@@ -498,13 +411,13 @@ def score_suite(
         mutant_runs = {m.id: all_runs[full_keys[m.id]] for m in runnable}
     else:
         mutant_runs = {
-            m.id: _row(selected_runs.get(m.id), selections[m.id], tests) for m in runnable
+            m.id: row(selected_runs.get(m.id), selections[m.id], tests) for m in runnable
         }
     if progress is not None:
         progress(total, total)
 
     results = [
-        _classify(m, built[m.id], mutant_runs.get(m.id), tests, selections.get(m.id))
+        classify(m, built[m.id], mutant_runs.get(m.id), tests, selections.get(m.id))
         for m in mutants
     ]
     counts = Counts(
@@ -597,7 +510,7 @@ def _fast_runs(
                 if m.id in impacts and found.selection_reason:  # what its run chose
                     selections[m.id] = Selection(found.selected, found.selection_reason)
             else:
-                run = _merged(found, selection, tests)
+                run = merged(found, selection, tests)
             runs[m.id] = run
             for test in tests:
                 if test.id in valid and run.status_of(test.id).fails:
