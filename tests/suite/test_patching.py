@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import difflib
 import random
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -177,4 +176,3 @@ def test_a_path_outside_the_tree_is_never_written(tmp_path: Path) -> None:
     diff = _diff("A = 1\n", "A = 2\n", "../secret.py")
     assert not apply_exact(tree, diff.encode())
     assert outside.read_text() == "A = 1\n"
-    shutil.rmtree(tree)

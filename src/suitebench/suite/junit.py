@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from suitebench.suite.plugin import TIMEOUT_MARKER
+from suitebench.suite.plugin import MESSAGE_CHARS, TIMEOUT_MARKER, error_line
 from suitebench.suite.records import TestStatus
 
 
@@ -84,8 +84,9 @@ def parse_junit(
     broken = [e["nodeid"] for e in events if e.get("event") == "collect_error"]
     file_by_address: dict[str, str] = {}
     for nodeid in broken:
-        file_by_address[mangle(nodeid)[1]] = nodeid
-        file_by_address[".".join(mangle(nodeid))] = nodeid
+        address = mangle(nodeid)
+        file_by_address[address[1]] = nodeid
+        file_by_address[".".join(address)] = nodeid
     by_address: dict[tuple[str, str], str] | None = None
     tests: dict[str, TestStatus] = {}
     collect_errors: list[str] = []
@@ -99,7 +100,10 @@ def parse_junit(
             nodeid = file_by_address.get(name) or name.replace(".", "/") + ".py"
             if nodeid not in collect_errors:
                 collect_errors.append(nodeid)
-            messages[name.replace(".", "/") + ".py"] = _collect_error_message(case)
+            error = case.find("error")
+            text = "" if error is None else error.text or ""
+            # (a batch that collected once logged no event for it in the child)
+            messages[nodeid] = error_line(text)[:MESSAGE_CHARS]
             continue
         if direct:
             continue
@@ -111,18 +115,6 @@ def parse_junit(
     if direct:
         tests = direct_statuses(events)
     return tests, collect_errors, messages
-
-
-def _collect_error_message(case: ET.Element) -> str:
-    """Why a file did not collect (a batch that collected once logged no event for it in the
-    child): the last ``E`` line of pytest's report, as the one-line summary shows it."""
-    error = case.find("error")
-    lines = [
-        ln for ln in ((error.text if error is not None else "") or "").splitlines() if ln.strip()
-    ]
-    errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
-    text = errors[-1] if errors else (lines[-1].strip() if lines else "")
-    return text[:300]
 
 
 def _guess_nodeid(classname: str, name: str) -> str:

@@ -381,11 +381,16 @@ def short_message(report: pytest.TestReport | pytest.CollectReport) -> str:
         crash = getattr(longrepr, "reprcrash", None)
         text = str(getattr(crash, "message", "") or "")
         if not text:
-            lines = [ln for ln in str(longrepr).splitlines() if ln.strip()]
-            errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
-            text = errors[-1] if errors else (lines[-1] if lines else "")
+            text = error_line(str(longrepr))
     first = text.strip().splitlines()[0] if text.strip() else ""
     return first[:MESSAGE_CHARS]
+
+
+def error_line(report_text: str) -> str:
+    """The reason in a report as pytest prints it: its last ``E`` line, else its last line."""
+    lines = [ln for ln in report_text.splitlines() if ln.strip()]
+    errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
+    return errors[-1] if errors else (lines[-1].strip() if lines else "")
 
 
 def emit_collected(items: list[pytest.Item]) -> None:
