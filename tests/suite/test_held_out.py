@@ -117,6 +117,8 @@ def _seen():
         seen.append("the store")
     if os.path.exists(os.path.join(CHECKOUT, "pyproject.toml")):
         seen.append("the user's tree")
+    if os.path.isdir(os.path.join(CACHE, ".staging")):  # where the builds copy the source
+        seen.append("the builds' copies")
     own = Path(os.path.realpath(adder.__file__)).parents[1]
     if os.path.isdir(CACHE):
         for entry in os.listdir(CACHE):
