@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from suitebench.run import protocol, sandbox
+from suitebench.run.outcome import Backend
 
 
 @pytest.fixture
@@ -46,3 +50,37 @@ def fake_shims(tmp_path: Path) -> Path:
     manager.chmod(0o755)
     home.chmod(0o700)
     return root / "shims"
+
+
+def _backend_params() -> list[object]:
+    """Every backend with the C runner (and unshare's C layout builder), and with the Python
+    fallbacks of both."""
+    out = []
+    available = sandbox.available_backends()
+    combos = [(b, "c") for b in Backend] + [(b, "python") for b in Backend]
+    for b, runner in combos:
+        reason = available[b]
+        marks = [] if reason is None else [pytest.mark.skip(reason=f"{b}: {reason}")]
+        out.append(pytest.param((b, runner), id=f"{b}-{runner}", marks=marks))
+    return out
+
+
+@pytest.fixture(params=_backend_params())
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
+    name, runner = request.param
+    monkeypatch.setenv("SUITEBENCH_RUNNER", runner)
+    protocol.c_runner.cache_clear()
+    protocol.mount_helper.cache_clear()
+    if runner == "c" and protocol.c_runner() is None:
+        pytest.skip("no C compiler for the C runner")
+    yield Backend(name)
+    monkeypatch.undo()
+    protocol.c_runner.cache_clear()
+    protocol.mount_helper.cache_clear()
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    d = tmp_path / "work"
+    d.mkdir()
+    return d

@@ -234,11 +234,44 @@ static int remove_one(const char *path, const struct stat *st, int type, struct 
     return 0;
 }
 
-/* Empty the private /tmp of what the program left (as the program's uid, which owns it), so
- * the next run in the session starts from the same /tmp a fresh sandbox would give it. */
-static void clean_tmp(void) {
-    if (!(g_flags & 1)) return;
-    DIR *d = opendir("/tmp");
+/* The names the work dir held when the session started: the caller's, kept between runs. */
+static char **g_initial;
+static size_t g_ninitial;
+
+static int is_initial(const char *name) {
+    for (size_t i = 0; i < g_ninitial; i++)
+        if (!strcmp(g_initial[i], name)) return 1;
+    return 0;
+}
+
+static void note_initial(void) {
+    DIR *d = opendir(g_cwd);
+    if (!d) return;
+    struct dirent *e;
+    size_t cap = 0;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (g_ninitial == cap) {
+            cap = cap ? cap * 2 : 16;
+            g_initial = realloc(g_initial, cap * sizeof *g_initial);
+            if (!g_initial) die("realloc");
+        }
+        g_initial[g_ninitial++] = strdup(e->d_name);
+    }
+    closedir(d);
+}
+
+/* Whether an entry of `dir` is the program's to remove: in /tmp, what its uid owns; in the
+ * work dir, whatever was not there when the session started. */
+static int removable(int in_tmp, const char *name, const struct stat *st) {
+    if (in_tmp) return g_uid < 0 || st->st_uid == (uid_t)g_uid;
+    return !is_initial(name);
+}
+
+/* Remove what a run left in `dir` (as the program's uid, which owns it; links are unlinked,
+ * never followed), so the next run in the session starts as a fresh sandbox would. */
+static void clean_dir(const char *dir, int in_tmp) {
+    DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *e;
     int any = 0;
@@ -246,7 +279,7 @@ static void clean_tmp(void) {
         struct stat st;
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
             fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            (g_uid < 0 || st.st_uid == (uid_t)g_uid))
+            removable(in_tmp, e->d_name, &st))
             any = 1;
     }
     closedir(d);
@@ -255,14 +288,14 @@ static void clean_tmp(void) {
     if (pid == 0) {
         if (g_gid >= 0 && (setgroups(0, NULL) || setresgid(g_gid, g_gid, g_gid))) _exit(1);
         if (g_uid >= 0 && setresuid(g_uid, g_uid, g_uid)) _exit(1);
-        DIR *t = opendir("/tmp");
+        DIR *t = opendir(dir);
         char path[4096];
         while (t && (e = readdir(t))) {
             struct stat st;
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
             if (fstatat(dirfd(t), e->d_name, &st, AT_SYMLINK_NOFOLLOW)) continue;
-            if (g_uid >= 0 && st.st_uid != (uid_t)g_uid) continue;
-            snprintf(path, sizeof path, "/tmp/%s", e->d_name);
+            if (!removable(in_tmp, e->d_name, &st)) continue;
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
             nftw(path, chmod_dir, 32, FTW_PHYS | FTW_MOUNT);
             nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
         }
@@ -274,6 +307,10 @@ static void clean_tmp(void) {
         while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR) {
         }
     }
+}
+
+static void clean_tmp(void) {
+    if (g_flags & 1) clean_dir("/tmp", 1);
 }
 
 static void set_nonblock(int fd, int on) {
@@ -502,7 +539,9 @@ int main(void) {
         errno = EINVAL;
         die("empty argv");
     }
+    note_initial();
     write_all(1, "RDY1", 4);
+    unsigned long runs = 0;
     for (;;) {
         unsigned char lb[8];
         if (read_exact(0, lb, 8)) return 0;
@@ -510,6 +549,10 @@ int main(void) {
         for (int i = 0; i < 8; i++) n = n << 8 | lb[i];
         unsigned char *in = malloc(n ? n : 1);
         if (!in || read_exact(0, in, n)) return 0;
+        /* Each run but the first gets the work dir the session started with ($HOME is the
+         * work dir unless the caller says otherwise); the last run's files stay for the
+         * caller to read. */
+        if (runs++) clean_dir(g_cwd, 0);
         run_one(in, n);
         free(in);
     }

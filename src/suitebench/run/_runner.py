@@ -184,6 +184,11 @@ class Runner:
             inf = resource.RLIM_INFINITY
             self.rlimits.append((res, inf if soft < 0 else soft, inf if hard < 0 else hard))
         self.clean_tmp: bool = bool(config.get("clean_tmp"))
+        try:
+            self.initial = frozenset(os.listdir(self.cwd))
+        except OSError:
+            self.initial = frozenset()
+        self.runs = 0
         self.me = os.getpid()
         self.cpu = 0.0
         self.maxrss = 0
@@ -258,6 +263,22 @@ class Runner:
             ]
         except OSError:
             return
+        self._remove_as_program("/tmp", names)
+
+    def _clean_cwd(self) -> None:
+        """Give the next run the work dir the session started with: every entry an earlier run
+        added is removed (a later run must not find what an earlier one left, e.g. a marker
+        file; ``$HOME`` is the work dir unless the caller says otherwise).  Done before each
+        run but the first, so that the last run's files stay for the caller to read."""
+        try:
+            names = [n for n in os.listdir(self.cwd) if n not in self.initial]
+        except OSError:
+            return
+        self._remove_as_program(self.cwd, names)
+
+    def _remove_as_program(self, where: str, names: list[str]) -> None:
+        """Remove ``names`` under ``where`` as the program's uid (it owns them, and as root a
+        link it planted is unlinked, never followed)."""
         if not names:
             return
         pid = os.fork()
@@ -269,13 +290,16 @@ class Runner:
                 if self.uid is not None:
                     os.setresuid(self.uid, self.uid, self.uid)
                 for n in names:
-                    _remove_tree(f"/tmp/{n}")
+                    _remove_tree(os.path.join(where, n))
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
 
     # -- one run ----------------------------------------------------------------------------
     def run(self, stdin: bytes) -> tuple[dict[str, Any], bytes, bytes]:
+        if self.runs:
+            self._clean_cwd()
+        self.runs += 1
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()

@@ -164,7 +164,9 @@ def run_batch(
 
     The sandbox start-up (namespaces, cgroup, runner) is paid once per batch; each run still gets
     a fresh process, its own limits, and a clean slate (everything it left is killed first).
-    Runs share the work dir, as they would calling :func:`run` one after another.
+    Each run but the first starts from the work dir the batch started with: what an earlier run
+    added (a marker file, a directory, a link; ``$HOME`` is the work dir by default) is removed
+    first, so a verdict never depends on what ran before it. The last run's files stay.
     """
     outcomes: list[Outcome] = []
     with Session(
