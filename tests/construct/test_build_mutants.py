@@ -206,6 +206,18 @@ def test_rust_and_go_mutants_parse_and_rust_ones_compile(
 
     source = programs[name].encode()
     sites = mutation_sites(name, source)
+    # clamp has comparisons, a &&, a +=, a *, literals, ifs and statements: every operator
+    # finds a site (an empty list would make the parse check below vacuous)
+    assert {s.operator for s in sites} >= {
+        "relational",
+        "logical",
+        "assignment",
+        "arithmetic",
+        "constant",
+        "negate_condition",
+        "delete_statement",
+    }
+    assert len(sites) >= 20
     parser = _parser("rust" if name.endswith(".rs") else "go")
     for site in sites:
         if site.operator != "delete_statement":

@@ -21,6 +21,12 @@ from .conftest import score_selected_and_full, unified_diff, write_instance
 BUNDLED = sorted(p.parent.name for p in INSTANCES_DIR.glob("*/instance.toml"))
 
 
+def test_the_bundled_instances_are_all_found() -> None:
+    """The selected-equals-full check runs once per instance the glob finds: it must find all
+    three, or an empty glob would pass by running nothing."""
+    assert BUNDLED == ["intervals-pkg", "rpn-c", "wordfreq-py"]
+
+
 # -- reading patches ----------------------------------------------------------------------------
 
 HAND_WRITTEN = """\
