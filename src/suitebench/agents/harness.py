@@ -6,8 +6,10 @@ The pipeline of one run (every stage leaves its file in ``DIR``):
 2. **agent** -- run contained (:mod:`suitebench.agents.contain`) until it ends or its time limit
    stops it; ``DIR/transcript.txt`` (stdout), ``DIR/transcript.stderr.txt``, the preset's
    trajectory file as ``DIR/trajectory.json``;
-3. **collect** -- what the task asks for is taken from the workspace as the agent left it, also
-   after a crash or a stop at the limit (``DIR/tests/`` for ``suite``);
+3. **collect** -- what the task asks for is copied out of the workspace as the agent left it,
+   also after a crash or a stop at the limit (``DIR/tests/``, ``DIR/final/``,
+   ``DIR/implementation/``), by :mod:`suitebench.agents.collect`, which follows no link: what
+   it refuses is ``collect.refused`` in ``agent.json``;
 4. **score** -- ``DIR/results.json`` and its companions (:mod:`suitebench.agents.scoring`);
 5. **record** -- ``DIR/agent.json``: exit status, wall time, whether the limit stopped it, tokens
    and cost where the agent reports them, containment facts, the score's summary.
@@ -29,8 +31,10 @@ from typing import Any
 
 import suitebench
 from suitebench.agents import briefs
+from suitebench.agents.collect import Collection, collect_tree, merge, take_file
 from suitebench.agents.contain import AgentLimits, ContainedRun, run_contained
 from suitebench.agents.gateway import Endpoint
+from suitebench.agents.leaks import held_out_digests
 from suitebench.agents.presets import (
     AgentCommand,
     PresetContext,
@@ -142,30 +146,29 @@ def _run_record(run: ContainedRun, command: AgentCommand, usage: dict[str, Any])
     }
 
 
-def _collect_transcript(run: ContainedRun, command: AgentCommand, ws: Path, dest: Path) -> None:
+def _collect_transcript(
+    run: ContainedRun, command: AgentCommand, ws: Path, dest: Path
+) -> list[Collection]:
+    """The transcript, and the files the agent's own program left in the workspace (its
+    actions log, the preset's trajectory), moved out without following a link."""
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "transcript.txt").write_bytes(run.outcome.stdout)
     (dest / "transcript.stderr.txt").write_bytes(run.outcome.stderr)
-    actions = ws / AGENT_DIR / ACTIONS_FILE
-    if actions.is_file():
-        shutil.move(str(actions), dest / ACTIONS_FILE)
+    taken = [take_file(ws, f"{AGENT_DIR}/{ACTIONS_FILE}", dest / ACTIONS_FILE)]
     if command.trajectory_file:
-        traj = ws / command.trajectory_file
-        if traj.is_file():
-            shutil.move(str(traj), dest / "trajectory.json")
+        taken.append(take_file(ws, command.trajectory_file, dest / "trajectory.json"))
+    return taken
 
 
-def _collect_tests(ws: Path, out: Path) -> Path:
-    """The suite as the agent left it: ``workspace/tests`` copied to ``out/tests``."""
-    dest = out / "tests"
+_IGNORED = frozenset({"__pycache__"})
+_NOT_IMPLEMENTATION = frozenset({AGENT_DIR, "AGENTS.md", "CLAUDE.md", "__pycache__"})
+
+
+def _collect(ws: Path, rel: str, dest: Path, ignore: frozenset[str] = _IGNORED) -> Collection:
+    """``ws/rel`` copied afresh to ``dest`` (:func:`~suitebench.agents.collect.collect_tree`)."""
     if dest.exists():
         shutil.rmtree(dest)
-    src = ws / "tests"
-    if src.is_dir():
-        shutil.copytree(src, dest, symlinks=False, ignore=shutil.ignore_patterns("__pycache__"))
-    else:
-        dest.mkdir(parents=True)
-    return dest
+    return collect_tree(ws, rel, dest, ignore=ignore)
 
 
 def _prepare(
@@ -200,27 +203,21 @@ def _prepare(
 
 def _score(
     task: Task, target: Instance | Problem, ws: Workspace, out: Path, ctx: ScoreContext
-) -> tuple[dict[str, Any], list[str]]:
-    """(summary, surviving sections) of what the agent left in ``ws``."""
+) -> tuple[dict[str, Any], list[str], Collection]:
+    """(summary, surviving sections, collection) of what the agent left in ``ws``: its output
+    is collected into ``out`` first, and only the collected copy is scored."""
     if task is Task.SUITE:
         assert isinstance(target, Instance)
-        tests = _collect_tests(ws.root, out)
-        _, summary = score_suite_task(target, tests, out, ctx)
-        return summary, list(summary["surviving_sections"])
+        got = _collect(ws.root, "tests", out / "tests")
+        _, summary = score_suite_task(target, got.dest, out, ctx)
+        return summary, list(summary["surviving_sections"]), got
     if task is Task.CODE:
         assert isinstance(target, Instance)
-        impl = out / "implementation"
-        if impl.exists():
-            shutil.rmtree(impl)
-        shutil.copytree(
-            ws.root,
-            impl,
-            symlinks=False,
-            ignore=shutil.ignore_patterns(AGENT_DIR, "AGENTS.md", "CLAUDE.md", "__pycache__"),
-        )
-        return score_code_task(target, impl, out, ctx), []
+        got = _collect(ws.root, ".", out / "implementation", _NOT_IMPLEMENTATION)
+        return score_code_task(target, got.dest, out, ctx), [], got
     assert isinstance(target, Problem)
-    return score_inputs_task(target, ws.root / "workspace" / "final", out, ctx), []
+    got = _collect(ws.root, "workspace/final", out / "final")
+    return score_inputs_task(target, got.dest, out, ctx), [], got
 
 
 def run_agent(
@@ -256,6 +253,7 @@ def run_agent(
         "started": _now(),
         "suitebench_version": suitebench.__version__,
         "held_out": [str(p) for p in [*ws.held_out, ctx.store.path, ctx.cache_dir]],
+        "held_out_content": held_out_digests(ws.held_out, ws.root),
         "rounds": [],
     }
     rounds = opts.rounds if task is Task.SUITE else 0
@@ -273,15 +271,16 @@ def run_agent(
             allow_visible=opts.allow_visible,
         )
         round_dir = out if rounds == 0 else out / "rounds" / str(round_no)
-        _collect_transcript(run, command, ws.root, round_dir)
+        taken = _collect_transcript(run, command, ws.root, round_dir)
         usage = read_usage(command.transcript_format, round_dir)
         open_tree(ws.root)  # the harness (and the user) can read and clean what it wrote
         entry: dict[str, Any] = {"round": round_no, **_run_record(run, command, usage)}
+        survivors: list[str] = []
         if opts.score:
-            summary, survivors = _score(task, target, ws, round_dir, ctx)
+            summary, survivors, got = _score(task, target, ws, round_dir, ctx)
             entry["score"] = summary
-        else:
-            survivors = []
+            taken.append(got)
+        entry["collect"] = merge(taken)
         record["rounds"].append(entry)
         record.update({k: v for k, v in entry.items() if k != "round"})
         _write_json(out / "agent.json", record)
@@ -315,7 +314,7 @@ def _finish_rounds(record: dict[str, Any], out: Path) -> None:
             shutil.copyfile(last / name, out / name)
     if (last / "tests").is_dir():
         shutil.rmtree(out / "tests", ignore_errors=True)
-        shutil.copytree(last / "tests", out / "tests")
+        shutil.copytree(last / "tests", out / "tests", symlinks=True)
 
 
 def score_run(out: Path, ctx: ScoreContext) -> dict[str, Any]:
@@ -326,8 +325,14 @@ def score_run(out: Path, ctx: ScoreContext) -> dict[str, Any]:
     task = Task(record["task"])
     target = load_target(task, Path(record["target"]))
     ws = Workspace(out / "workspace", task, "")
-    summary, _ = _score(task, target, ws, out, ctx)
-    record["score"] = summary
-    record["rounds"][-1]["score"] = summary
+    summary, _, got = _score(task, target, ws, out, ctx)
+    last = record["rounds"][-1]
+    collect = merge([got])
+    before = last.get("collect") or {}
+    for key in ("files", "bytes", "refused_total"):
+        collect[key] += before.get(key, 0)
+    collect["refused"] = [*before.get("refused", []), *collect["refused"]]
+    record["score"] = last["score"] = summary
+    record["collect"] = last["collect"] = collect
     _write_json(out / "agent.json", record)
     return record

@@ -22,7 +22,8 @@ Classes follow TestSuiteBench's tool-use analysis (App. A.4): **read** (file con
 (creating or editing files: redirections, ``tee``, ``sed -i``, file-writing tools), **execute**
 (running tests or other programs), **other**. Executable and mutant creation attempts follow its
 Table 3 rule-based parser; the leak audit follows the Auditors paper (§7: every recorded shell
-and file action scanned for access to held-out materials).
+and file action scanned for access to held-out materials), and also compares what was
+collected with the held-out material by content (:mod:`suitebench.agents.leaks`).
 """
 
 from __future__ import annotations
@@ -31,10 +32,13 @@ import json
 import re
 import shlex
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from suitebench.agents.leaks import content_leaks, link_leaks
+from suitebench.agents.leaks import path_leaks as leaks
 
 CLASSES = ("read", "search", "write", "execute", "other")
 ACTIONS_FILE = "actions.jsonl"  # in the workspace's agent dir, for --agent-cmd agents
@@ -72,7 +76,9 @@ class TrajectoryReport:
     classes: dict[str, int]
     executable_attempt: bool
     mutant_attempt: bool
-    leaks: list[dict[str, Any]] = field(default_factory=list)
+    leaks: list[dict[str, Any]] = field(default_factory=list)  # held-out paths named
+    content_leaks: list[dict[str, Any]] = field(default_factory=list)  # held-out content kept
+    collect_refused: list[dict[str, Any]] = field(default_factory=list)
     network_refused: list[str] = field(default_factory=list)
     mutation_score: float | None = None
 
@@ -85,6 +91,8 @@ class TrajectoryReport:
             "executable_attempt": self.executable_attempt,
             "mutant_attempt": self.mutant_attempt,
             "leaks": self.leaks,
+            "content_leaks": self.content_leaks,
+            "collect_refused": self.collect_refused,
             "network_refused": self.network_refused,
             "mutation_score": self.mutation_score,
         }
@@ -350,19 +358,6 @@ def mutant_attempt(action: Action) -> bool:
     return bool(_MUTANT.search(action.text))
 
 
-def leaks(actions: Sequence[Action], held_out: Sequence[str]) -> list[dict[str, Any]]:
-    """Actions that name a held-out path (the Auditors paper's access-level leak audit)."""
-    roots = [h.rstrip("/") for h in held_out if h and h != "/"]
-    found = []
-    for i, a in enumerate(actions):
-        text = a.text
-        for root in roots:
-            if root in text:
-                found.append({"action": i, "path": root, "text": text[:300]})
-                break
-    return found
-
-
 def analyse_run(run_dir: Path) -> TrajectoryReport:
     """Read one run directory (``agent.json`` + transcript) into a report."""
     record = json.loads((run_dir / "agent.json").read_text(encoding="utf-8"))
@@ -377,8 +372,11 @@ def analyse_run(run_dir: Path) -> TrajectoryReport:
         actions += read_actions(fmt, d)
     counts = Counter(classify(a) for a in actions)
     refused: list[str] = []
+    not_collected: list[dict[str, Any]] = []
     for r in record.get("rounds", []):
         refused += list((r.get("gateway") or {}).get("refused", []))
+        not_collected += list((r.get("collect") or {}).get("refused", []))
+    held_out = record.get("held_out", [])
     score = record.get("score") or {}
     return TrajectoryReport(
         run=str(run_dir),
@@ -387,7 +385,10 @@ def analyse_run(run_dir: Path) -> TrajectoryReport:
         classes={c: counts.get(c, 0) for c in CLASSES},
         executable_attempt=any(executable_attempt(a) for a in actions),
         mutant_attempt=any(mutant_attempt(a) for a in actions),
-        leaks=leaks(actions, record.get("held_out", [])),
+        leaks=leaks(actions, held_out)
+        + link_leaks(not_collected, held_out, run_dir.resolve() / "workspace"),
+        content_leaks=content_leaks(run_dir, record.get("held_out_content") or {}),
+        collect_refused=not_collected,
         network_refused=refused,
         mutation_score=score.get("mutation_score"),
     )

@@ -63,14 +63,19 @@ class Workspace:
 
 
 def open_tree(root: Path) -> None:
-    """Let the agent (possibly an unprivileged uid in the sandbox) write everywhere in it."""
+    """Let the agent (possibly an unprivileged uid in the sandbox) write everywhere in it.
+
+    Also run after the agent, on what it left: a link is never followed and a file with a
+    second link is left alone, since making it writable would change a file outside the tree
+    that shares its inode."""
     for dirpath, dirnames, filenames in os.walk(root):
         os.chmod(dirpath, 0o777)
         for name in filenames:
             p = Path(dirpath) / name
-            if p.is_symlink():
+            st = p.lstat()
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
                 continue
-            mode = stat.S_IMODE(p.stat().st_mode)
+            mode = stat.S_IMODE(st.st_mode)
             p.chmod(mode | 0o666 | (0o111 if mode & 0o100 else 0))
         for name in dirnames:
             d = Path(dirpath) / name
