@@ -1,8 +1,9 @@
-"""Fixtures shared by every test directory: a session-wide build cache and engines on fresh
-stores."""
+"""Fixtures shared by every test directory: no model credentials from the caller, a
+session-wide build cache and engines on fresh stores."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -11,6 +12,16 @@ import pytest
 from suitebench.audit.runs import Engine
 from suitebench.run.executor import make_executor
 from suitebench.run.store import Store
+
+
+@pytest.fixture(autouse=True)
+def _no_model_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may reach a hosted model API: the caller's OpenAI and Anthropic keys and base
+    URLs are cleared for every test, so a client left without an explicit loopback endpoint
+    fails for want of a key instead of calling out."""
+    for var in list(os.environ):
+        if var.startswith(("OPENAI_", "ANTHROPIC_")):
+            monkeypatch.delenv(var)
 
 
 @pytest.fixture(scope="session")

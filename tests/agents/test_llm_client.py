@@ -54,7 +54,7 @@ def client_for(server: FakeChatServer, **kw: object) -> ModelClient:
     kw.setdefault("api_key", "test-key")
     kw.setdefault("backoff", 0.01)
     kw.setdefault("timeout", 5.0)
-    return ModelClient("gpt-4o-mini", base_url=server.base_url, **kw)  # type: ignore[arg-type]
+    return ModelClient("gpt-4o-mini", base_url=server.base_url, **kw)
 
 
 def closed_port() -> int:
@@ -202,8 +202,11 @@ def test_missing_model_key_or_bad_address_fail_before_sending() -> None:
     client = ModelClient("m", base_url="http://127.0.0.1:9/v1")
     with pytest.raises(ModelConfigError, match="OPENAI_API_KEY"):
         client.chat(MESSAGES)
+    # a loopback address even here: a bad message must fail before sending, and if it did not,
+    # nothing hosted may be reached
+    nowhere = f"http://127.0.0.1:{closed_port()}/v1"
     with pytest.raises(ModelConfigError, match="message 0"):
-        ModelClient("m", api_key="k").chat([{"role": "user"}])
+        ModelClient("m", base_url=nowhere, api_key="k").chat([{"role": "user"}])
 
 
 def test_from_env_reads_the_sdk_variables(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -239,6 +242,38 @@ def test_prices_are_extensible_and_unknown_models_have_none(
         client.prices = PriceTable()
         reply = client.chat(MESSAGES)
         assert reply.cost_usd is None and client.usage.unpriced == 1
+
+
+def test_totals_with_an_unpriced_reply_are_unknown_not_zero(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    with FakeChatServer(["a", "b"]) as server, Store(path) as s:
+        client = ModelClient("local-llama", base_url=server.base_url, api_key="k", store=s)
+        client.chat(MESSAGES, seed=1)
+        client.chat(MESSAGES, seed=2)
+        totals = client.usage.to_dict()
+    assert (totals["calls"], totals["unpriced_calls"]) == (2, 2)
+    assert totals["cost_usd"] is None and totals["spent_usd"] is None
+    with Store(path) as s:  # the same requests again: from the store, nothing spent now
+        again = ModelClient("local-llama", base_url="http://127.0.0.1:9/v1", store=s)
+        again.chat(MESSAGES, seed=1)
+        totals = again.usage.to_dict()
+    assert totals["cost_usd"] is None and totals["spent_usd"] == 0.0
+
+
+def test_each_retry_is_reported_as_it_happens(capsys: pytest.CaptureFixture[str]) -> None:
+    script = [Scripted(status=500), Scripted(delay=5.0, text="late"), "in time"]
+    lines: list[str] = []
+    with FakeChatServer(script) as server:
+        client = client_for(server, timeout=0.3, max_retries=2, on_retry=lines.append)
+        assert client.chat(MESSAGES).text == "in time"
+    assert lines == [
+        "model call failed (HTTP 500), retry 1/2",
+        "model call failed (timeout after 0.3 s), retry 2/2",
+    ]
+    assert capsys.readouterr().err == ""  # given a callback, nothing else is printed
+    with FakeChatServer([Scripted(status=503), "ok"]) as server:
+        assert client_for(server, max_retries=1).chat(MESSAGES).text == "ok"
+    assert capsys.readouterr().err == "model call failed (HTTP 503), retry 1/1\n"
 
 
 @pytest.mark.parametrize(

@@ -11,19 +11,24 @@ the official ``openai`` SDK (the ``llm`` extra). Three things make it fit for a 
   address is deliberately not part of the key: the same model behind another proxy is the
   same request.
 * **Retried, not hidden.** 429s, 5xx, timeouts and dropped connections are retried with
-  exponential backoff (``Retry-After`` is honoured); what is left after ``max_retries`` is a
+  exponential backoff (``Retry-After`` is honoured), and each retry is reported as it happens
+  (``on_retry``, stderr by default): a server that hangs must not look like a slow model. The
+  defaults (:data:`DEFAULT_TIMEOUT` x (:data:`DEFAULT_RETRIES` + 1) attempts) bound a dead
+  endpoint to about three minutes; what is left after ``max_retries`` is a
   :class:`ModelError` saying what failed, at which address, how many times.
 * **Counted.** Tokens come from the reply's ``usage``; cost from a price table the user can
-  extend (:mod:`suitebench.agents.prices`). An unpriced model's cost is ``None``.
+  extend (:mod:`suitebench.agents.prices`). An unpriced model's cost is ``None`` -- per reply
+  and in the totals: unknown is not free.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
@@ -31,6 +36,8 @@ from suitebench.agents.prices import PriceTable, load_prices
 from suitebench.run.store import Store, job_key
 
 __all__ = [
+    "DEFAULT_RETRIES",
+    "DEFAULT_TIMEOUT",
     "KIND_CHAT",
     "ModelAuthError",
     "ModelClient",
@@ -48,6 +55,11 @@ __all__ = [
 KIND_CHAT = "llm-chat"
 MODEL_ENV = "SUITEBENCH_MODEL"
 _MAX_RETRY_AFTER = 60.0
+# A reply that takes longer than a minute is a stalled server far more often than a slow
+# model; three attempts then bound a dead endpoint to about three minutes (60 s x 3 + 1 s +
+# 2 s of backoff) instead of the 25 minutes of longer defaults.
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_RETRIES = 2
 
 Message = Mapping[str, str]
 
@@ -102,7 +114,10 @@ class ModelReply:
 class Usage:
     """Running totals of one client. ``cost_usd`` is the price of every reply used (cached or
     not), ``spent_usd`` of the ones actually requested this time; ``unpriced`` counts replies
-    of models without a price."""
+    of models without a price (``unpriced_spent`` those of them requested this time).
+
+    In :meth:`to_dict` a total that includes an unpriced reply is ``None``: a sum of the
+    priced replies alone would pass an unknown cost off as a known, smaller one."""
 
     calls: int = 0
     cached_calls: int = 0
@@ -111,6 +126,7 @@ class Usage:
     cost_usd: float = 0.0
     spent_usd: float = 0.0
     unpriced: int = 0
+    unpriced_spent: int = 0
     retries: int = 0
 
     def add(self, reply: ModelReply) -> None:
@@ -120,10 +136,18 @@ class Usage:
         self.completion_tokens += reply.completion_tokens
         if reply.cost_usd is None:
             self.unpriced += 1
+            self.unpriced_spent += not reply.cached
         else:
             self.cost_usd += reply.cost_usd
             if not reply.cached:
                 self.spent_usd += reply.cost_usd
+
+    def copy(self) -> Usage:
+        return Usage(**vars(self))
+
+    def since(self, before: Usage) -> Usage:
+        """What was added after ``before`` was copied (one arm's share of a shared client)."""
+        return Usage(**{k: v - getattr(before, k) for k, v in vars(self).items()})
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -131,8 +155,8 @@ class Usage:
             "cached_calls": self.cached_calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
-            "cost_usd": round(self.cost_usd, 6),
-            "spent_usd": round(self.spent_usd, 6),
+            "cost_usd": None if self.unpriced else round(self.cost_usd, 6),
+            "spent_usd": None if self.unpriced_spent else round(self.spent_usd, 6),
             "unpriced_calls": self.unpriced,
             "retries": self.retries,
         }
@@ -192,7 +216,8 @@ class ModelClient:
     ``base_url`` and ``api_key`` default to ``$OPENAI_BASE_URL`` and ``$OPENAI_API_KEY`` (the
     SDK's own variables); the key is only needed when a request is not in the store, so a
     cached rerun works with neither. ``backoff`` is the first retry's wait in seconds, doubled
-    each retry.
+    each retry. ``on_retry`` is told of every retry in one line (by default it goes to
+    stderr), so a user waiting on a stalled endpoint sees why.
     """
 
     model: str
@@ -200,9 +225,10 @@ class ModelClient:
     base_url: str | None = None
     api_key: str | None = None
     store: Store | None = None
-    max_retries: int = 4
-    timeout: float = 120.0
+    max_retries: int = DEFAULT_RETRIES
+    timeout: float = DEFAULT_TIMEOUT
     backoff: float = 1.0
+    on_retry: Callable[[str], None] | None = field(default=None, repr=False)
     prices: PriceTable = field(default_factory=load_prices)
     usage: Usage = field(default_factory=Usage)
     _sdk: Any = field(default=None, repr=False)
@@ -346,19 +372,28 @@ class ModelClient:
                 last = f"HTTP {status}: {detail}"
                 wait = max(wait, _retry_after(exc.response.headers))
                 kind: type[ModelError] = ModelServerError
+                short = f"HTTP {status}"
             except openai.APITimeoutError:
                 last = f"no reply within {self.timeout:g} s"
+                short = f"timeout after {self.timeout:g} s"
                 kind = ModelUnreachableError
             except openai.APIConnectionError as exc:
                 cause = exc.__cause__ or exc
                 last = f"cannot connect ({type(cause).__name__}: {cause})"
+                short = f"cannot connect: {type(cause).__name__}"
                 kind = ModelUnreachableError
             if attempt == self.max_retries:
                 raise kind(f"{where}: {last}, after {attempt + 1} attempt(s)")
             with self._lock:
                 self.usage.retries += 1
+            report = self.on_retry if self.on_retry is not None else _print_retry
+            report(f"model call failed ({short}), retry {attempt + 1}/{self.max_retries}")
             time.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _print_retry(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _error_detail(exc: Any) -> str:

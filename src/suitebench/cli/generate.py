@@ -8,8 +8,9 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from suitebench.agents.llm import ModelClient, ModelError
+from suitebench.agents.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT, ModelClient, ModelError
 from suitebench.audit.runs import Engine
 from suitebench.cli._progress import progress_bar
 from suitebench.cli.main import OPTIONS
@@ -41,7 +42,7 @@ def _usage(usage: object) -> str:
         return ""
     cost = (
         "unknown (model not in the price table)"
-        if usage.get("unpriced_calls")
+        if usage.get("cost_usd") is None
         else (f"${usage['cost_usd']:.4f} (spent now ${usage['spent_usd']:.4f})")
     )
     return (
@@ -81,7 +82,12 @@ def generate(
     max_calls: int = typer.Option(
         3, "--max-calls", min=1, help="llm-single: calls per repetition incl. top-up (1 = paper)."
     ),
-    timeout: float = typer.Option(300.0, "--timeout", help="Seconds to wait for a reply."),
+    timeout: float = typer.Option(
+        DEFAULT_TIMEOUT, "--timeout", min=0.001, help="Seconds to wait for one model reply."
+    ),
+    retries: int = typer.Option(
+        DEFAULT_RETRIES, "--retries", min=0, help="Retries of a failed model call (printed)."
+    ),
     build_cache: Path | None = typer.Option(
         None, "--build-cache", help="Build cache directory (default: next to the store)."
     ),
@@ -101,6 +107,8 @@ def generate(
                 store=store,
                 prices=prices,
                 timeout=timeout,
+                max_retries=retries,
+                on_retry=lambda line: _err.print(f"  {line}", markup=False, highlight=False),
             )
     except (FormatError, StoreError, ModelError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
@@ -129,15 +137,30 @@ def generate(
         executor.close()
         store.close()
     logs = [r.log for r in result.reps] if result.reps else [result.log]
+    failed = False
     for n, log in enumerate(logs, 1):
         head = f"rep {n}: " if result.reps else ""
-        _err.print(f"{head}{arm} on {prob.id}: {_describe(log)}")
+        _err.print(f"{head}{arm} on {prob.id}: {_describe(log)}", markup=False, highlight=False)
         if log.get("usage"):
-            _err.print("  " + _usage(log["usage"]))
-    _err.print(f"inputs and generate.json in {out}")
+            _err.print("  " + _usage(log["usage"]), markup=False, highlight=False)
+        for note in log.get("notes") or []:
+            _err.print(f"  {note}", markup=False, highlight=False)
+        for error in log.get("model_errors") or []:
+            failed = True
+            _err.print(f"  [red]model error:[/red] {escape(error)}", highlight=False)
+    _err.print(f"inputs and generate.json in {out}", markup=False, highlight=False)
+    if failed:
+        _err.print(
+            "the inputs kept before the failure are written; the same command again resumes "
+            "(earlier replies come from the store)",
+            markup=False,
+            highlight=False,
+        )
     if OPTIONS.json:
         json.dump(result.log, sys.stdout, indent=1)
         sys.stdout.write("\n")
+    if failed:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -16,6 +16,9 @@ must have a gold, until ``budget`` inputs are kept or ``max_attempts`` candidate
 The output directory gets the kept inputs as ``001.in``, ``002.in``, ... in emission order and
 ``generate.json`` (what was tried, dropped and why, tokens and cost). ``audit --arm
 NAME=DIR`` reads the directory as it is (``generate.json`` and sub-directories are skipped).
+A model call that fails ends its arm's stream, not the run: the inputs kept so far are written,
+``generate.json`` names the failure (``model_errors``) and says why calls gave nothing
+(``notes``), and a rerun takes the earlier replies from the store.
 """
 
 from __future__ import annotations
@@ -184,6 +187,21 @@ def _prepare(out: Path) -> None:
         shutil.rmtree(out / PROGRAMS_DIR)
 
 
+def _component_notes(
+    components: list[dict[str, Any]], *, mixture: bool
+) -> tuple[list[str], list[str]]:
+    """The components' notes and model failures, lifted to the top of ``generate.json`` (a
+    mixture's prefixed with the component they are about) so neither hides in the details."""
+    notes: list[str] = []
+    errors: list[str] = []
+    for i, c in enumerate(components):
+        head = f"{c['arm']} {i + 1}: " if mixture else ""
+        notes += [head + n for n in c.get("notes", [])]
+        if c.get("model_error"):
+            errors.append(head + c["model_error"])
+    return notes, errors
+
+
 def _one(
     arm: str,
     problem: Problem,
@@ -199,7 +217,7 @@ def _one(
     log = GenerationLog(options.attempt_cap)
     budget = options.budget
     kept: list[Candidate] = []
-    usage_before = client.usage.to_dict() if client is not None else None
+    usage_before = client.usage.copy() if client is not None else None
     components: list[dict[str, Any]] = []
     if arm == "mixture":
         if len(options.mix) < 2:
@@ -251,18 +269,10 @@ def _one(
         files.append({"file": name, "sha256": c.sha256, "origin": c.origin})
     usage: dict[str, Any] | None = None
     if client is not None and usage_before is not None:
-        after = client.usage.to_dict()
-        usage = {
-            k: (
-                round(after[k] - usage_before[k], 6)
-                if isinstance(after[k], float)
-                else after[k] - usage_before[k]
-            )
-            for k in after
-        }
-        usage["model"] = client.model
+        usage = {**client.usage.since(usage_before).to_dict(), "model": client.model}
     # A stream that stopped at its cap matters only if the budget was not reached.
     log.capped = log.capped and len(kept) < budget
+    notes, errors = _component_notes(components, mixture=arm == "mixture")
     entry: dict[str, Any] = {
         "arm": arm,
         "problem": problem.id,
@@ -273,6 +283,8 @@ def _one(
         **log.to_dict(len(kept)),
         "mix": list(options.mix) if arm == "mixture" else None,
         "usage": usage,
+        "model_errors": errors,
+        "notes": notes,
         "legality": gate.legality_info(),
         "components": components,
         "inputs": files,
@@ -325,6 +337,7 @@ def generate_arm(
                 "kept": rep.log["kept"],
                 "tried": rep.log["tried"],
                 "usage": rep.log["usage"],
+                "model_errors": rep.log["model_errors"],
             }
             for r, rep in enumerate(reps)
         ],

@@ -15,6 +15,11 @@ writes a C++ validator and generator(s); if one does not compile, the compiler's
 sent back and it may try again (at most two retries, as the paper's reproduction allowed). An
 input counts when its own validator accepts it, then the problem's validator and the oracle;
 top-up sweeps further seeds of its generators.
+
+A call that fails (the endpoint down or erroring after every retry) ends the arm's stream, not
+the run: what earlier calls produced is kept, the failure is recorded (``model_error``), and
+since every reply is in the store a rerun resumes at the failed call. Why a call gave nothing
+(a reply of prose alone, a generator that did not build) is written down in ``notes``.
 """
 
 from __future__ import annotations
@@ -24,11 +29,11 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from suitebench.agents.llm import ModelClient
+from suitebench.agents.llm import ModelClient, ModelError
 from suitebench.audit.runs import Engine
 from suitebench.generate.records import Candidate, GenerateError, derive_seed
 from suitebench.generate.reply import GeneratorBlock, parse_reply
-from suitebench.generate.sweep import compile_cpp, sweep
+from suitebench.generate.sweep import compile_cpp, first_error, sweep
 from suitebench.model.problem import Problem
 from suitebench.run.toolchain import Built
 
@@ -184,12 +189,21 @@ class _ModelArm:
         self.max_tokens = max_tokens
         self.calls: list[dict[str, Any]] = []
         self.generators: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+        self.model_error: str | None = None
 
-    def _call(self, messages: list[dict[str, str]], n: int) -> tuple[str, dict[str, Any]]:
+    def _call(self, messages: list[dict[str, str]], n: int) -> tuple[str, dict[str, Any]] | None:
+        """The reply of call ``n`` (0-based), or ``None`` when it failed: the failure is then
+        recorded, and the caller stops asking (the next call would fail the same way)."""
         model_seed = derive_seed(self.seed, "call", n)
-        reply = self.client.chat(
-            messages, temperature=self.temperature, max_tokens=self.max_tokens, seed=model_seed
-        )
+        try:
+            reply = self.client.chat(
+                messages, temperature=self.temperature, max_tokens=self.max_tokens, seed=model_seed
+            )
+        except ModelError as exc:
+            self.model_error = f"call {n + 1} failed: {exc}"
+            self.calls.append({"call": n + 1, "model_seed": model_seed, "error": str(exc)})
+            return None
         info: dict[str, Any] = {
             "call": n + 1,
             "model_seed": model_seed,
@@ -204,10 +218,19 @@ class _ModelArm:
         self.calls.append(info)
         return reply.text, info
 
+    def _note_empty(self, n: int, text: str, info: dict[str, Any]) -> None:
+        """Say why a reply gave nothing to keep, so "0 kept, dropped: none" is never the
+        whole story."""
+        why = "the reply is prose only" if text.strip() else "the reply is empty"
+        if info.get("truncated"):
+            why += ", cut off at the token limit"
+        self.notes.append(f"call {n + 1}: no input blocks in the reply ({why})")
+
     def _compile(self, code: str, name: str) -> Built:
         built = compile_cpp(self.engine, code, self.work_dir, name)
         entry: dict[str, Any] = {"name": f"{name}.cpp", "built": built.ok}
         if not built.ok:
+            entry["error"] = first_error(built.message)
             entry["message"] = built.message.strip()[-400:]
         self.generators.append(entry)
         return built
@@ -226,7 +249,19 @@ class _ModelArm:
             "calls": self.calls,
             "programs": self.generators,
             "shown_reference": self.problem.rel(shown_reference(self.problem)),
+            "notes": self.notes,
+            "model_error": self.model_error,
         }
+
+
+def build_failed(origin: str, built: Built, seeds: int) -> Candidate:
+    """A generator that did not build, as one dropped candidate: its seeds never ran, and the
+    log must count the loss (``generator_failed``) with the compiler's own first error."""
+    return Candidate(
+        origin,
+        drop="generator_failed",
+        detail=f"did not build ({seeds} seeds not run): {first_error(built.message)}",
+    )
 
 
 class SingleCall(_ModelArm):
@@ -235,17 +270,27 @@ class SingleCall(_ModelArm):
     def candidates(self) -> Iterator[Candidate]:
         messages = single_call_messages(self.problem, self.budget)
         for n in range(self.max_calls):
-            text, info = self._call(messages, n)
+            answer = self._call(messages, n)
+            if answer is None:
+                return
+            text, info = answer
             parsed = parse_reply(text, max_seeds=MAX_SEEDS)
             info["inputs"] = len(parsed.inputs)
             info["generators"] = [g.seeds for g in parsed.generators]
             info["parser_notes"] = parsed.notes
+            if not parsed.items:
+                self._note_empty(n, text, info)
             for k, item in enumerate(parsed.items, 1):
                 where = f"call {n + 1} block {item.index + 1}"
                 if isinstance(item, GeneratorBlock):
                     built = self._compile(item.code, f"call{n + 1}-gen{k}")
                     if built.ok:
                         yield from sweep(self.engine, built, range(item.seeds), f"{where} gen")
+                    else:
+                        self.notes.append(
+                            f"{where}: the generator did not build: {first_error(built.message)}"
+                        )
+                        yield build_failed(f"{where} gen", built, item.seeds)
                 else:
                     yield Candidate(f"{where} input", item.text.encode())
 
@@ -259,15 +304,22 @@ class GenVal(_ModelArm):
         super().__init__(*args, **kwargs)
         self._validator: Built | None = None
         self._gens: list[tuple[Built, int, str]] | None = None
+        self._broken: list[Candidate] = []  # the last try's generators that did not build
 
     def _setup(self) -> None:
         messages = genval_messages(self.problem, self.budget)
         self._gens = []
         for attempt in range(self.MAX_RETRIES + 1):
-            text, info = self._call(messages, attempt)
+            answer = self._call(messages, attempt)
+            if answer is None:
+                return  # keep what the previous try built
+            text, info = answer
             parsed = parse_reply(text, max_seeds=MAX_SEEDS)
             info["parser_notes"] = parsed.notes
+            if not parsed.items and not parsed.validators:
+                self._note_empty(attempt, text, info)
             errors: list[str] = []
+            broken: list[Candidate] = []
             validator = None
             if parsed.validators:
                 validator = self._compile(parsed.validators[0], f"try{attempt + 1}-validator")
@@ -282,10 +334,13 @@ class GenVal(_ModelArm):
                     gens.append((built, g.seeds, f"try {attempt + 1} gen {k}"))
                 else:
                     errors.append(f"generator {k}:\n{built.message.strip()[-1500:]}")
+                    broken.append(build_failed(f"try {attempt + 1} gen {k}", built, g.seeds))
             if not parsed.generators:
                 errors.append("no ===GENERATOR=== block")
             self._validator, self._gens = (validator if validator and validator.ok else None), gens
+            self._broken = broken
             if not errors or attempt == self.MAX_RETRIES:
+                self.notes += [f"try {attempt + 1}: {_gist(e)}" for e in errors]
                 return
             # CodeContests+ feedback: the compile errors go back; the model may fix them.
             feedback = "These programs did not compile or are missing:\n\n" + "\n\n".join(errors)
@@ -304,6 +359,7 @@ class GenVal(_ModelArm):
     def candidates(self) -> Iterator[Candidate]:
         if self._gens is None:
             self._setup()
+        yield from self._broken
         gens = self._gens or []
         if not gens:
             return
@@ -314,3 +370,9 @@ class GenVal(_ModelArm):
             for built, seeds, origin in gens:
                 more = range(seeds + 8 * block, seeds + 8 * (block + 1))
                 yield from sweep(self.engine, built, more, f"{origin} (top-up)")
+
+
+def _gist(error: str) -> str:
+    """One line of a compile-feedback entry: what failed and the compiler's first error."""
+    what, _, message = error.partition(":\n")
+    return f"{what} did not build: {first_error(message)}" if message else error

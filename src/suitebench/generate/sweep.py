@@ -17,7 +17,7 @@ from suitebench.generate.records import Candidate
 from suitebench.run.outcome import Limits, MiB
 from suitebench.run.toolchain import Built, Language, Program, build
 
-__all__ = ["CXX_COMMAND", "GENERATOR_LIMITS", "compile_cpp", "sweep"]
+__all__ = ["CXX_COMMAND", "GENERATOR_LIMITS", "compile_cpp", "first_error", "sweep"]
 
 GENERATOR_LIMITS = Limits(wall_time=10.0, memory_mb=1024, output_bytes=64 * MiB)
 SWEEP_CHUNK = 32
@@ -38,6 +38,29 @@ def compile_cpp(engine: Engine, source: str, directory: Path, name: str) -> Buil
         name=name,
     )
     return build(program, cache_dir=engine.cache_dir)
+
+
+def first_error(message: str) -> str:
+    """The line of a failed build that names its cause: the compiler's first ``error:`` line,
+    else the linker's (``undefined reference``), else the build's own summary.
+
+    The last line of g++'s output is usually a caret, a note or ``collect2: error: ld returned
+    1 exit status`` -- true of every failure and the cause of none, so a log must not show it.
+    """
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    if not lines:
+        return "the build failed"
+    body = lines[1:] if lines[0].startswith("build ") else lines
+    tests = (
+        lambda ln: "error:" in ln and not ln.startswith("collect2"),
+        lambda ln: "undefined reference" in ln,
+        lambda ln: "error" in ln.lower(),
+    )
+    for test in tests:
+        for ln in body:
+            if test(ln):
+                return ln[:200]
+    return lines[0][:200]
 
 
 def sweep(engine: Engine, built: Built, seeds: Iterable[int], origin: str) -> Iterator[Candidate]:
