@@ -8,7 +8,10 @@ requirement, yet the special-casing mutant then behaves like the reference.
 
 For a mutant flagged ``hardcodes_target_literal`` (its diff adds a literal its target test
 uses), the literals are *perturbed* in the target test's source -- every occurrence in the test
-function, a consistent rename, so an expected value that echoes the input follows it:
+function, a consistent rename, so an expected value that echoes the input follows it.  The
+occurrences are found by the tokenizer that found the literals
+(:mod:`suitebench.construct.literal_scan`): the ``33`` of ``" ".join(["1"] * 33)`` is renamed,
+a ``33`` in a comment or a name is not.
 
 * an integer moves by 1, 2, 3 (and by 10^k, 2*10^k for its k trailing zeros), keeping its sign;
 * a decimal moves by one unit of its last digit;
@@ -42,6 +45,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from suitebench.construct.literal_scan import LiteralKind, SourceLiteral, find_literals
 from suitebench.construct.prompts import test_function
 from suitebench.model.instance import Instance
 from suitebench.run.executor import Executor
@@ -86,8 +90,8 @@ class LiteralCheck:
 
 
 def _token(literal: str) -> re.Pattern[str]:
-    """Where a literal occurs in test text: a number as a whole token (also inside a string,
-    ``"404"``), a string as itself."""
+    """Where a literal occurs in a string's text (and, to avoid collisions, in the test's text):
+    a number as a whole word (``"404 client error"``), a string as itself."""
     if _NUMBER.fullmatch(literal):
         return re.compile(r"(?<![\w.])" + re.escape(literal) + r"(?![\w.])")
     return re.compile(re.escape(literal))
@@ -149,6 +153,37 @@ def _function_lines(text: str, test_id: str) -> tuple[int, int] | None:
     return node.lineno - 1, node.end_lineno or node.lineno
 
 
+def _rename(body: str, mapping: dict[str, str]) -> str:
+    """``body`` with its literals renamed, found by the tokenizer that found them in the test
+    (:mod:`suitebench.construct.literal_scan`): a number token whose value is a key is
+    rewritten; inside a string a key is renamed where it occurs (a number as a whole word,
+    ``"404 client error"``), so an expected value that echoes the input follows it.  Comments
+    and names stay as they are."""
+    # One pass per string, longest literals first: a literal inside another ("site1" in
+    # "site1.test") or inside a value just written is never renamed twice.
+    ordered = sorted(mapping, key=len, reverse=True)
+    pattern = re.compile("|".join(f"(?:{_token(lit).pattern})" for lit in ordered))
+    spans: dict[tuple[int, int], list[SourceLiteral]] = {}
+    for lit in find_literals(body, "python"):
+        spans.setdefault((lit.start, lit.end), []).append(lit)
+    out: list[str] = []
+    done = 0
+    for (start, end), found in sorted(spans.items()):
+        written = body[start:end]
+        if any(lit.kind is LiteralKind.STRING for lit in found):
+            new = pattern.sub(lambda m: mapping[m.group(0)], written)
+            plain = len(found) == 1 and written[:1] in "'\"" and written[-1:] in "'\""
+            if new == written and plain and found[0].value in mapping:
+                new = repr(mapping[found[0].value])  # spelt with escapes: "a\tb"
+        elif found[0].value in mapping:
+            new = mapping[found[0].value]
+        else:
+            continue
+        out += [body[done:start], new]
+        done = end
+    return "".join(out) + body[done:]
+
+
 def perturb_test_file(text: str, test_id: str, mapping: dict[str, str]) -> str | None:
     """The test file with every occurrence of each literal in the target test function renamed
     (its other tests untouched), or None when the function is not found or nothing changes."""
@@ -157,11 +192,7 @@ def perturb_test_file(text: str, test_id: str, mapping: dict[str, str]) -> str |
         return None
     lines = text.splitlines(keepends=True)
     body = "".join(lines[span[0] : span[1]])
-    # One pass, longest literals first: a literal inside another ("site1" in "site1.test")
-    # or inside a value just written is never renamed twice.
-    ordered = sorted(mapping, key=len, reverse=True)
-    pattern = re.compile("|".join(f"(?:{_token(lit).pattern})" for lit in ordered))
-    changed = pattern.sub(lambda m: mapping[m.group(0)], body)
+    changed = _rename(body, mapping)
     if changed == body:
         return None
     return "".join(lines[: span[0]]) + changed + "".join(lines[span[1] :])

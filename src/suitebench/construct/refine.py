@@ -10,7 +10,8 @@ do; it is not capped per section.
 
 The paper then has an agent rewrite candidates to shrink T-bar; here that step is the user's
 (or a model's) between two runs of ``refine``.  A mutant whose added lines hard-code a literal
-that appears in its target test (and not in the lines it replaces) is *flagged*
+that appears in its target test (and not in the lines it replaces), each found by its
+language's tokenizer (:mod:`suitebench.construct.literal_scan`), is *flagged*
 ``hardcodes_target_literal``: it may only differ on the target's inputs (paper, Figure 13).
 A flagged mutant that would be kept is then checked by re-running its target with those
 literals perturbed (:mod:`suitebench.construct.literals`): a ``literal_special_case`` (the
@@ -26,11 +27,12 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suitebench.construct.literal_scan import find_literals, language_for, literal_values
 from suitebench.construct.literals import Flagged, LiteralCheck, LiteralOutcome, check_literals
 from suitebench.construct.mutants import error_line
 from suitebench.construct.prompts import test_source
@@ -45,7 +47,8 @@ from suitebench.suite.score import score_suite
 __all__ = ["MutantDecision", "RefineReport", "refine_instance", "refinement_figures"]
 
 Progress = Callable[[int, int], None]
-_LITERAL = re.compile(r"""(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w.])|"([^"\\\n]{2,})"|'([^'\\\n]{2,})'""")
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_COMMON = {"0", "1", "-1", "2"}  # too common to mean anything
 
 
 @dataclass
@@ -106,25 +109,73 @@ def refinement_figures(decisions: list[MutantDecision]) -> dict[str, Any]:
     }
 
 
-def _literals(text: str) -> set[str]:
-    found = set()
-    for match in _LITERAL.finditer(text):
-        value = next(g for g in match.groups() if g is not None)
-        if value not in {"0", "1", "-1", "2"}:  # too common to mean anything
-            found.add(value)
-    return found
+def _meaningful(value: str) -> bool:
+    """A literal that can say something of a test's input: not a ubiquitous number, and with
+    a letter or digit (a separator such as ``" "`` or ``","`` is syntax, and no rename of it
+    could tell a special case from the logic)."""
+    return value not in _COMMON and any(c.isalnum() for c in value)
+
+
+def _hunks(diff: str) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """``(file, [(tag, line)])`` per hunk of a unified diff, the tag ``" "``, ``"+"`` or
+    ``"-"``; the hunk header's counts say where it ends, so a removed ``-- x`` is a line."""
+    path = old_path = ""
+    lines = diff.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if line.startswith(("--- ", "+++ ")):
+            name = line[4:].split("\t", 1)[0].strip()
+            name = name[2:] if name.startswith(("a/", "b/")) else name
+            if line.startswith("--- "):
+                old_path = name
+            else:  # a deleted file's hunks are read in its old name's language
+                path = old_path if name == "/dev/null" else name
+        elif match := _HUNK.match(line):
+            old, new = (int(n) if n is not None else 1 for n in match.groups())
+            body: list[tuple[str, str]] = []
+            while i < len(lines) and (old > 0 or new > 0):
+                text = lines[i]
+                i += 1
+                if text.startswith("\\"):  # "\ No newline at end of file"
+                    continue
+                tag = text[:1] if text[:1] in ("+", "-") else " "
+                old -= tag != "+"
+                new -= tag != "-"
+                body.append((tag, text[1:]))
+            yield path, body
+
+
+def _side(hunk: list[tuple[str, str]], language: str, tag: str) -> set[str]:
+    """The values of the literals on the hunk's ``tag`` lines, tokenized with their context
+    (the other side's lines left out), so a line is read as the code it is part of."""
+    kept = [(t, line) for t, line in hunk if t in (" ", tag)]
+    tags = [t for t, _ in kept]
+    text = "".join(line + "\n" for _, line in kept)
+    return {
+        lit.value
+        for lit in find_literals(text, language)
+        if tag in tags[lit.first_line : lit.last_line + 1]
+    }
+
+
+def introduced_literals(diff: str) -> set[str]:
+    """The literals a mutant introduces or changes: those on its added lines that its removed
+    lines do not hold, each file read by its language's tokenizer."""
+    added: set[str] = set()
+    removed: set[str] = set()
+    for path, hunk in _hunks(diff):
+        language = language_for(path)
+        added |= _side(hunk, language, "+")
+        removed |= _side(hunk, language, "-")
+    return {v for v in added - removed if _meaningful(v)}
 
 
 def hardcoded_literals(patch: Path, target_source: str) -> set[str]:
-    """Literals the mutant's added lines introduce that its target test also uses."""
-    added, removed = [], []
-    for line in patch.read_text(encoding="utf-8", errors="replace").splitlines():
-        if line.startswith("+") and not line.startswith("+++"):
-            added.append(line[1:])
-        elif line.startswith("-") and not line.startswith("---"):
-            removed.append(line[1:])
-    new = _literals("\n".join(added)) - _literals("\n".join(removed))
-    return new & _literals(target_source)
+    """Literals the mutant introduces that its target test also uses (the test is Python)."""
+    diff = patch.read_text(encoding="utf-8", errors="replace")
+    return introduced_literals(diff) & literal_values(target_source, "python")
 
 
 def _judge(result: SuiteResult, instance: Instance, max_unrelated: float) -> list[MutantDecision]:
