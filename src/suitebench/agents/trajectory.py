@@ -78,7 +78,8 @@ class TrajectoryReport:
     mutant_attempt: bool
     leaks: list[dict[str, Any]] = field(default_factory=list)  # held-out paths named
     content_leaks: list[dict[str, Any]] = field(default_factory=list)  # held-out content kept
-    collect_refused: list[dict[str, Any]] = field(default_factory=list)
+    collect_refused: list[dict[str, Any]] = field(default_factory=list)  # listed ones
+    collect_refused_total: int = 0
     network_refused: list[str] = field(default_factory=list)
     mutation_score: float | None = None
 
@@ -93,6 +94,7 @@ class TrajectoryReport:
             "leaks": self.leaks,
             "content_leaks": self.content_leaks,
             "collect_refused": self.collect_refused,
+            "collect_refused_total": self.collect_refused_total,
             "network_refused": self.network_refused,
             "mutation_score": self.mutation_score,
         }
@@ -373,9 +375,11 @@ def analyse_run(run_dir: Path) -> TrajectoryReport:
     counts = Counter(classify(a) for a in actions)
     refused: list[str] = []
     not_collected: list[dict[str, Any]] = []
+    not_collected_total = 0
     for r in record.get("rounds", []):
         refused += list((r.get("gateway") or {}).get("refused", []))
         not_collected += list((r.get("collect") or {}).get("refused", []))
+        not_collected_total += int((r.get("collect") or {}).get("refused_total", 0))
     held_out = record.get("held_out", [])
     score = record.get("score") or {}
     return TrajectoryReport(
@@ -389,6 +393,7 @@ def analyse_run(run_dir: Path) -> TrajectoryReport:
         + link_leaks(not_collected, held_out, run_dir.resolve() / "workspace"),
         content_leaks=content_leaks(run_dir, record.get("held_out_content") or {}),
         collect_refused=not_collected,
+        collect_refused_total=not_collected_total,
         network_refused=refused,
         mutation_score=score.get("mutation_score"),
     )

@@ -159,7 +159,24 @@ def run(
     for r in record["rounds"]:
         prefix = f"  round {r['round']}: " if len(record["rounds"]) > 1 else "  "
         _err.print(prefix + _score_line(record["task"], r.get("score")))
+        _print_refused(r.get("collect") or {}, "    " if len(record["rounds"]) > 1 else "  ")
     _err.print(f"outputs in {out}")
+
+
+def _print_refused(collect: dict[str, Any], indent: str) -> None:
+    """What the collector would not copy out of the workspace (never silent: it may be a link
+    to held-out material)."""
+    total = collect.get("refused_total", 0)
+    if not total:
+        return
+    _err.print(f"{indent}[yellow]not collected:[/yellow] {total} entries")
+    for r in collect.get("refused", []):
+        _err.print(f"{indent}  {_refused_text(r)}")
+
+
+def _refused_text(r: dict[str, Any]) -> str:
+    target = f" -> {r['target']}" if r.get("target") else ""
+    return escape(f"{r['path']}: {r['reason']}{target}")
 
 
 @agent_app.command("batch")
@@ -249,7 +266,18 @@ def trajectories(
     if OPTIONS.json:
         sys.stdout.write(json.dumps([r.to_dict() for r in reports]) + "\n")
         return
-    table = Table("run", "actions", *CLASSES, "exec.", "mutants", "leaks", "M", show_edge=False)
+    table = Table(
+        "run",
+        "actions",
+        *CLASSES,
+        "exec.",
+        "mutants",
+        "leaks",
+        "content",
+        "refused",
+        "M",
+        show_edge=False,
+    )
     for rep in reports:
         table.add_row(
             escape(Path(rep.run).name),
@@ -258,18 +286,31 @@ def trajectories(
             "yes" if rep.executable_attempt else "no",
             "yes" if rep.mutant_attempt else "no",
             str(len(rep.leaks)),
+            str(len(rep.content_leaks)),
+            str(rep.collect_refused_total),
             _pct(rep.mutation_score),
         )
     _err.print(table)
     total_leaks = sum(len(r.leaks) for r in reports)
+    content = sum(len(r.content_leaks) for r in reports)
+    refused = sum(r.collect_refused_total for r in reports)
     _err.print(
         f"{len(reports)} runs: {sum(r.executable_attempt for r in reports)} with executable "
         f"creation, {sum(r.mutant_attempt for r in reports)} with mutant creation, "
-        f"{total_leaks} leaks ({sum(1 for r in reports if r.leaks)} runs)"
+        f"{total_leaks} leaks ({sum(1 for r in reports if r.leaks)} runs), "
+        f"{content} content leaks ({sum(1 for r in reports if r.content_leaks)} runs), "
+        f"{refused} entries not collected"
     )
     for rep in reports:
         for leak in rep.leaks:
             _err.print(f"  leak in {escape(rep.run)}: {escape(leak['text'])}")
+        for c in rep.content_leaks:
+            _err.print(
+                f"  content leak in {escape(rep.run)}: {escape(c['file'])} is "
+                f"{escape(c['held_out'])}"
+            )
+        for entry in rep.collect_refused:
+            _err.print(f"  not collected in {escape(rep.run)}: {_refused_text(entry)}")
 
 
 def register(app: typer.Typer) -> None:
