@@ -16,7 +16,11 @@ and port.
   ``HTTPS_PROXY`` has no network at all: the design fails closed.
 
 Every connection is counted and every refusal is recorded with the target asked for, so a run's
-``agent.json`` says what the agent tried to reach.
+``agent.json`` says what the agent tried to reach. Through an ``http://`` endpoint the gateway
+also counts the model calls the endpoint answered (``model_calls``: POST requests whose
+response came back), read off the HTTP/1.1 framing of the relayed bytes. That count does not
+depend on the agent's transcript, which an agent stopped at its time limit may not have
+written out; through ``https://`` the traffic is opaque and the count is ``None``.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ import os
 import socket
 import tempfile
 import threading
+from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,12 +87,14 @@ class Endpoint:
 
 @dataclass
 class GatewayStats:
-    """What went through the gateway during one run."""
+    """What went through the gateway during one run (``model_calls``: ``None`` when the
+    traffic was TLS the gateway cannot read)."""
 
     connections: int = 0
     refused: list[str] = field(default_factory=list)
     bytes_up: int = 0
     bytes_down: int = 0
+    model_calls: int | None = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -94,7 +102,117 @@ class GatewayStats:
             "refused": list(self.refused),
             "bytes_to_endpoint": self.bytes_up,
             "bytes_from_endpoint": self.bytes_down,
+            "model_calls": self.model_calls,
         }
+
+
+def with_relayed_calls(
+    usage: Mapping[str, Any], gateway: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """An agent run's usage with ``model_calls`` as the gateway counted them, where it could.
+
+    The transcript's own count is what the agent wrote down before it stopped; an agent killed
+    at its time limit has often been served calls it never recorded."""
+    calls = (gateway or {}).get("model_calls")
+    return {**usage} if calls is None else {**usage, "model_calls": calls}
+
+
+class _HttpFramer:
+    """One direction of an HTTP/1.1 connection, split into messages as bytes arrive.
+
+    :meth:`feed` returns the start line of every message head completed by the bytes; bodies
+    (``Content-Length`` or chunked) are skipped without being kept. A response without either
+    runs to the end of the connection. Anything unparsable stops the framing (the relay goes
+    on; only the count is lost)."""
+
+    def __init__(self, *, responses: bool) -> None:
+        self.responses = responses
+        self.buf = b""
+        self.state = "head"  # head | body | chunk-size | chunk-data | trailer | rest | lost
+        self.left = 0
+
+    def feed(self, data: bytes) -> list[str]:
+        heads: list[str] = []
+        if self.state in ("rest", "lost"):
+            return heads
+        self.buf += data
+        while self.buf:
+            if self.state == "head":
+                end = self.buf.find(b"\r\n\r\n")
+                if end < 0:
+                    if len(self.buf) > _HEAD_LIMIT:
+                        self.state, self.buf = "lost", b""
+                    break
+                head, self.buf = self.buf[:end].decode("latin-1"), self.buf[end + 4 :]
+                start, *fields = head.lstrip("\r\n").split("\r\n")
+                heads.append(start)
+                self._body(start, fields)
+            elif self.state in ("body", "chunk-data"):
+                n = min(self.left, len(self.buf))
+                self.buf, self.left = self.buf[n:], self.left - n
+                if self.left == 0:
+                    self.state = "head" if self.state == "body" else "chunk-size"
+            elif self.state in ("chunk-size", "trailer"):
+                end = self.buf.find(b"\r\n")
+                if end < 0:
+                    break
+                line, self.buf = self.buf[:end], self.buf[end + 2 :]
+                if self.state == "trailer":
+                    self.state = "head" if not line else "trailer"
+                    continue
+                if not line.strip():
+                    continue  # the CRLF after a chunk's data
+                try:
+                    size = int(line.split(b";", 1)[0], 16)
+                except ValueError:
+                    self.state, self.buf = "lost", b""
+                    break
+                self.state, self.left = ("trailer", 0) if size == 0 else ("chunk-data", size)
+            else:
+                self.buf = b""
+        return heads
+
+    def _body(self, start: str, fields: list[str]) -> None:
+        headers = {}
+        for f in fields:
+            name, _, value = f.partition(":")
+            headers[name.strip().lower()] = value.strip().lower()
+        if "chunked" in headers.get("transfer-encoding", ""):
+            self.state = "chunk-size"
+            return
+        if "content-length" in headers:
+            try:
+                self.left = int(headers["content-length"])
+            except ValueError:
+                self.state = "lost"
+                return
+            self.state = "body" if self.left else "head"
+            return
+        status = start.split()[1] if len(start.split()) > 1 else ""
+        bodiless = status.startswith("1") or status in ("204", "304")
+        self.state = "rest" if self.responses and not bodiless else "head"
+
+
+class _CallCounter:
+    """Pairs one connection's requests with their responses (HTTP/1.1 answers in order) and
+    counts the POSTs -- the model calls -- that were answered."""
+
+    def __init__(self) -> None:
+        self.up = _HttpFramer(responses=False)
+        self.down = _HttpFramer(responses=True)
+        self.methods: deque[str] = deque()
+
+    def sent(self, data: bytes) -> None:
+        self.methods.extend(h.split(" ", 1)[0].upper() for h in self.up.feed(data))
+
+    def answered(self, data: bytes) -> int:
+        calls = 0
+        for head in self.down.feed(data):
+            status = head.split()[1] if len(head.split()) > 1 else ""
+            if status.startswith("1") or not self.methods:
+                continue  # 100 Continue: the real answer is still to come
+            calls += self.methods.popleft() == "POST"
+        return calls
 
 
 def _split_authority(target: str, default_port: int) -> tuple[str, int] | None:
@@ -116,7 +234,7 @@ class ModelGateway:
 
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
-        self.stats = GatewayStats()
+        self.stats = GatewayStats(model_calls=0 if endpoint.scheme == "http" else None)
         self._lock = threading.Lock()
         self._dir = tempfile.TemporaryDirectory(prefix="suitebench-gateway-")
         self.socket_dir = Path(self._dir.name)
@@ -191,9 +309,11 @@ class ModelGateway:
             upstream = self._connect(conn, words[1])
             if upstream is None:
                 return
+            with self._lock:
+                self.stats.model_calls = None  # a tunnel's calls cannot be counted
             conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
             rest = head.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in head else b""
-            self._relay(conn, upstream, rest)
+            self._relay(conn, upstream, rest, None)
             return
         if len(words) >= 2 and "://" in words[1]:  # an absolute-form (proxy) request
             parts = urlsplit(words[1])
@@ -206,7 +326,7 @@ class ModelGateway:
             return
         upstream = self._connect(conn, ep.authority)
         if upstream is not None:
-            self._relay(conn, upstream, head)
+            self._relay(conn, upstream, head, _CallCounter())
 
     def _connect(self, conn: socket.socket, label: str) -> socket.socket | None:
         try:
@@ -221,12 +341,25 @@ class ModelGateway:
             conn.close()
             return None
 
-    def _relay(self, conn: socket.socket, upstream: socket.socket, first: bytes) -> None:
+    def _relay(
+        self,
+        conn: socket.socket,
+        upstream: socket.socket,
+        first: bytes,
+        counter: _CallCounter | None,
+    ) -> None:
         upstream.settimeout(None)
-        if first:
-            upstream.sendall(first)
+
+        def note_sent(data: bytes) -> None:
+            # Before the bytes go out: the answer must never be read before its request.
             with self._lock:
-                self.stats.bytes_up += len(first)
+                self.stats.bytes_up += len(data)
+                if counter is not None:
+                    counter.sent(data)
+
+        if first:
+            note_sent(first)
+            upstream.sendall(first)
 
         def pump(src: socket.socket, dst: socket.socket, up: bool) -> None:
             try:
@@ -234,12 +367,14 @@ class ModelGateway:
                     data = src.recv(65536)
                     if not data:
                         break
+                    if up:
+                        note_sent(data)
                     dst.sendall(data)
-                    with self._lock:
-                        if up:
-                            self.stats.bytes_up += len(data)
-                        else:
+                    if not up:
+                        with self._lock:
                             self.stats.bytes_down += len(data)
+                            if counter is not None and self.stats.model_calls is not None:
+                                self.stats.model_calls += counter.answered(data)
             except OSError:
                 pass
             with contextlib.suppress(OSError):

@@ -33,7 +33,7 @@ import suitebench
 from suitebench.agents import briefs
 from suitebench.agents.collect import Collection, collect_tree, merge, take_file
 from suitebench.agents.contain import AgentLimits, ContainedRun, run_contained
-from suitebench.agents.gateway import Endpoint
+from suitebench.agents.gateway import Endpoint, with_relayed_calls
 from suitebench.agents.leaks import held_out_digests
 from suitebench.agents.presets import (
     AgentCommand,
@@ -272,7 +272,7 @@ def run_agent(
         )
         round_dir = out if rounds == 0 else out / "rounds" / str(round_no)
         taken = _collect_transcript(run, command, ws.root, round_dir)
-        usage = read_usage(command.transcript_format, round_dir)
+        usage = with_relayed_calls(read_usage(command.transcript_format, round_dir), run.gateway)
         open_tree(ws.root)  # the harness (and the user) can read and clean what it wrote
         entry: dict[str, Any] = {"round": round_no, **_run_record(run, command, usage)}
         survivors: list[str] = []
