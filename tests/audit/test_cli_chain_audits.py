@@ -79,7 +79,7 @@ def chain_audit(tmp_path_factory: pytest.TempPathFactory, build_cache: Path) -> 
     return {
         "tmp": tmp,
         "out": out,
-        "stderr": proc.stderr,
+        "stdout": proc.stdout,  # the human summary: stdout without --json
         "problems": {"mean": strict, "mean_sloppy": sloppy, "maxsum": maxsum},
         "args": args,
         "store": store,
@@ -134,7 +134,7 @@ def test_strict_validator_fuzz_has_no_false_accept(chain_audit: dict[str, Any]) 
     }
     assert not (chain_audit["out"] / "mean" / "validator-fuzz-accepts").exists()
     assert (
-        f"validator fuzz mean: {n_variants} variants, 0 false accept(s)" in (chain_audit["stderr"])
+        f"validator fuzz mean: {n_variants} variants, 0 false accept(s)" in (chain_audit["stdout"])
     )
 
 
@@ -166,7 +166,7 @@ def test_sloppy_validator_false_accepts_match_what_it_really_does(
     fz = results["problems"]["mean_sloppy"]["validator_fuzz"]
     assert (fz["variants"], fz["false_accepts"], fz["sound"]) == (n_variants, len(accepted), False)
     # the human summary lists every false accept with its kind and source
-    err = chain_audit["stderr"]
+    err = chain_audit["stdout"]
     assert f"validator fuzz mean_sloppy: {n_variants} variants, {len(accepted)} false" in err
     listed = [ln for ln in err.splitlines() if ln.startswith("  accepts ")]
     assert len(listed) == len(accepted)
@@ -201,7 +201,7 @@ def test_review_sample_is_capped_per_problem_with_weights(chain_audit: dict[str,
     assert len(seen) == len(sample)  # no row drawn twice
     # the weights stand for the whole ledger
     assert sum(float(r["weight"]) for r in sample) == pytest.approx(len(ledger))
-    assert f"review sample: {len(sample)} of {len(ledger)} ledger rows" in chain_audit["stderr"]
+    assert f"review sample: {len(sample)} of {len(ledger)} ledger rows" in chain_audit["stdout"]
 
     # the same seed draws the same sample (the store answers every run: nothing re-executes)
     again = chain_audit["tmp"] / "again"

@@ -14,6 +14,11 @@ Stages (each reads and writes records, each visible in the outputs):
 9. tolerance       -> float-tolerance artifacts are withdrawn
 10. legality cert. -> only inputs the quality-gated validator accepted certify a kill
 11. ledger         -> one row per certified (arm, submission); retractions keep the rest
+                      (:mod:`.tables`)
+
+Harness errors (:mod:`.harness`): after each stage, what it found broken in the problem's own
+instruments -- checker calls that failed, a validator that rejects the official tests or cannot
+decide, references and brute-force solutions that do not build -- is logged per program.
 
 Official-TLE reconciliation: each submission's verdict on the official tests is recorded; a
 finding the official tests already catch (as TLE or otherwise) is marked ``new_finding=false``.
@@ -33,32 +38,29 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from suitebench.audit.arms import OFFICIAL, Arm, ArmSource, problem_arms, resolve_arm
 from suitebench.audit.brute import brute_stage
 from suitebench.audit.checkers import Checker
 from suitebench.audit.consensus import consensus_stage
 from suitebench.audit.determinism import determinism_stage
+from suitebench.audit.harness import HarnessLog, Role
 from suitebench.audit.judge import JudgeTask, judge_limits, judge_many
 from suitebench.audit.legality import LegalityReport, certify_legality
 from suitebench.audit.oracle import consensus_oracle
 from suitebench.audit.records import (
-    CRASH,
     WRONG_OUTPUT,
     Flag,
-    Funnel,
     Gold,
     GoldStatus,
     Judged,
     Legality,
-    Retraction,
     Stage,
     Verdict,
 )
-from suitebench.audit.runs import Engine, file_sha256
+from suitebench.audit.runs import Engine
+from suitebench.audit.tables import LedgerRow, ProblemAudit, tabulate
 from suitebench.audit.tolerance import tolerance_stage
-from suitebench.metrics.coverage import DEFAULT_KS, cov_at_k_curve
+from suitebench.metrics.coverage import DEFAULT_KS
 from suitebench.model.problem import ExitStatus, Problem
 from suitebench.run.outcome import Limits
 from suitebench.run.toolchain import Built
@@ -87,76 +89,6 @@ class AuditConfig:
     consensus_pool: str | None = None
     max_candidates: int = DEFAULT_MAX_CANDIDATES
     ks: tuple[int, ...] = DEFAULT_KS
-
-
-@dataclass(frozen=True)
-class LedgerRow:
-    """One certified finding: everything needed to re-check it from scratch."""
-
-    problem: str
-    problem_dir: str
-    arm: str
-    pool: str
-    submission_id: str
-    submission_sha256: str
-    official_verdict: str
-    new_finding: bool
-    input_id: str
-    input_sha256: str
-    validator: str
-    validator_id: str
-    legality: str
-    legality_basis: str
-    oracle_rule: str
-    oracle_references: str
-    expected_head: str
-    expected_sha256: str
-    got_head: str
-    got_sha256: str
-    verdict: str
-    determinism: str
-    consensus: str
-    brute: str
-
-    @classmethod
-    def columns(cls) -> list[str]:
-        return [f.name for f in dataclasses.fields(cls)]
-
-
-@dataclass
-class ArmResult:
-    arm: Arm
-    scored: list[str]  # input sha256s that carry a gold and are not illegal, in arm order
-    kill_matrix: np.ndarray  # bool, scored inputs x pool submissions
-    cov_at_k: dict[int, float]
-    killed: list[str]
-    tle_only: list[str]
-    funnel: Funnel
-    counts: dict[str, int]
-
-
-@dataclass
-class ProblemAudit:
-    """Everything the chain found on one problem."""
-
-    problem: Problem
-    config: AuditConfig
-    submissions: list[str]  # pool submissions that built (the kill matrix's columns)
-    build_errors: dict[str, str]
-    legality: LegalityReport
-    golds: dict[str, Gold]
-    inputs: dict[str, bytes]  # sha256 -> content, first-appearance order
-    cells: dict[tuple[str, str], Judged]  # (submission, input sha256) -> verdict
-    official_verdicts: dict[str, str]
-    flags: dict[tuple[str, str], Flag]
-    arms: dict[str, ArmResult] = field(default_factory=dict)
-    ledger: list[LedgerRow] = field(default_factory=list)
-    retractions: list[Retraction] = field(default_factory=list)
-    references: list[str] = field(default_factory=list)
-
-
-def _head(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")[:80].replace("\n", "\\n")
 
 
 def _official_verdict(sub: str, official: Arm | None, cells: dict[tuple[str, str], Judged]) -> str:
@@ -213,6 +145,10 @@ class _Chain:
     official_verdicts: dict[str, str] = field(default_factory=dict)
     candidates: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)
     flags: dict[tuple[str, str], Flag] = field(default_factory=dict)
+    harness: HarnessLog = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.harness = HarnessLog(self.problem.id)
 
     @property
     def limits(self) -> Limits:
@@ -243,6 +179,11 @@ def _stage_build(c: _Chain) -> None:
     c.refs, c.pool, c.brutes = built(p.references), built(p.pools[cfg.pool]), built(p.brute)
     c.cons = built(cons_paths)
     c.checker = Checker(p.checker, engine)
+    for role, programs in ((Role.REFERENCE, c.refs), (Role.BRUTE, c.brutes)):
+        for name, b in programs:
+            c.harness.build_failed("build", role, name, b)
+    if p.checker.program is not None:
+        c.harness.build_failed("build", Role.CHECKER, p.rel(p.checker.program), c.checker.built)
 
 
 def _stage_arms(c: _Chain) -> None:
@@ -390,8 +331,27 @@ def audit_problem(
     _check_pools(problem, config)
     c = _Chain(problem, sources, config, engine, base or Path.cwd())
     for stage in STAGES:
+        seen = c.checker.failures if c.checker else 0
         stage(c)
+        _log_harness(c, stage.__name__.removeprefix("_stage_"), seen)
     return tabulate(c)
+
+
+def _log_harness(c: _Chain, stage: str, seen: int) -> None:
+    """Log what ``stage`` found broken: the checker's failed calls since it began (``seen``
+    before), and the validator's failures (the legality stage)."""
+    p = c.problem
+    if c.checker is not None and p.checker.program is not None and c.checker.failures > seen:
+        c.harness.record(
+            stage,
+            Role.CHECKER,
+            p.rel(p.checker.program),
+            c.checker.first_failure,
+            c.checker.failures - seen,
+        )
+    if stage == "legality" and c.legality is not None and c.legality.failures:
+        fails = c.legality.failures
+        c.harness.record(stage, Role.VALIDATOR, c.legality.validator, fails[0], len(fails))
 
 
 def audit_problems(
@@ -426,145 +386,3 @@ def audit_problems(
         finally:
             for f in futures:
                 f.cancel()
-
-
-def tabulate(c: _Chain) -> ProblemAudit:
-    """11. per arm: kill matrix, cov@k, funnel, ledger rows and retractions."""
-    assert c.legality is not None
-    problem, config, legality = c.problem, c.config, c.legality
-    subs = [n for n, _ in c.ok_pool]
-    audit = ProblemAudit(
-        problem,
-        config,
-        subs,
-        {n: b.message[:300] for n, b in c.pool if not b.ok},
-        legality,
-        c.golds,
-        c.inputs,
-        c.cells,
-        c.official_verdicts,
-        c.flags,
-        references=[n for n, _ in c.refs],
-    )
-    sub_sha = {
-        n: file_sha256(p) for (n, _), p in zip(c.pool, problem.pools[config.pool], strict=True)
-    }
-    scored_set = set(c.scored)
-    for a in c.arms:
-        arm_scored = [x.sha256 for x in a.inputs if x.sha256 in scored_set]
-        mat = np.array(
-            [[c.cells[(n, s)].verdict.is_kill for n in subs] for s in arm_scored], dtype=bool
-        ).reshape(len(arm_scored), len(subs))
-        killed = [n for j, n in enumerate(subs) if mat[:, j].any()]
-        tle_only = [
-            n
-            for n in subs
-            if n not in killed and any(c.cells[(n, s)].verdict is Verdict.TLE for s in arm_scored)
-        ]
-        flagged = reproducible = corrected = certified = new = off_tle = 0
-        withdrawn_by: dict[str, int] = {}
-        certified_by: dict[str, int] = {}
-        for n in subs:
-            if (a.name, n) not in c.candidates:
-                continue
-            chosen = c.candidates[(a.name, n)]
-            flagged += 1
-            if a.name != OFFICIAL and c.official_verdicts[n] == str(Verdict.TLE):
-                off_tle += 1
-            fl = [(iid, c.flags[(n, s)]) for iid, s in chosen]
-            if any(f.determinism and f.determinism.certifiable for _, f in fl):
-                reproducible += 1
-            if any(
-                f.withdrawn in (None, Stage.LEGALITY)
-                and f.determinism
-                and f.determinism.certifiable
-                for _, f in fl
-            ):
-                corrected += 1
-            for iid, f in fl:
-                if f.withdrawn is not None:
-                    withdrawn_by[str(f.withdrawn)] = withdrawn_by.get(str(f.withdrawn), 0) + 1
-                    audit.retractions.append(
-                        Retraction(
-                            problem.id,
-                            a.name,
-                            n,
-                            iid,
-                            f.input_sha256,
-                            str(f.verdict),
-                            str(f.withdrawn),
-                            f.reason,
-                        )
-                    )
-            survivor = next(((iid, f) for iid, f in fl if f.withdrawn is None), None)
-            if survivor is None:
-                continue
-            certified += 1
-            iid, f = survivor
-            basis = legality.basis_of(f.input_sha256)
-            certified_by[basis] = certified_by.get(basis, 0) + 1
-            is_new = a.name != OFFICIAL and c.official_verdicts[n] in (str(Verdict.AC), "unknown")
-            new += is_new
-            g = c.golds[f.input_sha256]
-            audit.ledger.append(
-                LedgerRow(
-                    problem=problem.id,
-                    problem_dir=str(problem.root),
-                    arm=a.name,
-                    pool=config.pool,
-                    submission_id=n,
-                    submission_sha256=sub_sha[n],
-                    official_verdict=c.official_verdicts[n],
-                    new_finding=is_new,
-                    input_id=iid,
-                    input_sha256=f.input_sha256,
-                    validator=legality.validator,
-                    validator_id=legality.validator_id,
-                    legality=str(legality.verdicts[f.input_sha256]),
-                    legality_basis=basis,
-                    oracle_rule=f"{problem.oracle.rule}/min{problem.oracle.min_success}",
-                    oracle_references=";".join(g.references),
-                    expected_head=_head(g.answer or b""),
-                    expected_sha256=g.sha256,
-                    got_head=_head(f.got) if f.verdict not in CRASH else "",
-                    got_sha256=f.got_sha256,
-                    verdict=str(f.verdict),
-                    determinism=str(f.determinism),
-                    consensus=f.consensus,
-                    brute=f.brute,
-                )
-            )
-        counts = {
-            "inputs": len(a.inputs),
-            "duplicates": a.duplicates,
-            "failed_seeds": len(a.failed_seeds),
-            **{
-                str(lg): sum(legality.verdicts[x.sha256] is lg for x in a.inputs) for lg in Legality
-            },
-            "no_gold": sum(
-                1
-                for x in a.inputs
-                if x.sha256 in c.golds and c.golds[x.sha256].status is GoldStatus.NO_GOLD
-            ),
-            "scored": len(arm_scored),
-        }
-        audit.arms[a.name] = ArmResult(
-            a,
-            arm_scored,
-            mat,
-            cov_at_k_curve(mat, config.ks),
-            killed,
-            tle_only,
-            Funnel(
-                flagged,
-                off_tle,
-                reproducible,
-                corrected,
-                certified,
-                new,
-                withdrawn_by,
-                certified_by,
-            ),
-            counts,
-        )
-    return audit

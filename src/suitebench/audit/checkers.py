@@ -6,17 +6,22 @@ different spacing is a presentation error), ``lines`` (lcmp: line by line, token
 compared with testlib's ``doubleCompare``: absolute *or* relative error within EPS + 1e-15,
 NaN matches only NaN, infinities must match in sign). A custom checker program is called the
 testlib way, ``checker input output answer``, sandboxed; exit 0 ok, 1 WA, 2 PE, 3 (or anything
-else) fail. Checkers live in one registry so users can add their own.
+else) fail. A checker program that fails (FAIL, a crash -- for a Python checker an uncaught
+exception, whose exit status 1 would read as WA -- a time-out) is a harness error: the checker
+counts its failures and keeps the first message (:attr:`Checker.failures`). Checkers live in
+one registry so users can add their own.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from suitebench.audit.harness import crashed, run_message
 from suitebench.audit.runs import CheckSpec, Engine
 from suitebench.model.problem import CheckerKind, CheckerSpec
 from suitebench.run.outcome import Limits, Status, sha256_bytes
@@ -133,6 +138,9 @@ CHECKERS: dict[CheckerKind, Callable[[CheckerSpec], CompareFn]] = {
 
 _EXIT = {0: CheckVerdict.OK, 1: CheckVerdict.WA, 2: CheckVerdict.PE}
 
+#: Limits of one call of a checker program.
+CHECKER_LIMITS = Limits(wall_time=10.0, memory_mb=1024)
+
 
 class Checker:
     """One problem's checker: built-in comparisons run here, checker programs run sandboxed."""
@@ -142,6 +150,9 @@ class Checker:
         self.engine = engine
         self._compare: CompareFn | None = None
         self._agree: dict[tuple[str, str, str], bool] = {}
+        self.failures = 0  # calls of the checker program that failed (FAIL, crash, time-out)
+        self.first_failure = ""
+        self._lock = threading.Lock()
         if spec.kind is CheckerKind.PROGRAM:
             if engine is None or spec.program is None:
                 raise ValueError("a checker program needs an engine to run on")
@@ -171,20 +182,35 @@ class Checker:
             return []
         if not self.built.ok:
             msg = f"checker program did not build: {self.built.message[:200]}"
+            for _ in items:
+                self._failed(msg)
             return [CheckResult(CheckVerdict.FAIL, msg) for _ in items]
         assert self.engine is not None
-        limits = Limits(wall_time=10.0, memory_mb=1024)
-        specs = [CheckSpec(self.built, i, o, a, limits) for i, o, a in items]
+        specs = [CheckSpec(self.built, i, o, a, CHECKER_LIMITS) for i, o, a in items]
         results: list[CheckResult] = []
         for oc in self.engine.check(specs):
+            err = oc.stderr_text()
             if oc.status is Status.OK:
-                results.append(CheckResult(CheckVerdict.OK, oc.stderr_text()[:200]))
-            elif oc.status is Status.RUNTIME_ERROR and oc.exit_code in _EXIT:
-                results.append(CheckResult(_EXIT[oc.exit_code], oc.stderr_text()[:200]))
+                results.append(CheckResult(CheckVerdict.OK, err[:200]))
+            elif (
+                oc.status is Status.RUNTIME_ERROR
+                and oc.exit_code in _EXIT
+                and not crashed(self.built, oc.status, err)
+            ):
+                results.append(CheckResult(_EXIT[oc.exit_code], err[:200]))
             else:
-                why = f"checker {oc.status} exit={oc.exit_code}: {oc.stderr_text()[:200]}"
-                results.append(CheckResult(CheckVerdict.FAIL, why))
+                why = run_message(
+                    oc.status, oc.exit_code, oc.outcome.signal, oc.outcome.wall_time, err
+                )
+                self._failed(why)
+                results.append(CheckResult(CheckVerdict.FAIL, f"checker {why}"))
         return results
+
+    def _failed(self, message: str) -> None:
+        with self._lock:
+            if not self.failures:
+                self.first_failure = message
+            self.failures += 1
 
     def agree_many(self, items: Sequence[tuple[bytes, bytes, bytes]]) -> list[bool]:
         """Whether each output is accepted against the other as answer (identical bytes agree).

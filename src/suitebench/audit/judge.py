@@ -7,6 +7,10 @@ is never counted as a bug: timeouts depend on the machine, wrong answers and cra
 The problem's ``time_limit`` is CPU time; wall time is a watchdog at twice that (plus the
 allowance), so a loaded machine does not turn a correct solution into a TLE. A program that
 prints more than the problem's ``output_limit`` is killed there: ``OLE``, a kill like any other.
+
+A run the wall-clock watchdog stopped while its CPU time was under the time limit is run once
+more before it counts (:meth:`~suitebench.audit.runs.Engine.run`); the cell keeps both runs'
+times (``Judged.tle_first``).
 """
 
 from __future__ import annotations
@@ -21,7 +25,12 @@ from suitebench.model.problem import Problem
 from suitebench.run.outcome import Limits, MiB, Outcome, Status, sha256_bytes
 from suitebench.run.toolchain import Built
 
-__all__ = ["JudgeTask", "judge_limits", "judge_many", "verdict_of_status"]
+__all__ = [
+    "JudgeTask",
+    "judge_limits",
+    "judge_many",
+    "verdict_of_status",
+]
 
 _CHECK = {
     CheckVerdict.OK: Verdict.AC,
@@ -83,17 +92,29 @@ class JudgeTask:
 _CHECK_BATCH = 64 * MiB  # output bytes handed to a checker program at once
 
 
-def _judged(verdict: Verdict, out: bytes, sha: str, message: str) -> Judged:
+def _judged(verdict: Verdict, out: bytes, ro: RunResult, message: str) -> Judged:
     """A cell; the output stays inline only for a short wrong answer."""
+    wall, cpu, first = ro.outcome.wall_time, ro.outcome.cpu_time, ro.tle_first
     if verdict in WRONG_OUTPUT:
         return Judged(
             verdict,
             out if len(out) <= INLINE_OUTPUT else b"",
             message,
-            output_sha256=sha,
+            output_sha256=ro.stdout_sha256,
             normalized_sha256=sha256_bytes(normalized(out)),
+            wall_time=wall,
+            cpu_time=cpu,
+            tle_first=first,
         )
-    return Judged(verdict, b"", message, output_sha256=sha)
+    return Judged(
+        verdict,
+        b"",
+        message,
+        output_sha256=ro.stdout_sha256,
+        wall_time=wall,
+        cpu_time=cpu,
+        tle_first=first,
+    )
 
 
 def judge_many(
@@ -116,27 +137,40 @@ def judge_many(
         [RunSpec(tasks[n].built, tasks[n].input, limits, tasks[n].salt) for n in runnable]
     )
     result: list[Judged] = [Judged(Verdict.CE, b"", t.built.message[:200]) for t in tasks]
+    _judge_runs(tasks, runnable, outs, checker, ignore_exit, result)
+    return result
+
+
+def _judge_runs(
+    tasks: Sequence[JudgeTask],
+    indices: Sequence[int],
+    outs: Sequence[RunResult],
+    checker: Checker,
+    ignore_exit: bool,
+    result: list[Judged],
+) -> None:
+    """Give ``result[n]`` the verdict of run ``outs[i]`` of task ``n = indices[i]``."""
     gold_sha: dict[int, str] = {}
     batch: list[tuple[int, RunResult, bytes]] = []
 
     def flush() -> None:
         checks = checker.check_many([(tasks[n].input, out, tasks[n].gold) for n, _, out in batch])
         for (n, ro, out), cr in zip(batch, checks, strict=True):
-            result[n] = _judged(_CHECK[cr.verdict], out, ro.stdout_sha256, cr.message)
+            result[n] = _judged(_CHECK[cr.verdict], out, ro, cr.message)
         batch.clear()
 
     size = 0
-    for n, ro in zip(runnable, outs, strict=True):
+    for n, ro in zip(indices, outs, strict=True):
         v = verdict_of_status(ro, ignore_exit=ignore_exit)
         if v is not None:
             msg = ro.message or ro.stderr_text()[-200:]
-            result[n] = Judged(v, b"", msg, output_sha256=ro.stdout_sha256)
+            result[n] = _judged(v, b"", ro, msg)
             continue
         gold = tasks[n].gold
         if checker.builtin:
             g = gold_sha.setdefault(id(gold), sha256_bytes(gold))
             if ro.stdout_sha256 == g:
-                result[n] = Judged(Verdict.AC, b"", "", output_sha256=g)
+                result[n] = _judged(Verdict.AC, b"", ro, "")
                 continue
         out = ro.read_stdout()
         batch.append((n, ro, out))
@@ -146,4 +180,3 @@ def judge_many(
             size = 0
     if batch:
         flush()
-    return result

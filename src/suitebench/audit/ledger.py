@@ -27,6 +27,7 @@ from suitebench.audit.legality import certify_legality
 from suitebench.audit.oracle import consensus_oracle
 from suitebench.audit.records import CRASH, WRONG_OUTPUT, GoldStatus, Legality, Retraction, Verdict
 from suitebench.audit.runs import Engine, file_sha256
+from suitebench.audit.tables import compile_label
 from suitebench.model.problem import ExitStatus, Problem, ProblemError, load_problem
 from suitebench.run.outcome import sha256_bytes
 
@@ -100,13 +101,15 @@ def read_ledger(path: Path) -> list[LedgerRow]:
             reader = csv.DictReader(fh)
             # ledgers written before the legality basis was recorded: their legal inputs
             # were all certified by a validator
-            optional = {"legality_basis"}
+            optional = {"legality_basis", "exit_status", "compile_flags"}
             missing = [c for c in cols if c not in (reader.fieldnames or []) and c not in optional]
             if missing:
                 raise LedgerError(f"{path}: missing columns {missing}")
             rows = []
             for n, rec in enumerate(reader, start=1):
                 vals: dict[str, object] = {c: rec.get(c) for c in cols}
+                for c in ("exit_status", "compile_flags"):  # before the judge options were
+                    vals[c] = vals[c] or ""
                 if vals["legality_basis"] is None:
                     vals["legality_basis"] = "validator" if rec["legality"] == "legal" else ""
                 if rec["new_finding"] not in ("true", "false"):
@@ -141,6 +144,12 @@ def _recheck_row(
     problems[row.problem_dir] = problem
     if problem.id != row.problem:
         reasons.append(f"problem id is {problem.id!r}, ledger says {row.problem!r}")
+    for what, now_is, then in (
+        ("exit_status", str(problem.exit_status), row.exit_status),
+        ("compile_flags", compile_label(problem.compile), row.compile_flags),
+    ):
+        if then and now_is != then:
+            reasons.append(f"{what} is now {now_is!r}, ledger says {then!r}")
     sub_path = problem.root / row.submission_id
     if not sub_path.exists():
         return [*reasons, f"submission {row.submission_id} not found"]

@@ -134,6 +134,8 @@ class Judged:
     The output itself is kept only for a wrong answer of at most ``INLINE_OUTPUT`` bytes (the
     store keeps every output by ``output_sha256``); ``normalized_sha256`` is the sha256 of the
     whitespace-normalized output of a wrong answer, what the determinism stage compares.
+    ``tle_first`` is set when this cell is the re-judge of a run that hit the wall-clock
+    watchdog with its CPU time under the time limit (see :mod:`.judge`): both times are kept.
     """
 
     verdict: Verdict
@@ -141,6 +143,9 @@ class Judged:
     message: str = ""
     output_sha256: str = ""
     normalized_sha256: str = ""
+    wall_time: float = 0.0  # of the run judged (seconds)
+    cpu_time: float = 0.0
+    tle_first: tuple[float, float] | None = None  # (wall, CPU) of a wall-clock TLE re-judged
 
     def __post_init__(self) -> None:
         if not self.output_sha256:
@@ -186,6 +191,7 @@ class Retraction:
     verdict: str
     stage: str
     reason: str
+    output_head: str = ""  # the judged output's first 80 characters ("" for a crash)
 
 
 @dataclass(frozen=True)

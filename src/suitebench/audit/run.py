@@ -24,10 +24,12 @@ import numpy as np
 from suitebench import __version__
 from suitebench.audit.arms import ArmSource
 from suitebench.audit.chain import AuditConfig, ProblemAudit, audit_problems
+from suitebench.audit.harness import HarnessError
 from suitebench.audit.judge import judge_limits
 from suitebench.audit.ledger import write_ledger, write_retractions
-from suitebench.audit.records import Funnel, Verdict
+from suitebench.audit.records import Funnel, Judged, Verdict
 from suitebench.audit.runs import Engine
+from suitebench.audit.tables import compile_label
 from suitebench.metrics.coverage import macro_recall, micro_coverage
 from suitebench.model.problem import Problem, load_problem
 from suitebench.run.toolchain import Language, ToolchainError, program_from_path, toolchain_version
@@ -47,6 +49,11 @@ class AuditResult:
     @property
     def ledger_rows(self) -> int:
         return sum(len(a.ledger) for a in self.audits)
+
+    @property
+    def harness_errors(self) -> list[HarnessError]:
+        """Every broken program of the harness, problem by problem (see :mod:`.harness`)."""
+        return [e for a in self.audits for e in a.harness_errors]
 
 
 def _finite(x: float) -> float | None:
@@ -91,6 +98,8 @@ def _problem_entry(a: ProblemAudit) -> dict[str, Any]:
             "judge": lim.to_dict(),
             "brute_time_limit": p.brute_time_limit,
         },
+        "exit_status": str(p.exit_status),
+        "compile": {lang: list(flags) for lang, flags in sorted(p.compile.items())},
         "checker": p.checker.label(),
         "tolerance": p.tolerance,
         "oracle": {
@@ -105,10 +114,54 @@ def _problem_entry(a: ProblemAudit) -> dict[str, Any]:
         "submissions": a.submissions,
         "build_errors": a.build_errors,
         "official_verdicts": a.official_verdicts,
+        "tle_rejudged": _tle_rejudged(a),
         "no_gold_reasons": no_gold,
         "arms": arms,
         "certified": len(a.ledger),
     }
+
+
+#: Columns of ``<problem>/kills.csv``: the cell, its run's times (and those of the first run
+#: when a wall-clock TLE was re-judged), and the judge's rules that decided it.
+KILLS_COLUMNS = [
+    "problem",
+    "arm",
+    "submission_id",
+    "input_id",
+    "input_sha256",
+    "legality",
+    "verdict",
+    "wall_time",
+    "cpu_time",
+    "first_wall_time",
+    "first_cpu_time",
+    "exit_status",
+    "compile_flags",
+]
+
+
+def _times(j: Judged | None) -> list[str]:
+    if j is None:
+        return ["", "", "", ""]
+    first = ["", ""] if j.tle_first is None else [f"{t:.3f}" for t in j.tle_first]
+    return [f"{j.wall_time:.3f}", f"{j.cpu_time:.3f}", *first]
+
+
+def _tle_rejudged(a: ProblemAudit) -> list[dict[str, Any]]:
+    """The judge's cells whose first run was a wall-clock TLE with little CPU, re-judged."""
+    return [
+        {
+            "submission_id": n,
+            "input_sha256": s,
+            "verdict": str(j.verdict),
+            "wall_time": round(j.wall_time, 3),
+            "cpu_time": round(j.cpu_time, 3),
+            "first_wall_time": round(j.tle_first[0], 3),
+            "first_cpu_time": round(j.tle_first[1], 3),
+        }
+        for (n, s), j in a.cells.items()
+        if j.tle_first is not None
+    ]
 
 
 def _write_matrix(a: ProblemAudit, out: Path) -> None:
@@ -128,12 +181,13 @@ def _write_matrix(a: ProblemAudit, out: Path) -> None:
         "inputs": np.array(shas, dtype=str),
         "legality": np.array([str(a.legality.verdicts[s]) for s in shas], dtype=str),
         "verdict_names": np.array([str(v) for v in Verdict], dtype=str),
+        "exit_status": np.array(str(a.problem.exit_status)),
+        "compile_flags": np.array(compile_label(a.problem.compile)),
     }
+    judge_rules = [str(a.problem.exit_status), compile_label(a.problem.compile)]
     with (d / "kills.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(
-            ["problem", "arm", "submission_id", "input_id", "input_sha256", "legality", "verdict"]
-        )
+        w.writerow(KILLS_COLUMNS)
         for name, r in a.arms.items():
             arrays[f"arm_{name}"] = np.array([col[c.sha256] for c in r.arm.inputs], dtype=np.int64)
             arrays[f"arm_{name}_ids"] = np.array([c.input_id for c in r.arm.inputs], dtype=str)
@@ -149,6 +203,8 @@ def _write_matrix(a: ProblemAudit, out: Path) -> None:
                             c.sha256,
                             str(a.legality.verdicts[c.sha256]),
                             str(j.verdict) if j else str(Verdict.SKIP),
+                            *_times(j),
+                            *judge_rules,
                         ]
                     )
     np.savez_compressed(d / "kills.npz", **arrays)
@@ -254,6 +310,7 @@ def run_audit(
         "ks": list(config.ks),
         "basis": "legal-or-unmeasured inputs with gold; kills are WA/PE/RE/MLE/OLE (excl-TLE)",
         "runs": {"executed": engine.executed_runs, "cached": engine.cached_runs},
+        "harness_errors": [e.to_dict() for a in audits for e in a.harness_errors],
         "arms": per_arm,
         "problems": {a.problem.id: _problem_json(a, problem_extras) for a in audits},
         "certified": sum(len(a.ledger) for a in audits),

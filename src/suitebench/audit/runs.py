@@ -18,6 +18,13 @@ over the workers instead of holding one of them while the rest of the audit wait
 
 All chunks of every problem and stage go through one :class:`~suitebench.run.executor.JobQueue`
 (the engine's ``queue``): a worker is idle only when no run of any problem is ready.
+
+A run the wall-clock watchdog stopped while its CPU time was still under its CPU limit (the
+limit before the allowance) has not shown that the program is too slow: it was waiting, or the
+machine was loaded, and such a time-out came and went between cold audits. :meth:`Engine.run`
+runs it once more (a fresh run: a salted key) and returns that run, with the first run's wall
+and CPU seconds in ``RunResult.tle_first``; a program that really sleeps or blocks times out
+again.
 """
 
 from __future__ import annotations
@@ -51,7 +58,15 @@ from suitebench.run.toolchain import (
     program_from_path,
 )
 
-__all__ = ["CheckSpec", "Engine", "RunResult", "RunSpec", "chunk_job", "file_sha256"]
+__all__ = [
+    "CheckSpec",
+    "Engine",
+    "RunResult",
+    "RunSpec",
+    "chunk_job",
+    "file_sha256",
+    "wall_clock_artefact",
+]
 
 Progress = Callable[[int, int], None]
 CompileFlags = Mapping[str, Sequence[str]] | None  # language -> flags replacing its defaults
@@ -88,6 +103,17 @@ class CheckSpec:
     limits: Limits
 
 
+def wall_clock_artefact(outcome: Outcome, limits: Limits) -> bool:
+    """A time-out by the wall-clock watchdog with CPU time under the CPU limit (before the
+    allowance): not yet shown to be too slow (see the module's docstring)."""
+    cpu_limit = limits.cpu_time if limits.cpu_time is not None else limits.wall_time
+    return (
+        outcome.status is Status.TIMEOUT
+        and outcome.timeout_kind != "cpu"
+        and outcome.cpu_time < cpu_limit
+    )
+
+
 def file_sha256(path: Path) -> str:
     """sha256 of a source file, or of a directory's files (names and contents)."""
     if path.is_file():
@@ -112,6 +138,7 @@ class RunResult:
     stdout_sha256: str
     stdout_size: int
     engine: Engine | None = field(default=None, compare=False, repr=False)
+    tle_first: tuple[float, float] | None = None  # (wall, CPU) of a first run rerun (module doc)
 
     @property
     def status(self) -> Status:
@@ -278,6 +305,11 @@ def chunk_job(payload: dict[str, Any]) -> dict[str, Any]:
 Keyed = tuple[str, tuple[str, ...], Any]
 
 
+def _retry_salt(salt: str) -> str:
+    """The key salt of the second run of a wall-clock time-out."""
+    return f"{salt}/tle-rerun" if salt else "tle-rerun"
+
+
 @functools.lru_cache(maxsize=256)
 def _limits_key(limits: Limits) -> str:
     """``Limits.key()``, computed once per distinct limits (it is asked for on every run)."""
@@ -388,16 +420,24 @@ class Engine:
         """Results of ``specs`` in order; only runs missing from the store execute.
 
         Runs of one program under the same limits share sandbox sessions whatever their salt
-        (a re-judge is a fresh run of the same program: only its key differs).
+        (a re-judge is a fresh run of the same program: only its key differs). A wall-clock
+        time-out with little CPU is run once more (see the module's docstring).
         """
-        keyed: list[Keyed] = []
-        for s in specs:
-            lk = _limits_key(s.limits)
-            key = job_key(
-                _RUN_TAG, s.built.program_id, sha256_bytes(s.stdin), lk, self.backend, s.salt
-            )
-            keyed.append((key, ("stdin", s.built.program_id, lk), s))
-        return self._execute(keyed)
+        results = self._execute([self._keyed(s) for s in specs])
+        again = [
+            i for i, r in enumerate(results) if wall_clock_artefact(r.outcome, specs[i].limits)
+        ]
+        if again:
+            retry = [dataclasses.replace(specs[i], salt=_retry_salt(specs[i].salt)) for i in again]
+            for i, rerun in zip(again, self._execute([self._keyed(s) for s in retry]), strict=True):
+                first = (results[i].outcome.wall_time, results[i].outcome.cpu_time)
+                results[i] = dataclasses.replace(rerun, tle_first=first)
+        return results
+
+    def _keyed(self, s: RunSpec) -> Keyed:
+        lk = _limits_key(s.limits)
+        key = job_key(_RUN_TAG, s.built.program_id, sha256_bytes(s.stdin), lk, self.backend, s.salt)
+        return key, ("stdin", s.built.program_id, lk), s
 
     def run_grid(
         self, programs: Sequence[tuple[str, Built]], inputs: Mapping[str, bytes], limits: Limits

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -22,13 +22,20 @@ from suitebench.audit.ledger import LedgerError, recheck_ledger
 from suitebench.audit.review import ReviewError, read_ledger_csv, review_sample, write_review_csv
 from suitebench.audit.run import AuditResult, format_funnel, run_audit
 from suitebench.audit.runs import Engine
+from suitebench.cli._console import (
+    HumanConsole,
+    end_on_harness_errors,
+    error_console,
+    keep_going_option,
+)
 from suitebench.cli.main import OPTIONS
 from suitebench.metrics.bootstrap import DEFAULT_SEED
 from suitebench.model.problem import ProblemError
 from suitebench.run.executor import make_executor
 from suitebench.run.store import Store, StoreError
 
-_err = Console(stderr=True)
+_out = HumanConsole()  # tables and summaries: stdout (stderr under --json)
+_err = error_console()  # errors, warnings, the progress bar
 _TABLE_KS = ("1", "5", "10", "50")
 
 
@@ -51,8 +58,8 @@ def _summary(result: AuditResult) -> None:
         table.add_row(
             arm, *cells, f"{killed}/{pool}", str(r["certified"]), str(r["funnel"]["new_findings"])
         )
-    _err.print(table)
-    _err.print(format_funnel(result.funnel), end="")
+    _out.print(table)
+    _out.print(format_funnel(result.funnel), end="")
 
 
 def audit(
@@ -98,8 +105,16 @@ def audit(
         "with inverse-probability weights, for human adjudication (see review-fdr).",
     ),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the --review-sample draw."),
+    keep_going: bool = keep_going_option(),
 ) -> None:
-    """Judge arms against problems, certify every kill and write ledger, kill matrix, results."""
+    """Judge arms against problems, certify every kill and write ledger, kill matrix, results.
+
+    Exit status: 0 done; 2 bad usage or input; 1 (--recheck) a ledger row no longer holds;
+    4 a harness error: a checker that answers FAIL (exit 3), crashes or times out, a validator
+    that rejects an official test or cannot decide an input, a reference or brute-force
+    solution that does not build. Each is named on stderr and listed in results.json
+    (harness_errors); the outputs are written either way, and --keep-going exits 0.
+    """
     quiet = OPTIONS.quiet or OPTIONS.json
     if recheck is not None:
         _recheck(recheck)
@@ -160,13 +175,35 @@ def audit(
         store.close()
     if OPTIONS.json:
         sys.stdout.write(json.dumps(result.results) + "\n")
-    else:
-        _summary(result)
-        if fuzz:
-            _print_fuzz(result, fuzzed)
-        _err.print(f"ledger: {result.ledger_rows} certified rows; outputs in {out}")
-        if sample_note:
-            _err.print(sample_note, highlight=False, soft_wrap=True)
+    _summary(result)  # stdout, or stderr when the JSON holds stdout
+    if fuzz:
+        _print_fuzz(result, fuzzed)
+    _out.print(f"ledger: {result.ledger_rows} certified rows; outputs in {out}")
+    if sample_note:
+        _out.print(sample_note, highlight=False, soft_wrap=True)
+    _warn_gates(result)
+    end_on_harness_errors(
+        (
+            f"{e.problem}: {e.role} {e.program} ({e.stage}, {e.count} failure(s)): {e.message}"
+            for e in result.harness_errors
+        ),
+        keep_going=keep_going,
+        console=_err,
+    )
+
+
+def _warn_gates(result: AuditResult) -> None:
+    """A validator that failed its quality gate certifies nothing: say so where it is seen."""
+    for pid, entry in result.results["problems"].items():
+        gate = entry.get("validator_gate")
+        if gate and not gate["passed"]:
+            why = escape(f"{pid}: validator {entry['validator']} failed its quality gate")
+            reasons = escape("; ".join(gate["reasons"]))
+            _err.print(
+                f"[yellow]warning:[/yellow] {why} ({reasons}): every input is unmeasured",
+                highlight=False,
+                soft_wrap=True,
+            )
 
 
 def _fuzz_problem(a: ProblemAudit, engine: Engine, out: Path, progress: Any) -> FuzzReport | None:
@@ -215,21 +252,21 @@ def _print_fuzz(result: AuditResult, fuzzed: dict[str, FuzzReport]) -> None:
     for pid in result.results["problems"]:
         report = fuzzed.get(pid)
         if report is None:
-            _err.print(f"validator fuzz {pid}: no validator")
+            _out.print(f"validator fuzz {pid}: no validator")
             continue
         if report.build_message:
-            _err.print(f"[red]validator fuzz {pid}: validator did not build[/red]")
+            _out.print(f"[red]validator fuzz {pid}: validator did not build[/red]")
             continue
         n_acc = len(report.accepts)
         style = "red" if n_acc or report.originals_rejected else "green"
-        _err.print(
+        _out.print(
             f"[{style}]validator fuzz {pid}: {len(report.findings)} variants, "
             f"{n_acc} false accept(s), {len(report.errors)} error(s)[/{style}]"
         )
         for name in report.originals_rejected:
-            _err.print(f"  rejects official input {name}: the gate fails, rejections prove nothing")
+            _out.print(f"  rejects official input {name}: the gate fails, rejections prove nothing")
         for f in report.accepts:
-            _err.print(
+            _out.print(
                 f"  accepts {f.kind} of {f.source_id} ({f.detail}): {f.preview}",
                 markup=False,
                 highlight=False,
@@ -266,11 +303,11 @@ def _recheck(ledger: Path) -> None:
             json.dumps({"ledger": str(ledger), "issues": [i.to_dict() for i in issues]}) + "\n"
         )
     for i in issues:
-        _err.print(
+        _out.print(
             f"[red]row {i.row}[/red] {i.problem} {i.arm} {i.submission_id}: " + "; ".join(i.reasons)
         )
     if not OPTIONS.json:
-        _err.print(
+        _out.print(
             f"recheck: {len(issues)} row(s) no longer hold"
             if issues
             else "recheck: every ledger row holds"

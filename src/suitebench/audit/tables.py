@@ -1,0 +1,264 @@
+"""The chain's last stage (11): per arm the kill matrix, cov@k and the funnel; the ledger's
+rows and the retractions. Kept apart from the stages (:mod:`.chain`) because it only reads what
+they wrote: every figure of the outputs is computed here from the records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from suitebench.audit.arms import OFFICIAL, Arm
+from suitebench.audit.harness import HarnessError
+from suitebench.audit.legality import LegalityReport
+from suitebench.audit.records import (
+    CRASH,
+    Flag,
+    Funnel,
+    Gold,
+    GoldStatus,
+    Judged,
+    Legality,
+    Retraction,
+    Stage,
+    Verdict,
+)
+from suitebench.audit.runs import file_sha256
+from suitebench.metrics.coverage import cov_at_k_curve
+from suitebench.model.problem import Problem
+
+if TYPE_CHECKING:
+    from suitebench.audit.chain import AuditConfig, _Chain
+
+__all__ = ["ArmResult", "LedgerRow", "ProblemAudit", "compile_label", "tabulate"]
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    """One certified finding: everything needed to re-check it from scratch."""
+
+    problem: str
+    problem_dir: str
+    arm: str
+    pool: str
+    submission_id: str
+    submission_sha256: str
+    official_verdict: str
+    new_finding: bool
+    input_id: str
+    input_sha256: str
+    validator: str
+    validator_id: str
+    legality: str
+    legality_basis: str
+    oracle_rule: str
+    oracle_references: str
+    expected_head: str
+    expected_sha256: str
+    got_head: str
+    got_sha256: str
+    verdict: str
+    determinism: str
+    consensus: str
+    brute: str
+    exit_status: str = ""  # the problem's rule: "judge" (non-zero exit = RE) or "ignore"
+    compile_flags: str = ""  # the problem's [compile] table (compile_label), "default" if none
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+
+@dataclass
+class ArmResult:
+    arm: Arm
+    scored: list[str]  # input sha256s that carry a gold and are not illegal, in arm order
+    kill_matrix: np.ndarray  # bool, scored inputs x pool submissions
+    cov_at_k: dict[int, float]
+    killed: list[str]
+    tle_only: list[str]
+    funnel: Funnel
+    counts: dict[str, int]
+
+
+@dataclass
+class ProblemAudit:
+    """Everything the chain found on one problem."""
+
+    problem: Problem
+    config: AuditConfig
+    submissions: list[str]  # pool submissions that built (the kill matrix's columns)
+    build_errors: dict[str, str]
+    legality: LegalityReport
+    golds: dict[str, Gold]
+    inputs: dict[str, bytes]  # sha256 -> content, first-appearance order
+    cells: dict[tuple[str, str], Judged]  # (submission, input sha256) -> verdict
+    official_verdicts: dict[str, str]
+    flags: dict[tuple[str, str], Flag]
+    arms: dict[str, ArmResult] = field(default_factory=dict)
+    ledger: list[LedgerRow] = field(default_factory=list)
+    retractions: list[Retraction] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
+    harness_errors: list[HarnessError] = field(default_factory=list)
+
+
+def compile_label(table: Mapping[str, Sequence[str]]) -> str:
+    """A problem's ``[compile]`` table in one cell: ``c=-O0 -std=gnu99`` (languages joined by
+    ``"; "``), or ``default`` when every language keeps its default flags."""
+    if not table:
+        return "default"
+    return "; ".join(f"{lang}={' '.join(flags)}" for lang, flags in sorted(table.items()))
+
+
+def _head(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")[:80].replace("\n", "\\n")
+
+
+def tabulate(c: _Chain) -> ProblemAudit:
+    """11. per arm: kill matrix, cov@k, funnel, ledger rows and retractions."""
+    assert c.legality is not None
+    problem, config, legality = c.problem, c.config, c.legality
+    subs = [n for n, _ in c.ok_pool]
+    audit = ProblemAudit(
+        problem,
+        config,
+        subs,
+        {n: b.message[:300] for n, b in c.pool if not b.ok},
+        legality,
+        c.golds,
+        c.inputs,
+        c.cells,
+        c.official_verdicts,
+        c.flags,
+        references=[n for n, _ in c.refs],
+        harness_errors=c.harness.errors(),
+    )
+    sub_sha = {
+        n: file_sha256(p) for (n, _), p in zip(c.pool, problem.pools[config.pool], strict=True)
+    }
+    scored_set = set(c.scored)
+    for a in c.arms:
+        arm_scored = [x.sha256 for x in a.inputs if x.sha256 in scored_set]
+        mat = np.array(
+            [[c.cells[(n, s)].verdict.is_kill for n in subs] for s in arm_scored], dtype=bool
+        ).reshape(len(arm_scored), len(subs))
+        killed = [n for j, n in enumerate(subs) if mat[:, j].any()]
+        tle_only = [
+            n
+            for n in subs
+            if n not in killed and any(c.cells[(n, s)].verdict is Verdict.TLE for s in arm_scored)
+        ]
+        flagged = reproducible = corrected = certified = new = off_tle = 0
+        withdrawn_by: dict[str, int] = {}
+        certified_by: dict[str, int] = {}
+        for n in subs:
+            if (a.name, n) not in c.candidates:
+                continue
+            chosen = c.candidates[(a.name, n)]
+            flagged += 1
+            if a.name != OFFICIAL and c.official_verdicts[n] == str(Verdict.TLE):
+                off_tle += 1
+            fl = [(iid, c.flags[(n, s)]) for iid, s in chosen]
+            if any(f.determinism and f.determinism.certifiable for _, f in fl):
+                reproducible += 1
+            if any(
+                f.withdrawn in (None, Stage.LEGALITY)
+                and f.determinism
+                and f.determinism.certifiable
+                for _, f in fl
+            ):
+                corrected += 1
+            for iid, f in fl:
+                if f.withdrawn is not None:
+                    withdrawn_by[str(f.withdrawn)] = withdrawn_by.get(str(f.withdrawn), 0) + 1
+                    audit.retractions.append(
+                        Retraction(
+                            problem.id,
+                            a.name,
+                            n,
+                            iid,
+                            f.input_sha256,
+                            str(f.verdict),
+                            str(f.withdrawn),
+                            f.reason,
+                            _head(f.got) if f.verdict not in CRASH else "",
+                        )
+                    )
+            survivor = next(((iid, f) for iid, f in fl if f.withdrawn is None), None)
+            if survivor is None:
+                continue
+            certified += 1
+            iid, f = survivor
+            basis = legality.basis_of(f.input_sha256)
+            certified_by[basis] = certified_by.get(basis, 0) + 1
+            is_new = a.name != OFFICIAL and c.official_verdicts[n] in (str(Verdict.AC), "unknown")
+            new += is_new
+            g = c.golds[f.input_sha256]
+            audit.ledger.append(
+                LedgerRow(
+                    problem=problem.id,
+                    problem_dir=str(problem.root),
+                    arm=a.name,
+                    pool=config.pool,
+                    submission_id=n,
+                    submission_sha256=sub_sha[n],
+                    official_verdict=c.official_verdicts[n],
+                    new_finding=is_new,
+                    input_id=iid,
+                    input_sha256=f.input_sha256,
+                    validator=legality.validator,
+                    validator_id=legality.validator_id,
+                    legality=str(legality.verdicts[f.input_sha256]),
+                    legality_basis=basis,
+                    oracle_rule=f"{problem.oracle.rule}/min{problem.oracle.min_success}",
+                    oracle_references=";".join(g.references),
+                    expected_head=_head(g.answer or b""),
+                    expected_sha256=g.sha256,
+                    got_head=_head(f.got) if f.verdict not in CRASH else "",
+                    got_sha256=f.got_sha256,
+                    verdict=str(f.verdict),
+                    determinism=str(f.determinism),
+                    consensus=f.consensus,
+                    brute=f.brute,
+                    exit_status=str(problem.exit_status),
+                    compile_flags=compile_label(problem.compile),
+                )
+            )
+        counts = {
+            "inputs": len(a.inputs),
+            "duplicates": a.duplicates,
+            "failed_seeds": len(a.failed_seeds),
+            **{
+                str(lg): sum(legality.verdicts[x.sha256] is lg for x in a.inputs) for lg in Legality
+            },
+            "no_gold": sum(
+                1
+                for x in a.inputs
+                if x.sha256 in c.golds and c.golds[x.sha256].status is GoldStatus.NO_GOLD
+            ),
+            "scored": len(arm_scored),
+        }
+        audit.arms[a.name] = ArmResult(
+            a,
+            arm_scored,
+            mat,
+            cov_at_k_curve(mat, config.ks),
+            killed,
+            tle_only,
+            Funnel(
+                flagged,
+                off_tle,
+                reproducible,
+                corrected,
+                certified,
+                new,
+                withdrawn_by,
+                certified_by,
+            ),
+            counts,
+        )
+    return audit
