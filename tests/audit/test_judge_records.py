@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from suitebench.audit.arms import parse_arm
 from suitebench.audit.chain import AuditConfig, audit_problem
 from suitebench.audit.records import Verdict
@@ -93,7 +95,7 @@ def test_a_sleeping_program_is_rejudged_once_and_stays_tle(
 
 
 def test_a_wall_clock_tle_of_a_loaded_machine_does_not_count(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., Engine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first run of ok.py is made to look like a loaded machine's: stopped by the wall
     watchdog after 2.6 s with 0.01 s of CPU. The re-run (a real one) answers: AC, and the
@@ -122,7 +124,7 @@ def test_a_wall_clock_tle_of_a_loaded_machine_does_not_count(
             for (_, _, spec), r in zip(keyed, outs, strict=True)
         ]
 
-    engine._execute = loaded
+    monkeypatch.setattr(engine, "_execute", loaded)
     audit = audit_problem(problem, [], AuditConfig(), engine)
     (cell,) = [j for (n, _), j in audit.cells.items() if n == "submissions/ok.py"]
     assert cell.verdict is Verdict.AC

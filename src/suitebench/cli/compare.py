@@ -7,17 +7,18 @@ import sys
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli.main import OPTIONS
 from suitebench.metrics.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED
-from suitebench.metrics.noninferiority import DEFAULT_MARGIN
+from suitebench.metrics.noninferiority import DEFAULT_MARGIN, NOT_ENOUGH_CLUSTERS
 from suitebench.model.errors import FormatError
 from suitebench.report.compare import DEFAULT_COMPARE_KS, DEFAULT_ROBUSTNESS, compare
 
-_err = Console(stderr=True, soft_wrap=True)
+_out = HumanConsole(soft_wrap=True)  # the tables: stdout (stderr under --json)
+_err = error_console(soft_wrap=True)
 
 
 def _ks(text: str) -> list[int]:
@@ -42,17 +43,17 @@ def _print(result: dict[str, Any]) -> None:
     comp = escape(result["comparator"])
     for side in result["sides"]:
         name = escape(side["name"])
-        _err.print(
+        _out.print(
             f"[bold]{name}[/bold] vs [bold]{comp}[/bold] over {len(side['problems'])} "
             f"problem(s); {result['n_boot']} resamples, seed {result['seed']}"
         )
         if len(side["problems"]) < 5:
-            _err.print(
+            _out.print(
                 f"  only {len(side['problems'])} paired problem(s): the intervals resample too "
                 "few clusters to mean much"
             )
         if side["only_here"] or side["only_comparator"]:
-            _err.print(
+            _out.print(
                 f"  not paired (left out): {', '.join(side['only_here'] + side['only_comparator'])}"
             )
         n_seeds = len(side["metrics"][0]["robustness_seeds"]) + 1
@@ -77,11 +78,11 @@ def _print(result: dict[str, Any]) -> None:
                 f"[{m['lo_range'][0]:+.3f}, {m['hi_range'][1]:+.3f}]",
                 f"all {n_seeds}" if m["separated_all_seeds"] else "no",
             )
-        _err.print(t)
+        _out.print(t)
         k = side["kappa"]
         kappa = "undefined" if k["kappa"] is None else f"{k['kappa']:.3f}"
         interval = "" if k["lo"] is None else f" [{k['lo']:.3f}, {k['hi']:.3f}]"
-        _err.print(
+        _out.print(
             f"  Cohen's kappa of the killed labels: {kappa}{interval} over {k['items']} items "
             f"(agreement {_f(k['observed'])}, by chance {_f(k['expected'])})"
         )
@@ -97,17 +98,23 @@ def _print(result: dict[str, Any]) -> None:
         show_edge=False,
         title=f"noninferiority on per-problem {ni['metric']} against {comp}",
     )
+    t.columns[4].no_wrap = True  # "not enough clusters" stays one phrase
     for r in ni["results"]:
+        if r["decision"] == NOT_ENOUGH_CLUSTERS:  # one problem: no interval, no test
+            verdict, p, holm = f"{NOT_ENOUGH_CLUSTERS} ({r['n_clusters']})", "n/a", "n/a"
+        else:
+            verdict = "yes" if r["noninferior"] else "no"
+            p, holm = f"{r['p_value']:.4f}", "pass" if r["holm_pass"] else "fail"
         t.add_row(
             escape(r["arm"]),
             _signed(r["delta"]),
             _signed(r["lo"]),
             f"-{r['margin']:.3f}",
-            "yes" if r["noninferior"] else "no",
-            f"{r['p_value']:.4f}",
-            "pass" if r["holm_pass"] else "fail",
+            verdict,
+            p,
+            holm,
         )
-    _err.print(t)
+    _out.print(t)
 
 
 def compare_command(
@@ -147,9 +154,9 @@ def compare_command(
     except (FormatError, ValueError) as exc:
         _err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
-    _print(result)
     if OPTIONS.json:
         sys.stdout.write(json.dumps(result) + "\n")
+    _print(result)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,6 +17,12 @@ resampled deltas at or below the margin (with the usual +1 so that p is never 0)
 the percentile rule: ``lo > -margin`` exactly when fewer than a ``(1 - confidence) / 2`` share
 of the resamples fall at or below ``-margin`` (up to the +1 and quantile interpolation). Holm
 is then run at that same one-sided level.
+
+With a single cluster (one problem) there is nothing to resample: every bootstrap delta is the
+observed one, the "interval" is a point and the p-value is 1/(B+1) or 1 by construction, so
+any delta above ``-margin`` would read as noninferior and pass Holm. Below
+:data:`MIN_CLUSTERS` no test is made: ``decision`` is ``"not enough clusters"``,
+``noninferior`` is False and ``p_value`` is 1.0 (no evidence against H0, so Holm keeps it).
 """
 
 from __future__ import annotations
@@ -39,6 +45,13 @@ from suitebench.metrics.bootstrap import (
 
 #: The paper's noninferiority margin (2 percentage points of macro recall).
 DEFAULT_MARGIN = 0.02
+
+#: Fewest paired clusters (problems) a noninferiority decision is made on.
+MIN_CLUSTERS = 2
+
+NONINFERIOR = "noninferior"
+NOT_NONINFERIOR = "not noninferior"
+NOT_ENOUGH_CLUSTERS = "not enough clusters"
 
 
 @dataclass(frozen=True)
@@ -63,6 +76,13 @@ class NoninferiorityResult:
     n_clusters: int
     holm_pass: bool | None = None
 
+    @property
+    def decision(self) -> str:
+        """``noninferior``, ``not noninferior`` or ``not enough clusters`` (no test made)."""
+        if self.n_clusters < MIN_CLUSTERS:
+            return NOT_ENOUGH_CLUSTERS
+        return NONINFERIOR if self.noninferior else NOT_NONINFERIOR
+
     def to_dict(self) -> dict[str, object]:
         return {
             "arm": self.arm,
@@ -72,6 +92,7 @@ class NoninferiorityResult:
             "hi": self.hi,
             "margin": self.margin,
             "noninferior": self.noninferior,
+            "decision": self.decision,
             "p_value": self.p_value,
             "n_boot": self.n_boot,
             "seed": self.seed,
@@ -109,6 +130,9 @@ def noninferiority(
     lo, hi = percentile_interval(deltas, confidence)
     at_or_below = int(np.count_nonzero(deltas <= -margin))
     p_value = (1.0 + at_or_below) / (n_boot + 1.0)
+    enough = n_clusters >= MIN_CLUSTERS
+    if not enough:  # a point, not an interval: no test (see the module's docstring)
+        p_value = 1.0
     return NoninferiorityResult(
         arm=arm_name,
         comparator=comparator_name,
@@ -116,7 +140,7 @@ def noninferiority(
         lo=lo,
         hi=hi,
         margin=margin,
-        noninferior=bool(lo > -margin),
+        noninferior=enough and bool(lo > -margin),
         p_value=p_value,
         n_boot=n_boot,
         seed=seed,
