@@ -142,7 +142,10 @@ def _global(
         None, "--dask", help="Run on Dask: 'local' for a LocalCluster or tcp://host:port."
     ),
     json_out: bool = typer.Option(
-        False, "--json", help="Machine output (JSON) on stdout, human output on stderr."
+        False,
+        "--json",
+        help="Machine output (JSON) on stdout, human output on stderr (without it, human "
+        "output goes to stdout).",
     ),
 ) -> None:
     OPTIONS.store = store
