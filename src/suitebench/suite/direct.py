@@ -42,7 +42,7 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite import plugin
+from suitebench.suite import leftovers, plugin
 
 try:  # pytest's internals this stands in for; another pytest has its tests run by pytest
     from _pytest import timing
@@ -247,6 +247,7 @@ class DirectProtocol:
                     nextitem = None
                 self.phase(item, "teardown", lambda: self.teardown(item, nextitem), encoded)
         finally:
+            leftovers.test_ended()
             item._request = False
             item.funcargs = None
             capture.suspend_global_capture(in_=False)
@@ -255,6 +256,8 @@ class DirectProtocol:
     def phase(self, item: Any, when: str, run: Any, encoded: str) -> bool:
         """One phase: passed (True), or reported by pytest's own hooks with the ``CallInfo``
         pytest's runner would have made of it."""
+        if when == "call":
+            leftovers.call_starts()
         plugin.arm_phase()
         instant = timing.Instant()
         excinfo = None

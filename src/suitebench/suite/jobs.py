@@ -18,11 +18,17 @@ from suitebench.run.executor import Executor, run_cached
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store, job_key
 from suitebench.suite.build import tree_hash
+from suitebench.suite.continuation import (
+    MAX_CONTINUATIONS,
+    continuation,
+    merge_continued,
+    needs_continuation,
+)
 from suitebench.suite.records import SuiteRun
 from suitebench.suite.runner import Engine, SuiteLimits, Target, run_batched, run_plain
 
 Progress = Callable[[int, int], None]
-_JOB_VERSION = "suite-run/2"
+_JOB_VERSION = "suite-run/3"  # 3: a crashed run names its culprit
 
 
 def _plain_only(target: Target) -> bool:
@@ -116,7 +122,36 @@ class SuiteRuns:
         """``(job key, target)`` pairs -> runs, computing only what the store lacks.  A target
         recording coverage always runs on its own (plain engine); the keys in ``apart`` (the
         reference's runs) are batched only among themselves, so that no sandbox shows the
-        reference's build to a mutant's tests or a mutant's to the reference's."""
+        reference's build to a mutant's tests or a mutant's to the reference's.
+
+        A run that ended early (:mod:`.continuation`) has its remaining tests run in a fresh
+        run, again until every test has an outcome or a fresh run reaches none."""
+        runs = self._run_once(requests, progress, apart)
+        targets = dict(requests)
+        stuck: set[str] = set()  # a fresh run reached nothing new: the chain ends
+        for _ in range(MAX_CONTINUATIONS):
+            pending = [
+                k for k, r in runs.items() if k not in stuck and needs_continuation(r, targets[k])
+            ]
+            if not pending:
+                break
+            asked = {k: continuation(k, runs[k], targets[k]) for k in pending}
+            done = self._run_once(list(asked.values()), None, None, plain=True)
+            for k, (key, _) in asked.items():
+                before = runs[k]
+                runs[k] = merge_continued(before, done[key])
+                if runs[k].tests == before.tests:
+                    stuck.add(k)
+        return runs
+
+    def _run_once(
+        self,
+        requests: list[tuple[str, Target]],
+        progress: Progress | None,
+        apart: set[str] | None,
+        plain: bool = False,
+    ) -> dict[str, SuiteRun]:
+        """:meth:`run`'s one pass: every request once, ``plain`` forcing the plain engine."""
         wanted: dict[str, Target] = {}
         for key, target in requests:
             wanted.setdefault(key, target)
@@ -127,7 +162,9 @@ class SuiteRuns:
         }
         found = self.store.get_many(list(wanted))
         missing = [k for k in wanted if k not in found]
-        alone = [k for k in missing if self.engine is Engine.PLAIN or _plain_only(wanted[k])]
+        alone = [
+            k for k in missing if plain or self.engine is Engine.PLAIN or _plain_only(wanted[k])
+        ]
         batched = [k for k in missing if k not in alone]
         # The reference's runs each alone (each is a whole run of the suite; alone they spread
         # over the workers); the others one batch per worker (pytest's start-up paid once per

@@ -125,8 +125,9 @@ def _guess_nodeid(classname: str, name: str) -> str:
 
 def statuses_from_events(
     events: list[dict[str, Any]], *, died_of_timeout: bool
-) -> tuple[dict[str, TestStatus], list[str]]:
-    """Rows a crashed run reached, from its event log alone (JUnit semantics per phase)."""
+) -> tuple[dict[str, TestStatus], list[str], str | None]:
+    """Rows a crashed run reached, from its event log alone (JUnit semantics per phase), and
+    the test it ended in (None: it ended outside any test)."""
     tests: dict[str, TestStatus] = {}
     finished: set[str] = set()
     current: str | None = None
@@ -157,16 +158,17 @@ def statuses_from_events(
             tests[nodeid] = _worse(tests.get(nodeid), status)
             if when == "teardown":
                 finished.add(nodeid)
-    if current is not None and current not in finished:
-        tests[current] = TestStatus.TIMEOUT if died_of_timeout else TestStatus.ERROR
-    return tests, collect_errors
+    culprit = current if current is not None and current not in finished else None
+    if culprit is not None:
+        tests[culprit] = TestStatus.TIMEOUT if died_of_timeout else TestStatus.ERROR
+    return tests, collect_errors, culprit
 
 
 def direct_statuses(events: list[dict[str, Any]]) -> dict[str, TestStatus]:
     """The tests a finished run reached, from its event log (a run whose passing tests are
     logged only there: :mod:`suitebench.suite.direct`); those it did not reach are left out,
     as its XML would leave them."""
-    tests, _ = statuses_from_events(events, died_of_timeout=False)
+    tests, _, _ = statuses_from_events(events, died_of_timeout=False)
     return {k: v for k, v in tests.items() if v is not TestStatus.NOT_RUN}
 
 

@@ -40,6 +40,8 @@ from typing import Any, TextIO
 
 import pytest
 
+from suitebench.suite import leftovers
+
 TIMEOUT_MARKER = "SuiteTestTimeout"
 MESSAGE_CHARS = 300  # a failure message is pytest's one line, cut here
 _HARD_GRACE = 5.0
@@ -292,6 +294,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     try:
         return (yield)
     finally:
+        leftovers.test_ended()
         if tracer is not None:
             tracer.leave_test()
         if gcov is not None:
@@ -339,6 +342,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item: pytest.Item) -> None:
+    leftovers.call_starts()
     _arm()
 
 

@@ -63,6 +63,9 @@ class SuiteRun:
     # An import-time mutant's run chose its tests itself: which (None: all) and why.
     selected: tuple[str, ...] | None = None
     selection_reason: str = ""
+    # The tests a run ended in (the output or memory limit, the wall clock, the interpreter's
+    # death), each with its cause: that test's fault alone, the rest ran in a fresh run.
+    culprits: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,6 +74,7 @@ class SuiteRun:
             "fingerprint": self.fingerprint,
             "selected": None if self.selected is None else list(self.selected),
             "selection_reason": self.selection_reason,
+            "culprits": self.culprits,
             "status": str(self.status),
             "tests": {k: str(v) for k, v in self.tests.items()},
             "collect_errors": list(self.collect_errors),
@@ -95,6 +99,7 @@ class SuiteRun:
             fingerprint=d.get("fingerprint"),
             selected=None if d.get("selected") is None else tuple(d["selected"]),
             selection_reason=d.get("selection_reason", ""),
+            culprits=dict(d.get("culprits") or {}),
         )
 
     def status_of(self, test_id: str) -> TestStatus:

@@ -30,8 +30,10 @@ class MutantStatus(StrEnum):
     TIMEOUT = "timeout"  # killed, but only by valid tests that hit the per-test limit [Timeout]
     SURVIVED = "survived"  # every valid test passed (or skipped) [Survived]
     BUILD_ERROR = "build_error"  # patch did not apply or build failed; not scored [CompileError]
-    CRASHED = "crashed"  # pytest died outside any test and no valid test failed; not scored
-    # [RuntimeError]
+    # The harness failed on it (a sandbox error), or the reference's own runs did not finish
+    # so that nothing is measured; not scored [RuntimeError].  A run that merely ended early
+    # is continued in a fresh run and scored like any other.
+    CRASHED = "crashed"
 
     @property
     def scored(self) -> bool:

@@ -50,9 +50,14 @@ def classify(
     run: SuiteRun | None,
     tests: list[TestInfo],
     selection: Selection | None = None,
+    reference_finished: bool = True,
 ) -> MutantResult:
     """The mutant's result from its row (``run``; None: it did not build): its status, its
-    killers with their messages, every test's outcome and how many of them really ran."""
+    killers with their messages, every test's outcome and how many of them really ran.
+
+    Only a mutant that does not build leaves the denominator of M -- and every mutant when the
+    harness failed (``run`` a sandbox error, or the reference's runs did not finish, so that
+    no test is known valid): such a mutant is ``crashed``, and the command says so loudly."""
     common: dict[str, Any] = {
         "id": mutant.id,
         "section": mutant.section,
@@ -65,21 +70,33 @@ def classify(
     if not built.ok or run is None:
         return MutantResult(status=MutantStatus.BUILD_ERROR, message=built.message, **common)
     outcomes = {t.id: run.status_of(t.id) for t in tests}
+    messages = {k: m for k in outcomes if (m := run.message_of(k))}
+    if run.status is RunStatus.CRASHED and reference_finished:
+        # The mutant's runs ended before these tests, again in a fresh run (the continuation),
+        # outside any test, where the reference's finished: its doing, as a file that does not
+        # collect is -- each such test errors on it.
+        for t in tests:
+            if outcomes[t.id] is TestStatus.NOT_RUN:
+                outcomes[t.id] = TestStatus.ERROR
+                messages[t.id] = f"the run ended before this test: {run.message}"
     killers = [t.id for t in tests if t.valid and outcomes[t.id] in _FAILS]
     if killers:
         only_timeouts = all(outcomes[k] is TestStatus.TIMEOUT for k in killers)
         status = MutantStatus.TIMEOUT if only_timeouts else MutantStatus.KILLED
-    elif run.status is RunStatus.OK:
-        status = MutantStatus.SURVIVED
-    else:
+    elif run.status is RunStatus.SANDBOX_ERROR or not reference_finished:
+        # The harness failed (or the reference's own runs did not finish): nothing measured.
         status = MutantStatus.CRASHED
+    else:
+        # "Crashed" is no way out of the count: a run that ended early had its remaining tests
+        # run afresh, and no valid test failed.
+        status = MutantStatus.SURVIVED
     covered = None if selection is None or selection.tests is None else list(selection.tests)
     ran_ids = covered if covered is not None else outcomes
     ran = sum(1 for t in ran_ids if run.tests.get(t, TestStatus.NOT_RUN) is not TestStatus.NOT_RUN)
     return MutantResult(
         status=status,
         killed_by=killers,
-        kill_messages={k: m for k in killers if (m := run.message_of(k))},
+        kill_messages={k: messages[k] for k in killers if k in messages},
         tests_run=ran,
         outcomes=outcomes,
         covered_by=covered,

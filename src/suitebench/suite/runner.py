@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -242,8 +243,12 @@ def _collect(
     wall: float,
     killed: bool,
     reason: str | None = None,
+    cause: str = "",
 ) -> SuiteRun:
-    """Turn one program's XML + events into a SuiteRun (crashed if the XML is missing)."""
+    """Turn one program's XML + events into a SuiteRun (crashed if the XML is missing).
+
+    ``cause``: what ended the run early, as the sandbox saw it (the output or memory limit,
+    the wall clock, a signal); a crashed run names the test it ended in as its culprit."""
     events = read_events(out_dir / f"{index}.events")
     messages = messages_from_events(events)
     log_file = out_dir / f"{index}.log"
@@ -277,8 +282,16 @@ def _collect(
         message = "killed at the per-program wall-clock limit" if killed else "no JUnit XML"
     if reason is not None:
         message = reason
-    died_of_timeout = killed or _WATCHDOG_FIRED.search(log) is not None
-    tests, broken = statuses_from_events(events, died_of_timeout=died_of_timeout)
+    watchdog = _WATCHDOG_FIRED.search(log) is not None
+    died_of_timeout = killed or watchdog
+    tests, broken, culprit = statuses_from_events(events, died_of_timeout=died_of_timeout)
+    if watchdog:
+        cause = "the per-test watchdog ended it (a test the time limit could not stop)"
+    ended_by = cause or message
+    culprits: dict[str, str] = {}
+    if culprit is not None:
+        culprits[culprit] = ended_by
+        messages[culprit] = f"the run ended in this test: {ended_by}"
     return SuiteRun(
         status=RunStatus.CRASHED,
         tests=tests,
@@ -286,10 +299,22 @@ def _collect(
         exit_code=exit_code,
         wall_time=wall,
         log=log[-_LOG_TAIL:],
-        message=f"pytest did not finish: {message} (exit code {exit_code})",
+        message=f"pytest did not finish: {ended_by} (exit code {exit_code})",
         messages=messages,
+        culprits=culprits,
         **extra,
     )
+
+
+def _child_cause(info: dict[str, Any], limits: SuiteLimits) -> str:
+    """What ended a batch's child for one program, from its ``exit.json``."""
+    code = info.get("exit_code")
+    if info.get("killed"):
+        return f"wall time over the per-program limit ({limits.per_program:g} s)"
+    if isinstance(code, int) and code < 0:
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+        return f"killed by signal {-code} ({name}: the memory limit, or a signal sent to it)"
+    return f"exit code {code}"
 
 
 def _impact_fields(out_dir: Path, index: int, events: list[dict[str, Any]]) -> dict[str, Any]:
@@ -396,7 +421,9 @@ def run_plain(
             return _harness_failure(outcome)
         killed = outcome.status is Status.TIMEOUT
         log = _tail(outcome.stdout) + _tail(outcome.stderr)
-        run = _collect(out_dir, 0, log, outcome.exit_code, outcome.wall_time, killed)
+        code, wall = outcome.exit_code, outcome.wall_time
+        cause = outcome.message or ("" if outcome.status is Status.OK else f"exit code {code}")
+        run = _collect(out_dir, 0, log, code, wall, killed, cause=cause)
         if gcov_dir is not None and target.coverage_root is not None:
             record = read_gcov(gcov_dir, Path(target.coverage_root))
             run = dataclasses.replace(run, coverage=record)
@@ -520,12 +547,14 @@ def run_batched(
                         info["exit_code"],
                         float(info["wall_time"]),
                         bool(info["killed"]),
+                        cause=_child_cause(info, limits),
                     )
                 )
             elif len(targets) == 1:  # run in the batch's own process: its end is the run's
                 killed = outcome.status is Status.TIMEOUT
                 code, wall = outcome.exit_code, outcome.wall_time
-                runs.append(_collect(out_dir, i, shared_log, code, wall, killed))
+                cause = "" if outcome.status is Status.OK else outcome.message
+                runs.append(_collect(out_dir, i, shared_log, code, wall, killed, cause=cause))
             else:  # the batch ended before this program ran (e.g. the suite did not collect)
                 reason = f"the batch ended before this program ran ({outcome.status})"
                 runs.append(

@@ -416,8 +416,9 @@ def score_suite(
     if progress is not None:
         progress(total, total)
 
+    finished = all(r.status is RunStatus.OK for r in ref_runs)
     results = [
-        classify(m, built[m.id], mutant_runs.get(m.id), tests, selections.get(m.id))
+        classify(m, built[m.id], mutant_runs.get(m.id), tests, selections.get(m.id), finished)
         for m in mutants
     ]
     counts = Counts(

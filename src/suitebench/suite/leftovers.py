@@ -1,0 +1,97 @@
+"""Processes a test left running are ended with it: one test's fault stays that test's fault.
+
+A test that forks without bound, daemonises a child or leaves a subprocess spinning would
+otherwise take the process limit, the CPU or the output of every test after it, on the
+reference and on each mutant alike, moving their verdicts by timing.  So the pytest process is
+made a *child subreaper* (a daemonised grandchild is reparented to it, not to the sandbox's
+init), and when a test ends, every process started since its call phase began and still alive
+-- a child, or a descendant reparented to it -- is killed and reaped, round after round until
+none is left.  Processes that existed when the call phase began (a server a fixture started
+while setting up, shared by later tests) are left alone.
+
+Cheap where nothing was left: one read of ``/proc/self/task/*/children`` per test.  Inside the
+sandbox only: standard library and ctypes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+
+_PR_SET_CHILD_SUBREAPER = 36
+_MAX_ROUNDS = 100  # each round kills the tree it finds; what was forked meanwhile is next
+
+_state: dict[str, object] = {"pid": 0, "before": None}
+
+
+def _children() -> set[int]:
+    """This process's children (each thread's: a fork from a thread is that thread's)."""
+    kids: set[int] = set()
+    with contextlib.suppress(OSError):
+        for tid in os.listdir("/proc/self/task"):
+            with contextlib.suppress(OSError), open(f"/proc/self/task/{tid}/children") as f:
+                kids.update(int(p) for p in f.read().split())
+    return kids
+
+
+def _tree(roots: set[int]) -> set[int]:
+    """``roots`` and every descendant of theirs, by each process's parent in ``/proc``."""
+    kids: dict[int, list[int]] = {}
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            with contextlib.suppress(OSError), open(f"/proc/{name}/stat", "rb") as f:
+                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+                kids.setdefault(ppid, []).append(int(name))
+    found, stack = set(roots), list(roots)
+    while stack:
+        for kid in kids.get(stack.pop(), ()):
+            if kid not in found:
+                found.add(kid)
+                stack.append(kid)
+    return found
+
+
+def _become_subreaper() -> None:
+    """Orphans of this process's descendants come to it (once per process: not inherited)."""
+    if _state["pid"] == os.getpid():
+        return
+    _state["pid"] = os.getpid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def call_starts() -> None:
+    """The test's call phase is starting: what runs now is the fixtures'."""
+    _become_subreaper()
+    _state["before"] = _children()
+
+
+def test_ended() -> int:
+    """The test has ended: kill and reap what it started and left; returns how many."""
+    before = _state["before"]
+    _state["before"] = None
+    if not isinstance(before, set):
+        return 0
+    ended = 0
+    for _ in range(_MAX_ROUNDS):
+        left = _children() - before
+        if not left:
+            break
+        # The whole tree at once (stopped first, so none of it forks while it is killed).
+        tree = _tree(left)
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in tree:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, sig)
+        for pid in left:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)
+                ended += 1
+    return ended
+
+
+test_ended.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
