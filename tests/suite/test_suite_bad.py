@@ -172,11 +172,15 @@ def test_test_that_kills_pytest_is_a_crash_not_zero(
     assert result.validity == 1.0
     by_id = {m.id: m for m in result.mutants}
     dead = by_id["max_empty"]
-    assert dead.run_status is RunStatus.CRASHED
+    # The test the run died in is its culprit; the test after it ran in a fresh run.
+    assert dead.run_status is RunStatus.OK
     assert dead.status is MutantStatus.KILLED
-    assert dead.outcomes["tests/test_a_crash.py::test_empty_max_or_die"] is TestStatus.ERROR
-    assert dead.outcomes["tests/test_a_crash.py::test_after"] is TestStatus.NOT_RUN
-    assert "pytest did not finish" in dead.message
+    killer = "tests/test_a_crash.py::test_empty_max_or_die"
+    assert dead.outcomes[killer] is TestStatus.ERROR
+    assert dead.killed_by == [killer]
+    assert dead.kill_messages[killer].startswith("the run ended in this test: ")
+    assert dead.outcomes["tests/test_a_crash.py::test_after"] is TestStatus.PASSED
+    assert "pytest did not finish" in dead.message and "fresh run" in dead.message
     assert by_id["max_off_by_one"].status is MutantStatus.SURVIVED
 
 
@@ -231,11 +235,16 @@ def test_hang_the_alarm_cannot_reach_ends_as_a_timeout_crash(
     )
     tests = {t.id: t for t in result.tests}
     assert tests["tests/test_stubborn.py::test_first"].valid
-    assert tests["tests/test_stubborn.py::test_blocks_the_alarm"].reference == [TestStatus.TIMEOUT]
-    assert tests["tests/test_stubborn.py::test_last"].reference == [TestStatus.NOT_RUN]
-    assert result.reference_run_status == [RunStatus.CRASHED]
+    stubborn = tests["tests/test_stubborn.py::test_blocks_the_alarm"]
+    assert stubborn.reference == [TestStatus.TIMEOUT] and not stubborn.valid
+    assert stubborn.message.startswith("the run ended in this test: the per-test watchdog ended it")
+    # The test after the culprit ran in a fresh run: valid, not lost.
+    assert tests["tests/test_stubborn.py::test_last"].reference == [TestStatus.PASSED]
+    assert tests["tests/test_stubborn.py::test_last"].valid
+    assert result.reference_run_status == [RunStatus.OK]
     mutant = result.mutants[0]
-    assert mutant.run_status is RunStatus.CRASHED
+    assert mutant.run_status is RunStatus.OK
     assert mutant.outcomes["tests/test_stubborn.py::test_first"] is TestStatus.PASSED
-    assert mutant.status is MutantStatus.CRASHED  # no valid test failed before the crash
-    assert "Timeout (" in mutant.log
+    assert mutant.outcomes["tests/test_stubborn.py::test_last"] is TestStatus.PASSED
+    # No valid test failed: it survived (scored), not "crashed" and out of the count.
+    assert mutant.status is MutantStatus.SURVIVED
