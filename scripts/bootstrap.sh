@@ -28,3 +28,43 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q -e ".[$extras]" >&2
   echo "$want" > "$stamp"
 fi
+
+# --- test tools (SUITEBENCH_TEST_TOOLS=1, set by scripts/test.sh) --------------------------
+# The report tests open pages in a real browser and the Stryker report in its published viewer:
+# Debian's chromium (as root, when missing) and the npm packages mutation-testing-elements and
+# mutation-testing-report-schema, unpacked into .cache/npm/NAME/package (pinned; a second run
+# fetches nothing). The tests never install anything: they fail naming this step instead.
+if [ "${SUITEBENCH_TEST_TOOLS:-0}" = 1 ]; then
+  if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "bootstrap: installing chromium (for the browser tests)" >&2
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >&2 \
+        || echo "bootstrap: could not install chromium; the browser tests will fail" >&2
+    else
+      echo "bootstrap: chromium missing and not root; install Debian's chromium for the browser tests" >&2
+    fi
+  fi
+  npm_dir=".cache/npm"
+  for spec in mutation-testing-elements@3.9.0 mutation-testing-report-schema@3.8.4; do
+    name="${spec%@*}"
+    if [ "$(cat "$npm_dir/$name/version" 2>/dev/null)" = "$spec" ]; then
+      continue
+    fi
+    if ! command -v npm >/dev/null 2>&1; then
+      echo "bootstrap: npm missing; cannot fetch $spec for the Stryker viewer tests" >&2
+      continue
+    fi
+    echo "bootstrap: fetching $spec into $npm_dir/$name" >&2
+    tmp="$(mktemp -d)"
+    if tgz="$(cd "$tmp" && npm pack "$spec" --silent 2>/dev/null | tail -n 1)" \
+      && tar xzf "$tmp/$tgz" -C "$tmp"; then
+      rm -rf "${npm_dir:?}/$name"
+      mkdir -p "$npm_dir/$name"
+      mv "$tmp/package" "$npm_dir/$name/package"
+      echo "$spec" > "$npm_dir/$name/version"
+    else
+      echo "bootstrap: could not fetch $spec; the Stryker viewer tests will fail" >&2
+    fi
+    rm -rf "$tmp"
+  done
+fi

@@ -4,7 +4,7 @@
 # workers than cores; SUITEBENCH_TEST_WORKERS=0 runs them in one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh
+SUITEBENCH_TEST_TOOLS=1 bash scripts/bootstrap.sh
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench
 .venv/bin/mypy

@@ -1,22 +1,19 @@
 """Real result directories, a real Chromium and the published Stryker packages, once a session.
 
 The result directories come from running ``suitebench score`` and ``suitebench audit`` on the
-bundled data, exactly as a user does. Chromium is Debian's ``chromium``: installed with apt-get
-when it is missing and the tests run as root, else the browser tests are skipped saying why.
-The mutation-testing-elements viewer and its report schema are fetched from the npm registry
-with ``npm pack`` into a temporary directory (skipped, saying why, when npm is absent).
+bundled data, exactly as a user does. Chromium (Debian's ``chromium``) and the published
+mutation-testing-elements viewer and report schema (npm packages, unpacked into ``.cache/npm``
+of the checkout) are installed by ``scripts/bootstrap.sh`` with ``SUITEBENCH_TEST_TOOLS=1``,
+which ``scripts/test.sh`` sets. The tests install nothing and change nothing on the host: a
+browser test without them fails, naming that step, rather than skipping.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
-import shutil
 import subprocess
 import sys
-import tarfile
-import tempfile
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -24,6 +21,7 @@ import pytest
 from suitebench.data import INSTANCES_DIR, PROBLEMS_DIR, SUITES_DIR
 from suitebench.report.browser import find_chromium
 
+NPM_CACHE = Path(__file__).resolve().parents[2] / ".cache" / "npm"
 ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
 
 
@@ -35,6 +33,14 @@ def suitebench(store: Path, *args: str, timeout: float = 900) -> subprocess.Comp
         text=True,
         timeout=timeout,
     )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Whichever test first asks for the real results also waits for the score and audit runs
+    that make them (minutes on a busy machine): those tests get a ceiling to match."""
+    for item in items:
+        if "real_results" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.timeout(1500))
 
 
 @dataclass(frozen=True)
@@ -88,31 +94,14 @@ def real_results(tmp_path_factory: pytest.TempPathFactory) -> RealResults:
     return res
 
 
-def _install_chromium() -> str | None:
-    """apt-get install chromium, once: parallel test workers wait on one lock file (apt's own
-    lock would make all but one fail)."""
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        return None
-    lock = Path(tempfile.gettempdir()) / "suitebench-apt-chromium.lock"
-    with lock.open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        if find_chromium() is not None:  # another worker installed it meanwhile
-            return find_chromium()
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
-            if subprocess.run(cmd, capture_output=True, env=env, timeout=900).returncode != 0:
-                return None
-    return find_chromium()
-
-
 @pytest.fixture(scope="session")
 def chromium() -> str:
-    """The path of Debian's chromium, installed when missing (as root)."""
-    path = find_chromium() or _install_chromium()
+    """The path of Debian's chromium; the test set-up installs it, a test never does."""
+    path = find_chromium()
     if path is None:
-        pytest.skip(
-            "no chromium on PATH and it cannot be installed here (needs root and apt-get): "
-            "install Debian's `chromium` to run the browser tests"
+        pytest.fail(
+            "no chromium on PATH: `SUITEBENCH_TEST_TOOLS=1 bash scripts/bootstrap.sh` installs "
+            "Debian's chromium (as root; scripts/test.sh runs it), or install it yourself"
         )
     return path
 
@@ -123,30 +112,73 @@ class StrykerPackages:
     elements_js: Path  # the viewer's self-contained bundle (mutation-test-elements.js)
 
 
-def _npm_pack(name: str, dest: Path) -> Path:
-    proc = subprocess.run(
-        ["npm", "pack", name, "--silent", "--pack-destination", str(dest)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=dest,
-    )
-    if proc.returncode != 0:
-        pytest.fail(f"npm pack {name} failed:\n{proc.stderr}")
-    tgz = dest / proc.stdout.strip().splitlines()[-1]
-    out = dest / name
-    with tarfile.open(tgz) as tar:
-        tar.extractall(out, filter="data")
-    return out / "package"
+def _npm_package(name: str) -> Path:
+    """An npm package the test set-up unpacked into the checkout's cache."""
+    package = NPM_CACHE / name / "package"
+    if not (package / "package.json").is_file():
+        pytest.fail(
+            f"npm package {name} missing at {package}: `SUITEBENCH_TEST_TOOLS=1 bash "
+            "scripts/bootstrap.sh` fetches it with npm pack (scripts/test.sh runs it)"
+        )
+    return package
 
 
 @pytest.fixture(scope="session")
-def stryker_packages(tmp_path_factory: pytest.TempPathFactory) -> StrykerPackages:
-    """The published report schema and viewer, from the npm registry."""
-    if shutil.which("npm") is None:
-        pytest.skip("npm is not installed: cannot fetch the published Stryker schema and viewer")
-    dest = tmp_path_factory.mktemp("npm")
-    schema_pkg = _npm_pack("mutation-testing-report-schema", dest)
-    elements_pkg = _npm_pack("mutation-testing-elements", dest)
+def stryker_packages() -> StrykerPackages:
+    """The published report schema and viewer, as the test set-up fetched them."""
+    schema_pkg = _npm_package("mutation-testing-report-schema")
+    elements_pkg = _npm_package("mutation-testing-elements")
     schema = next(schema_pkg.rglob("mutation-testing-report-schema.json"))
     return StrykerPackages(schema, elements_pkg / "dist" / "mutation-test-elements.js")
+
+
+@dataclass(frozen=True)
+class HtmlCell:
+    text: str
+    sort: str | None  # the data-v the page's sorting uses
+
+
+@dataclass(frozen=True)
+class HtmlTable:
+    head: list[str]
+    rows: list[list[HtmlCell]]
+
+
+class _Tables(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[HtmlTable] = []
+        self._cell: list[str] | None = None
+        self._sort: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables.append(HtmlTable([], []))
+        elif tag == "tr" and self.tables:
+            self.tables[-1].rows.append([])
+        elif tag in ("td", "th"):
+            self._cell, self._sort = [], dict(attrs).get("data-v")
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            text = "".join(self._cell).strip()
+            table = self.tables[-1]
+            if tag == "th":
+                table.head.append(text)
+            else:
+                table.rows[-1].append(HtmlCell(text, self._sort))
+            self._cell = None
+        elif tag == "table":
+            last = self.tables[-1]
+            self.tables[-1] = HtmlTable(last.head, [r for r in last.rows if r])
+
+
+def html_tables(text: str) -> list[HtmlTable]:
+    """Every table of a page, read as markup (what a reader with scripts off sees)."""
+    parser = _Tables()
+    parser.feed(text)
+    return parser.tables
