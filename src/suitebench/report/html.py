@@ -20,7 +20,12 @@ from suitebench.report import analyses as an
 from suitebench.report import plots
 from suitebench.report.analyses import DEFAULT_DESIGN_BUDGET
 from suitebench.report.load import AuditRun, Results
-from suitebench.report.suite_sections import correlations_table, suite_section, suites_table
+from suitebench.report.suite_sections import (
+    correlations_table,
+    natural_key,
+    suite_section,
+    suites_table,
+)
 from suitebench.report.tables import Cell, Plot, Table, num, pct, table
 from suitebench.report.template import SCRIPT, STYLE, TEMPLATE
 
@@ -428,7 +433,7 @@ def render_report(
                 ir.build_status,
                 pct(ir.reference_pass_rate),
                 Cell(f"{ir.passed}/{ir.total}", sort=str(ir.passed)),
-                "; ".join(f"{k} ({v})" for k, v in ir.failing.items()),
+                "; ".join(f"{k} ({ir.failing[k]})" for k in sorted(ir.failing, key=natural_key)),
             )
         ctx["implementations_table"] = it
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)

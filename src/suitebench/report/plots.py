@@ -117,8 +117,10 @@ def heatmap_svg(
 ) -> str:
     """A kill matrix: ``cells`` of 0 (not judged), 1 (not killed), 2 (killed), 3 (other).
 
-    ``groups`` are (name, first column, end column) spans drawn as separators with labels (an
-    audit's arms along the inputs axis).
+    Row and column labels are drawn whole: a test or input id cut short can name another one,
+    and the tight bounding box widens the figure to fit them. ``groups`` are (name, first
+    column, end column) spans drawn as separators with labels above the matrix (an audit's
+    arms along the inputs axis).
     """
     h, w = cells.shape
     fig, ax = plt.subplots(
@@ -126,20 +128,59 @@ def heatmap_svg(
     )
     ax.imshow(cells, cmap=_HEAT, vmin=0, vmax=3, aspect="auto", interpolation="nearest")
     ax.set_yticks(range(h))
-    ax.set_yticklabels([str(r)[-28:] for r in rows], fontsize=6 if h > 20 else 7)
+    ax.set_yticklabels([str(r) for r in rows], fontsize=6 if h > 20 else 7)
     if w <= 40:
         ax.set_xticks(range(w))
-        ax.set_xticklabels([str(c)[-18:] for c in cols], rotation=90, fontsize=6)
+        ax.set_xticklabels([str(c) for c in cols], rotation=90, fontsize=6)
     else:
         ax.set_xticks([])
-    for name, start, end in groups:
+    for _, start, _end in groups:
         if start > 0:
             ax.axvline(start - 0.5, color="black", linewidth=0.8)
-        ax.text((start + end - 1) / 2, -0.8, name, ha="center", va="bottom", fontsize=7)
+    levels = _group_labels(fig, ax, groups)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9, pad=14 if groups else 6)
+    ax.set_title(title, fontsize=9, pad=6 + _GROUP_ROW * levels)
     return _svg(fig, title)
+
+
+_GROUP_ROW = 10.0  # points between two rows of group labels
+
+
+def _group_labels(fig: Figure, ax: plt.Axes, groups: Sequence[tuple[str, int, int]]) -> int:
+    """Label each group above its columns; a label that would overlap one already placed
+    (narrow groups side by side, say three official inputs next to one sample) goes up a row.
+    Returns the number of rows used, so that the title can sit above them all."""
+    texts = [
+        ax.annotate(
+            name,
+            ((start + end - 1) / 2, 1.0),
+            xycoords=ax.get_xaxis_transform(),
+            xytext=(0, 2),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=7,
+        )
+        for name, start, end in groups
+    ]
+    if not texts:
+        return 0
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    gap = 4 * fig.dpi / 72  # 4 points between labels on one row, in pixels
+    rows: list[list[tuple[float, float]]] = []
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        span = (box.x0 - gap, box.x1 + gap)
+        level = next(
+            (i for i, row in enumerate(rows) if all(span[1] <= a or b <= span[0] for a, b in row)),
+            len(rows),
+        )
+        if level == len(rows):
+            rows.append([])
+        rows[level].append(span)
+        text.set_position((0, 2 + _GROUP_ROW * level))
+    return len(rows)
 
 
 def overlap_svg(overlap: Mapping[str, object], what: str) -> str:

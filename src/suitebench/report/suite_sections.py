@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,27 @@ from suitebench.report import plots
 from suitebench.report.load import ScoreRun
 from suitebench.report.tables import Cell, Plot, Table, num, pct, table
 
-__all__ = ["correlations_table", "suite_section", "suites_table"]
+__all__ = ["correlations_table", "natural_key", "suite_section", "suites_table"]
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[str | tuple[int, str], ...]:
+    """Order test ids as a reader counts: ``test_x[2]`` before ``test_x[10]``.
+
+    Runs of digits compare as numbers, the text between them case-blind. The page's script
+    sorts a clicked column by the same rule, so the order the report prints and the order a
+    click gives agree.
+    """
+    parts = _DIGITS.split(text)
+    return tuple((int(p), p) if i % 2 else p.lower() for i, p in enumerate(parts))
+
+
+def row_labels(test_ids: Sequence[str]) -> list[str]:
+    """A heatmap row's label: the test's name, or its whole id where two files share it."""
+    names = [t.split("::")[-1] for t in test_ids]
+    seen = Counter(names)
+    return [n if seen[n] == 1 else t for n, t in zip(names, test_ids, strict=True)]
 
 
 def _reason(reference: Sequence[str], flaky: bool) -> str:
@@ -34,7 +56,7 @@ def _diff_text(patch: str) -> str:
 
 def _suite_heatmap(run: ScoreRun) -> Plot:
     res = run.result
-    tests = res.test_ids()
+    tests = sorted(res.test_ids(), key=natural_key)
     valid = {t.id: t.valid for t in res.tests}
     cells = np.zeros((len(tests), len(res.mutants)), dtype=np.int_)
     for j, m in enumerate(res.mutants):
@@ -45,7 +67,7 @@ def _suite_heatmap(run: ScoreRun) -> Plot:
             cells[i, j] = (2 if valid[t] else 3) if st.fails else 1
     svg = plots.heatmap_svg(
         cells,
-        [t.split("::")[-1] for t in tests],
+        row_labels(tests),
         [m.id for m in res.mutants],
         title=f"{res.instance} / {run.suite_label}: kill matrix",
         xlabel="mutant",
@@ -61,7 +83,7 @@ def _suite_heatmap(run: ScoreRun) -> Plot:
 def suite_section(run: ScoreRun) -> dict[str, Any]:
     res = run.result
     invalid = table(["test", "valid", "flaky", "reason"])
-    for t in res.tests:
+    for t in sorted(res.tests, key=lambda t: natural_key(t.id)):
         if not t.valid or t.flaky:
             invalid.add(
                 Cell(t.id, code=True), str(t.valid), str(t.flaky), _reason(t.reference, t.flaky)
@@ -69,7 +91,7 @@ def suite_section(run: ScoreRun) -> dict[str, Any]:
     excluded = None
     if res.excluded_tests:
         excluded = table(["test", "reasons"])
-        for test, reasons in res.excluded_tests.items():
+        for test, reasons in sorted(res.excluded_tests.items(), key=lambda x: natural_key(x[0])):
             excluded.add(Cell(test, code=True), "; ".join(reasons))
     mt = table(
         ["mutant", "section", "operator", "status", "killed by", "description"],

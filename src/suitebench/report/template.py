@@ -49,6 +49,12 @@ SCRIPT = """
     });}
   function key(td){var v=td.getAttribute('data-v');if(v===null){v=td.textContent.trim();}
     var f=parseFloat(v);return (v!==''&&!isNaN(f)&&isFinite(v))?f:v.toLowerCase();}
+  /* natural order, as the report's natural_key: digit runs as numbers (test_x[2] before test_x[10]) */
+  function natural(a,b){var x=a.split(/(\\d+)/),y=b.split(/(\\d+)/);
+    for(var i=0;i<Math.min(x.length,y.length);i++){if(x[i]===y[i]){continue;}
+      if(i%2){var d=Number(x[i])-Number(y[i]);if(d!==0){return d<0?-1:1;}}
+      return x[i]<y[i]?-1:1;}
+    return x.length-y.length;}
   document.querySelectorAll('table.sortable').forEach(function(t){
     t.querySelectorAll('thead th').forEach(function(th,i){
       th.addEventListener('click',function(){
@@ -58,7 +64,7 @@ SCRIPT = """
         t.querySelectorAll('thead th').forEach(function(o){o.removeAttribute('data-dir');});
         th.setAttribute('data-dir',dir);
         rows.sort(function(a,b){var x=key(a.cells[i]),y=key(b.cells[i]);
-          var c=(typeof x===typeof y)?(x<y?-1:x>y?1:0):(typeof x==='number'?-1:1);
+          var c=(typeof x!==typeof y)?(typeof x==='number'?-1:1):(typeof x==='number'?(x<y?-1:x>y?1:0):natural(x,y));
           return dir==='asc'?c:-c;});
         rows.forEach(function(r){body.appendChild(r);});
       });});});
