@@ -3,27 +3,64 @@
 One run (a few minutes on a cold store): the figures the demo prints must equal the result
 files it writes, and those must say what the bundled data was built to show: the bad suite's
 four broken tests are invalid and nothing else is, the candidate fails exactly the two stack
-tests its patch breaks, the official tests kill no accepted submission, correct submissions
-are never certified, the nondeterministic one is withdrawn by the determinism stage on the
-inputs with many ties, and the report it writes holds all of it.
+tests its patch breaks, the printed cov@k are what the kill matrices give by a formula written
+here (checked against every ordering of a tiny matrix), the official tests kill no accepted
+submission, correct submissions are never certified, the nondeterministic one is withdrawn by
+the determinism stage on the inputs with many ties, and the report it writes holds all of it.
 """
 
 from __future__ import annotations
 
 import json
+from fractions import Fraction
+from itertools import permutations
+from math import comb
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
-from suitebench.metrics.coverage import micro_coverage
 from suitebench.report.load import load_results
 
 from .conftest import suitebench
 
 
-def _table_rows(stderr: str, first_cell: str) -> list[list[str]]:
+def expected_killed(kills: npt.NDArray[np.bool_], k: int) -> Fraction:
+    """The expected number of pool members a uniform random k-subset of the inputs kills
+    (rows are inputs, columns submissions): a member killed by c of the n inputs escapes only
+    when all k drawn inputs are among the n - c others, with probability C(n-c, k) / C(n, k);
+    an arm with fewer than k inputs uses them all."""
+    n = kills.shape[0]
+    total = Fraction(0)
+    for c in (int(x) for x in kills.sum(axis=0)):
+        total += (1 if c else 0) if k >= n else 1 - Fraction(comb(n - c, k), comb(n, k))
+    return total
+
+
+def pooled_cov_at_k(matrices: list[npt.NDArray[np.bool_]], k: int) -> float:
+    """cov@k pooled over problems as the demo prints it: expected kills over all pool members."""
+    return float(sum(expected_killed(m, k) for m in matrices) / sum(m.shape[1] for m in matrices))
+
+
+def test_cov_at_k_formula_against_every_ordering() -> None:
+    """The formula above, checked on a tiny matrix against all orderings of the inputs and
+    against figures worked out by hand: A is killed by input 0, B by inputs 0 and 1, C by none.
+    k=1: (1/3 + 2/3 + 0) / 3 = 1/3; k=2: (2/3 + 1 + 0) / 3 = 5/9; k>=3: 2/3."""
+    kills = np.array([[1, 1, 0], [0, 1, 0], [0, 0, 0]], dtype=bool)
+    by_hand = {1: Fraction(1, 3), 2: Fraction(5, 9), 3: Fraction(2, 3), 5: Fraction(2, 3)}
+    orders = list(permutations(range(3)))
+    for k, want in by_hand.items():
+        brute = sum(
+            Fraction(int(kills[list(order[:k])].any(axis=0).sum()), 3) for order in orders
+        ) / len(orders)
+        assert brute == want
+        assert expected_killed(kills, k) / 3 == want
+
+
+def _table_rows(text: str, first_cell: str) -> list[list[str]]:
     rows = []
-    for line in stderr.splitlines():
+    for line in text.splitlines():
         cells = [c.strip() for c in line.split("│")]
         if len(cells) > 3 and cells[0] == first_cell:
             rows.append(cells)
@@ -36,8 +73,8 @@ def test_demo_figures_match_what_its_data_implies(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     proc = suitebench(tmp_path / "store" / "s.sqlite", "demo", "--out", str(out), timeout=1500)
     assert proc.returncode == 0, proc.stderr
-    err = proc.stderr
-    assert f"report: {out / 'report.html'}" in err
+    got = proc.stdout  # the tour's tables and summaries (stderr: progress bars only)
+    assert f"report: {out / 'report.html'}" in got
     summary = json.loads((out / "demo.json").read_text())
     assert summary["report"] == str(out / "report.html")
 
@@ -60,7 +97,7 @@ def test_demo_figures_match_what_its_data_implies(tmp_path: Path) -> None:
             assert m["killed_by"] and all(
                 next(t for t in res["tests"] if t["id"] == k)["valid"] for k in m["killed_by"]
             )
-        row = next(r for r in _table_rows(err, instance) if r[1] == label)
+        row = next(r for r in _table_rows(got, instance) if r[1] == label)
         assert row[2:7] == [
             str(len(res["tests"])),
             f"{100 * res['validity']:.1f}%",
@@ -85,7 +122,7 @@ def test_demo_figures_match_what_its_data_implies(tmp_path: Path) -> None:
         "tests/test_stack.py::test_values_left_on_stack",
     ]
     assert (
-        f"R of a candidate rpn-c implementation: {100 * cand['passed'] / cand['total']:.1f}%" in err
+        f"R of a candidate rpn-c implementation: {100 * cand['passed'] / cand['total']:.1f}%" in got
     )
 
     # --- input mode
@@ -120,11 +157,11 @@ def test_demo_figures_match_what_its_data_implies(tmp_path: Path) -> None:
         # an official TLE is marked, not new: the funnel counts the flagged ones
         tle_flagged = {x["submission_id"] for x in ledger if x["arm"] == arm} & timed_out
         assert r["funnel"]["official_tle"] >= len(tle_flagged)
-        row = _table_rows(err, arm)[0]
+        row = _table_rows(got, arm)[0]
         mats = [m.kill_matrix(arm) for m in run.matrices.values()]
         n_inputs = sum(p["arms"][arm]["counts"]["inputs"] for p in results["problems"].values())
         printed = [float(x) for x in row[2:6]]
-        expected = [micro_coverage(mats, k) for k in (1, 5, 10, 50)]
+        expected = [pooled_cov_at_k(mats, k) for k in (1, 5, 10, 50)]
         assert printed == pytest.approx(expected, abs=6e-4)
         new = sum(1 for x in ledger if x["arm"] == arm and x["new_finding"] == "true")
         assert row[1] == str(n_inputs)

@@ -18,7 +18,7 @@ from suitebench.metrics.coverage import cov_at_k
 from suitebench.report.browser import Chromium
 from suitebench.report.load import load_results
 
-from .conftest import RealResults, suitebench
+from .conftest import RealResults, html_tables, suitebench
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +33,8 @@ def report_html(real_results: RealResults, tmp_path_factory: pytest.TempPathFact
         str(out),
     )
     assert proc.returncode == 0, proc.stderr
-    assert f"report written to {out}" in proc.stderr
-    assert "1 audit(s), 3 suite score(s)" in proc.stderr
+    assert f"report written to {out}" in proc.stdout
+    assert "1 audit(s), 3 suite score(s)" in proc.stdout
     return out
 
 
@@ -73,9 +73,15 @@ def test_page_is_self_contained(report_html: Path) -> None:
 def test_page_holds_the_result_files_figures(report_html: Path, real_results: RealResults) -> None:
     text = report_html.read_text(encoding="utf-8")
     audit = json.loads((real_results.audit / "results.json").read_text())
+    # each arm's row of the arms table holds its own cov@k, in the column of that k
+    arms = next(t for t in html_tables(text) if t.head[:2] == ["arm", "problems"])
+    assert sorted(row[0].text for row in arms.rows) == sorted(audit["arms"])
     for arm, r in audit["arms"].items():
-        assert f"<code>{arm}</code>" in text
-        assert f"{r['cov_at_k']['10']:.3f}" in text
+        row = next(row for row in arms.rows if row[0].text == arm)
+        for k in ("1", "5", "10", "50"):
+            cell = row[arms.head.index(f"cov@{k}")]
+            assert cell.text == f"{r['cov_at_k'][k]:.3f}", (arm, k)
+            assert cell.sort is not None and float(cell.sort) == r["cov_at_k"][k], (arm, k)
     ledger = (real_results.audit / "ledger.csv").read_text().splitlines()
     assert len(ledger) - 1 == audit["certified"] > 0
     for row in ledger[1:]:
