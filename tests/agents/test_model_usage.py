@@ -19,7 +19,9 @@ import pytest
 from suitebench.agents.fakeserver import FakeChatServer
 from suitebench.agents.gateway import Endpoint, ModelGateway, _CallCounter
 from suitebench.agents.harness import AgentSpec, RunOptions, run_agent
+from suitebench.agents.prices import PRICES_ENV, load_prices
 from suitebench.agents.scoring import ScoreContext
+from suitebench.agents.trajectory import read_usage
 from suitebench.data import INSTANCES_DIR
 
 MESSAGES = [{"role": "user", "content": "one test input, please"}]
@@ -118,12 +120,51 @@ FINISH = (
 )
 
 
+def write_trajectory(run_dir: Path, model: str, instance_cost: float) -> Path:
+    """A mini-swe-agent trajectory as it saves one: two answered calls, its own cost figure."""
+    usage = {"prompt_tokens": 1500, "completion_tokens": 250}
+    data = {
+        "info": {
+            "model_stats": {"instance_cost": instance_cost, "api_calls": 2},
+            "config": {"model": {"model_name": model}},
+        },
+        "messages": [{"role": "assistant", "extra": {"response": {"usage": usage}}}] * 2,
+    }
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "trajectory.json").write_text(json.dumps(data))
+    return run_dir
+
+
+def test_an_agents_reported_zero_cost_is_unknown_unless_the_price_table_knows_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(PRICES_ENV, raising=False)
+    tokens = {"input": 3000, "output": 500}
+    unpriced = read_usage("mini-swe-agent", write_trajectory(tmp_path / "a", "openai/local", 0.0))
+    assert unpriced == {"tokens": tokens, "cost_usd": None, "model_calls": 2}
+    # litellm knew a price the table does not: the agent's own non-zero figure stands
+    known = read_usage("mini-swe-agent", write_trajectory(tmp_path / "b", "openai/local", 0.25))
+    assert known["cost_usd"] == 0.25
+    # the table prices gpt-4o: its prices, the ones `generate` uses, whatever the agent said
+    price = load_prices().lookup("gpt-4o")
+    assert price is not None
+    want = (3000 * price.input + 500 * price.output) / 1e6
+    for n, reported in enumerate((0.0, 9.99)):
+        run = write_trajectory(tmp_path / f"c{n}", "openai/gpt-4o", reported)
+        assert read_usage("mini-swe-agent", run)["cost_usd"] == pytest.approx(want)
+    # a user's price file prices a local model (at zero: then it is free, and known to be)
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."local"]\ninput = 0\noutput = 0\n')
+    monkeypatch.setenv(PRICES_ENV, str(prices))
+    assert read_usage("mini-swe-agent", tmp_path / "a")["cost_usd"] == 0.0
+    # OpenCode sums each step's cost, zero for a model it cannot price
+    (tmp_path / "o").mkdir()
+    step = {"type": "step_finish", "part": {"tokens": {"input": 7, "output": 1}, "cost": 0}}
+    (tmp_path / "o" / "transcript.txt").write_text(json.dumps(step) + "\n")
+    assert read_usage("opencode", tmp_path / "o")["cost_usd"] is None
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent.json's cost_usd is mini-swe-agent's instance_cost, which it reports as 0.0 "
-    "for a model it has no price for (read by the transcript reader, not fixed here)",
-)
 def test_an_unpriced_models_cost_in_an_agent_run_is_null(home: Path, ctx: ScoreContext) -> None:
     inst = home / "data" / "rpn-c"
     shutil.copytree(INSTANCES_DIR / "rpn-c", inst)

@@ -6,7 +6,7 @@ file tool call with its path):
 
 * ``mini-swe-agent`` -- ``trajectory.json``: assistant messages' ``extra.actions[].command``
   (the text-based mode's fenced ``mswea_bash_command`` blocks as a fallback); tokens from each
-  response's ``usage``, cost from ``info.model_stats``;
+  response's ``usage``, cost from ``info.model_stats`` (see :func:`known_cost`);
 * ``claude-code`` -- stream-json lines: ``tool_use`` blocks (``Bash``, ``Read``, ``Write``,
   ``Edit``, ``MultiEdit``, ``Glob``, ``Grep``, ``LS``, ...); usage and ``total_cost_usd`` from
   the final ``result`` line;
@@ -39,6 +39,8 @@ from typing import Any
 
 from suitebench.agents.leaks import content_leaks, link_leaks
 from suitebench.agents.leaks import path_leaks as leaks
+from suitebench.agents.prices import load_prices
+from suitebench.model.errors import FormatError
 
 CLASSES = ("read", "search", "write", "execute", "other")
 ACTIONS_FILE = "actions.jsonl"  # in the workspace's agent dir, for --agent-cmd agents
@@ -224,10 +226,42 @@ def read_actions(fmt: str, run_dir: Path) -> list[Action]:
     return READERS.get(fmt, _text_actions)(run_dir)
 
 
+def known_cost(reported: object, model: str | None, tokens: dict[str, int] | None) -> float | None:
+    """A run's cost in USD, or None when nobody knows it: unknown is not free.
+
+    An agent writes ``0.0`` for a model it has no price for (mini-swe-agent through litellm,
+    Claude Code or OpenCode on another provider's endpoint), so a reported zero says nothing.
+    suitebench's own price table (:func:`~suitebench.agents.prices.load_prices`, the one
+    ``generate`` uses) prices the tokens when it knows the model, so agents and generated arms
+    are costed alike; otherwise a non-zero cost the agent reported (its tool knew a price) is
+    kept. A price file that does not parse prices nothing here: the run has already happened,
+    and ``generate`` is where such a file is reported."""
+    if model and tokens is not None:
+        try:
+            priced = load_prices().cost(model, tokens["input"], tokens["output"])
+        except FormatError:
+            priced = None
+        if priced is not None:
+            return priced
+    if isinstance(reported, int | float) and not isinstance(reported, bool) and reported > 0:
+        return float(reported)
+    return None
+
+
+def _mini_swe_agent_model(data: dict[str, Any]) -> str | None:
+    """The model a mini-swe-agent trajectory says it used (``info.config.model.model_name``,
+    e.g. ``openai/gpt-4o``; the price table looks it up without the provider prefix)."""
+    config = ((data.get("info") or {}).get("config") or {}).get("model") or {}
+    name = config.get("model_name")
+    return name if isinstance(name, str) and name else None
+
+
 def read_usage(fmt: str, run_dir: Path) -> dict[str, Any]:
-    """Tokens, cost and model calls where the agent's transcript reports them (else None)."""
+    """Tokens, cost and model calls where the agent's transcript reports them (else None;
+    the cost as :func:`known_cost` decides)."""
     tokens_in = tokens_out = 0
-    cost: float | None = None
+    reported: object = None
+    model: str | None = None
     calls: int | None = None
     seen = False
     if fmt == "mini-swe-agent":
@@ -235,7 +269,8 @@ def read_usage(fmt: str, run_dir: Path) -> dict[str, Any]:
         if path.is_file():
             data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
             stats = (data.get("info") or {}).get("model_stats") or {}
-            cost = stats.get("instance_cost")
+            reported = stats.get("instance_cost")
+            model = _mini_swe_agent_model(data)
             calls = stats.get("api_calls")
             for msg in data.get("messages", []):
                 usage = ((msg.get("extra") or {}).get("response") or {}).get("usage") or {}
@@ -250,7 +285,7 @@ def read_usage(fmt: str, run_dir: Path) -> dict[str, Any]:
                 seen = True
                 tokens_in = int(usage.get("input_tokens") or 0)
                 tokens_out = int(usage.get("output_tokens") or 0)
-                cost = obj.get("total_cost_usd")
+                reported = obj.get("total_cost_usd")
                 calls = obj.get("num_turns")
     elif fmt == "codex":
         for obj in _json_lines(run_dir / "transcript.txt"):
@@ -267,12 +302,10 @@ def read_usage(fmt: str, run_dir: Path) -> dict[str, Any]:
                 seen = True
                 tokens_in += int(tokens.get("input") or 0)
                 tokens_out += int(tokens.get("output") or 0)
-                cost = (cost or 0.0) + float(part.get("cost") or 0.0)
-    return {
-        "tokens": {"input": tokens_in, "output": tokens_out} if seen else None,
-        "cost_usd": cost,
-        "model_calls": calls,
-    }
+                spent = reported if isinstance(reported, float) else 0.0
+                reported = spent + float(part.get("cost") or 0.0)
+    tokens = {"input": tokens_in, "output": tokens_out} if seen else None
+    return {"tokens": tokens, "cost_usd": known_cost(reported, model, tokens), "model_calls": calls}
 
 
 # -- classifying ------------------------------------------------------------------------------
