@@ -269,10 +269,10 @@ def test_review_fdr_from_filled_in_verdicts(chain_audit: dict[str, Any], tmp_pat
         assert got["n_excluded"] == (0 if as_false else 1)
 
     human = suitebench("review-fdr", str(filled), store=store)
-    assert human.returncode == 0 and human.stdout == ""
+    assert human.returncode == 0 and human.stderr == ""
     want = _expected(rows, True)
-    assert f"weighted FDR          {want['fdr']:.4f}" in human.stderr
-    assert f"Wilson 95% upper      {want['upper']:.4f}" in human.stderr
+    assert f"weighted FDR          {want['fdr']:.4f}" in human.stdout
+    assert f"Wilson 95% upper      {want['upper']:.4f}" in human.stdout
 
     # a sample nobody has adjudicated yet is refused, naming the rows
     blank = suitebench("review-fdr", str(sample), store=store)

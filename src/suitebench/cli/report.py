@@ -7,14 +7,15 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli.main import OPTIONS
 from suitebench.model.errors import FormatError
 from suitebench.report.analyses import DEFAULT_DESIGN_BUDGET, summary
 from suitebench.report.load import load_results
 
-_err = Console(stderr=True, soft_wrap=True)
+_out = HumanConsole(soft_wrap=True)  # what was written: stdout (stderr under --json)
+_err = error_console(soft_wrap=True)
 
 
 def report(
@@ -45,11 +46,11 @@ def report(
     path = write_report(
         loaded, out, sources=[str(p) for p in results], design_budget=design_budget or None
     )
-    _err.print(
+    _out.print(
         f"{len(loaded.audits)} audit(s), {len(loaded.scores)} suite score(s), "
         f"{len(loaded.implementations)} implementation(s)"
     )
-    _err.print(f"report written to {path}", highlight=False)
+    _out.print(f"report written to {path}", highlight=False)
     if OPTIONS.json:
         ks = list(range(1, (design_budget or 50) + 1))
         data = {"report": str(path), **summary(loaded, ks)}

@@ -13,12 +13,13 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from suitebench.audit.review import FdrEstimate, ReviewError, UnsurePolicy, fdr_from_review
+from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli.main import OPTIONS
 
-_err = Console(stderr=True)
+_out = HumanConsole()  # the estimate: stdout (--json puts the JSON there instead)
+_err = error_console()
 
 
 def _human(est: FdrEstimate, path: Path) -> str:
@@ -65,7 +66,7 @@ def review_fdr(
     if OPTIONS.json:
         sys.stdout.write(json.dumps({"review": str(review), **est.to_dict()}) + "\n")
     else:
-        _err.print(_human(est, review), markup=False, highlight=False, soft_wrap=True)
+        _out.print(_human(est, review), markup=False, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,9 +2,9 @@
 
 The same path every submission, mutant and generated test takes, so a user can see exactly what
 a judge would see for one program: status, exit code or signal, times, peak memory, output, and
-the backend that isolated it. Human output goes to stderr; with the global ``--json`` the
-outcome is one JSON object on stdout (``stdout_b64``/``stderr_b64`` exact, ``stdout_text``/
-``stderr_text`` decoded with replacement characters for reading).
+the backend that isolated it. The human table goes to stdout (errors to stderr); with the
+global ``--json`` the outcome is one JSON object on stdout instead (``stdout_b64``/``stderr_b64``
+exact, ``stdout_text``/``stderr_text`` decoded with replacement characters for reading).
 
 A command is found on the caller's ``PATH`` and runs inside as it runs outside: a version
 manager's shim (pyenv's ``python3``) runs the interpreter it would pick here, and a relative
@@ -24,11 +24,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli.main import OPTIONS
 from suitebench.run import sandbox as sandbox_mod
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
 
-_err = Console(stderr=True, soft_wrap=True)
+_out = HumanConsole(soft_wrap=True)  # the outcome table: stdout
+_err = error_console(soft_wrap=True)
 _SHOW = 4000  # characters of each stream shown in the human table
 
 
@@ -48,7 +50,7 @@ def _stream(data: bytes, truncated: bool) -> str:
     )
 
 
-def print_outcome(outcome: Outcome, console: Console = _err) -> None:
+def print_outcome(outcome: Outcome, console: Console = _out) -> None:
     style = "green" if outcome.status is Status.OK else "red"
     table = Table(show_header=False, show_edge=False, box=None, pad_edge=False)
     table.add_column(style="bold")
