@@ -218,6 +218,7 @@ def run_contained(
         raise ContainmentError(visible, backend, network=isolated)
     probe = {
         "backend": backend,
+        "unsandboxed": backend == str(sandbox.Backend.PLAIN),
         "held_out_files_probed": len(probed),
         "held_out_visible": visible,
         "network_isolated": isolated,

@@ -32,6 +32,7 @@ from suitebench.audit.runs import Engine
 from suitebench.audit.tables import compile_label
 from suitebench.metrics.coverage import macro_recall, micro_coverage
 from suitebench.model.problem import Problem, load_problem
+from suitebench.run.outcome import Backend
 from suitebench.run.toolchain import Language, ToolchainError, program_from_path, toolchain_version
 
 __all__ = ["AuditResult", "format_funnel", "run_audit"]
@@ -303,6 +304,7 @@ def run_audit(
         "suitebench_version": __version__,
         "python": platform.python_version(),
         "backend": str(engine.backend),
+        "unsandboxed": engine.backend is Backend.PLAIN,
         "toolchains": _toolchains(audits),
         "pool": config.pool,
         "consensus_pool": config.consensus_pool,

@@ -254,6 +254,7 @@ def chunk_job(payload: dict[str, Any]) -> dict[str, Any]:
     limits = Limits.from_dict(payload["limits"])
     argv = list(payload["argv"])
     ro = tuple(payload.get("ro_binds", ()))
+    backend = Backend(payload["backend"]) if payload.get("backend") else None
     budget = int(payload.get("budget", CHUNK_BUDGET))
     seconds = float(payload.get("seconds", CHUNK_SECONDS))
     handback = bool(payload.get("handback", True))
@@ -276,7 +277,9 @@ def chunk_job(payload: dict[str, Any]) -> dict[str, Any]:
         if payload["mode"] == "stdin":
             stdins = payload["stdins"]
             sink = _StreamedOutput()
-            with sandbox.Session(argv, cwd=scratch, limits=limits, ro_binds=ro) as session:
+            with sandbox.Session(
+                argv, cwd=scratch, limits=limits, ro_binds=ro, backend=backend
+            ) as session:
                 for data in stdins:
                     o = session.run(data, stdout_sink=sink)
                     streamed = sink.take()  # a run the sandbox lost has no output of its own
@@ -294,7 +297,11 @@ def chunk_job(payload: dict[str, Any]) -> dict[str, Any]:
                     (work / name).write_bytes(data)
                     os.chmod(work / name, 0o644)
                 o = sandbox.run(
-                    [*argv, "input", "output", "answer"], cwd=work, limits=limits, ro_binds=ro
+                    [*argv, "input", "output", "answer"],
+                    cwd=work,
+                    limits=limits,
+                    ro_binds=ro,
+                    backend=backend,
                 )
                 records.append(_digest(o, blobs))
                 if stop(o, len(items)):
@@ -327,7 +334,9 @@ class Engine:
     store: Store
     executor: Executor
     cache_dir: Path
-    backend: Backend = field(default_factory=sandbox.detect_backend)
+    # Never plain unless asked for by name: without bwrap or unshare, an engine that names no
+    # backend raises SandboxUnavailable (saying what to install) before anything runs.
+    backend: Backend = field(default_factory=sandbox.choose_backend)
     progress: Progress | None = None
     executed_runs: int = 0
     cached_runs: int = 0
@@ -550,6 +559,7 @@ class Engine:
             "argv": list(first.built.argv),
             "limits": first.limits.to_dict(),
             "ro_binds": ro,
+            "backend": str(self.backend),
         }
         if mode == "stdin":
             payload["stdins"] = [s.stdin for s in specs]

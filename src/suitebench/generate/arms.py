@@ -44,6 +44,7 @@ from suitebench.generate.mutation import CCMutation, EvalPlusMutation
 from suitebench.generate.records import Candidate, GenerateError, GenerationLog, derive_seed
 from suitebench.generate.sweep import sweep
 from suitebench.model.problem import Problem
+from suitebench.run.outcome import Backend
 
 __all__ = [
     "ARMS",
@@ -286,6 +287,8 @@ def _one(
         "model_errors": errors,
         "notes": notes,
         "legality": gate.legality_info(),
+        "backend": str(engine.backend),  # every run of the gate (and the arm's programs)
+        "unsandboxed": engine.backend is Backend.PLAIN,
         "components": components,
         "inputs": files,
         "suitebench_version": __version__,

@@ -13,8 +13,10 @@ from typing import Any
 
 from suitebench.run.cgroups import describe as describe_cgroups
 from suitebench.run.layout import (
+    SandboxUnavailable,
     available_backends,
     build_layout,
+    choose_backend,
     detect_backend,
     drops_to_nobody,
     hides_files,
@@ -67,6 +69,11 @@ def describe_environment() -> dict[str, Any]:
     """What isolation, cgroups, compilers and interpreters exist here, and which are used."""
     backends = available_backends()
     chosen = detect_backend()
+    try:
+        choose_backend()
+        refusal = ""
+    except SandboxUnavailable as exc:  # plain is all there is, and nobody asked for it
+        refusal = str(exc)
     tools: list[Tool] = []
     for name, args in (
         ("gcc", ["--version"]),
@@ -86,6 +93,7 @@ def describe_environment() -> dict[str, Any]:
             str(b): {"available": r is None, "reason": r or ""} for b, r in backends.items()
         },
         "backend": str(chosen),
+        "refusal": refusal,
         "network_isolation": isolates_network(chosen),
         "hides_files": hides_files(chosen),
         "file_view": file_view(chosen),

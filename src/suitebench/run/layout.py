@@ -318,12 +318,93 @@ def available_backends() -> dict[Backend, str | None]:
     return {b: probe(b) for b in Backend}
 
 
-def detect_backend() -> Backend:
-    """The best backend available here (``plain`` always is)."""
+def best_backend() -> Backend:
+    """The best backend that works here (``plain`` always does)."""
     for b, reason in available_backends().items():
         if reason is None:
             return b
     return Backend.PLAIN
+
+
+# A backend asked for by name for a whole process and the workers it starts: how the command
+# line's ``--backend`` reaches code that runs programs without taking a backend (builds, the
+# local pool's workers). Nothing else sets it.
+BACKEND_ENV = "SUITEBENCH_BACKEND"
+
+
+class SandboxUnavailable(RuntimeError):
+    """No backend that isolates untrusted code works here and none was asked for by name, or
+    the backend asked for does not work: nothing may run (the message says what to install)."""
+
+
+def named_backend() -> Backend | None:
+    """The backend ``$SUITEBENCH_BACKEND`` names, or None when it is unset."""
+    name = os.environ.get(BACKEND_ENV, "").strip()
+    if not name:
+        return None
+    try:
+        return Backend(name)
+    except ValueError:
+        known = ", ".join(map(str, Backend))
+        raise SandboxUnavailable(
+            f"${BACKEND_ENV}={name!r} is not a backend (known: {known})"
+        ) from None
+
+
+def detect_backend() -> Backend:
+    """The backend a run that names none uses here: the one ``$SUITEBENCH_BACKEND`` names,
+    else the best available. Whatever records or keys outcomes by backend asks this, so the
+    backend recorded is the one that ran (a name that is no backend is refused when a run
+    starts, by :func:`choose_backend`)."""
+    try:
+        named = named_backend()
+    except SandboxUnavailable:
+        named = None
+    return best_backend() if named is None else named
+
+
+def unsandboxed_refusal(backends: Mapping[Backend, str | None]) -> str:
+    """Why nothing runs, what each isolating backend lacks, and the three ways out."""
+    missing = "; ".join(f"{b}: {why}" for b, why in backends.items() if why is not None)
+    return (
+        "no sandbox backend isolates untrusted code here "
+        f"({missing}); plain would run it without network or pid isolation (rlimits only), "
+        "able to read and write whatever this user may. Install bubblewrap "
+        "(Debian/Ubuntu: apt-get install bubblewrap), or run as a user who may create user "
+        "namespaces (for unshare), or pass --backend plain or --allow-unsandboxed to run it "
+        f"with rlimits only (${BACKEND_ENV}=plain for code without a command line)"
+    )
+
+
+def choose_backend(
+    requested: Backend | str | None = None, allow_unsandboxed: bool = False
+) -> Backend:
+    """The one place that decides where untrusted code runs.
+
+    A backend asked for by name (``requested``, else ``$SUITEBENCH_BACKEND``) is used if it
+    works. Otherwise the best one that works is used, but never ``plain`` by accident: on a
+    machine without bwrap or a usable unshare this raises :class:`SandboxUnavailable` unless
+    ``allow_unsandboxed``. A hostile suite or submission under plain can rewrite reference
+    solutions, write under the caller's home and reach local servers.
+    """
+    if requested is not None:
+        try:
+            named: Backend | None = Backend(requested)
+        except ValueError:
+            known = ", ".join(map(str, Backend))
+            raise SandboxUnavailable(f"unknown backend {requested!r} (known: {known})") from None
+    else:
+        named = named_backend()
+    if named is not None:
+        reason = probe(named)
+        if reason is not None:
+            raise SandboxUnavailable(f"backend {named} unavailable: {reason}")
+        return named
+    backends = available_backends()
+    best = next((b for b, why in backends.items() if why is None), Backend.PLAIN)
+    if best is Backend.PLAIN and not allow_unsandboxed:
+        raise SandboxUnavailable(unsandboxed_refusal(backends))
+    return best
 
 
 # ----------------------------------------------------------------------------------------------

@@ -18,7 +18,10 @@ backends, chosen best-first and recorded in every outcome:
 ``plain``
     rlimits only, no isolation and nothing hidden; the first plain session of a process logs a
     warning through :mod:`logging` (later ones log at debug level), and every outcome says
-    ``plain``.
+    ``plain``. It runs only when asked for by name (``backend=Backend.PLAIN``,
+    ``$SUITEBENCH_BACKEND=plain``, the command line's ``--backend plain`` or
+    ``--allow-unsandboxed``): where neither bwrap nor unshare works, a run that names no backend
+    is a ``sandbox_error`` saying what to install (:func:`choose_backend` decides).
 
 Limits (``Limits`` in :mod:`suitebench.run.outcome`):
 
@@ -81,7 +84,10 @@ from pathlib import Path
 
 from suitebench.run.environment import Tool, describe_environment, file_view
 from suitebench.run.layout import (
+    BACKEND_ENV,
+    SandboxUnavailable,
     available_backends,
+    choose_backend,
     detect_backend,
     hides_files,
     isolates_network,
@@ -92,15 +98,18 @@ from suitebench.run.protocol import c_runner, runner_starts
 from suitebench.run.session import SandboxError, Session
 
 __all__ = [
+    "BACKEND_ENV",
     "Backend",
     "Limits",
     "Outcome",
     "Progress",
     "SandboxError",
+    "SandboxUnavailable",
     "Session",
     "Status",
     "Tool",
     "available_backends",
+    "choose_backend",
     "describe_environment",
     "detect_backend",
     "file_view",

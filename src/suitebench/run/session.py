@@ -30,10 +30,11 @@ from suitebench.run.layout import (
     DEFAULT_PATH,
     NOBODY,
     START_TIMEOUT,
+    SandboxUnavailable,
     available_backends,
     backend_prefix,
     build_layout,
-    detect_backend,
+    choose_backend,
     drops_to_nobody,
     hides_files,
     interpreter_paths,
@@ -118,7 +119,13 @@ class Session:
         self.ro_binds = [Path(os.path.realpath(p)) for p in ro_binds]
         self.error: str | None = None
         try:
-            self.backend = detect_backend() if backend is None else Backend(backend)
+            # No backend named: plain only when asked for by name (``$SUITEBENCH_BACKEND``),
+            # never because nothing better works here.
+            self.backend = choose_backend() if backend is None else Backend(backend)
+        except SandboxUnavailable as exc:
+            self.backend = Backend.PLAIN  # never started: every run is this sandbox_error
+            self.error = str(exc)
+            return
         except ValueError:
             self.backend = Backend.PLAIN
             self.error = f"unknown backend {backend!r} (known: {', '.join(map(str, Backend))})"
