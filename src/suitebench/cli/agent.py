@@ -25,10 +25,12 @@ from suitebench.agents.trajectory import CLASSES, analyse_run
 from suitebench.agents.workspace import Task, WorkspaceError
 from suitebench.audit.arms import ArmError
 from suitebench.audit.chain import AuditError
+from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._store import open_store
 from suitebench.cli.main import OPTIONS
 from suitebench.model.errors import FormatError
 from suitebench.run.executor import make_executor
+from suitebench.run.outcome import Backend
 
 _err = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 140)
 agent_app = typer.Typer(
@@ -113,8 +115,11 @@ def run(
     allow_visible: bool = typer.Option(
         False, "--allow-visible", help="Run even if held-out files are visible (recorded)."
     ),
+    backend: Backend | None = backend_option(),
+    allow_unsandboxed: bool = allow_unsandboxed_option(),
 ) -> None:
     """Run one agent on one task, contained; collect, score and record what it wrote."""
+    sandbox_backend(backend, allow_unsandboxed)
     spec = _spec(agent, agent_cmd, model, endpoint, api_key_env)
     opts = RunOptions(
         time_limit=time_limit,
@@ -201,8 +206,11 @@ def batch(
     parallel: int = typer.Option(
         2, "--parallel", min=1, help="Agents running at once (scoring uses --jobs)."
     ),
+    backend: Backend | None = backend_option(),
+    allow_unsandboxed: bool = allow_unsandboxed_option(),
 ) -> None:
     """Every (agent, target) pair in parallel on the executor; finished runs are not repeated."""
+    sandbox_backend(backend, allow_unsandboxed)
     key = os.environ.get(api_key_env)
     agents: dict[str, AgentSpec] = {a: AgentSpec(a, None, model, endpoint, key) for a in agent}
     for item in agent_cmd:

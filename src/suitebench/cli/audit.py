@@ -28,10 +28,12 @@ from suitebench.cli._console import (
     error_console,
     keep_going_option,
 )
+from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli.main import OPTIONS
 from suitebench.metrics.bootstrap import DEFAULT_SEED
 from suitebench.model.problem import ProblemError
 from suitebench.run.executor import make_executor
+from suitebench.run.outcome import Backend
 from suitebench.run.store import Store, StoreError
 
 _out = HumanConsole()  # tables and summaries: stdout (stderr under --json)
@@ -106,6 +108,8 @@ def audit(
     ),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the --review-sample draw."),
     keep_going: bool = keep_going_option(),
+    backend: Backend | None = backend_option(),
+    allow_unsandboxed: bool = allow_unsandboxed_option(),
 ) -> None:
     """Judge arms against problems, certify every kill and write ledger, kill matrix, results.
 
@@ -116,8 +120,9 @@ def audit(
     (harness_errors); the outputs are written either way, and --keep-going exits 0.
     """
     quiet = OPTIONS.quiet or OPTIONS.json
+    chosen = sandbox_backend(backend, allow_unsandboxed)
     if recheck is not None:
-        _recheck(recheck)
+        _recheck(recheck, chosen)
         return
     if not problems:
         _err.print("[red]error:[/red] give at least one PROBLEM (or --recheck LEDGER)")
@@ -145,7 +150,7 @@ def audit(
             def progress(done: int, total: int) -> None:
                 bar.update(task, completed=done, total=total)
 
-            engine = Engine(store, executor, cache, progress=progress)
+            engine = Engine(store, executor, cache, backend=chosen, progress=progress)
             fuzzed: dict[str, FuzzReport] = {}
             extras: Callable[[ProblemAudit], dict[str, Any]] | None = None
             if fuzz:
@@ -284,13 +289,13 @@ def _write_review_sample(out: Path, cap: int, seed: int) -> str:
     )
 
 
-def _recheck(ledger: Path) -> None:
+def _recheck(ledger: Path, backend: Backend) -> None:
     """From scratch: a fresh store and build cache, so nothing stored by the audit is reused."""
     with tempfile.TemporaryDirectory(prefix="suitebench-recheck-") as tmp:
         store = Store(Path(tmp) / "store.sqlite")
         executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
         try:
-            engine = Engine(store, executor, Path(tmp) / "builds")
+            engine = Engine(store, executor, Path(tmp) / "builds", backend=backend)
             issues = recheck_ledger(ledger, engine)
         except LedgerError as exc:
             _err.print(f"[red]error:[/red] {exc}")

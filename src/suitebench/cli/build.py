@@ -15,12 +15,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import ProgressFn, progress_bar
 from suitebench.cli.main import OPTIONS
 from suitebench.model.errors import FormatError
 from suitebench.model.instance import Instance, load_instance
 from suitebench.model.programbench import is_programbench_task, load_programbench_task
 from suitebench.run.executor import Executor, make_executor
+from suitebench.run.outcome import Backend
 
 if TYPE_CHECKING:
     from suitebench.run.store import Store
@@ -113,9 +115,12 @@ def mutants(
     model: str | None = typer.Option(None, "--model", help="Model name ($SUITEBENCH_MODEL)."),
     base_url: str | None = typer.Option(None, "--base-url", help="($OPENAI_BASE_URL)"),
     api_key: str | None = typer.Option(None, "--api-key", help="($OPENAI_API_KEY)"),
+    backend: Backend | None = backend_option(),
+    allow_unsandboxed: bool = allow_unsandboxed_option(),
 ) -> None:
     """Operator mutants (no model), or with --llm requirement-targeted mutants: one unified
     diff each, listed in instance.toml."""
+    sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
     from suitebench.construct.mutants import SCOPES, write_mutants
 
     instance = _load(instance_path)
@@ -311,9 +316,12 @@ def refine(
     literal_tries: int = typer.Option(
         6, "--literal-tries", min=1, help="Perturbations tried per target, at most."
     ),
+    backend: Backend | None = backend_option(),
+    allow_unsandboxed: bool = allow_unsandboxed_option(),
 ) -> None:
     """Keep mutants their target kills and few other tests do; top --keep per section; drop
     mutants that only differ on their target's literals."""
+    sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
     from suitebench.construct.refine import refine_instance
 
     instance = _load(instance_path)
@@ -399,8 +407,11 @@ def hygiene(
     no_network_check: bool = typer.Option(
         False, "--no-network-check", help="Do not re-run failing tests with the network on."
     ),
+    backend: Backend | None = backend_option(),
+    allow_unsandboxed: bool = allow_unsandboxed_option(),
 ) -> None:
     """Drop failing, flaky, too slow and network-bound reference tests; clean the spec."""
+    sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
     from suitebench.construct.hygiene import apply_hygiene
 
     instance = _load(instance_path)
@@ -445,8 +456,11 @@ def init(
     branch: str | None = typer.Option(None, "--branch", help="ProgramBench test branch."),
     runs: int = typer.Option(3, "--runs", min=1),
     per_test: float = typer.Option(10.0, "--per-test-timeout", help="Seconds per test."),
+    backend: Backend | None = backend_option(),
+    allow_unsandboxed: bool = allow_unsandboxed_option(),
 ) -> None:
     """An instance skeleton from a repository, with hygiene applied to its reference suite."""
+    sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
     from suitebench.construct.init import init_instance
 
     with _stored_run("reference runs") as (store, executor, progress):
@@ -490,8 +504,11 @@ def spec(
     model: str | None = typer.Option(None, "--model", help="Model name ($SUITEBENCH_MODEL)."),
     base_url: str | None = typer.Option(None, "--base-url", help="($OPENAI_BASE_URL)"),
     api_key: str | None = typer.Option(None, "--api-key", help="($OPENAI_API_KEY)"),
+    backend: Backend | None = backend_option(),
+    allow_unsandboxed: bool = allow_unsandboxed_option(),
 ) -> None:
     """Draft a spec from the reference tests (if none), then the refinement loop."""
+    sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
     from suitebench.agents.llm import ModelError, ModelReplyError
     from suitebench.construct.spec import SpecError, build_spec
 

@@ -28,6 +28,7 @@ from suitebench.audit.arms import ArmSource
 from suitebench.audit.chain import AuditConfig
 from suitebench.audit.run import format_funnel, run_audit
 from suitebench.audit.runs import Engine as AuditEngine
+from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import ProgressFn, progress_bar
 from suitebench.cli._store import open_store
 from suitebench.cli.main import OPTIONS
@@ -38,6 +39,7 @@ from suitebench.model.problem import load_problem
 from suitebench.report.load import load_results
 from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import Executor, make_executor
+from suitebench.run.outcome import Backend
 from suitebench.run.sandbox import describe_environment
 from suitebench.run.store import Store
 from suitebench.suite.implementation import score_implementation
@@ -184,8 +186,11 @@ def demo(
     out: Path = typer.Option(Path("suitebench-demo"), "--out", help="Output directory."),
     suite_mode: bool = typer.Option(True, "--suite/--no-suite", help="Run the suite-mode part."),
     input_mode: bool = typer.Option(True, "--audit/--no-audit", help="Run the input-mode part."),
+    backend: Backend | None = backend_option(),
+    allow_unsandboxed: bool = allow_unsandboxed_option(),
 ) -> None:
     """Run both modes end to end on the bundled data and write every output under --out."""
+    sandbox_backend(backend, allow_unsandboxed)
     quiet = OPTIONS.quiet or OPTIONS.json
     started = time.monotonic()
     env = describe_environment()

@@ -37,6 +37,8 @@ def print_environment(env: dict[str, Any], console: Console = _err) -> None:
         f"network isolation: {_mark(env['network_isolation'])}   programs run as: {env['runs_as']}"
         f"   runner: {env['runner']}"
     )
+    if env.get("refusal"):
+        console.print(f"[red]untrusted code is refused:[/red] {escape(env['refusal'])}")
     hidden = "[green]only its layout[/green]" if env["hides_files"] else "[red]everything[/red]"
     console.print(f"a program sees: {hidden}: {escape(env['file_view'])}")
     cgroups = Table(

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from suitebench.agents.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT, ModelClient, ModelError
 from suitebench.audit.runs import Engine
+from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import progress_bar
 from suitebench.cli.main import OPTIONS
 from suitebench.generate.arms import ARMS, MODEL_ARMS, GenerateOptions, generate_arm
@@ -19,6 +20,7 @@ from suitebench.generate.records import GenerateError
 from suitebench.model.errors import FormatError
 from suitebench.model.problem import load_problem
 from suitebench.run.executor import make_executor
+from suitebench.run.outcome import Backend
 from suitebench.run.store import Store, StoreError
 
 _err = Console(stderr=True, soft_wrap=True)
@@ -91,8 +93,11 @@ def generate(
     build_cache: Path | None = typer.Option(
         None, "--build-cache", help="Build cache directory (default: next to the store)."
     ),
+    backend: Backend | None = backend_option(),
+    allow_unsandboxed: bool = allow_unsandboxed_option(),
 ) -> None:
     """Generate an arm's inputs: numbered files in emission order plus generate.json."""
+    chosen = sandbox_backend(backend, allow_unsandboxed)
     mix_arms = tuple(a.strip() for a in mix.split(",") if a.strip())
     needs_model = arm in MODEL_ARMS or any(a in MODEL_ARMS for a in mix_arms)
     try:
@@ -128,7 +133,7 @@ def generate(
     try:
         with progress_bar(f"{arm} on {prob.id} (runs)", console=_err, quiet=quiet) as progress:
             cache = build_cache or OPTIONS.store.parent / "builds"
-            engine = Engine(store, executor, cache, progress=progress)
+            engine = Engine(store, executor, cache, backend=chosen, progress=progress)
             result = generate_arm(arm, prob, engine, out, options, client=client)
     except (GenerateError, ModelError) as exc:
         _err.print(f"[red]error:[/red] {exc}")

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import progress_bar
 from suitebench.cli._store import open_store
 from suitebench.cli.main import OPTIONS
@@ -17,6 +18,7 @@ from suitebench.model.instance import Instance, InstanceError, load_instance
 from suitebench.model.programbench import is_programbench_task, load_programbench_task
 from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import make_executor
+from suitebench.run.outcome import Backend
 from suitebench.suite.implementation import score_implementation
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
 from suitebench.suite.runner import Engine, Protocol, SuiteLimits
@@ -124,6 +126,8 @@ def score(
     show_failures: bool = typer.Option(
         False, "--show-failures", help="Print each kill's failure message (the killing test's)."
     ),
+    backend: Backend | None = backend_option(),
+    allow_unsandboxed: bool = allow_unsandboxed_option(),
 ) -> None:
     """Score a test suite against an instance's reference and mutants (V, M, kill matrix),
     or a generated implementation against the reference suite (R)."""
@@ -135,6 +139,7 @@ def score(
     except InstanceError as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+    chosen = sandbox_backend(backend, allow_unsandboxed)
     store = open_store(_err)
     limits = SuiteLimits(per_test=per_test, protocol=protocol)
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
@@ -151,6 +156,7 @@ def score(
                     reference_runs=reference_runs,
                     limits=limits,
                     progress=progress,
+                    backend=chosen,
                 )
                 scored: SuiteResult | ImplementationResult = impl
             else:
@@ -167,6 +173,7 @@ def score(
                     mutant_ids=mutant or None,
                     all_tests=all_tests,
                     progress=progress,
+                    backend=chosen,
                 )
                 scored = result
     except (RuntimeError, FileNotFoundError) as exc:
