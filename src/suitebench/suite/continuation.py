@@ -8,7 +8,10 @@ out of M, so one hostile test could move M anywhere.  As pytest-xdist replaces a
 and PIT restarts its minion, the test the run ended in is recorded as its *culprit* (``error``,
 or ``timeout`` for the watchdog, with the cause as its message) and the tests it did not reach
 run in a fresh run of the same program (the plain engine, selecting exactly those tests), again
-until every test has an outcome or a fresh run reaches no test at all.
+until every test has an outcome or a fresh run reaches no test at all.  The test a run ended in
+runs first in the fresh run: a test can merely be running when an earlier test's damage strikes
+(a daemon it left filling the memory), so it is the culprit only when a fresh run ends in it
+too; otherwise it has the outcome it has on its own.
 
 The continuation is a job of its own in the store, keyed by the first run's key and the tests
 it runs, so a resumed score finds it; the first run's record is stored as it was.  Which tests
@@ -31,8 +34,8 @@ MAX_CONTINUATIONS = 64
 
 
 def owed(run: SuiteRun, target: Target) -> tuple[str, ...] | None:
-    """The tests ``run`` was to run and did not reach, in order (None: every test, when the
-    run ended before collecting)."""
+    """The tests ``run`` was to run and did not reach, in order, with the test it ended in
+    first when that is not yet confirmed (None: every test, when it ended before collecting)."""
     if not run.tests:
         return target.order or target.select
     chosen = target.order or target.select
@@ -40,7 +43,12 @@ def owed(run: SuiteRun, target: Target) -> tuple[str, ...] | None:
         keep = set(run.selected)
         chosen = tuple(t for t in (chosen or run.selected) if t in keep)
     pool = chosen if chosen is not None else tuple(run.tests)
-    return tuple(t for t in pool if run.tests.get(t, TestStatus.NOT_RUN) is TestStatus.NOT_RUN)
+    suspect = None if run.ended_in is None else run.ended_in[0]
+    return tuple(
+        t
+        for t in pool
+        if t == suspect or run.tests.get(t, TestStatus.NOT_RUN) is TestStatus.NOT_RUN
+    )
 
 
 def needs_continuation(run: SuiteRun, target: Target) -> bool:
@@ -67,41 +75,48 @@ def continuation(key: str, run: SuiteRun, target: Target) -> tuple[str, Target]:
 
 
 def merge_continued(first: SuiteRun, fresh: SuiteRun) -> SuiteRun:
-    """``first``'s outcomes for the tests it reached (its culprit included), ``fresh``'s for
-    the rest; finished when ``fresh`` finished."""
+    """``first``'s outcomes for the tests it reached, ``fresh``'s for the rest and for the test
+    ``first`` ended in (run again first: it is confirmed as the culprit when ``fresh`` ends in
+    it too, and otherwise has the outcome it has on its own); finished when ``fresh`` is."""
+    suspect = None if first.ended_in is None else first.ended_in[0]
     tests = dict(first.tests)
     messages = dict(first.messages)
     taken = [
         t
-        for t, status in fresh.tests.items()
-        if status is not TestStatus.NOT_RUN
-        and tests.get(t, TestStatus.NOT_RUN) is TestStatus.NOT_RUN
+        for t, outcome in fresh.tests.items()
+        if outcome is not TestStatus.NOT_RUN
+        and (t == suspect or tests.get(t, TestStatus.NOT_RUN) is TestStatus.NOT_RUN)
     ]
     for t in taken:
         tests[t] = fresh.tests[t]
+        messages.pop(t, None)
         if t in fresh.messages:
             messages[t] = fresh.messages[t]
     for t, outcome in fresh.tests.items():
         tests.setdefault(t, outcome)
     for broken in fresh.collect_errors:
         messages.setdefault(broken, fresh.messages.get(broken, ""))
+    culprits = {**first.culprits, **fresh.culprits}
+    ended_in = fresh.ended_in
+    if suspect is not None and ended_in is not None and ended_in[0] == suspect:
+        culprits[suspect] = ended_in[1]  # it ended a fresh run too: its fault
+        ended_in = None
     if not taken and fresh.status is not RunStatus.OK:
-        # The fresh run reached nothing new: the chain ends here, as the first run ended.
-        status, log, message = first.status, first.log, first.message
-    else:
-        status, log = fresh.status, fresh.log if fresh.status is not RunStatus.OK else first.log
-        message = f"{first.message}; the tests after it ran in a fresh run"
-        if fresh.status is not RunStatus.OK:
-            message = f"{message}, which ended early too: {fresh.message}"
+        # The fresh run reached nothing: the chain ends here, as the first run ended.
+        return first
+    message = f"{first.message}; the tests after it ran in a fresh run"
+    if fresh.status is not RunStatus.OK:
+        message = f"{message}, which ended early too: {fresh.message}"
     return replace(
         first,
-        status=status,
+        status=fresh.status,
         tests=tests,
         collect_errors=tuple(dict.fromkeys((*first.collect_errors, *fresh.collect_errors))),
         exit_code=fresh.exit_code,
         wall_time=first.wall_time + fresh.wall_time,
-        log=log,
+        log=fresh.log if fresh.status is not RunStatus.OK else first.log,
         message=message,
         messages=messages,
-        culprits={**first.culprits, **fresh.culprits},
+        ended_in=ended_in,
+        culprits=culprits,
     )

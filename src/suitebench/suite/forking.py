@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from suitebench.suite import leftovers
 from suitebench.suite.isolate import hide_others
 from suitebench.suite.workdir import WorkDir
 
@@ -115,12 +116,15 @@ def fork_per_program(
             declined.unlink()
         sys.stdout.flush()
         sys.stderr.flush()
+        leftovers.become_subreaper()
+        alive = leftovers.children()  # a collector child, say: not this program's
         start = time.monotonic()
         pid = os.fork()
         if pid == 0:
             _enter_child(spec, program, workdir)
             return dict(program)
         status, killed = wait_child(pid, float(spec["run_wall"]))
+        leftovers.end_new(alive)  # what the child left (its orphans came here) ends with it
         if not killed and (out_dir / f"{program['index']}.declined").exists():
             continue  # left to whoever runs the batch's other programs (:func:`decline`)
         code = os.waitstatus_to_exitcode(status)

@@ -140,7 +140,7 @@ class SuiteRuns:
             for k, (key, _) in asked.items():
                 before = runs[k]
                 runs[k] = merge_continued(before, done[key])
-                if runs[k].tests == before.tests:
+                if runs[k] is before:
                     stuck.add(k)
         return runs
 

@@ -9,8 +9,9 @@ init), and when a test ends, every process started since its call phase began an
 none is left.  Processes that existed when the call phase began (a server a fixture started
 while setting up, shared by later tests) are left alone.
 
-Cheap where nothing was left: one read of ``/proc/self/task/*/children`` per test.  Inside the
-sandbox only: standard library and ctypes.
+Cheap where nothing was left: one read of ``/proc/self/task/*/children`` per test.  The batch's
+parent does the same after each program's child (:mod:`.forking`), so that what a child left
+never reaches the next program's tests.  Inside the sandbox only: standard library and ctypes.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ _MAX_ROUNDS = 100  # each round kills the tree it finds; what was forked meanwhi
 _state: dict[str, object] = {"pid": 0, "before": None}
 
 
-def _children() -> set[int]:
+def children() -> set[int]:
     """This process's children (each thread's: a fork from a thread is that thread's)."""
     kids: set[int] = set()
     with contextlib.suppress(OSError):
@@ -55,7 +56,7 @@ def _tree(roots: set[int]) -> set[int]:
     return found
 
 
-def _become_subreaper() -> None:
+def become_subreaper() -> None:
     """Orphans of this process's descendants come to it (once per process: not inherited)."""
     if _state["pid"] == os.getpid():
         return
@@ -66,19 +67,23 @@ def _become_subreaper() -> None:
 
 def call_starts() -> None:
     """The test's call phase is starting: what runs now is the fixtures'."""
-    _become_subreaper()
-    _state["before"] = _children()
+    become_subreaper()
+    _state["before"] = children()
 
 
 def test_ended() -> int:
     """The test has ended: kill and reap what it started and left; returns how many."""
     before = _state["before"]
     _state["before"] = None
-    if not isinstance(before, set):
-        return 0
+    return end_new(before) if isinstance(before, set) else 0
+
+
+def end_new(before: set[int]) -> int:
+    """Kill and reap every child of this process not in ``before`` (a subreaper's children
+    include its descendants' orphans), with each one's whole tree; returns how many."""
     ended = 0
     for _ in range(_MAX_ROUNDS):
-        left = _children() - before
+        left = children() - before
         if not left:
             break
         # The whole tree at once (stopped first, so none of it forks while it is killed).

@@ -63,8 +63,12 @@ class SuiteRun:
     # An import-time mutant's run chose its tests itself: which (None: all) and why.
     selected: tuple[str, ...] | None = None
     selection_reason: str = ""
-    # The tests a run ended in (the output or memory limit, the wall clock, the interpreter's
-    # death), each with its cause: that test's fault alone, the rest ran in a fresh run.
+    # The test this run ended in (the output or memory limit, the wall clock, the
+    # interpreter's death) and the cause, as the run saw it: a suspect until a fresh run ends
+    # in it again (a test may only have been running when an earlier one's damage struck).
+    ended_in: tuple[str, str] | None = None
+    # Tests confirmed to end the runs they run in, with the cause: their fault alone; the tests
+    # after them ran in fresh runs (:mod:`suitebench.suite.continuation`).
     culprits: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -74,6 +78,7 @@ class SuiteRun:
             "fingerprint": self.fingerprint,
             "selected": None if self.selected is None else list(self.selected),
             "selection_reason": self.selection_reason,
+            "ended_in": None if self.ended_in is None else list(self.ended_in),
             "culprits": self.culprits,
             "status": str(self.status),
             "tests": {k: str(v) for k, v in self.tests.items()},
@@ -99,6 +104,7 @@ class SuiteRun:
             fingerprint=d.get("fingerprint"),
             selected=None if d.get("selected") is None else tuple(d["selected"]),
             selection_reason=d.get("selection_reason", ""),
+            ended_in=None if not d.get("ended_in") else (d["ended_in"][0], d["ended_in"][1]),
             culprits=dict(d.get("culprits") or {}),
         )
 

@@ -288,9 +288,7 @@ def _collect(
     if watchdog:
         cause = "the per-test watchdog ended it (a test the time limit could not stop)"
     ended_by = cause or message
-    culprits: dict[str, str] = {}
     if culprit is not None:
-        culprits[culprit] = ended_by
         messages[culprit] = f"the run ended in this test: {ended_by}"
     return SuiteRun(
         status=RunStatus.CRASHED,
@@ -301,7 +299,7 @@ def _collect(
         log=log[-_LOG_TAIL:],
         message=f"pytest did not finish: {ended_by} (exit code {exit_code})",
         messages=messages,
-        culprits=culprits,
+        ended_in=None if culprit is None else (culprit, ended_by),
         **extra,
     )
 

@@ -189,6 +189,27 @@ def _run_selected(
     return runs, {k: got[k] for k, _ in extra}
 
 
+def _leave_out_failed(
+    selections: dict[str, Selection],
+    impacts: dict[str, dict[str, Any]],
+    known: list[str],
+    ref0: SuiteRun,
+) -> None:
+    """A test that did not pass the first reference run is not valid, so it can kill no
+    mutant: it runs on none (its cells keep its reference outcome).  A hostile or slow invalid
+    test then costs one run per reference run, not one per mutant."""
+    failed = {t for t in known if ref0.status_of(t) is not TestStatus.PASSED}
+    if not failed:
+        return
+    why = f"{len(failed)} test(s) that failed on the reference left out"
+    for mid, sel in selections.items():
+        if sel.tests is None and mid in impacts:
+            continue  # an import-time mutant's run chooses its tests itself
+        pool = known if sel.tests is None else sel.tests
+        kept = tuple(t for t in pool if t not in failed)
+        selections[mid] = replace(sel, tests=kept, reason=f"{sel.reason}; {why}")
+
+
 def _patchable(
     built: BuiltProgram, selection: Selection | None, impact: dict[str, Any] | None = None
 ) -> Target:
@@ -374,6 +395,7 @@ def score_suite(
                 spec = impact_spec(shared, selections[m.id])
                 if spec is not None:
                     impacts[m.id] = spec
+        _leave_out_failed(selections, impacts, known, ref0)
     elif not all_tests and runnable:
         coverage_note = CoverageNote(
             status="unknown",
