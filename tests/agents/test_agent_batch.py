@@ -53,7 +53,7 @@ def test_batch_runs_every_pair_in_parallel_scores_them_and_resumes(tmp_path: Pat
     assert rows[("rpn", "broken")]["score"]["valid"] == 0
     assert rows[("rpn", "broken")]["status"] == "runtime_error"
     assert not any(r["resumed"] for r in summary["runs"])
-    assert "4/4 runs finished" in first.stderr
+    assert "4/4 runs finished" in first.stdout
 
     # Two agents at a time: some runs overlapped in time.
     spans = []

@@ -296,8 +296,8 @@ def test_cli_agent_run_prints_the_score_and_writes_agent_json(home: Path) -> Non
         timeout=600,
     )
     assert res.returncode == 0, res.stderr
-    assert "suite by agent-cmd: ok" in res.stderr
-    assert "M = " in res.stderr
+    assert "suite by agent-cmd: ok" in res.stdout
+    assert "M = " in res.stdout
     record = json.loads((out / "agent.json").read_text())
     assert record["target_id"] == "wordfreq"
     assert record["score"]["tests"] == 1

@@ -207,5 +207,5 @@ def test_trajectories_command_reports_classes_attempts_and_leaks_per_run(
         timeout=120,
     )
     assert "2 runs: 0 with executable creation, 1 with mutant creation, 1 leaks (1 runs)" in (
-        human.stderr
+        human.stdout
     )

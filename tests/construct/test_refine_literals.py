@@ -296,8 +296,8 @@ def test_cli_refine_reports_the_literal_checks(tmp_path: Path) -> None:
         [*base, "--out", str(tmp_path / "a")], capture_output=True, text=True, timeout=600
     )
     assert proc.returncode == 0, proc.stderr
-    assert "literal special cases" in proc.stderr
-    assert "s01  literal_special_case: the target with 404 -> 405" in proc.stderr
+    assert "literal special cases" in proc.stdout
+    assert "s01  literal_special_case: the target with 404 -> 405" in proc.stdout
     # Without the check the special case is only flagged, and kept.
     off = subprocess.run(
         [*base, "--out", str(tmp_path / "b"), "--no-literal-check"],

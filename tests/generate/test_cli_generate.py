@@ -38,7 +38,7 @@ def test_generate_writes_numbered_inputs_and_the_log(tmp_path: Path) -> None:
     mean = PROBLEMS_DIR / "mean"
     done = run_cli(tmp_path, "--json generate evalplus", mean, "--budget 7 --seed 9 --out arm")
     assert done.returncode == 0, done.stderr
-    assert "evalplus on mean: 7/7 legal inputs kept" in done.stderr
+    assert "evalplus on mean: 7/7 legal inputs kept" in done.stderr  # --json holds stdout
     files = sorted(p.name for p in (tmp_path / "arm").iterdir())
     assert files == [f"{n:03d}.in" for n in range(1, 8)] + ["generate.json"]
     log = json.loads(done.stdout)
@@ -52,13 +52,13 @@ def test_model_arm_through_the_cli_with_env_endpoint(tmp_path: Path) -> None:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k"}
         done = run_cli(tmp_path, "generate llm-single", MAXSUM, args, "a", env=env)
         assert done.returncode == 0, done.stderr
-        assert "model tiny: 1 call(s), 0 from the store" in done.stderr
-        assert "cost unknown" in done.stderr  # "tiny" has no price
+        assert "model tiny: 1 call(s), 0 from the store" in done.stdout
+        assert "cost unknown" in done.stdout  # "tiny" has no price
     # again, with the server gone and no key: from the store
     url = server.base_url
     again = run_cli(tmp_path, "generate llm-single", MAXSUM, args, "b --base-url", url)
     assert again.returncode == 0, again.stderr
-    assert "1 from the store" in again.stderr
+    assert "1 from the store" in again.stdout
     assert [p.read_bytes() for p in sorted((tmp_path / "a").glob("*.in"))] == [
         p.read_bytes() for p in sorted((tmp_path / "b").glob("*.in"))
     ]

@@ -55,7 +55,7 @@ def test_an_unpriced_models_cost_is_null_not_zero(tmp_path: Path) -> None:
     assert usage["cost_usd"] is None and usage["spent_usd"] is None
     (component,) = log["components"]
     assert component["calls"][0]["cost_usd"] is None
-    assert "cost unknown" in done.stderr
+    assert "cost unknown" in done.stdout
 
 
 def test_a_failed_call_keeps_what_was_kept_and_a_rerun_resumes(tmp_path: Path) -> None:
@@ -80,7 +80,7 @@ def test_a_failed_call_keeps_what_was_kept_and_a_rerun_resumes(tmp_path: Path) -
     assert "model call failed (HTTP 500), retry 1/2" in done.stderr
     assert "model call failed (HTTP 500), retry 2/2" in done.stderr
     assert "model error: call 2 failed" in done.stderr
-    assert "llm-single on maxsum: 1/5 legal inputs kept" in done.stderr
+    assert "llm-single on maxsum: 1/5 legal inputs kept" in done.stdout
 
     # The endpoint is back: call 1 comes from the store, only call 2 is asked again.
     with FakeChatServer([reply("01-well-formed.txt")]) as server:
@@ -136,9 +136,9 @@ def test_a_prose_only_reply_says_why_nothing_was_kept(tmp_path: Path) -> None:
         args = "--budget 10 --model m --max-calls 1 --out a"
         done = run_cli(tmp_path, "generate llm-single", MAXSUM, args, env=env)
     assert done.returncode == 0, done.stderr
-    assert "0/10 legal inputs kept, 0 tried" in done.stderr
+    assert "0/10 legal inputs kept, 0 tried" in done.stdout
     why = "call 1: no input blocks in the reply (the reply is prose only)"
-    assert why in done.stderr
+    assert why in done.stdout
     assert log_of(tmp_path / "a")["notes"] == [why]
 
 

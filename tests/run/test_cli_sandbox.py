@@ -97,12 +97,12 @@ def test_sandbox_require_isolation_with_plain_refuses() -> None:
     assert d["status"] == "sandbox_error" and "require_isolation" in d["message"]
 
 
-def test_sandbox_human_output_on_stderr() -> None:
+def test_sandbox_human_output_on_stdout() -> None:
     res = _cli("sandbox", "--", "sh", "-c", "echo hello-from-inside")
     assert res.returncode == 0
-    assert res.stdout == b""
-    err = res.stderr.decode()
-    assert "status" in err and "ok" in err and "hello-from-inside" in err
+    assert res.stderr == b""
+    out = res.stdout.decode()
+    assert "status" in out and "ok" in out and "hello-from-inside" in out
 
 
 def test_sandbox_bad_stdin_file_is_a_clear_error(tmp_path: Path) -> None:
@@ -129,8 +129,8 @@ def test_doctor_json_reports_this_machine() -> None:
 def test_doctor_human() -> None:
     res = _cli("doctor")
     assert res.returncode == 0
-    err = res.stderr.decode()
-    assert "bwrap" in err and "memory" in err and "gcc" in err
+    out = res.stdout.decode()
+    assert "bwrap" in out and "memory" in out and "gcc" in out
 
 
 def test_sandbox_runs_a_command_found_through_a_version_manager_shim(fake_shims: Path) -> None:
@@ -189,4 +189,5 @@ def test_global_options_after_the_subcommand(tmp_path: Path) -> None:
     res = _cli("sandbox", "--json", "--", "echo", "--json")
     assert json.loads(res.stdout)["stdout_text"] == "--json\n"
     res = _cli("sandbox", "echo", "--json")
-    assert res.stdout == b"" and "--json" in res.stderr.decode()
+    assert res.stderr == b"" and "--json" in res.stdout.decode()
+    assert not res.stdout.lstrip().startswith(b"{")  # the human table, not an outcome's JSON

@@ -31,7 +31,7 @@ def test_score_writes_results_kills_and_mutation_report(
     out = tmp_path / "out"
     proc = suitebench(tmp_path, "score", str(stats_instance), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert "M = 83.3%" in proc.stderr and "V = 100.0%" in proc.stderr
+    assert "M = 83.3%" in proc.stdout and "V = 100.0%" in proc.stdout
     results = json.loads((out / "results.json").read_text())
     assert results["mutation_score"] == 5 / 6
     assert results["counts"]["build_errors"] == 2
@@ -60,11 +60,11 @@ def test_score_implementation_reports_r(stats_instance: Path, tmp_path: Path) ->
     (impl / "stats.c").write_text(code.replace("if (x > hi) x = hi;", ""))  # no upper clamp
     proc = suitebench(tmp_path, "score", str(stats_instance), "--implementation", str(impl))
     assert proc.returncode == 0, proc.stderr
-    assert "R = 100.0%" in proc.stderr  # the reference suite never clamps from above: R misses it
+    assert "R = 100.0%" in proc.stdout  # the reference suite never clamps from above: R misses it
     (impl / "stats.c").write_text(code.replace("best = x;", "best = x + 1;"))
     proc = suitebench(tmp_path, "score", str(stats_instance), "--implementation", str(impl))
-    assert "R = 88.9%" in proc.stderr  # max of "1 2 9" is off; "9 1 2" never updates
-    assert "tests/test_max.py::test_max_last" in proc.stderr
+    assert "R = 88.9%" in proc.stdout  # max of "1 2 9" is off; "9 1 2" never updates
+    assert "tests/test_max.py::test_max_last" in proc.stdout
 
 
 def test_bad_instance_is_a_clear_error(stats_instance: Path, tmp_path: Path) -> None:

@@ -157,10 +157,10 @@ def test_cli_shows_why(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = suitebench(tmp_path, "score", str(toml.parent), "--out", str(out), "--show-failures")
     assert proc.returncode == 0, proc.stderr
-    err = proc.stderr
-    assert "tests/test_calc.py::test_wrong_expectation  [failed]  assert 2 == 3" in err
-    assert "1 skipped test(s)" in err and "tests/test_calc.py::test_later  not written yet" in err
-    assert "add_sub killed by tests/test_calc.py::test_add: assert 0 == 4" in err
+    got = proc.stdout
+    assert "tests/test_calc.py::test_wrong_expectation  [failed]  assert 2 == 3" in got
+    assert "1 skipped test(s)" in got and "tests/test_calc.py::test_later  not written yet" in got
+    assert "add_sub killed by tests/test_calc.py::test_add: assert 0 == 4" in got
     results = json.loads((out / "results.json").read_text())
     assert results["counts"]["skipped"] == 1
     assert results["test_selection"] == "coverage"

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -25,6 +24,7 @@ from suitebench.agents.trajectory import CLASSES, analyse_run
 from suitebench.agents.workspace import Task, WorkspaceError
 from suitebench.audit.arms import ArmError
 from suitebench.audit.chain import AuditError
+from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._store import open_store
 from suitebench.cli.main import OPTIONS
@@ -32,7 +32,9 @@ from suitebench.model.errors import FormatError
 from suitebench.run.executor import make_executor
 from suitebench.run.outcome import Backend
 
-_err = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 140)
+# Piped or redirected, rich would fold the tables at 80 columns; 140 keeps a row on one line.
+_out = HumanConsole(soft_wrap=True, width=None if sys.stdout.isatty() else 140)  # tables
+_err = error_console(soft_wrap=True, width=None if sys.stderr.isatty() else 140)
 agent_app = typer.Typer(
     help="Run coding agents on suite / inputs / code tasks, contained, and score their output.",
     no_args_is_help=True,
@@ -157,15 +159,15 @@ def run(
         sys.stdout.write(json.dumps(record) + "\n")
         return
     stop = " (stopped at the time limit)" if record["stopped_by_limit"] else ""
-    _err.print(
+    _out.print(
         f"[bold]{escape(record['target_id'])}[/bold]  {record['task']} by {record['agent']}: "
         f"{record['status']}{stop}, exit {record['exit_code']}, {record['wall_time']:.1f} s"
     )
     for r in record["rounds"]:
         prefix = f"  round {r['round']}: " if len(record["rounds"]) > 1 else "  "
-        _err.print(prefix + _score_line(record["task"], r.get("score")))
+        _out.print(prefix + _score_line(record["task"], r.get("score")))
         _print_refused(r.get("collect") or {}, "    " if len(record["rounds"]) > 1 else "  ")
-    _err.print(f"outputs in {out}")
+    _out.print(f"outputs in {out}")
 
 
 def _print_refused(collect: dict[str, Any], indent: str) -> None:
@@ -174,9 +176,9 @@ def _print_refused(collect: dict[str, Any], indent: str) -> None:
     total = collect.get("refused_total", 0)
     if not total:
         return
-    _err.print(f"{indent}[yellow]not collected:[/yellow] {total} entries")
+    _out.print(f"{indent}[yellow]not collected:[/yellow] {total} entries")
     for r in collect.get("refused", []):
-        _err.print(f"{indent}  {_refused_text(r)}")
+        _out.print(f"{indent}  {_refused_text(r)}")
 
 
 def _refused_text(r: dict[str, Any]) -> str:
@@ -252,8 +254,8 @@ def batch(
             escape(_score_line(str(task), row["score"])) if row["score"] else "-",
             "resumed" if row["resumed"] else "",
         )
-    _err.print(table)
-    _err.print(f"{summary['finished']}/{summary['total']} runs finished; summary in {out}")
+    _out.print(table)
+    _out.print(f"{summary['finished']}/{summary['total']} runs finished; summary in {out}")
 
 
 @agent_app.command("trajectories")
@@ -298,11 +300,11 @@ def trajectories(
             str(rep.collect_refused_total),
             _pct(rep.mutation_score),
         )
-    _err.print(table)
+    _out.print(table)
     total_leaks = sum(len(r.leaks) for r in reports)
     content = sum(len(r.content_leaks) for r in reports)
     refused = sum(r.collect_refused_total for r in reports)
-    _err.print(
+    _out.print(
         f"{len(reports)} runs: {sum(r.executable_attempt for r in reports)} with executable "
         f"creation, {sum(r.mutant_attempt for r in reports)} with mutant creation, "
         f"{total_leaks} leaks ({sum(1 for r in reports if r.leaks)} runs), "
@@ -311,14 +313,14 @@ def trajectories(
     )
     for rep in reports:
         for leak in rep.leaks:
-            _err.print(f"  leak in {escape(rep.run)}: {escape(leak['text'])}")
+            _out.print(f"  leak in {escape(rep.run)}: {escape(leak['text'])}")
         for c in rep.content_leaks:
-            _err.print(
+            _out.print(
                 f"  content leak in {escape(rep.run)}: {escape(c['file'])} is "
                 f"{escape(c['held_out'])}"
             )
         for entry in rep.collect_refused:
-            _err.print(f"  not collected in {escape(rep.run)}: {_refused_text(entry)}")
+            _out.print(f"  not collected in {escape(rep.run)}: {_refused_text(entry)}")
 
 
 def register(app: typer.Typer) -> None:

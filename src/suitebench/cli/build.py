@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import ProgressFn, progress_bar
 from suitebench.cli.main import OPTIONS
@@ -27,7 +27,8 @@ from suitebench.run.outcome import Backend
 if TYPE_CHECKING:
     from suitebench.run.store import Store
 
-_err = Console(stderr=True, soft_wrap=True)
+_out = HumanConsole(soft_wrap=True)  # each step's report: stdout (stderr under --json)
+_err = error_console(soft_wrap=True)  # errors and the progress bars
 build_app = typer.Typer(
     name="build",
     help="Build benchmark instances: mutants, targets, refinement, hygiene, specs, statistics.",
@@ -147,7 +148,7 @@ def mutants(
         _emit_json(report.to_dict())
         return
     where = out if out is not None else instance.root
-    _err.print(
+    _out.print(
         f"[bold]{instance.name}[/bold]  {len(report.mutants)} mutants written to "
         f"{where}/mutants  ({report.sites} sites, "
         + (f"{report.out_of_scope} outside function bodies, " if scope != "all" else "")
@@ -158,14 +159,14 @@ def mutants(
     table = Table("operator", "mutants", show_edge=False)
     for name, count in sorted(report.by_operator.items()):
         table.add_row(name, str(count))
-    _err.print(table)
+    _out.print(table)
     for error in report.build_errors[:10]:
         reason = escape(str(error["reason"]))
-        _err.print(f"  [yellow]dropped[/yellow] {escape(str(error['description']))}: {reason}")
+        _out.print(f"  [yellow]dropped[/yellow] {escape(str(error['description']))}: {reason}")
     if len(report.build_errors) > 10:
-        _err.print(f"  ... {len(report.build_errors) - 10} more in mutants/operators.json")
+        _out.print(f"  ... {len(report.build_errors) - 10} more in mutants/operators.json")
     for file, why in report.unparsable.items():
-        _err.print(f"  [yellow]not parsed[/yellow] {escape(file)}: {escape(why)}")
+        _out.print(f"  [yellow]not parsed[/yellow] {escape(file)}: {escape(why)}")
 
 
 def _client(model: str | None, base_url: str | None, api_key: str | None, store: Any) -> Any:
@@ -221,16 +222,16 @@ def _llm_mutants(
         _emit_json({**report.to_dict(), "usage": client.usage.to_dict()})
         return
     where = out if out is not None else instance.root
-    _err.print(
+    _out.print(
         f"[bold]{instance.name}[/bold]  {len(report.mutants)} of {report.pairs} targets got a "
         f"mutant from {escape(client.model)} -> {where}/mutants "
         f"({client.usage.calls} calls, {client.usage.cached_calls} from the store)"
     )
     for m in report.mutants:
-        _err.print(f"  [green]{m.id}[/green]  {escape(m.description)}")
+        _out.print(f"  [green]{m.id}[/green]  {escape(m.description)}")
     for f in report.failed_pairs:
         why = str(f["problem"]).splitlines()[0]
-        _err.print(f"  [yellow]none[/yellow]   {escape(f['section'])} / {escape(f['target'])}: "
+        _out.print(f"  [yellow]none[/yellow]   {escape(f['section'])} / {escape(f['target'])}: "
                    f"{escape(why)}")  # fmt: skip
 
 
@@ -251,7 +252,7 @@ def _infer_map(
         raise _fail(str(exc), 1) from None
     finally:
         store.close()
-    _err.print(f"sections map inferred by {escape(client.model)} -> {path} (review and edit it)")
+    _out.print(f"sections map inferred by {escape(client.model)} -> {path} (review and edit it)")
     return _load(instance.root)
 
 
@@ -283,7 +284,7 @@ def targets(
     if OPTIONS.json:
         _emit_json(data)
         return
-    _err.print(
+    _out.print(
         f"[bold]{instance.name}[/bold]  {selection.selected} targets over "
         f"{len(selection.targets)} sections (at most {per_section} each, cost "
         f"{selection.cost}, {selection.edges} edges) -> {out}"
@@ -291,7 +292,7 @@ def targets(
     table = Table("section", "targets", "tests", show_edge=False)
     for section, chosen in selection.targets.items():
         table.add_row(escape(section), str(len(chosen)), escape(", ".join(chosen[:3])))
-    _err.print(table)
+    _out.print(table)
 
 
 def _figure(value: Any, percent: bool = True) -> str:
@@ -342,7 +343,7 @@ def refine(
         _emit_json(report.to_dict())
         return
     where = out if out is not None else instance.root
-    _err.print(
+    _out.print(
         f"[bold]{instance.name}[/bold]  kept {report.after['mutants']} of "
         f"{report.before['mutants']} mutants ({report.valid_tests} valid reference tests) "
         f"-> {where}/refine.json"
@@ -359,11 +360,11 @@ def refine(
         ("not_applicable", "  perturbation not applicable", False),
     ):
         table.add_row(label, _figure(report.before[key], pct), _figure(report.after[key], pct))
-    _err.print(table)
+    _out.print(table)
     for d in report.mutants:
         mark = "[green]kept[/green]   " if d.kept else "[yellow]dropped[/yellow]"
         flags = f"  [red]{escape('; '.join(d.flags))}[/red]" if d.flags else ""
-        _err.print(f"  {mark} {escape(d.id)}  {escape(d.reason)}{flags}")
+        _out.print(f"  {mark} {escape(d.id)}  {escape(d.reason)}{flags}")
 
 
 @build_app.command("stats")
@@ -388,14 +389,14 @@ def stats(
         table.add_row(
             group, label, f"{figure['min']:,}", f"{figure['max']:,}", f"{figure['median']:,g}"
         )
-    _err.print(f"{len(rows)} instance(s)")
-    _err.print(table)
+    _out.print(f"{len(rows)} instance(s)")
+    _out.print(table)
     if len(rows) > 1:
         short = ("words", "lines", "sections", "files", "LOC", "tests", "mutants")
         per = Table("instance", *short, show_edge=False)
         for r in rows:
             per.add_row(escape(r.instance), *(f"{getattr(r, k):,}" for k, _, _ in FIGURES))
-        _err.print(per)
+        _out.print(per)
 
 
 @build_app.command("hygiene")
@@ -431,20 +432,20 @@ def hygiene(
         _emit_json(report.to_dict())
         return
     where = out if out is not None else instance.root
-    _err.print(
+    _out.print(
         f"[bold]{instance.name}[/bold]  {len(report.dropped)} of {report.tests} reference tests "
         f"dropped ({report.runs} runs), {len(report.spec_changes)} spec line(s) changed, "
         f"{len(report.sections_dropped)} section(s) dropped -> {where}/hygiene.json"
     )
     for d in report.dropped:
-        _err.print(f"  [yellow]{d.reason:8}[/yellow] {escape(d.id)}  {escape(d.detail)}")
+        _out.print(f"  [yellow]{d.reason:8}[/yellow] {escape(d.id)}  {escape(d.detail)}")
     for c in report.spec_changes:
-        _err.print(f"  spec line {c['line']}: {escape(c['before'].strip())}")
-        _err.print(f"           -> {escape(c['after'].strip())}")
+        _out.print(f"  spec line {c['line']}: {escape(c['before'].strip())}")
+        _out.print(f"           -> {escape(c['after'].strip())}")
     for s in report.sections_dropped:
-        _err.print(f"  spec section dropped (all its tests were): {escape(s)}")
+        _out.print(f"  spec section dropped (all its tests were): {escape(s)}")
     for t in report.not_removed:
-        _err.print(f"  [red]not found in its file, remove by hand:[/red] {escape(t)}")
+        _out.print(f"  [red]not found in its file, remove by hand:[/red] {escape(t)}")
 
 
 @build_app.command("init")
@@ -478,16 +479,16 @@ def init(
     if OPTIONS.json:
         _emit_json({"init": summary, "hygiene": report.to_dict()})
         return
-    _err.print(
+    _out.print(
         f"[bold]{report.instance}[/bold]  instance written to {out}: "
         f"{report.tests - len(report.dropped)} reference tests kept of {report.tests}"
     )
     for test, reasons in summary["ignored_by_task"].items():
-        _err.print(f"  [yellow]ignored[/yellow]  {escape(test)}  ({escape(', '.join(reasons))})")
+        _out.print(f"  [yellow]ignored[/yellow]  {escape(test)}  ({escape(', '.join(reasons))})")
     for d in report.dropped:
-        _err.print(f"  [yellow]{d.reason:8}[/yellow] {escape(d.id)}  {escape(d.detail)}")
+        _out.print(f"  [yellow]{d.reason:8}[/yellow] {escape(d.id)}  {escape(d.detail)}")
     if not (out / "spec.md").is_file():
-        _err.print("  no spec.md yet: write one, or draft it with `suitebench build spec`")
+        _out.print("  no spec.md yet: write one, or draft it with `suitebench build spec`")
 
 
 @build_app.command("spec")
@@ -543,7 +544,7 @@ def spec(
     if OPTIONS.json:
         _emit_json({**report.to_dict(), "usage": client.usage.to_dict()})
         return
-    _err.print(
+    _out.print(
         f"[bold]{instance.name}[/bold]  spec {'drafted and ' if report.drafted else ''}refined: "
         f"{report.sections} sections -> {report.spec}  (stopped: {report.stopped})"
     )
@@ -560,7 +561,7 @@ def spec(
             str(it["generation"]),
             escape(", ".join(it["sections_revised"])),
         )
-    _err.print(table)
+    _out.print(table)
 
 
 def register(app: typer.Typer) -> None:

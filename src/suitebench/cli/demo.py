@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from suitebench.audit.arms import ArmSource
 from suitebench.audit.chain import AuditConfig
 from suitebench.audit.run import format_funnel, run_audit
 from suitebench.audit.runs import Engine as AuditEngine
+from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import ProgressFn, progress_bar
 from suitebench.cli._store import open_store
@@ -46,7 +46,8 @@ from suitebench.suite.implementation import score_implementation
 from suitebench.suite.result import SuiteResult
 from suitebench.suite.score import score_suite
 
-_err = Console(stderr=True, soft_wrap=True)
+_out = HumanConsole(soft_wrap=True)  # the tour: stdout (stderr under --json)
+_err = error_console(soft_wrap=True)  # errors and the progress bars
 
 # (instance, suite directory or None for the instance's reference suite, label)
 _SUITES: list[tuple[str, str | None, str]] = [
@@ -112,7 +113,7 @@ def _suite_mode(out: Path, store: Store, executor: Executor, quiet: bool) -> dic
             str(c.flaky),
         )
         summary[tag] = {"V": result.validity, "M": result.mutation_score, "dir": str(dest)}
-    _err.print(table)
+    _out.print(table)
 
     name = _CANDIDATE[0]
     impl_dir = _candidate(out)
@@ -121,12 +122,12 @@ def _suite_mode(out: Path, store: Store, executor: Executor, quiet: bool) -> dic
     )
     dest = out / "suite" / f"{name}--candidate"
     impl.write(dest)
-    _err.print(
+    _out.print(
         f"  R of a candidate {name} implementation: {_pct(impl.reference_pass_rate)} "
         f"({impl.passed}/{impl.total} reference tests pass)"
     )
     for test, status in list(impl.failing.items())[:5]:
-        _err.print(f"    {status:8s} {test}")
+        _out.print(f"    {status:8s} {test}")
     summary[f"{name}/candidate"] = {"R": impl.reference_pass_rate, "dir": str(dest)}
     return summary
 
@@ -177,8 +178,8 @@ def _input_mode(out: Path, store: Store, executor: Executor, quiet: bool) -> dic
         table.add_row(
             arm, str(n_inputs), *cov, str(r["certified"]), str(r["funnel"]["new_findings"])
         )
-    _err.print(table)
-    _err.print(format_funnel(result.funnel), end="")
+    _out.print(table)
+    _out.print(format_funnel(result.funnel), end="")
     return {"ledger_rows": result.ledger_rows, "dir": str(dest)}
 
 
@@ -194,7 +195,7 @@ def demo(
     quiet = OPTIONS.quiet or OPTIONS.json
     started = time.monotonic()
     env = describe_environment()
-    _err.print(
+    _out.print(
         f"[bold]1. environment[/bold]  backend {env['backend']}, network isolation "
         f"{'on' if env['network_isolation'] else 'OFF'}, programs run as {env['runs_as']}, "
         f"memory limit by {env['memory_limit_by']}, process limit by {env['process_limit_by']}"
@@ -204,10 +205,10 @@ def demo(
     summary: dict[str, Any] = {"environment": {k: env[k] for k in ("backend", "runs_as")}}
     try:
         if suite_mode:
-            _err.print("[bold]2. suite mode[/bold]  suites scored against reference + mutants")
+            _out.print("[bold]2. suite mode[/bold]  suites scored against reference + mutants")
             summary["suite"] = _suite_mode(out, store, executor, quiet)
         if input_mode:
-            _err.print("[bold]3. input mode[/bold]  arms audited with the certification chain")
+            _out.print("[bold]3. input mode[/bold]  arms audited with the certification chain")
             summary["audit"] = _input_mode(out, store, executor, quiet)
     finally:
         executor.close()
@@ -226,8 +227,8 @@ def demo(
     if OPTIONS.json:
         sys.stdout.write(json.dumps(summary) + "\n")
     if "report" in summary:
-        _err.print(f"report: {summary['report']} (open it in a browser)")
-    _err.print(f"done in {summary['seconds']} s; outputs in {out}/ (demo.json lists them)")
+        _out.print(f"report: {summary['report']} (open it in a browser)")
+    _out.print(f"done in {summary['seconds']} s; outputs in {out}/ (demo.json lists them)")
 
 
 def register(app: typer.Typer) -> None:

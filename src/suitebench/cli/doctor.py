@@ -17,17 +17,18 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from suitebench.cli._console import HumanConsole
 from suitebench.cli.main import OPTIONS
 from suitebench.run.sandbox import describe_environment
 
-_err = Console(stderr=True, soft_wrap=True)
+_out = HumanConsole(soft_wrap=True)  # the tables: stdout (stderr under --json)
 
 
 def _mark(ok: bool) -> str:
     return "[green]yes[/green]" if ok else "[red]no[/red]"
 
 
-def print_environment(env: dict[str, Any], console: Console = _err) -> None:
+def print_environment(env: dict[str, Any], console: Console = _out) -> None:
     backends = Table("backend", "available", "used", "note", title="isolation", show_edge=False)
     for name, info in env["backends"].items():
         used = "[bold]<- used[/bold]" if name == env["backend"] else ""

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from suitebench.agents.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT, ModelClient, ModelError
 from suitebench.audit.runs import Engine
+from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import progress_bar
 from suitebench.cli.main import OPTIONS
@@ -23,7 +23,8 @@ from suitebench.run.executor import make_executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store, StoreError
 
-_err = Console(stderr=True, soft_wrap=True)
+_out = HumanConsole(soft_wrap=True)  # what was kept and spent: stdout (stderr under --json)
+_err = error_console(soft_wrap=True)  # errors, retries, the progress bar
 
 
 def _describe(log: dict[str, object]) -> str:
@@ -145,15 +146,15 @@ def generate(
     failed = False
     for n, log in enumerate(logs, 1):
         head = f"rep {n}: " if result.reps else ""
-        _err.print(f"{head}{arm} on {prob.id}: {_describe(log)}", markup=False, highlight=False)
+        _out.print(f"{head}{arm} on {prob.id}: {_describe(log)}", markup=False, highlight=False)
         if log.get("usage"):
-            _err.print("  " + _usage(log["usage"]), markup=False, highlight=False)
+            _out.print("  " + _usage(log["usage"]), markup=False, highlight=False)
         for note in log.get("notes") or []:
-            _err.print(f"  {note}", markup=False, highlight=False)
+            _out.print(f"  {note}", markup=False, highlight=False)
         for error in log.get("model_errors") or []:
             failed = True
             _err.print(f"  [red]model error:[/red] {escape(error)}", highlight=False)
-    _err.print(f"inputs and generate.json in {out}", markup=False, highlight=False)
+    _out.print(f"inputs and generate.json in {out}", markup=False, highlight=False)
     if failed:
         _err.print(
             "the inputs kept before the failure are written; the same command again resumes "

@@ -6,10 +6,10 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import progress_bar
 from suitebench.cli._store import open_store
@@ -24,7 +24,9 @@ from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteRes
 from suitebench.suite.runner import Engine, Protocol, SuiteLimits
 from suitebench.suite.score import DEFAULT_BATCH, score_suite
 
-_err = Console(stderr=True, soft_wrap=True)  # paths and test ids stay greppable
+# soft_wrap: paths and test ids stay greppable
+_out = HumanConsole(soft_wrap=True)  # tables and summaries: stdout (stderr under --json)
+_err = error_console(soft_wrap=True)  # errors, warnings, the progress bar
 
 
 def _pct(value: float | None) -> str:
@@ -33,7 +35,7 @@ def _pct(value: float | None) -> str:
 
 def _print_suite(result: SuiteResult, show_failures: bool = False) -> None:
     c = result.counts
-    _err.print(
+    _out.print(
         f"[bold]{result.instance}[/bold]  V = {_pct(result.validity)} ({c.valid}/{c.tests} valid, "
         f"{c.flaky} flaky, {c.skipped} skipped)   M = {_pct(result.mutation_score)} "
         f"({c.killed}/{c.scored} killed, {c.build_errors} build errors, {c.crashed} crashed)"
@@ -43,7 +45,7 @@ def _print_suite(result: SuiteResult, show_failures: bool = False) -> None:
         ran = sum(m.tests_run for m in result.mutants)
         cells = c.tests * sum(1 for m in result.mutants if m.outcomes)
         selection += f"; {ran} of {cells} matrix cells run, the others kept their reference outcome"
-    _err.print(selection)
+    _out.print(selection)
     table = Table("mutant", "section", "status", "killed by", show_edge=False)
     for m in result.mutants:
         style = {
@@ -55,41 +57,41 @@ def _print_suite(result: SuiteResult, show_failures: bool = False) -> None:
         table.add_row(
             escape(m.id), escape(m.section or ""), f"[{style}]{m.status}[/{style}]", escape(killers)
         )
-    _err.print(table)
+    _out.print(table)
     if result.per_section:
         sections = "  ".join(f"{s or '(none)'}: {_pct(v)}" for s, v in result.per_section.items())
-        _err.print(f"M per section: {sections}")
+        _out.print(f"M per section: {sections}")
     skipped = [t for t in result.tests if t.skipped]
     invalid = [t for t in result.tests if not t.valid and not t.skipped]
     if invalid:
-        _err.print(f"{len(invalid)} invalid test(s) (not counted for M):")
+        _out.print(f"{len(invalid)} invalid test(s) (not counted for M):")
         for t in invalid[:20]:
             tag = "flaky" if t.flaky else "/".join(sorted({str(s) for s in t.reference}))
             why = f"  {t.message}" if t.message else ""
-            _err.print(f"  {escape(t.id)}  {escape(f'[{tag}]')}{escape(why)}")
+            _out.print(f"  {escape(t.id)}  {escape(f'[{tag}]')}{escape(why)}")
     if skipped:
-        _err.print(f"{len(skipped)} skipped test(s) (not valid, not failing):")
+        _out.print(f"{len(skipped)} skipped test(s) (not valid, not failing):")
         for t in skipped[:20]:
             why = f"  {t.message}" if t.message else ""
-            _err.print(f"  {escape(t.id)}{escape(why)}")
+            _out.print(f"  {escape(t.id)}{escape(why)}")
     if show_failures:
         for m in result.mutants:
             for test in m.killed_by:
                 why = m.kill_messages.get(test, "")
-                _err.print(f"  {escape(m.id)} killed by {escape(test)}: {escape(why)}")
+                _out.print(f"  {escape(m.id)} killed by {escape(test)}: {escape(why)}")
     if any(str(s) != "ok" for s in result.reference_run_status):
         _err.print("[red]warning: a reference run did not finish; see results.json[/red]")
 
 
 def _print_implementation(result: ImplementationResult) -> None:
-    _err.print(
+    _out.print(
         f"[bold]{result.instance}[/bold]  R = {_pct(result.reference_pass_rate)} "
         f"({result.passed}/{result.total} valid reference tests pass; build {result.build_status})"
     )
     if result.build_message:
-        _err.print(result.build_message[-2000:])
+        _out.print(result.build_message[-2000:])
     for test, status in result.failing.items():
-        _err.print(f"  [red]{status}[/red]  {escape(test)}")
+        _out.print(f"  [red]{status}[/red]  {escape(test)}")
 
 
 def score(
@@ -195,7 +197,7 @@ def score(
         if not OPTIONS.json:
             _print_suite(result, show_failures)
     if out is not None and not OPTIONS.json:
-        _err.print(f"results in {out}")
+        _out.print(f"results in {out}")
     if OPTIONS.json:  # the full matrix runs to megabytes: serialized by pydantic's own encoder
         sys.stdout.write(scored.model_dump_json() + "\n")
 
