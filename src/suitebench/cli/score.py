@@ -9,7 +9,12 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from suitebench.cli._console import HumanConsole, error_console
+from suitebench.cli._console import (
+    HumanConsole,
+    end_on_harness_errors,
+    error_console,
+    keep_going_option,
+)
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import progress_bar
 from suitebench.cli._store import open_store
@@ -22,7 +27,7 @@ from suitebench.run.outcome import Backend
 from suitebench.suite.implementation import score_implementation
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
 from suitebench.suite.runner import Engine, Protocol, SuiteLimits
-from suitebench.suite.score import DEFAULT_BATCH, score_suite
+from suitebench.suite.score import DEFAULT_BATCH, ReferenceBuildError, score_suite
 
 # soft_wrap: paths and test ids stay greppable
 _out = HumanConsole(soft_wrap=True)  # tables and summaries: stdout (stderr under --json)
@@ -79,8 +84,6 @@ def _print_suite(result: SuiteResult, show_failures: bool = False) -> None:
             for test in m.killed_by:
                 why = m.kill_messages.get(test, "")
                 _out.print(f"  {escape(m.id)} killed by {escape(test)}: {escape(why)}")
-    if any(str(s) != "ok" for s in result.reference_run_status):
-        _err.print("[red]warning: a reference run did not finish; see results.json[/red]")
 
 
 def _print_implementation(result: ImplementationResult) -> None:
@@ -130,9 +133,14 @@ def score(
     ),
     backend: Backend | None = backend_option(),
     allow_unsandboxed: bool = allow_unsandboxed_option(),
+    keep_going: bool = keep_going_option(),
 ) -> None:
     """Score a test suite against an instance's reference and mutants (V, M, kill matrix),
-    or a generated implementation against the reference suite (R)."""
+    or a generated implementation against the reference suite (R).
+
+    A broken harness -- a reference that does not build, reference runs that do not finish
+    even when continued in fresh runs, a mutant's run the sandbox lost -- is named on stderr,
+    listed under harness_errors in results.json, and exits 4 unless --keep-going."""
     try:
         if is_programbench_task(instance_path):
             instance: Instance = load_programbench_task(instance_path)
@@ -178,6 +186,10 @@ def score(
                     backend=chosen,
                 )
                 scored = result
+    except ReferenceBuildError as exc:
+        first = str(exc).splitlines()
+        end_on_harness_errors([" ".join(first[:2])], keep_going=keep_going, console=_err)
+        raise typer.Exit(0) from None
     except (RuntimeError, FileNotFoundError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None
@@ -200,6 +212,11 @@ def score(
         _out.print(f"results in {out}")
     if OPTIONS.json:  # the full matrix runs to megabytes: serialized by pydantic's own encoder
         sys.stdout.write(scored.model_dump_json() + "\n")
+    if implementation is None:
+        broken = [
+            f"{e.stage} {e.program} ({e.count} run(s)): {e.message}" for e in result.harness_errors
+        ]
+        end_on_harness_errors(broken, keep_going=keep_going, console=_err)
 
 
 def register(app: typer.Typer) -> None:

@@ -107,6 +107,19 @@ class CoverageNote(BaseModel):
     unknown_tests: list[str] = []  # always run: coverage of these is not known
 
 
+class HarnessError(BaseModel):
+    """One broken part of the harness (not a finding about the suite): the reference's runs
+    that did not finish even continued in fresh runs, a mutant whose run the sandbox lost.
+    The command names each on the terminal and exits non-zero unless asked to keep going."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stage: str  # "reference" (its runs) or "mutant"
+    program: str  # "reference", or the mutant's id
+    message: str  # the first message
+    count: int  # runs it broke
+
+
 class Counts(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -144,6 +157,7 @@ class SuiteResult(BaseModel):
     tests: list[TestInfo]
     excluded_tests: dict[str, list[str]] = {}  # refined out of the reference suite, with reasons
     mutants: list[MutantResult]
+    harness_errors: list[HarnessError] = []
     limits: dict[str, Any]
     backend: str
     versions: dict[str, str]

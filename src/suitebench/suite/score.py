@@ -44,6 +44,7 @@ from suitebench.suite.records import RunStatus, SuiteRun, TestStatus, test_file
 from suitebench.suite.result import (
     Counts,
     CoverageNote,
+    HarnessError,
     MutantStatus,
     SuiteResult,
     TestInfo,
@@ -60,6 +61,10 @@ from suitebench.suite.selection import (
 
 Progress = Callable[[int, int], None]
 DEFAULT_BATCH = 128
+
+
+class ReferenceBuildError(RuntimeError):
+    """The instance's reference does not build: a harness error, nothing can be scored."""
 
 
 # -- the protocol -------------------------------------------------------------------------------
@@ -316,7 +321,9 @@ def score_suite(
     )
     built = {} if beside else wait_builds()
     if not reference.ok:
-        raise RuntimeError(f"the reference of {instance.name} does not build:\n{reference.message}")
+        raise ReferenceBuildError(
+            f"the reference of {instance.name} does not build:\n{reference.message}"
+        )
 
     runner = SuiteRuns(
         suite_dir,
@@ -456,6 +463,15 @@ def score_suite(
         crashed=sum(r.status is MutantStatus.CRASHED for r in results),
     )
     scored = [r for r in results if r.status.scored]
+    broken = [r for r in ref_runs if r.status is not RunStatus.OK]
+    harness_errors = [
+        HarnessError(stage="reference", program="reference", message=r.message, count=len(broken))
+        for r in broken[:1]
+    ] + [
+        HarnessError(stage="mutant", program=m.id, message=m.message, count=1)
+        for m in results
+        if m.run_status is RunStatus.SANDBOX_ERROR
+    ]
     per_section = per_section_mutation_score(
         {r.id: r.status.detected for r in scored}, {r.id: r.section or "" for r in scored}
     )
@@ -477,6 +493,7 @@ def score_suite(
         tests=tests,
         excluded_tests=excluded,
         mutants=results,
+        harness_errors=harness_errors,
         limits={**limits.to_dict(), "reference_runs": reference_runs},
         backend=runner.backend_name,
         versions=versions(),
