@@ -159,7 +159,9 @@ def test_claude_code_preset_through_the_harness_reads_usage_and_actions(
     assert record["transcript_format"] == "claude-code"
     assert record["tokens"] == {"input": 1500, "output": 230}
     assert record["cost_usd"] == pytest.approx(0.0123)
-    assert record["model_calls"] == 6
+    # The fake agent writes 6 calls in its transcript but asks no server: the gateway, which
+    # relays every model call of a contained agent, relayed none, and its count is the record.
+    assert record["model_calls"] == 0
     last = json.loads((out / "transcript.txt").read_text().splitlines()[-1])
     # Port 9 cannot be bound by the agent's uid: the relay listens on another loopback port.
     assert last["base_url"] == "http://127.0.0.1:18080/v1"

@@ -7,12 +7,14 @@ error, read with scripts off, and its sorting and search must work.
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from markupsafe import escape
 
 from suitebench.metrics.coverage import cov_at_k
 from suitebench.report.browser import Chromium
@@ -90,6 +92,13 @@ def test_page_holds_the_result_files_figures(report_html: Path, real_results: Re
     retractions = (real_results.audit / "retractions.csv").read_text().splitlines()[1:]
     for row in retractions:
         assert row.split(",")[6] in text  # the stage that withdrew it
+    # and the head of the output each withdrawn flag judged
+    with open(real_results.audit / "retractions.csv", newline="") as fh:
+        heads = [r["output_head"] for r in csv.DictReader(fh) if r["output_head"].strip()]
+    assert heads, "the demo's audit withdraws flags that judged an output"
+    for head in heads:
+        first = str(escape(head.splitlines()[0].strip()))  # as Jinja escapes it
+        assert first in text, head
     bad = json.loads((real_results.score_bad / "results.json").read_text())
     assert f"{100 * bad['validity']:.1f}%" in text and f"{100 * bad['mutation_score']:.1f}%" in text
     # invalid tests carry their reason; surviving mutants their diff

@@ -131,3 +131,52 @@ def test_killed_score_resumes_without_redoing_committed_batches(
         return {m["id"]: (m["status"], m["killed_by"], m["outcomes"]) for m in mutants}
 
     assert rows(json.loads(fresh.stdout)["mutants"]) == rows(result["mutants"])
+
+
+# A broken harness stops ``score`` loudly (exit 4) unless ``--keep-going``: a reference that does
+# not build (before: exit 1) and reference runs that do not finish, a conftest killing pytest
+# before any test in every fresh run too (before: exit 0 and a warning), are named on stderr
+# and listed under ``harness_errors`` in results.json.
+
+
+def test_a_reference_that_does_not_build_is_a_harness_error(
+    stats_instance: Path, tmp_path: Path
+) -> None:
+    source = stats_instance.parent / "src" / "stats.c"
+    source.write_text(source.read_text().replace("return 0;\n}", "return 0\n}", 1))
+    proc = suitebench(tmp_path, "score", str(stats_instance), "--mutant", "max_empty")
+    assert proc.returncode == 4, proc.stderr
+    assert "harness error:" in proc.stderr and "does not build" in proc.stderr
+    kept = suitebench(
+        tmp_path, "score", str(stats_instance), "--mutant", "max_empty", "--keep-going"
+    )
+    assert kept.returncode == 0 and "harness error:" in kept.stderr
+
+
+def test_reference_runs_that_never_finish_are_a_harness_error(
+    stats_instance: Path, tmp_path: Path
+) -> None:
+    suite = tmp_path / "broken_conftest"
+    suite.mkdir()
+    (suite / "conftest.py").write_text("import os\nos._exit(7)\n")
+    (suite / "test_x.py").write_text("def test_x():\n    pass\n")
+    out = tmp_path / "out"
+    args = ["score", str(stats_instance), "--suite", str(suite), "--mutant", "max_empty"]
+    proc = suitebench(tmp_path, *args, "--reference-runs", "1", "--out", str(out))
+    assert proc.returncode == 4, proc.stderr
+    assert "harness error: reference reference (1 run(s)): pytest did not finish" in proc.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert [e["stage"] for e in results["harness_errors"]] == ["reference"]
+    assert results["mutation_score"] is None  # nothing measured is not zero
+    kept = suitebench(tmp_path, *args, "--reference-runs", "1", "--keep-going")
+    assert kept.returncode == 0, kept.stderr
+
+
+def test_a_sound_score_has_no_harness_errors(stats_instance: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = suitebench(
+        tmp_path, "score", str(stats_instance), "--mutant", "max_empty", "--out", str(out)
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "harness error" not in proc.stderr
+    assert json.loads((out / "results.json").read_text())["harness_errors"] == []

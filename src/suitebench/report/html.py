@@ -233,8 +233,9 @@ def _problem_section(run: AuditRun, problem: str, clusters: Mapping[str, Any]) -
             "; ".join(x for x in (r.get("consensus", ""), r.get("brute", "")) if x),
         )
     retr = [r for r in run.retractions if r["problem"] == problem]
-    rt = table(["arm", "submission", "input", "verdict", "stage", "reason"])
+    rt = table(["arm", "submission", "input", "verdict", "stage", "reason", "output judged"])
     for r in retr:
+        head = r.get("output_head", "")  # older results have no such column
         rt.add(
             Cell(r["arm"], code=True),
             Cell(r["submission_id"], code=True),
@@ -242,6 +243,7 @@ def _problem_section(run: AuditRun, problem: str, clusters: Mapping[str, Any]) -
             r["verdict"],
             r["stage"],
             r["reason"],
+            Cell(head or "(no output)", code=bool(head)),
         )
     builds = None
     if entry.get("build_errors"):
