@@ -58,6 +58,7 @@ from suitebench.suite.selection import (
     impact_spec,
     select_tests,
 )
+from suitebench.suite.timeouts import confirm_timeouts
 
 Progress = Callable[[int, int], None]
 DEFAULT_BATCH = 128
@@ -442,12 +443,13 @@ def score_suite(
         mutant_runs = {
             m.id: row(selected_runs.get(m.id), selections[m.id], tests) for m in runnable
         }
+    confirmed = confirm_timeouts(runner, built, mutant_runs, tests)
     if progress is not None:
         progress(total, total)
 
     finished = all(r.status is RunStatus.OK for r in ref_runs)
     results = [
-        classify(m, built[m.id], mutant_runs.get(m.id), tests, selections.get(m.id), finished)
+        classify(m, built[m.id], confirmed.get(m.id), tests, selections.get(m.id), finished)
         for m in mutants
     ]
     counts = Counts(
