@@ -6,11 +6,12 @@
  *
  * Usage: _mount ROOT CWD N KIND PATH EXTRA ... (N triples) RUNNER-ARGV...
  * KIND is ro, rw (bind PATH at ROOT/PATH, read-only or not), dir (mkdir 0755), symlink (EXTRA
- * is the link text), dev (a tmpfs with the usual device nodes bound, a private shm, fd links),
- * proc (bind this pid namespace's /proc), tmp (a tmpfs of mode 1777, EXTRA = size in bytes or
- * empty). Operations come parents first. Then ROOT is remounted read-only, the process
- * chroots into it, enters CWD and execs the runner. Exit status 125 and a message on stderr if
- * anything fails; without arguments it exits 3 (so a cached binary can be checked to start).
+ * is the link text), dev (a tmpfs with the usual device nodes bound, a private shm of mode
+ * 1777, EXTRA = its size in bytes or empty, fd links), proc (bind this pid namespace's
+ * /proc), tmp (a tmpfs of mode 1777, EXTRA = size in bytes or empty). Operations come parents
+ * first. Then ROOT is remounted read-only, the process chroots into it, enters CWD and execs
+ * the runner. Exit status 125 and a message on stderr if anything fails; without arguments it
+ * exits 3 (so a cached binary can be checked to start).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -78,12 +79,14 @@ static void bind(const char *src, const char *target, int read_only) {
     }
 }
 
-static void dev(const char *target) {
+/* A fresh /dev; its shm is bounded like /tmp (else a program could fill the memory cgroup with
+ * it and be killed rather than told ENOSPC). */
+static void dev(const char *target, const char *shm_size) {
     static const char *nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
     static const char *links[][2] = {{"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"},
                                      {"stdout", "/proc/self/fd/1"},
                                      {"stderr", "/proc/self/fd/2"}};
-    char a[4096], b[4096];
+    char a[4096], b[4096], opts[64];
     mkdirs(target, 0755);
     do_mount("dev", target, "tmpfs", MS_NOSUID, "mode=0755");
     for (size_t i = 0; i < sizeof nodes / sizeof *nodes; i++) {
@@ -93,7 +96,9 @@ static void dev(const char *target) {
     }
     snprintf(b, sizeof b, "%s/shm", target);
     mkdirs(b, 01777);
-    do_mount("shm", b, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+    if (*shm_size) snprintf(opts, sizeof opts, "mode=1777,size=%s", shm_size);
+    else snprintf(opts, sizeof opts, "mode=1777");
+    do_mount("shm", b, "tmpfs", MS_NOSUID | MS_NODEV, opts);
     for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
         snprintf(b, sizeof b, "%s/%s", target, links[i][0]);
         if (symlink(links[i][1], b) != 0) die("symlink", b);
@@ -123,7 +128,7 @@ int main(int argc, char **argv) {
             parent_dirs(target);
             if (symlink(extra, target) != 0) die("symlink", target);
         } else if (!strcmp(kind, "dev")) {
-            dev(target);
+            dev(target, extra);
         } else if (!strcmp(kind, "proc")) {
             bind("/proc", target, 0);  /* unshare --mount-proc mounted this pid ns's /proc */
         } else if (!strcmp(kind, "tmp")) {

@@ -67,14 +67,17 @@ def _bind(src: str, target: str, *, read_only: bool) -> None:
         _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | keep)
 
 
-def _dev(target: str) -> None:
+def _dev(target: str, shm_size: str) -> None:
+    """A fresh /dev; its shm is bounded like /tmp (else a program could fill the memory
+    cgroup with it and be killed rather than told ENOSPC)."""
     os.makedirs(target, exist_ok=True)
     _mount("dev", target, "tmpfs", MS_NOSUID, "mode=0755")
     for node in DEV_NODES:
         if os.path.exists(f"/dev/{node}"):
             _bind(f"/dev/{node}", f"{target}/{node}", read_only=False)
     os.mkdir(f"{target}/shm")
-    _mount("shm", f"{target}/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    size = f",size={shm_size}" if shm_size else ""
+    _mount("shm", f"{target}/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777" + size)
     for name, link in DEV_LINKS.items():
         os.symlink(link, f"{target}/{name}")
 
@@ -91,7 +94,7 @@ def build(root: str, ops: list[tuple[str, str, str]]) -> None:
         elif kind == "symlink":
             os.symlink(extra, target)
         elif kind == "dev":
-            _dev(target)
+            _dev(target, extra)
         elif kind == "proc":  # unshare --mount-proc mounted this pid namespace's own /proc
             _bind("/proc", target, read_only=False)
         elif kind == "tmp":

@@ -18,8 +18,8 @@
  * Protocol (integers big-endian):
  *   config: u32 argc, argc x str; u32 envc, envc x str; str cwd; i64 uid; i64 gid;
  *           u64 wall_us; u64 output_bytes; u32 n, n x (u32 resource, i64 soft, i64 hard);
- *           u32 flags (1: /tmp is private to this sandbox, empty it of the program's files
- *           after every run), where str = u32 length + bytes and -1 means "none" /
+ *           u32 flags (1: /tmp and /dev/shm are private to this sandbox, empty them of the
+ *           program's files after every run), where str = u32 length + bytes and -1 means "none" /
  *           RLIM_INFINITY.
  *   ready:  the four bytes "RDY1".
  *   run:    u64 length + stdin bytes  ->  reply: i32 exit_code (-1 none), i32 signal (0 none),
@@ -309,8 +309,13 @@ static void clean_dir(const char *dir, int in_tmp) {
     }
 }
 
+/* A run's POSIX semaphores and shared memory (/dev/shm) are files like its /tmp ones: a run
+ * that dies holding them must not hand them to the next. */
 static void clean_tmp(void) {
-    if (g_flags & 1) clean_dir("/tmp", 1);
+    if (g_flags & 1) {
+        clean_dir("/tmp", 1);
+        clean_dir("/dev/shm", 1);
+    }
 }
 
 static void set_nonblock(int fd, int on) {

@@ -252,18 +252,21 @@ class Runner:
         return len(found)
 
     def _clean_tmp(self) -> None:
-        """Empty the private /tmp of the program's files, as the program's uid (it owns them)."""
+        """Empty the private /tmp and /dev/shm of the program's files, as the program's uid (it
+        owns them): a run's POSIX semaphores and shared memory are files in /dev/shm, and a run
+        that dies holding them must not hand them to the next."""
         if not self.clean_tmp:
             return
-        try:
-            names = [
-                n
-                for n in os.listdir("/tmp")
-                if self.uid is None or os.lstat(f"/tmp/{n}").st_uid == self.uid
-            ]
-        except OSError:
-            return
-        self._remove_as_program("/tmp", names)
+        for where in ("/tmp", "/dev/shm"):
+            try:
+                names = [
+                    n
+                    for n in os.listdir(where)
+                    if self.uid is None or os.lstat(f"{where}/{n}").st_uid == self.uid
+                ]
+            except OSError:
+                continue
+            self._remove_as_program(where, names)
 
     def _clean_cwd(self) -> None:
         """Give the next run the work dir the session started with: every entry an earlier run

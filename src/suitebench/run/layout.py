@@ -1,12 +1,12 @@
 """The backends and what a sandboxed program sees of the file system under each of them.
 
 A run sees the *layout*: the system's read-only directories, a minimal ``/etc``, a fresh
-``/dev`` and ``/proc``, a private ``/tmp``, the run's work dir (the only writable place), and
-read-only the paths the run needs: the runner, the interpreter's installation, the program
-(``argv[0]``, its installation when it lives in a ``bin/`` directory, and absolute paths named
-in ``argv``) and the caller's ``ro_binds``. Nothing else exists inside: not the user's home, not
-the working tree, not the problem or instance directory, not the store, not the build cache
-entries of other programs.
+``/dev`` and ``/proc``, a private ``/tmp`` and ``/dev/shm``, the run's work dir (the only
+writable place), and read-only the paths the run needs: the runner, the interpreter's
+installation, the program (``argv[0]``, its installation when it lives in a ``bin/``
+directory, and absolute paths named in ``argv``) and the caller's ``ro_binds``. Nothing else
+exists inside: not the user's home, not the working tree, not the problem or instance
+directory, not the store, not the build cache entries of other programs.
 
 ``bwrap`` builds the layout on an empty root; ``unshare`` builds the same layout in its fresh
 mount namespace (``_mount.c``, else ``_mount.py``: mount(2) calls, then chroot) and runs the
@@ -98,6 +98,8 @@ class Layout:
     etc: list[Path] = field(default_factory=list)  # bound read-only
     ro: list[Path] = field(default_factory=list)
     dirs: list[Path] = field(default_factory=list)
+    # The bound of the private /tmp and of the private /dev/shm, each (tmpfs pages count
+    # against the memory cgroup: a full tmpfs is ENOSPC rather than a memory kill).
     tmp_size: int | None = None
 
 
@@ -184,6 +186,9 @@ def bwrap_mounts(lay: Layout) -> list[str]:
     add(Path("/proc"), 0, ["--proc", "/proc"])
     size = [] if lay.tmp_size is None else ["--size", str(lay.tmp_size)]
     add(Path("/tmp"), 0, [*size, "--perms", "1777", "--tmpfs", "/tmp"])
+    # ``--dev`` leaves /dev/shm root's and 0755: POSIX semaphores (multiprocessing's SemLock)
+    # and shm_open need it writable by the program, and bounded like /tmp.
+    add(Path("/dev/shm"), 0, [*size, "--perms", "1777", "--tmpfs", "/dev/shm"])
     add(Path("/etc"), 0, ["--perms", "0755", "--dir", "/etc"])
     for p in lay.etc:
         add(p, 1, ["--ro-bind", str(p), str(p)])
@@ -210,9 +215,10 @@ def unshare_ops(lay: Layout) -> list[list[str]]:
         add(p, 0, ["ro", str(p), ""])
     for p, target in lay.symlinks.items():
         add(p, 2, ["symlink", str(p), target])
-    add(Path("/dev"), 0, ["dev", "/dev", ""])
+    size = "" if lay.tmp_size is None else str(lay.tmp_size)
+    add(Path("/dev"), 0, ["dev", "/dev", size])  # the size of its private shm
     add(Path("/proc"), 0, ["proc", "/proc", ""])
-    add(Path("/tmp"), 0, ["tmp", "/tmp", "" if lay.tmp_size is None else str(lay.tmp_size)])
+    add(Path("/tmp"), 0, ["tmp", "/tmp", size])
     add(Path("/etc"), 0, ["dir", "/etc", ""])
     for p in lay.etc:
         add(p, 1, ["ro", str(p), ""])
