@@ -20,7 +20,11 @@ from suitebench.cli._progress import ProgressFn, progress_bar
 from suitebench.cli.main import OPTIONS
 from suitebench.model.errors import FormatError
 from suitebench.model.instance import Instance, load_instance
-from suitebench.model.programbench import is_programbench_task, load_programbench_task
+from suitebench.model.programbench import (
+    default_branch,
+    is_programbench_task,
+    load_programbench_task,
+)
 from suitebench.run.executor import Executor, make_executor
 from suitebench.run.outcome import Backend
 
@@ -44,10 +48,25 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 def _load(path: Path) -> Instance:
     try:
         if is_programbench_task(path):
+            _say_branch(path)
             return load_programbench_task(path)
         return load_instance(path)
     except FormatError as exc:
         raise _fail(str(exc)) from None
+
+
+def _say_branch(path: Path) -> None:
+    """A task without tests.json and several branches is read from the first: say which, so
+    the choice is never silent."""
+    if (path / "tests.json").is_file():
+        return
+    chosen, branches = default_branch(path)
+    if len(branches) > 1:
+        _err.print(
+            f"[yellow]note:[/yellow] {escape(str(path))} has no tests.json and "
+            f"{len(branches)} test branches ({escape(', '.join(branches))}): reading "
+            f"{escape(chosen)}, the first in sorted order"
+        )
 
 
 def _emit_json(data: Any) -> None:
@@ -99,6 +118,18 @@ def mutants(
     max_per_file: int = typer.Option(400, "--max-per-file", min=1),
     max_per_function: int = typer.Option(40, "--max-per-function", min=1),
     operator: list[str] = typer.Option([], "--operator", help="Only these operators."),
+    include: list[str] = typer.Option(
+        [], "--include", help="Only files matching this glob (relative to the source root)."
+    ),
+    exclude: list[str] = typer.Option(
+        [], "--exclude", help="Leave out files matching this glob (relative to the source root)."
+    ),
+    project_settings: bool = typer.Option(
+        True,
+        "--project-settings/--no-project-settings",
+        help="Read mutmut's paths_to_mutate/do_not_mutate and cosmic-ray's module-path/"
+        "excluded-modules from the source root.",
+    ),
     scope: str = typer.Option(
         "all",
         "--scope",
@@ -123,6 +154,7 @@ def mutants(
     diff each, listed in instance.toml."""
     sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
     from suitebench.construct.mutants import SCOPES, write_mutants
+    from suitebench.construct.mutate_paths import path_filter
 
     instance = _load(instance_path)
     if scope not in SCOPES:
@@ -130,6 +162,7 @@ def mutants(
     if llm:
         _llm_mutants(instance, out, targets_file, per_section, attempts, model, base_url, api_key)
         return
+    paths = path_filter(instance.source, include, exclude, project=project_settings)
     with _executor_run("building mutants") as (executor, progress):
         report = write_mutants(
             instance,
@@ -140,6 +173,7 @@ def mutants(
             max_per_function=max_per_function,
             operators=set(operator) or None,
             scope=scope,
+            paths=paths,
             cache_dir=OPTIONS.store.parent / "builds",
             executor=executor,
             progress=progress,
@@ -148,6 +182,19 @@ def mutants(
         _emit_json(report.to_dict())
         return
     where = out if out is not None else instance.root
+    for setting in report.settings_read:
+        _out.print(f"  files: {escape(setting)}")
+    if report.excluded_files:
+        shown = ", ".join(report.excluded_files[:10])
+        more = (
+            f" and {len(report.excluded_files) - 10} more"
+            if len(report.excluded_files) > 10
+            else ""
+        )
+        _out.print(f"  left out: {len(report.excluded_files)} file(s): {escape(shown)}{more}")
+    if not report.mutants and report.sites == 0:
+        _out.print(f"[bold]{instance.name}[/bold]  {_no_mutants_reason(report)}")
+        return
     _out.print(
         f"[bold]{instance.name}[/bold]  {len(report.mutants)} mutants written to "
         f"{where}/mutants  ({report.sites} sites, "
@@ -156,6 +203,8 @@ def mutants(
         f"{report.duplicates} duplicates, {report.capped} over the caps, "
         f"{len(report.build_errors)} do not build)"
     )
+    if report.capped:
+        _out.print(_capped_line(report))
     table = Table("operator", "mutants", show_edge=False)
     for name, count in sorted(report.by_operator.items()):
         table.add_row(name, str(count))
@@ -167,6 +216,28 @@ def mutants(
         _out.print(f"  ... {len(report.build_errors) - 10} more in mutants/operators.json")
     for file, why in report.unparsable.items():
         _out.print(f"  [yellow]not parsed[/yellow] {escape(file)}: {escape(why)}")
+
+
+def _no_mutants_reason(report: Any) -> str:
+    """Why nothing was mutated, in words: the languages no operator handles, else no source."""
+    if report.no_operator:
+        return f"0 mutants: no operator for {', '.join(report.no_operator)}"
+    if report.unparsable:
+        return "0 mutants: no source file could be parsed"
+    if report.excluded_files:
+        return "0 mutants: every source file was left out"
+    return "0 mutants: no source file in a language with operators (Python, C, C++, Rust, Go)"
+
+
+def _capped_line(report: Any) -> str:
+    """How many sites the caps dropped and where (the five files that lost most)."""
+    caps = ", ".join(f"{k}={v}" for k, v in report.caps.items() if v is not None)
+    top = list(report.capped_by_file.items())[:5]
+    where = ", ".join(f"{escape(f)}: {n}" for f, n in top)
+    return (
+        f"  [yellow]capped:[/yellow] {report.capped} of {report.candidates} sites dropped "
+        f"({caps}): {where}" + (" (top 5)" if len(report.capped_by_file) > 5 else "")
+    )
 
 
 def _client(model: str | None, base_url: str | None, api_key: str | None, store: Any) -> Any:

@@ -21,11 +21,13 @@ from __future__ import annotations
 import random
 import re
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from suitebench.construct.edits import MutationSite, unified_diff
+from suitebench.construct.mutate_paths import PathFilter
 from suitebench.construct.treesitter_ops import language_of, treesitter_sites
 from suitebench.construct.writing import OPERATOR, MutantRecord, prepare_target, write_generated
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
@@ -40,6 +42,7 @@ __all__ = [
     "MutantsReport",
     "error_line",
     "generate_operator_mutants",
+    "languages_without_operators",
     "mutation_sites",
     "source_files",
     "write_mutants",
@@ -48,7 +51,21 @@ __all__ = [
 BLOCK_BEGIN = OPERATOR.begin
 BLOCK_END = OPERATOR.end
 MANIFEST = OPERATOR.manifest
-_SKIP_DIRS = {".git", "__pycache__", "tests", "test", "target", "build", "vendor", ".venv"}
+_SKIP_DIRS = {
+    ".git",
+    "__pycache__",
+    "tests",
+    "test",
+    "target",
+    "build",
+    "vendor",
+    ".venv",
+    "mutants",
+}
+# Languages met in real sources that no operator handles yet, by extension.
+_NO_OPERATORS = {".sh": "bash", ".bash": "bash", ".js": "javascript", ".mjs": "javascript",
+                 ".ts": "typescript", ".rb": "ruby", ".java": "java", ".kt": "kotlin",
+                 ".pl": "perl", ".lua": "lua", ".php": "php", ".awk": "awk"}  # fmt: skip
 _SKIP_PY = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest|setup)\.py$")
 Progress = Callable[[int, int], None]
 
@@ -64,6 +81,12 @@ class MutantsReport:
     noops: int = 0
     duplicates: int = 0
     capped: int = 0
+    candidates: int = 0  # sites left for the caps: after scope, no-op and duplicate filters
+    caps: dict[str, int | None] = field(default_factory=dict)
+    capped_by_file: dict[str, int] = field(default_factory=dict)  # most dropped first
+    settings_read: list[str] = field(default_factory=list)  # include/exclude and their source
+    excluded_files: list[str] = field(default_factory=list)  # left out by them
+    no_operator: list[str] = field(default_factory=list)  # languages of an unmutated source
     mutants: list[MutantRecord] = field(default_factory=list)
     build_errors: list[dict[str, str | int]] = field(default_factory=list)
     unparsable: dict[str, str] = field(default_factory=dict)
@@ -73,24 +96,53 @@ class MutantsReport:
         return asdict(self)
 
 
-def source_files(instance: Instance) -> list[Path]:
-    """The reference source files operator mutants apply to, relative to ``source``: files of
-    a supported language, not tests, build scripts or vendored code."""
+def _candidate_files(instance: Instance) -> list[Path]:
+    """Files under the source (the package for ``kind = "python"``), relative to ``source``,
+    outside tests, build output, vendored code and the mutants themselves."""
     root = instance.source
     base = instance.package_dir() if instance.kind is InstanceKind.PYTHON else root
     assert base is not None
+    return [
+        path.relative_to(root)
+        for path in sorted(base.rglob("*"))
+        if path.is_file() and not any(p in _SKIP_DIRS for p in path.relative_to(root).parts[:-1])
+    ]
+
+
+def source_files(instance: Instance, paths: PathFilter | None = None) -> list[Path]:
+    """The reference source files operator mutants apply to, relative to ``source``: files of
+    a supported language, not tests, build scripts or vendored code, kept by ``paths``."""
     files: list[Path] = []
-    for path in sorted(base.rglob("*")):
-        rel = path.relative_to(root)
-        if not path.is_file() or any(part in _SKIP_DIRS for part in rel.parts[:-1]):
-            continue
+    for rel in _candidate_files(instance):
         text = rel.as_posix()
+        if paths is not None and not paths.keeps(text):
+            continue
         if text.endswith(".py"):
             if not _SKIP_PY.search(text):
                 files.append(rel)
         elif language_of(text) is not None:
             files.append(rel)
     return files
+
+
+def languages_without_operators(instance: Instance) -> list[str]:
+    """Languages of the source's files that no operator handles (a shell script's "bash"):
+    what to name when there is nothing to mutate, instead of a bare "0 sites"."""
+    found: set[str] = set()
+    for rel in _candidate_files(instance):
+        if rel.as_posix() == instance.build:
+            continue  # the build recipe is not the program
+        language = _NO_OPERATORS.get(rel.suffix)
+        if language is None and not rel.suffix:
+            try:
+                first = (instance.source / rel).read_bytes()[:80].split(b"\n", 1)[0]
+            except OSError:
+                continue
+            if first.startswith(b"#!") and re.search(rb"\b(ba|da|k|z)?sh\b", first):
+                language = "bash"
+        if language is not None:
+            found.add(language)
+    return sorted(found)
 
 
 SCOPES = ("all", "functions")
@@ -135,6 +187,7 @@ def generate_operator_mutants(
     max_per_function: int | None = 40,
     operators: set[str] | None = None,
     scope: str = "all",
+    paths: PathFilter | None = None,
 ) -> tuple[list[tuple[MutationSite, bytes]], MutantsReport]:
     """Stages 1-3: the sampled sites with the diffs they give, before the build check.
     ``scope="functions"`` keeps only sites inside function bodies (as mutmut mutates): no
@@ -142,9 +195,23 @@ def generate_operator_mutants(
     if scope not in SCOPES:
         raise ValueError(f"scope {scope!r}: expected one of {', '.join(SCOPES)}")
     report = MutantsReport(instance=instance.name, seed=seed)
+    report.caps = {
+        "max_per_file": max_per_file,
+        "max_per_function": max_per_function,
+        "max_total": max_total,
+    }
+    files = source_files(instance, paths)
+    if paths is not None:
+        report.settings_read = list(paths.settings_read)
+        kept_files = set(files)
+        report.excluded_files = [
+            f.as_posix() for f in source_files(instance) if f not in kept_files
+        ]
+    if not files:
+        report.no_operator = languages_without_operators(instance)
     kept: list[MutationSite] = []
     sources: dict[str, bytes] = {}
-    for rel in source_files(instance):
+    for rel in files:
         path = rel.as_posix()
         source = (instance.source / rel).read_bytes()
         try:
@@ -171,11 +238,14 @@ def generate_operator_mutants(
                 continue
             seen.add(fingerprint)
             kept.append(site)
-    before = len(kept)
+    before = Counter(s.file for s in kept)
+    report.candidates = len(kept)
     kept = _group_cap(kept, lambda s: f"{s.file}::{s.function}", max_per_function, seed)
     kept = _group_cap(kept, lambda s: s.file, max_per_file, seed)
     kept = _sample(kept, max_total, random.Random(seed))
-    report.capped = before - len(kept)
+    report.capped = report.candidates - len(kept)
+    dropped = before - Counter(s.file for s in kept)
+    report.capped_by_file = dict(sorted(dropped.items(), key=lambda kv: (-kv[1], kv[0])))
     return [(s, unified_diff(s.file, sources[s.file], s.edit)) for s in kept], report
 
 
@@ -197,6 +267,7 @@ def write_mutants(
     max_per_function: int | None = 40,
     operators: set[str] | None = None,
     scope: str = "all",
+    paths: PathFilter | None = None,
     cache_dir: Path,
     executor: Executor | None = None,
     progress: Progress | None = None,
@@ -211,6 +282,7 @@ def write_mutants(
         max_per_function=max_per_function,
         operators=operators,
         scope=scope,
+        paths=paths,
     )
     target = prepare_target(instance, out)
 

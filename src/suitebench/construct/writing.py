@@ -100,9 +100,13 @@ def write_generated(
     manifest: dict[str, Any],
 ) -> list[MutantRecord]:
     """Number and write the mutants (ids ``<prefix>0001``...), replacing the generator's
-    previous ones; return the records as written."""
+    previous ones; return the records as written.
+
+    A ProgramBench task has no ``instance.toml``: its manifest under ``mutants/`` is then the
+    list the task loader reads, and no block is written."""
     toml_path = target / "instance.toml"
-    text = toml_path.read_text(encoding="utf-8")
+    listed = toml_path.is_file()
+    text = toml_path.read_text(encoding="utf-8") if listed else ""
     body, block = split_block(text, generator)
     ours = set(re.findall(r'^id = "([^"]+)"', block, flags=re.M))
     others = set(re.findall(r'^\s*id\s*=\s*"([^"]+)"', body, flags=re.M)) - ours
@@ -134,6 +138,8 @@ def write_generated(
         )
     manifest = {**manifest, "mutants": [r.to_dict() for r in written]}
     old_manifest.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    if not listed:
+        return written
     lines = [generator.begin]
     for m in written:
         lines += [

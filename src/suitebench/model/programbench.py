@@ -26,11 +26,12 @@ from typing import Any
 
 from pydantic import Field
 
-from suitebench.model.instance import Instance, InstanceError, InstanceKind
+from suitebench.model.instance import Instance, InstanceError, InstanceKind, MutantSpec
 
 __all__ = [
     "SUITE_DIRNAME",
     "ProgramBenchInstance",
+    "default_branch",
     "ignored_branches",
     "is_programbench_task",
     "load_programbench_task",
@@ -47,14 +48,16 @@ SUITE_DIRNAME = "tests"
 _EVAL_PREFIX = "eval.tests."
 _BUILD = "build.sh"
 _TESTS_JSON = "tests.json"
+_MANIFESTS = ("operators.json", "requirements.json")  # written by `build mutants`
 
 
 class ProgramBenchInstance(Instance):
     """A suite-mode instance read from one branch of a ProgramBench task.
 
     ``expected_tests`` is every test ``tests.json`` lists for the branch (node ids, ignored ones
-    included), ``ignored_tests`` maps the excluded ones to their reasons, and
-    ``programbench_ids`` maps node ids back to ProgramBench's dotted ids for reporting.
+    included; empty without ``tests.json``: then the suite is whatever pytest collects),
+    ``ignored_tests`` maps the excluded ones to their reasons, and ``programbench_ids`` maps
+    node ids back to ProgramBench's dotted ids for reporting.
     """
 
     branch: str
@@ -114,9 +117,58 @@ def read_tests_json(path: Path | str) -> dict[str, Any]:
 
 
 def is_programbench_task(path: Path | str) -> bool:
-    """Whether ``path`` looks like a ProgramBench task: ``tests.json`` and ``tests/``."""
+    """Whether ``path`` looks like a ProgramBench task: ``build.sh`` and ``tests/``, with a
+    ``tests.json`` or, as some tasks are published, only a branch of ``eval/tests/*.py``.
+
+    A directory with an ``instance.toml`` is an instance, whatever else it holds."""
     path = Path(path)
-    return (path / _TESTS_JSON).is_file() and (path / "tests").is_dir()
+    if not path.is_dir() or (path / "instance.toml").is_file() or not (path / "tests").is_dir():
+        return False
+    if (path / _TESTS_JSON).is_file():
+        return True
+    return (path / _BUILD).is_file() and bool(_branch_dirs(path))
+
+
+def _branch_dirs(root: Path) -> list[str]:
+    """Branches on disk: ``tests/<branch>/eval/tests`` holding a ``*.py``, in sorted order."""
+    return sorted(
+        d.name
+        for d in (root / "tests").iterdir()
+        if d.is_dir() and any((d / "eval" / "tests").glob("*.py"))
+    )
+
+
+def _manifest_mutants(root: Path) -> tuple[MutantSpec, ...]:
+    """Mutants ``build mutants`` wrote into the task: the task has no ``instance.toml`` to list
+    them in, so its manifests under ``mutants/`` are the list (a missing diff is an error)."""
+    mutants: list[MutantSpec] = []
+    for name in _MANIFESTS:
+        file = root / "mutants" / name
+        if not file.is_file():
+            continue
+        try:
+            records = json.loads(file.read_text(encoding="utf-8")).get("mutants", [])
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError) as exc:
+            raise InstanceError(file, "<file>", f"expected a mutants manifest ({exc})") from exc
+        for index, record in enumerate(records):
+            patch = root / str(record.get("patch", ""))
+            if not patch.is_file():
+                raise InstanceError(
+                    file,
+                    f"mutants[{index}].patch",
+                    f"expected an existing file, {patch} is not one",
+                )
+            mutants.append(
+                MutantSpec(
+                    id=record["id"],
+                    patch=patch,
+                    section=record.get("section"),
+                    target=record.get("target"),
+                    description=record.get("description", ""),
+                    operator=record.get("operator"),
+                )
+            )
+    return tuple(mutants)
 
 
 def _branch_entry(file: Path, data: dict[str, Any], branch: str) -> dict[str, Any]:
@@ -127,8 +179,11 @@ def _branch_entry(file: Path, data: dict[str, Any], branch: str) -> dict[str, An
 
 
 def ignored_branches(task_dir: Path | str) -> dict[str, str]:
-    """Branches ``tests.json`` marks ``ignored``, with their ``ignore_reason``."""
+    """Branches ``tests.json`` marks ``ignored``, with their ``ignore_reason`` (none without
+    a ``tests.json``: nothing marks them)."""
     file = Path(task_dir) / _TESTS_JSON
+    if not file.is_file():
+        return {}
     data = read_tests_json(file)
     return {
         name: str(entry.get("ignore_reason", ""))
@@ -138,8 +193,12 @@ def ignored_branches(task_dir: Path | str) -> dict[str, str]:
 
 
 def programbench_branches(task_dir: Path | str) -> list[str]:
-    """The branches to score: those of ``tests.json`` not marked ``ignored``, in file order."""
-    return _active_branches(read_tests_json(Path(task_dir) / _TESTS_JSON))
+    """The branches to score: those of ``tests.json`` not marked ``ignored``, in file order;
+    without ``tests.json``, every ``tests/<branch>/eval/tests`` on disk, in sorted order."""
+    root = Path(task_dir)
+    if not (root / _TESTS_JSON).is_file():
+        return _branch_dirs(root)
+    return _active_branches(read_tests_json(root / _TESTS_JSON))
 
 
 def _active_branches(data: dict[str, Any]) -> list[str]:
@@ -231,13 +290,17 @@ def load_programbench_task(task_dir: Path | str, branch: str | None = None) -> P
     and it is the instance's source.  ``branch`` defaults to the only branch not marked
     ``ignored``; with several, name one (or use :func:`load_programbench_tasks`).  An optional
     ``spec.md`` next to ``tests.json`` becomes the spec, as TestSuiteBench adds one.
+
+    Tasks are also published without ``tests.json``: then every test collected under the
+    branch's ``eval/tests`` is in the suite, none is ignored, and the branch defaults to the
+    first on disk in sorted order (:func:`default_branch` says so when there are several).
     """
     root = Path(task_dir).resolve()
     file = root / _TESTS_JSON
-    if not file.is_file():
-        raise InstanceError(file, "<file>", "expected a ProgramBench tests.json")
     if not (root / _BUILD).is_file():
         raise InstanceError(root / _BUILD, "<file>", "expected build.sh leaving ./executable")
+    if not file.is_file():
+        return _load_without_tests_json(root, branch)
     data = read_tests_json(file)
     if branch is None:
         active = _active_branches(data)
@@ -269,6 +332,39 @@ def load_programbench_task(task_dir: Path | str, branch: str | None = None) -> P
                 else f"branches.{branch}.ignored_tests"
             )
             raise InstanceError(file, field, str(exc)) from exc
+    return _instance(
+        root,
+        branch,
+        expected_tests=tuple(dict.fromkeys(to_node[t] for t in listed)),
+        ignored_tests={to_node[t]: reasons for t, reasons in ignored.items()},
+        programbench_ids={node: test for test, node in to_node.items()},
+    )
+
+
+def default_branch(task_dir: Path | str) -> tuple[str, list[str]]:
+    """The branch a task without ``tests.json`` is read from, and every branch on disk: the
+    only one, or the first in sorted order (callers name the others, so the choice is seen)."""
+    root = Path(task_dir)
+    branches = _branch_dirs(root)
+    if not branches:
+        raise InstanceError(
+            root / "tests", "<dir>", "expected a test branch tests/<branch>/eval/tests/*.py"
+        )
+    return branches[0], branches
+
+
+def _load_without_tests_json(root: Path, branch: str | None) -> ProgramBenchInstance:
+    if branch is None:
+        branch, _ = default_branch(root)
+    suite = root / "tests" / branch / "eval" / "tests"
+    if not suite.is_dir():
+        raise InstanceError(
+            root / "tests", branch, f"expected the directory {suite} (no tests.json, no branch)"
+        )
+    return _instance(root, branch)
+
+
+def _instance(root: Path, branch: str, **tests: Any) -> ProgramBenchInstance:
     spec = root / "spec.md"
     return ProgramBenchInstance(
         name=root.name,
@@ -277,12 +373,11 @@ def load_programbench_task(task_dir: Path | str, branch: str | None = None) -> P
         spec=spec if spec.is_file() else None,
         build=_BUILD,
         source=root,
-        tests=suite,
+        tests=root / "tests" / branch / "eval" / "tests",
+        mutants=_manifest_mutants(root),
         description=f"ProgramBench task {root.name}, test branch {branch}",
         branch=branch,
-        expected_tests=tuple(dict.fromkeys(to_node[t] for t in listed)),
-        ignored_tests={to_node[t]: reasons for t, reasons in ignored.items()},
-        programbench_ids={node: test for test, node in to_node.items()},
+        **tests,
     )
 
 
