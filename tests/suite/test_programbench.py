@@ -21,6 +21,7 @@ import pytest
 from suitebench.model.instance import Instance, InstanceError
 from suitebench.model.programbench import (
     ProgramBenchInstance,
+    branch_note,
     ignored_branches,
     is_programbench_task,
     load_programbench_task,
@@ -185,3 +186,47 @@ def test_score_suite_scores_the_refined_suite_of_a_programbench_task(tmp_path: P
     assert result.excluded_tests == {t: list(r) for t, r in inst.ignored_tests.items()}
     assert all(t.valid for t in result.tests)
     assert result.validity == 1.0
+
+
+NOTESTS = TASK.parent / "programbench-notests"
+
+
+def test_a_task_published_without_tests_json_is_read_with_every_test() -> None:
+    """No tests.json: build.sh and tests/<branch>/eval/tests/*.py make the task; nothing is
+    ignored and no list restricts the suite (every collected test is in it)."""
+    assert not (NOTESTS / "tests.json").exists()
+    assert is_programbench_task(NOTESTS)
+    inst = load_programbench_task(NOTESTS)
+    assert inst.branch == "main" and programbench_branches(NOTESTS) == ["main"]
+    assert inst.tests == NOTESTS / "tests" / "main" / "eval" / "tests"
+    assert inst.source == NOTESTS and inst.build == "build.sh"
+    assert inst.expected_tests == () and inst.ignored_tests == {}
+    assert ignored_branches(NOTESTS) == {} and branch_note(NOTESTS) is None
+
+
+def test_without_tests_json_the_first_branch_in_sorted_order_is_read_and_named(
+    tmp_path: Path,
+) -> None:
+    task = tmp_path / "calc"
+    shutil.copytree(NOTESTS, task)
+    shutil.copytree(task / "tests" / "main", task / "tests" / "a1b2")
+    (task / "tests" / "empty" / "eval" / "tests").mkdir(parents=True)  # no *.py: no branch
+    assert programbench_branches(task) == ["a1b2", "main"]
+    assert load_programbench_task(task).branch == "a1b2"
+    assert load_programbench_task(task, "main").branch == "main"
+    note = branch_note(task)
+    assert note is not None and "2 test branches (a1b2, main): reading a1b2" in note
+    with pytest.raises(InstanceError, match=r"no tests\.json"):
+        load_programbench_task(task, "gone")
+
+
+def test_an_instance_or_a_bare_tests_dir_is_not_a_task(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "tests" / "test_x.py").write_text("")
+    (repo / "build.sh").write_text("")
+    assert not is_programbench_task(repo)  # tests/test_x.py is not a branch
+    task = tmp_path / "task"
+    shutil.copytree(NOTESTS, task)
+    (task / "instance.toml").write_text("")
+    assert not is_programbench_task(task)

@@ -21,7 +21,7 @@ from suitebench.cli.main import OPTIONS
 from suitebench.model.errors import FormatError
 from suitebench.model.instance import Instance, load_instance
 from suitebench.model.programbench import (
-    default_branch,
+    branch_note,
     is_programbench_task,
     load_programbench_task,
 )
@@ -45,9 +45,26 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _load(path: Path) -> Instance:
+# What the steps that edit an instance's instance.toml (or its sections map) need of it.
+_NEEDS_INSTANCE = {
+    "hygiene": "records its changes in",
+    "targets": "reads the sections map from",
+    "refine": "rewrites the mutant list of",
+    "spec": "points at the new spec from",
+}
+
+
+def _load(path: Path, step: str | None = None) -> Instance:
+    """The instance at ``path``, or the ProgramBench task there; a step that needs an
+    ``instance.toml`` says so on a task, naming the command that makes one."""
     try:
         if is_programbench_task(path):
+            if step in _NEEDS_INSTANCE:
+                raise _fail(
+                    f"{path}: a ProgramBench task has no instance.toml, which `build {step}` "
+                    f"{_NEEDS_INSTANCE[step]}; make an instance of it first: "
+                    f"suitebench build init {path} --out DIR"
+                )
             _say_branch(path)
             return load_programbench_task(path)
         return load_instance(path)
@@ -56,17 +73,9 @@ def _load(path: Path) -> Instance:
 
 
 def _say_branch(path: Path) -> None:
-    """A task without tests.json and several branches is read from the first: say which, so
-    the choice is never silent."""
-    if (path / "tests.json").is_file():
-        return
-    chosen, branches = default_branch(path)
-    if len(branches) > 1:
-        _err.print(
-            f"[yellow]note:[/yellow] {escape(str(path))} has no tests.json and "
-            f"{len(branches)} test branches ({escape(', '.join(branches))}): reading "
-            f"{escape(chosen)}, the first in sorted order"
-        )
+    note = branch_note(path)
+    if note is not None:
+        _err.print(f"[yellow]note:[/yellow] {escape(note)}")
 
 
 def _emit_json(data: Any) -> None:
@@ -342,7 +351,7 @@ def targets(
     """Mutant targets by min-cost max-flow on the section/test bigraph (Appendix B.2)."""
     from suitebench.construct.targets import targets_for_instance
 
-    instance = _load(instance_path)
+    instance = _load(instance_path, "targets")
     if llm and not instance.sections_map:
         instance = _infer_map(instance, model, base_url, api_key)
     try:
@@ -396,7 +405,7 @@ def refine(
     sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
     from suitebench.construct.refine import refine_instance
 
-    instance = _load(instance_path)
+    instance = _load(instance_path, "refine")
     with _stored_run("scoring candidates") as (store, executor, progress):
         report = refine_instance(
             instance,
@@ -486,7 +495,7 @@ def hygiene(
     sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
     from suitebench.construct.hygiene import apply_hygiene
 
-    instance = _load(instance_path)
+    instance = _load(instance_path, "hygiene")
     with _stored_run("reference runs") as (store, executor, progress):
         report = apply_hygiene(
             instance,
@@ -535,6 +544,8 @@ def init(
     sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
     from suitebench.construct.init import init_instance
 
+    if branch is None and is_programbench_task(repo):
+        _say_branch(repo)
     with _stored_run("reference runs") as (store, executor, progress):
         summary, report = init_instance(
             repo,
@@ -584,7 +595,7 @@ def spec(
     from suitebench.agents.llm import ModelError, ModelReplyError
     from suitebench.construct.spec import SpecError, build_spec
 
-    instance = _load(instance_path)
+    instance = _load(instance_path, "spec")
     store = _open_store()
     client = _client(model, base_url, api_key, store)
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)

@@ -20,7 +20,11 @@ from suitebench.cli._progress import progress_bar
 from suitebench.cli._store import open_store
 from suitebench.cli.main import OPTIONS
 from suitebench.model.instance import Instance, InstanceError, load_instance
-from suitebench.model.programbench import is_programbench_task, load_programbench_task
+from suitebench.model.programbench import (
+    branch_note,
+    is_programbench_task,
+    load_programbench_task,
+)
 from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import make_executor
 from suitebench.run.outcome import Backend
@@ -143,6 +147,8 @@ def score(
     listed under harness_errors in results.json, and exits 4 unless --keep-going."""
     try:
         if is_programbench_task(instance_path):
+            if (note := branch_note(instance_path)) is not None:
+                _err.print(f"[yellow]note:[/yellow] {escape(note)}")
             instance: Instance = load_programbench_task(instance_path)
         else:
             instance = load_instance(instance_path)

@@ -2,7 +2,8 @@
 suite (TestSuiteBench Section 2.1's starting point).
 
 A ProgramBench task directory (``build.sh`` at the root, ``tests/<branch>/eval/tests``,
-``tests.json``) is read as it is: the tests ``tests.json`` marks ignored are removed with their
+with or without ``tests.json``) is read as it is: the suite is the branch's ``eval/tests`` only
+(not ``eval/run.sh``), and the tests ``tests.json`` marks ignored are removed with their
 reasons.  Any other repository needs ``build.sh`` at its root (leaving ``./executable``) and a
 pytest suite in ``tests/``.  The source (the repository without its tests) and the suite are
 copied into the new instance, an ``instance.toml`` is written, and :mod:`hygiene
@@ -26,7 +27,7 @@ from suitebench.run.store import Store
 
 __all__ = ["init_instance"]
 
-_NOT_SOURCE = {".git", "tests", "tests.json", "spec.md"}
+_NOT_SOURCE = {".git", "tests", "tests.json", "spec.md", "mutants"}
 _NOT_SOURCE_ANYWHERE = {"__pycache__", ".pytest_cache"}
 Progress = Callable[[int, int], None]
 

@@ -253,7 +253,12 @@ def load_instance(path: Path | str) -> Instance:
     path = Path(path)
     file = path / "instance.toml" if path.is_dir() else path
     if not file.is_file():
-        raise InstanceError(file, "<file>", "expected an instance.toml file")
+        raise InstanceError(
+            file,
+            "<file>",
+            "expected an instance.toml file (or a ProgramBench task: build.sh and "
+            "tests/<branch>/eval/tests/*.py)",
+        )
     root = file.parent.resolve()
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))

@@ -31,6 +31,7 @@ from suitebench.model.instance import Instance, InstanceError, InstanceKind, Mut
 __all__ = [
     "SUITE_DIRNAME",
     "ProgramBenchInstance",
+    "branch_note",
     "default_branch",
     "ignored_branches",
     "is_programbench_task",
@@ -351,6 +352,21 @@ def default_branch(task_dir: Path | str) -> tuple[str, list[str]]:
             root / "tests", "<dir>", "expected a test branch tests/<branch>/eval/tests/*.py"
         )
     return branches[0], branches
+
+
+def branch_note(task_dir: Path | str) -> str | None:
+    """What to tell the user when a task without ``tests.json`` has several branches and the
+    first was read (None otherwise): the choice is never silent."""
+    root = Path(task_dir)
+    if (root / _TESTS_JSON).is_file():
+        return None
+    chosen, branches = default_branch(root)
+    if len(branches) < 2:
+        return None
+    return (
+        f"{root} has no tests.json and {len(branches)} test branches "
+        f"({', '.join(branches)}): reading {chosen}, the first in sorted order"
+    )
 
 
 def _load_without_tests_json(root: Path, branch: str | None) -> ProgramBenchInstance:
