@@ -114,6 +114,12 @@ def parse_junit(
         tests[nodeid] = _worse(tests.get(nodeid), status)
     if direct:
         tests = direct_statuses(events)
+    elif any(e.get("subtest") for e in events):
+        # The XML writes a skipped subtest as the test's own <skipped>: only the event log
+        # tells a test whose subtests partly skip from a skipped test.
+        logged, _, _ = statuses_from_events(events, died_of_timeout=False)
+        subtested = {str(e.get("nodeid")) for e in events if e.get("subtest")}
+        tests.update({n: logged[n] for n in subtested if n in logged})
     return tests, collect_errors, messages
 
 
@@ -123,15 +129,34 @@ def _guess_nodeid(classname: str, name: str) -> str:
     return "/".join(parts) + ".py::" + name
 
 
+def _report_status(event: dict[str, Any]) -> TestStatus:
+    """One phase's (or subtest's) report as a status, with JUnit's semantics: a failure
+    outside the call is an error."""
+    outcome = event.get("outcome")
+    if event.get("timeout"):
+        return TestStatus.TIMEOUT
+    if outcome == "failed":
+        return TestStatus.FAILED if event.get("when") == "call" else TestStatus.ERROR
+    if outcome == "skipped":
+        return TestStatus.SKIPPED
+    return TestStatus.PASSED
+
+
 def statuses_from_events(
     events: list[dict[str, Any]], *, died_of_timeout: bool
 ) -> tuple[dict[str, TestStatus], list[str], str | None]:
     """Rows a crashed run reached, from its event log alone (JUnit semantics per phase), and
-    the test it ended in (None: it ended outside any test)."""
+    the test it ended in (None: it ended outside any test).
+
+    Subtests (pytest's ``subtests`` fixture) count as plain pytest counts them: one that fails
+    fails its test, one that skips or passes leaves the test's own outcome (so a test whose
+    subtests partly skip passes and is valid), and a test whose every subtest skipped is
+    skipped."""
     tests: dict[str, TestStatus] = {}
     finished: set[str] = set()
     current: str | None = None
     collect_errors: list[str] = []
+    subtests: dict[str, set[TestStatus]] = {}  # node id -> its subtests' statuses
     for event in events:
         kind = event.get("event")
         nodeid = str(event.get("nodeid", ""))
@@ -145,19 +170,17 @@ def statuses_from_events(
             current = nodeid
             tests[nodeid] = TestStatus.PASSED
         elif kind == "report":
-            outcome = event.get("outcome")
-            when = event.get("when")
-            if event.get("timeout"):
-                status = TestStatus.TIMEOUT
-            elif outcome == "failed":
-                status = TestStatus.FAILED if when == "call" else TestStatus.ERROR
-            elif outcome == "skipped":
-                status = TestStatus.SKIPPED
-            else:
-                status = TestStatus.PASSED
+            status = _report_status(event)
+            if event.get("subtest"):
+                subtests.setdefault(nodeid, set()).add(status)
+                if status is TestStatus.SKIPPED:
+                    continue
             tests[nodeid] = _worse(tests.get(nodeid), status)
-            if when == "teardown":
+            if event.get("when") == "teardown":
                 finished.add(nodeid)
+    for nodeid, statuses in subtests.items():
+        if statuses == {TestStatus.SKIPPED} and tests.get(nodeid) is TestStatus.PASSED:
+            tests[nodeid] = TestStatus.SKIPPED
     culprit = current if current is not None and current not in finished else None
     if culprit is not None:
         tests[culprit] = TestStatus.TIMEOUT if died_of_timeout else TestStatus.ERROR

@@ -370,6 +370,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         "outcome": report.outcome,
         "timeout": bool(report.failed and TIMEOUT_MARKER in str(report.longrepr)),
     }
+    if hasattr(report, "context"):  # a subtest's (pytest's or pytest-subtests' report type)
+        record["subtest"] = True
     if report.failed or report.skipped:
         record["message"] = short_message(report)
     _emit(record, hold=True)
