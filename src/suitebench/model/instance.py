@@ -96,6 +96,12 @@ class Instance(BaseModel):
     sections_map: dict[str, list[str]] = Field(default_factory=dict)
     mutants: tuple[MutantSpec, ...] = ()
     description: str = ""
+    # The project's pytest configuration (pytest.ini, pyproject.toml, tox.ini, setup.cfg) to
+    # carry into the suite's runs; None: found in the source root of a package, if it has one.
+    pytest_config: Path | None = None
+    # Files and directories the tests read beside them (README.md, docs/): copied next to
+    # ``tests/`` in every run's working directory, read-only.
+    beside: tuple[Path, ...] = ()
 
     def spec_sections(self) -> list[str]:
         """The spec's sections: its markdown headings, in order of appearance."""
@@ -153,6 +159,8 @@ _TOP_KEYS = {
     "sections_map",
     "mutants",
     "description",
+    "pytest_config",
+    "beside",
 }
 _MUTANT_KEYS = {"id", "patch", "section", "target", "description", "operator"}
 
@@ -244,6 +252,38 @@ def _load_mutants(file: Path, root: Path, value: Any) -> list[MutantSpec]:
     return mutants
 
 
+_RESERVED_BESIDE = {"tests", "executable", "pytest.ini"}
+
+
+def _load_beside(
+    file: Path, root: Path, value: Any, package: Path | None, mutants: list[MutantSpec]
+) -> tuple[Path, ...]:
+    """``beside``: paths the tests read next to ``tests/``, each shown under its own name.  An
+    entry holding the instance itself, a mutant's patch or the package under test would show
+    the tests what is held out from them (or shadow the mutant on ``sys.path``): refused."""
+    if not isinstance(value, list):
+        raise InstanceError(file, "beside", "expected an array of paths (files or directories)")
+    paths: list[Path] = []
+    for index, entry in enumerate(value):
+        where = f"beside[{index}]"
+        text = _expect_str(file, where, entry)
+        path = (root / text).resolve()
+        if not path.exists():
+            raise InstanceError(file, where, f"expected an existing file or directory, {path}")
+        if path.name in _RESERVED_BESIDE or path.name in {p.name for p in paths}:
+            raise InstanceError(
+                file, where, f"expected a unique name other than {sorted(_RESERVED_BESIDE)}"
+            )
+        held = [root, *(m.patch for m in mutants), *([package] if package else [])]
+        for inner in held:
+            if inner == path or path in inner.parents:
+                raise InstanceError(
+                    file, where, f"expected a path not holding {inner} (held out from the tests)"
+                )
+        paths.append(path)
+    return tuple(paths)
+
+
 def load_instance(path: Path | str) -> Instance:
     """Read ``instance.toml`` (or a directory holding one) strictly.
 
@@ -310,6 +350,13 @@ def load_instance(path: Path | str) -> Instance:
     description = data.get("description", "")
     if not isinstance(description, str):
         raise InstanceError(file, "description", "expected a string")
+    pytest_config = (
+        _resolve(file, root, "pytest_config", data["pytest_config"], directory=False)
+        if "pytest_config" in data
+        else None
+    )
+    package_path = source / package if package is not None else None
+    beside = _load_beside(file, root, data.get("beside", []), package_path, mutants)
     return Instance(
         name=name,
         kind=kind,
@@ -322,4 +369,6 @@ def load_instance(path: Path | str) -> Instance:
         sections_map=sections_map,
         mutants=tuple(mutants),
         description=description,
+        pytest_config=pytest_config,
+        beside=beside,
     )

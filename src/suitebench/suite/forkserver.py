@@ -322,7 +322,9 @@ def _configure_once(spec: dict[str, Any], pytest_args: list[str]) -> bool:
     collecting.  Then nothing of the attempt is kept and the caller configures per program."""
     workdir = Path(spec["workdir"])
     out_dir = Path(spec["out_dir"])
-    populate_workdir(workdir, Path(spec["suite_src"]), spec["suite_name"], None)
+    populate_workdir(
+        workdir, Path(spec["suite_src"]), spec["suite_name"], None, beside=spec.get("beside")
+    )
     hooks = BatchHooks(spec, collect_per_program=True)
     hooks.bare = tree_state(workdir)
     names: set[str] = set()
@@ -363,7 +365,9 @@ def _collect_once(spec: dict[str, Any], pytest_args: list[str]) -> bool:
     out_dir = Path(spec["out_dir"])
     workdir = Path(spec["workdir"])
     marker = workdir / SENTINEL_NAME
-    populate_workdir(workdir, Path(spec["suite_src"]), spec["suite_name"], None)
+    populate_workdir(
+        workdir, Path(spec["suite_src"]), spec["suite_name"], None, beside=spec.get("beside")
+    )
     sentinel = out_dir / SENTINEL_SCRIPT
     sentinel.write_text(_SENTINEL_SCRIPT.format(marker=marker), encoding="utf-8")
     sentinel.chmod(0o755)

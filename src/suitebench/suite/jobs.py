@@ -24,6 +24,7 @@ from suitebench.suite.continuation import (
     merge_continued,
     needs_continuation,
 )
+from suitebench.suite.projectconfig import Beside
 from suitebench.suite.records import SuiteRun
 from suitebench.suite.runner import Engine, SuiteLimits, Target, run_batched, run_plain
 
@@ -42,12 +43,14 @@ def suite_job(payload: dict[str, Any]) -> dict[str, Any]:
     sandbox (batched engine)."""
     limits = SuiteLimits.from_dict(payload["limits"])
     backend = Backend(payload["backend"]) if payload.get("backend") else None
+    beside = Path(payload["beside"]) if payload.get("beside") else None
     if "target" in payload:
         run = run_plain(
             Path(payload["suite"]),
             Target.from_dict(payload["target"]),
             limits=limits,
             backend=backend,
+            beside=beside,
         )
         return run.to_dict()
     runs = run_batched(
@@ -58,6 +61,7 @@ def suite_job(payload: dict[str, Any]) -> dict[str, Any]:
         backend=backend,
         reference=bool(payload.get("reference")),
         patterns=payload.get("patterns") or (),
+        beside=beside,
     )
     return {"runs": [r.to_dict() for r in runs]}
 
@@ -76,8 +80,12 @@ class SuiteRuns:
         limits: SuiteLimits,
         backend: Backend | None,
         batch_size: int,
+        beside: Beside | None = None,
     ) -> None:
         self.suite = suite
+        # The project's files beside the suite (its carried pytest configuration among them):
+        # they change results, so their digest is part of every run's key.
+        self.beside = beside
         self.kind = kind
         self.suite_hash = tree_hash(suite)
         self.store = store
@@ -98,6 +106,7 @@ class SuiteRuns:
         order: tuple[str, ...] | None,
         engine: Engine | None = None,
     ) -> str:
+        beside = () if self.beside is None else (f"beside:{self.beside.digest}",)
         return job_key(
             _JOB_VERSION,
             self.suite_hash,
@@ -107,6 +116,7 @@ class SuiteRuns:
             str(engine or self.engine),
             mode,
             list(order) if order is not None else None,
+            *beside,
         )
 
     def reference_keys(self, program_id: str, runs: int) -> list[str]:
@@ -159,6 +169,7 @@ class SuiteRuns:
             "suite": str(self.suite),
             "limits": self.limits.to_dict(),
             "backend": str(self.backend) if self.backend else None,
+            "beside": None if self.beside is None else str(self.beside.path),
         }
         found = self.store.get_many(list(wanted))
         missing = [k for k in wanted if k not in found]

@@ -158,6 +158,8 @@ class SuiteResult(BaseModel):
     excluded_tests: dict[str, list[str]] = {}  # refined out of the reference suite, with reasons
     mutants: list[MutantResult]
     harness_errors: list[HarnessError] = []
+    # The project's pytest configuration carried into the runs: {source, carried, dropped}.
+    pytest_config: dict[str, Any] | None = None
     limits: dict[str, Any]
     backend: str
     versions: dict[str, str]

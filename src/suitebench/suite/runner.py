@@ -39,7 +39,7 @@ from suitebench.suite.junit import (
     read_events,
     statuses_from_events,
 )
-from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
+from suitebench.suite.records import RunStatus, SuiteRun
 from suitebench.suite.rewrite import SERVED_NAME, write_rewrite_cache
 from suitebench.suite.workdir import collect_only, open_up, populate_workdir
 
@@ -351,12 +351,14 @@ def run_plain(
     backend: Backend | None = None,
     workspace: Path | None = None,
     rewrite_cache: bool = True,
+    beside: Path | None = None,
 ) -> SuiteRun:
     """One pytest process in one sandbox: the reference engine.
 
     ``workspace``: an empty directory to run in, kept afterwards (``out/`` holds the XML, the
     event log and ``rewrite-served.txt``); by default a temporary one.  ``rewrite_cache``:
-    hand pytest the test modules' asserts rewritten on this side (:mod:`.rewrite`).
+    hand pytest the test modules' asserts rewritten on this side (:mod:`.rewrite`).  ``beside``:
+    the project's files staged to go next to the suite (:mod:`.projectconfig`).
     """
     suite_dir = Path(suite_dir).resolve()
     with contextlib.ExitStack() as stack:
@@ -374,7 +376,7 @@ def run_plain(
             write_launcher(launcher / "executable", gcov_dir, target.executable)
             exe_link = str(launcher / "executable")
             extra.append(f"--suitebench-gcov-dir={gcov_dir}")
-        populate_workdir(workdir, suite_dir, SUITE_DIRNAME, target.executable, exe_link)
+        populate_workdir(workdir, suite_dir, SUITE_DIRNAME, target.executable, exe_link, beside)
         cache = _rewrite_cache(suite_dir, base, rewrite_cache)
         chosen_by: tuple[tuple[str, Any], ...] = (
             ("order", None if target.order is None else list(target.order)),
@@ -452,6 +454,7 @@ def run_batched(
     rewrite_cache: bool = True,
     reference: bool = False,
     patterns: Sequence[Sequence[Any]] = (),
+    beside: Path | None = None,
 ) -> list[SuiteRun]:
     """Many programs in one sandbox through the fork server; one SuiteRun per target.
 
@@ -472,8 +475,10 @@ def run_batched(
         suite_src = base / "suite-src" / SUITE_DIRNAME
         shutil.copytree(suite_dir, suite_src, symlinks=True)
         open_up(suite_src.parent)
+        staged = None if beside is None else shutil.copytree(beside, base / "beside", symlinks=True)
         cache = _rewrite_cache(suite_dir, base, rewrite_cache)
         spec = {
+            "beside": None if staged is None else str(staged),
             "workdir": str(workdir),
             "out_dir": str(out_dir),
             "suite_src": str(suite_src),
@@ -591,8 +596,3 @@ def spec_digest(value: Any) -> str:
 
     data = json.dumps(value, sort_keys=True).encode()
     return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def fails(status: TestStatus) -> bool:
-    """Whether a test outcome kills the program it ran on."""
-    return status.fails

@@ -40,6 +40,7 @@ from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.suite.build import Builder, BuiltProgram, build_reference_first
 from suitebench.suite.jobs import SuiteRuns
+from suitebench.suite.projectconfig import WARNS_REASON, stage_beside, warns_on_compile
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus, test_file
 from suitebench.suite.result import (
     Counts,
@@ -326,6 +327,7 @@ def score_suite(
             f"the reference of {instance.name} does not build:\n{reference.message}"
         )
 
+    carried = stage_beside(instance, builder.cache_dir)  # the project's files and pytest config
     runner = SuiteRuns(
         suite_dir,
         kind=str(instance.kind),
@@ -335,6 +337,7 @@ def score_suite(
         limits=limits,
         backend=backend,
         batch_size=batch_size,
+        beside=carried,
     )
     ref_target = reference.target()
     # The first reference run records the fingerprint import-time impact compares with.
@@ -400,6 +403,8 @@ def score_suite(
             else:
                 patch = m.patch.read_text(encoding="utf-8", errors="replace")
                 selections[m.id] = select_tests(coverage, patch, known)
+                if warns_on_compile(carried, built[m.id].pythonpath, patch):
+                    selections[m.id] = Selection(None, WARNS_REASON)
                 spec = impact_spec(shared, selections[m.id])
                 if spec is not None:
                     impacts[m.id] = spec
@@ -496,6 +501,9 @@ def score_suite(
         excluded_tests=excluded,
         mutants=results,
         harness_errors=harness_errors,
+        pytest_config=None
+        if carried is None or carried.config is None
+        else carried.config.to_dict(),
         limits={**limits.to_dict(), "reference_runs": reference_runs},
         backend=runner.backend_name,
         versions=versions(),

@@ -19,13 +19,17 @@ from typing import Any
 
 
 def program_links(
-    executable: str | None, suite_name: str, exe_link: str | None = None
+    executable: str | None,
+    suite_name: str,
+    exe_link: str | None = None,
+    beside: Path | str | None = None,
 ) -> dict[str, str]:
     """What a program under test puts in the tests' working directory: ``./executable``, and
     beside it every other top-level entry of the tree its build left it in (ProgramBench runs
     the tests where the build happened: a launcher running ``"$(dirname "$0")/main.py"``, data
     files and shared libraries next to the executable must be found), each a link into the
-    build tree, which the sandbox shows read-only.  The suite's own directory keeps its name."""
+    build tree, which the sandbox shows read-only.  The suite's own directory and the files
+    staged ``beside`` it (:func:`copy_beside`) keep their names."""
     if executable is None:
         return {}
     links = {"executable": exe_link or executable}
@@ -34,8 +38,9 @@ def program_links(
         names = sorted(os.listdir(tree))
     except OSError:
         names = []
+    taken = {suite_name, "executable", *(os.listdir(beside) if beside is not None else ())}
     for name in names:
-        if name not in (suite_name, "executable"):
+        if name not in taken:
             links[name] = os.path.join(tree, name)
     return links
 
@@ -56,9 +61,11 @@ def populate_workdir(
     suite_name: str,
     executable: str | None,
     exe_link: str | None = None,
+    beside: Path | str | None = None,
 ) -> dict[str, str]:
     """A fresh copy of the suite under ``workdir/suite_name``, the program linked beside it
-    (:func:`program_links`); the links made.
+    (:func:`program_links`) and the project's files ``beside`` it (:func:`copy_beside`); the
+    links made.
 
     Shared by both engines: the plain engine calls it once per run, the batched engine once
     per program, so tests see the same layout either way.  ``exe_link``: what ``./executable``
@@ -73,9 +80,35 @@ def populate_workdir(
     workdir.mkdir(parents=True, exist_ok=True)
     shutil.copytree(suite_src, workdir / suite_name, symlinks=True)
     open_up(workdir)
-    links = program_links(executable, suite_name, exe_link)
+    copy_beside(beside, workdir)
+    links = program_links(executable, suite_name, exe_link, beside)
     link_program(workdir, links)
     return links
+
+
+def copy_beside(beside: Path | str | None, workdir: Path) -> None:
+    """Copy the files staged beside the suite (the carried ``pytest.ini``, the project's root
+    ``conftest.py``, the instance's ``beside`` entries) into the work dir's root, read-only
+    to the tests: they are the project's, which a test may read but not rewrite for the next."""
+    if beside is None:
+        return
+    for entry in sorted(Path(beside).iterdir()):
+        target = workdir / entry.name
+        if entry.is_dir():
+            shutil.copytree(entry, target, symlinks=True)
+        else:
+            shutil.copy(entry, target)
+        _read_only(target)
+
+
+def _read_only(root: Path) -> None:
+    for dirpath, _dirnames, filenames in os.walk(root):
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o555 if os.stat(path).st_mode & 0o100 else 0o444)
+    if root.is_file() and not root.is_symlink():
+        os.chmod(root, 0o555 if os.stat(root).st_mode & 0o100 else 0o444)
 
 
 def open_up(root: Path) -> None:
@@ -179,6 +212,7 @@ class WorkDir:
         self.suite_src = Path(spec["suite_src"])
         self.suite_name = str(spec["suite_name"])
         self.scratch = [Path(p) for p in spec.get("scratch", ())]
+        self.beside: str | None = spec.get("beside")
         self.baseline: dict[str, Entry] | None = None
         self.template: Path | None = None
         self.refills = 0
@@ -210,12 +244,16 @@ class WorkDir:
     def _refill(self, executable: str | None) -> None:
         self.refills += 1
         if self.template is None:
-            self.links = populate_workdir(self.path, self.suite_src, self.suite_name, executable)
+            self.links = populate_workdir(
+                self.path, self.suite_src, self.suite_name, executable, beside=self.beside
+            )
             return
         _empty_dir(self.path)
         _copy_into(self.template / "work", self.path)
         open_up(self.path)
-        self.links = program_links(executable, self.suite_name)
+        for name in os.listdir(self.beside) if self.beside is not None else ():
+            _read_only(self.path / name)  # as copy_beside left them
+        self.links = program_links(executable, self.suite_name, beside=self.beside)
         link_program(self.path, self.links)
 
     def prepare(self, executable: str | None) -> None:
@@ -223,7 +261,7 @@ class WorkDir:
             self._refill(executable)
         else:
             unlink_program(self.path, {"executable": "", **self.links})
-            self.links = program_links(executable, self.suite_name)
+            self.links = program_links(executable, self.suite_name, beside=self.beside)
             link_program(self.path, self.links)
         for i, directory in enumerate(self.scratch):
             _empty_dir(directory)
