@@ -77,7 +77,7 @@ def test_init_takes_only_eval_tests_as_the_suite(tmp_path: Path) -> None:
     assert sorted(p.name for p in (out / "src").iterdir()) == ["README.md", "build.sh", "calc.py"]
 
 
-@pytest.mark.parametrize("step", ["hygiene", "targets", "refine"])
+@pytest.mark.parametrize("step", ["hygiene", "targets", "refine", "spec"])
 def test_steps_that_need_an_instance_say_so_on_a_task(tmp_path: Path, step: str) -> None:
     task = _task(tmp_path, "programbench-notests")
     proc = suitebench(tmp_path, "build", step, str(task))
