@@ -356,6 +356,12 @@ def test_direct_protocol_gives_pytests_matrix_cell_for_cell(
     reference = "pytest: the reference's runs"
     assert notes.count(reference) == 3, notes
     mutants = [n for n in notes if n != reference]
+    # one note per mutant, and one per valid test's timeout confirmed by a run of it alone
+    valid = {t.id for t in direct.tests if t.valid}
+    timeouts = [(m.id, t) for m in direct.mutants for t, o in m.outcomes.items() if o == "timeout"]
+    alone = [n for n in mutants if n.endswith(" of 1 tests")]
+    mutants = [n for n in mutants if n not in alone]
+    assert len(alone) == sum(t in valid for _, t in timeouts), (alone, timeouts)
     assert len(mutants) == len(MUTANTS) and len(set(mutants)) == 1, notes
     ran, _, total = mutants[0].removeprefix("direct: ").removesuffix(" tests").partition(" of ")
     assert int(total) == len(direct.tests) and int(ran) == int(total) - 5, mutants[0]

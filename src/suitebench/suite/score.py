@@ -202,10 +202,11 @@ def _leave_out_failed(
     known: list[str],
     ref0: SuiteRun,
 ) -> None:
-    """A test that did not pass the first reference run is not valid, so it can kill no
-    mutant: it runs on none (its cells keep its reference outcome).  A hostile or slow invalid
-    test then costs one run per reference run, not one per mutant."""
-    failed = {t for t in known if ref0.status_of(t) is not TestStatus.PASSED}
+    """A test that failed the first reference run (failed, error, timeout) is not valid, so it
+    can kill no mutant: it runs on none (its cells keep its reference outcome).  A hostile or
+    slow broken test then costs one run per reference run, not one per mutant.  A skipped test
+    still runs (cheap, and its cell may differ on a mutant)."""
+    failed = {t for t in known if ref0.status_of(t).fails}
     if not failed:
         return
     why = f"{len(failed)} test(s) that failed on the reference left out"
