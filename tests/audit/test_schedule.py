@@ -141,7 +141,10 @@ def test_a_chunk_hands_its_runs_back_after_a_time_out(
     assert [r.status for r in results] == [o.status for o in single]
     assert [r.read_stdout() for r in results] == [o.stdout for o in single]
     assert results[1].read_stdout() == b"4\n" and results[0].status is Status.TIMEOUT
-    assert engine.executed_runs == len(stdins)
+    # one run each, and once more each TLE the wall clock gave while its CPU time stayed under
+    # the limit (a loaded machine: judged again before it counts)
+    again = sum(r.tle_first is not None for r in results)
+    assert engine.executed_runs == len(stdins) + again
 
 
 def test_a_chunk_hands_its_runs_back_once_its_runs_took_long(
