@@ -20,6 +20,7 @@ import contextlib
 import ctypes
 import os
 import signal
+import threading
 
 _PR_SET_CHILD_SUBREAPER = 36
 _MAX_ROUNDS = 100  # each round kills the tree it finds; what was forked meanwhile is next
@@ -28,12 +29,25 @@ _state: dict[str, object] = {"pid": 0, "before": None}
 
 
 def children() -> set[int]:
-    """This process's children (each thread's: a fork from a thread is that thread's)."""
+    """This process's children (each thread's: a fork from a thread is that thread's; an
+    orphan reparented to a subreaper goes to its main thread).  With one Python thread only the
+    main thread's list is read: ~5 us, paid twice a test."""
+    pid = os.getpid()
+    tids: list[str] | tuple[int, ...] = (pid,)
+    if threading.active_count() > 1:
+        with contextlib.suppress(OSError):
+            tids = os.listdir("/proc/self/task")
     kids: set[int] = set()
-    with contextlib.suppress(OSError):
-        for tid in os.listdir("/proc/self/task"):
-            with contextlib.suppress(OSError), open(f"/proc/self/task/{tid}/children") as f:
-                kids.update(int(p) for p in f.read().split())
+    for tid in tids:
+        try:
+            fd = os.open(f"/proc/{pid}/task/{tid}/children", os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            data = os.read(fd, 1 << 16)
+        finally:
+            os.close(fd)
+        kids.update(int(p) for p in data.split())
     return kids
 
 
