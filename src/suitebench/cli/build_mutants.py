@@ -1,0 +1,161 @@
+"""``suitebench build mutants``: operator mutants (libcst, tree-sitter) or requirement-targeted
+LLM mutants of an instance or a ProgramBench task, written as diffs with their manifest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
+from suitebench.cli.main import OPTIONS
+from suitebench.run.outcome import Backend
+
+if TYPE_CHECKING:
+    pass
+
+from suitebench.cli.build import (
+    _emit_json,
+    _executor_run,
+    _fail,
+    _llm_mutants,
+    _load,
+    _out,
+    build_app,
+)
+
+
+@build_app.command("mutants")
+def mutants(
+    instance_path: Path = typer.Argument(..., help="instance.toml or a directory holding one."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Write into a copy of the instance here instead of in place."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the caps' random samples."),
+    max_total: int | None = typer.Option(None, "--max", min=1, help="At most N mutants."),
+    max_per_file: int = typer.Option(400, "--max-per-file", min=1),
+    max_per_function: int = typer.Option(40, "--max-per-function", min=1),
+    operator: list[str] = typer.Option([], "--operator", help="Only these operators."),
+    include: list[str] = typer.Option(
+        [], "--include", help="Only files matching this glob (relative to the source root)."
+    ),
+    exclude: list[str] = typer.Option(
+        [], "--exclude", help="Leave out files matching this glob (relative to the source root)."
+    ),
+    project_settings: bool = typer.Option(
+        True,
+        "--project-settings/--no-project-settings",
+        help="Read mutmut's paths_to_mutate/do_not_mutate and cosmic-ray's module-path/"
+        "excluded-modules from the source root.",
+    ),
+    scope: str = typer.Option(
+        "all",
+        "--scope",
+        help="all, or functions: only inside function bodies (no module or class-level code, "
+        "decorators or default arguments; what mutmut mutates).",
+    ),
+    llm: bool = typer.Option(
+        False, "--llm", help="Requirement-targeted mutants from a model, one per target."
+    ),
+    targets_file: Path | None = typer.Option(
+        None, "--targets", help="targets.json of `build targets` (--llm; default: computed)."
+    ),
+    per_section: int = typer.Option(6, "--per-section", min=1, help="Targets per section."),
+    attempts: int = typer.Option(3, "--attempts", min=1, help="Model attempts per target."),
+    model: str | None = typer.Option(None, "--model", help="Model name ($SUITEBENCH_MODEL)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="($OPENAI_BASE_URL)"),
+    api_key: str | None = typer.Option(None, "--api-key", help="($OPENAI_API_KEY)"),
+    backend: Backend | None = backend_option(),
+    allow_unsandboxed: bool = allow_unsandboxed_option(),
+) -> None:
+    """Operator mutants (no model), or with --llm requirement-targeted mutants: one unified
+    diff each, listed in instance.toml."""
+    sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
+    from suitebench.construct.mutants import SCOPES, write_mutants
+    from suitebench.construct.mutate_paths import path_filter
+
+    instance = _load(instance_path)
+    if scope not in SCOPES:
+        raise _fail(f"--scope {scope}: expected one of {', '.join(SCOPES)}")
+    if llm:
+        _llm_mutants(instance, out, targets_file, per_section, attempts, model, base_url, api_key)
+        return
+    paths = path_filter(instance.source, include, exclude, project=project_settings)
+    with _executor_run("building mutants") as (executor, progress):
+        report = write_mutants(
+            instance,
+            out=out,
+            seed=seed,
+            max_total=max_total,
+            max_per_file=max_per_file,
+            max_per_function=max_per_function,
+            operators=set(operator) or None,
+            scope=scope,
+            paths=paths,
+            cache_dir=OPTIONS.store.parent / "builds",
+            executor=executor,
+            progress=progress,
+        )
+    if OPTIONS.json:
+        _emit_json(report.to_dict())
+        return
+    where = out if out is not None else instance.root
+    for setting in report.settings_read:
+        _out.print(f"  files: {escape(setting)}")
+    if report.excluded_files:
+        shown = ", ".join(report.excluded_files[:10])
+        more = (
+            f" and {len(report.excluded_files) - 10} more"
+            if len(report.excluded_files) > 10
+            else ""
+        )
+        _out.print(f"  left out: {len(report.excluded_files)} file(s): {escape(shown)}{more}")
+    if not report.mutants and report.sites == 0:
+        _out.print(f"[bold]{instance.name}[/bold]  {_no_mutants_reason(report)}")
+        return
+    _out.print(
+        f"[bold]{instance.name}[/bold]  {len(report.mutants)} mutants written to "
+        f"{where}/mutants  ({report.sites} sites, "
+        + (f"{report.out_of_scope} outside function bodies, " if scope != "all" else "")
+        + f"{report.noops} no-ops, "
+        f"{report.duplicates} duplicates, {report.capped} over the caps, "
+        f"{len(report.build_errors)} do not build)"
+    )
+    if report.capped:
+        _out.print(_capped_line(report))
+    table = Table("operator", "mutants", show_edge=False)
+    for name, count in sorted(report.by_operator.items()):
+        table.add_row(name, str(count))
+    _out.print(table)
+    for error in report.build_errors[:10]:
+        reason = escape(str(error["reason"]))
+        _out.print(f"  [yellow]dropped[/yellow] {escape(str(error['description']))}: {reason}")
+    if len(report.build_errors) > 10:
+        _out.print(f"  ... {len(report.build_errors) - 10} more in mutants/operators.json")
+    for file, why in report.unparsable.items():
+        _out.print(f"  [yellow]not parsed[/yellow] {escape(file)}: {escape(why)}")
+
+
+def _no_mutants_reason(report: Any) -> str:
+    """Why nothing was mutated, in words: the languages no operator handles, else no source."""
+    if report.no_operator:
+        return f"0 mutants: no operator for {', '.join(report.no_operator)}"
+    if report.unparsable:
+        return "0 mutants: no source file could be parsed"
+    if report.excluded_files:
+        return "0 mutants: every source file was left out"
+    return "0 mutants: no source file in a language with operators (Python, C, C++, Rust, Go)"
+
+
+def _capped_line(report: Any) -> str:
+    """How many sites the caps dropped and where (the five files that lost most)."""
+    caps = ", ".join(f"{k}={v}" for k, v in report.caps.items() if v is not None)
+    top = list(report.capped_by_file.items())[:5]
+    where = ", ".join(f"{escape(f)}: {n}" for f, n in top)
+    return (
+        f"  [yellow]capped:[/yellow] {report.capped} of {report.candidates} sites dropped "
+        f"({caps}): {where}" + (" (top 5)" if len(report.capped_by_file) > 5 else "")
+    )
