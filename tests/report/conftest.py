@@ -182,3 +182,21 @@ def html_tables(text: str) -> list[HtmlTable]:
     parser = _Tables()
     parser.feed(text)
     return parser.tables
+
+
+@pytest.fixture(scope="session")
+def report_html(real_results: RealResults, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of every bundled result, written once, as ``suitebench report`` writes it."""
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    proc = suitebench(
+        real_results.store,
+        "report",
+        str(real_results.audit),
+        str(real_results.root / "scores"),
+        "--out",
+        str(out),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"report written to {out}" in proc.stdout
+    assert "1 audit(s), 3 suite score(s)" in proc.stdout
+    return out

@@ -23,23 +23,6 @@ from suitebench.report.load import load_results
 from .conftest import RealResults, html_tables, suitebench
 
 
-@pytest.fixture(scope="module")
-def report_html(real_results: RealResults, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("report") / "report.html"
-    proc = suitebench(
-        real_results.store,
-        "report",
-        str(real_results.audit),
-        str(real_results.root / "scores"),
-        "--out",
-        str(out),
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert f"report written to {out}" in proc.stdout
-    assert "1 audit(s), 3 suite score(s)" in proc.stdout
-    return out
-
-
 def test_recomputed_kill_matrices_give_the_audits_cov_at_k(real_results: RealResults) -> None:
     """The report rebuilds each arm's kill matrix from kills.npz: it must be the audit's own."""
     run = load_results([real_results.audit]).audits[0]

@@ -39,21 +39,6 @@ PLOT_TEXTS = """(() => {
 
 
 @pytest.fixture(scope="module")
-def report_html(real_results: RealResults, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("layout") / "report.html"
-    proc = suitebench(
-        real_results.store,
-        "report",
-        str(real_results.audit),
-        str(real_results.root / "scores"),
-        "--out",
-        str(out),
-    )
-    assert proc.returncode == 0, proc.stderr
-    return out
-
-
-@pytest.fixture(scope="module")
 def plot_texts(report_html: Path, chromium: str) -> list[dict[str, Any]]:
     with Chromium(binary=chromium) as page:
         page.open(report_html.as_uri())

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 import socket
+import subprocess
+import sys
 import textwrap
 import threading
 from collections.abc import Callable, Iterator
@@ -542,3 +544,16 @@ def score_selected_and_full(
     assert selected.mutation_score == full.mutation_score
     assert selected.kill_matrix(), "an empty matrix proves nothing"
     return selected, full
+
+
+ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
+
+
+def suitebench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The command line as a user runs it, in a child process, on a store in ``tmp_path``."""
+    return subprocess.run(
+        [sys.executable, "-c", ENTRY, "--store", str(tmp_path / "s.sqlite"), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )

@@ -10,23 +10,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
+from .conftest import suitebench
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "instances"
-
-
-def suitebench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, "--store", str(tmp_path / "s.sqlite"), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 def _task(tmp_path: Path, name: str) -> Path:

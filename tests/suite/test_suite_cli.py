@@ -12,17 +12,9 @@ from pathlib import Path
 
 import pytest
 
-ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
+from .conftest import ENTRY, suitebench
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "instances"
-
-
-def suitebench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, "--store", str(tmp_path / "s.sqlite"), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 def test_score_writes_results_kills_and_mutation_report(
