@@ -11,6 +11,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from suitebench.run.jvm import config_dirs
 from suitebench.run.outcome import Status
 
 
@@ -21,6 +22,8 @@ class Language(StrEnum):
     SHELL = "shell"
     RUST = "rust"
     GO = "go"
+    JAVA = "java"
+    PYPY3 = "pypy3"  # Python 3 on PyPy: no extension of its own, chosen by a problem or a caller
     SCRIPT = "script"  # a directory with a build command (build.sh) that leaves ./executable
 
 
@@ -33,7 +36,11 @@ EXTENSIONS: dict[str, Language] = {
     ".rs": Language.RUST,
     ".go": Language.GO,
     ".sh": Language.SHELL,
+    ".java": Language.JAVA,
 }
+
+# Source files of a language beyond its own extensions (PyPy runs Python files).
+UNIT_EXTENSIONS: dict[Language, tuple[str, ...]] = {Language.PYPY3: (".py",)}
 
 EXECUTABLE = "executable"
 
@@ -125,11 +132,14 @@ class Built:
     @property
     def ro_binds(self) -> tuple[str, ...]:
         """Paths a sandboxed run must be given read-only: the cache entry (the bubblewrap
-        backend hides /tmp, where a cache may live) and, for Python, the interpreter's own
-        installation (which may sit in a home directory the sandbox user cannot enter)."""
+        backend hides /tmp, where a cache may live), for Python and PyPy the interpreter's own
+        installation (which may sit in a home directory the sandbox user cannot enter), for
+        Java the JDK's configuration outside it (Debian's ``/etc/java-17-openjdk``)."""
         binds = [str(self.workdir)]
-        if self.language is Language.PYTHON and self.argv:
+        if self.language in (Language.PYTHON, Language.PYPY3) and self.argv:
             binds.extend(interpreter_roots(self.argv[0]))
+        if self.language is Language.JAVA:
+            binds.extend(config_dirs())
         return tuple(dict.fromkeys(binds))
 
     def to_dict(self) -> dict[str, Any]:
@@ -183,6 +193,7 @@ def source_units(language: Language, sources: Sequence[str]) -> tuple[str, ...]:
     """The files a recipe hands to the compiler (C/C++ translation units, Go files of the top
     directory without tests, Python modules, ...)."""
     exts = {e for e, lg in EXTENSIONS.items() if lg is language}
+    exts.update(UNIT_EXTENSIONS.get(language, ()))
     units = tuple(s for s in sources if Path(s).suffix.lower() in exts)
     if not units and len(sources) == 1:
         units = tuple(sources)  # one file whose language was given explicitly
@@ -245,7 +256,7 @@ def program_from_path(
     if not units:
         raise ToolchainError(f"{p}: no {lang} sources")
     entry: str | None = None
-    if lang is Language.PYTHON:
+    if lang in (Language.PYTHON, Language.PYPY3):
         entry = next((f for f in ("main.py", "__main__.py") if f in units), None)
         if entry is None:
             if len(units) != 1:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from suitebench.run import jvm
 from suitebench.run.program import (
     COMPILED,
     EXECUTABLE,
@@ -74,6 +75,12 @@ def compiler(language: Language) -> str | None:
         return "/bin/sh"
     if language is Language.PYTHON:
         return default_interpreter()
+    if language is Language.PYPY3:
+        found = shutil.which("pypy3")
+        return None if found is None else os.path.realpath(found)
+    if language is Language.JAVA:
+        javac, java = jvm.java_tool("javac"), jvm.java_tool("java")
+        return javac if javac and java and os.path.isfile(java) else None
     return shutil.which("bash")
 
 
@@ -83,6 +90,15 @@ def toolchain_binds(language: Language, interpreter: str | None = None) -> list[
     the sandbox shows only the system's directories; gcc in /usr needs nothing)."""
     if language is Language.PYTHON:
         return interpreter_roots(interpreter or default_interpreter())
+    if language is Language.PYPY3:
+        tool = interpreter or compiler(language)
+        return [] if tool is None else interpreter_roots(tool)
+    if language is Language.JAVA:
+        home = jvm.java_home()
+        if home is None:
+            return []
+        own = [] if Path("/usr") in home.parents else [str(home)]
+        return [*own, *jvm.config_dirs()]
     tool = compiler(language)
     if tool is None or language not in COMPILED:
         return []
@@ -92,9 +108,15 @@ def toolchain_binds(language: Language, interpreter: str | None = None) -> list[
 
 def toolchain_version(language: Language, interpreter: str | None = None) -> str:
     """First line of the toolchain's version output ('' if the toolchain is missing)."""
-    tool = interpreter if language is Language.PYTHON and interpreter else compiler(language)
+    python = (Language.PYTHON, Language.PYPY3)
+    tool = interpreter if language in python and interpreter else compiler(language)
     if tool is None:
         return ""
+    if language is Language.JAVA:
+        java = jvm.java_tool("java") or ""
+        return f"{_first_line(tool, '-version')}; {_first_line(java, '-version')}"
+    if language is Language.PYPY3:
+        return _first_line(tool, "--version")
     if language is Language.GO:
         return _first_line(tool, "version")
     if language is Language.SHELL:
@@ -110,8 +132,14 @@ def available(language: Language | str) -> tuple[bool, str]:
     lang = Language(language)
     tool = compiler(lang)
     if tool is None:
-        return False, f"no {lang} toolchain found on PATH"
+        return False, f"no {lang} toolchain found on PATH ({_INSTALL.get(lang, 'install one')})"
     return True, toolchain_version(lang) or tool
+
+
+_INSTALL = {
+    Language.JAVA: "apt-get install openjdk-17-jdk-headless",
+    Language.PYPY3: "apt-get install pypy3",
+}
 
 
 # -- recipes ---------------------------------------------------------------------------------
@@ -171,8 +199,12 @@ def recipe(program: Program) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (("rustc", *rflags, "-o", exe, main), run_exe)
     if lang is Language.GO:
         return (("go", "build", *(own or ()), "-o", exe, *units), run_exe)
-    if lang is Language.PYTHON:
-        interp = program.interpreter or default_interpreter()
+    if lang is Language.JAVA:
+        return _java_recipe(program, units)
+    if lang in (Language.PYTHON, Language.PYPY3):
+        interp = program.interpreter or (
+            default_interpreter() if lang is Language.PYTHON else compiler(lang) or "pypy3"
+        )
         entry = program.entry or units[0][2:]
         return (
             (interp, "-E", "-s", "-c", _PY_CHECK, *units),
@@ -183,3 +215,61 @@ def recipe(program: Program) -> tuple[tuple[str, ...], tuple[str, ...]]:
         shell = _shell_for(program.root / entry)
         return ((shell, "-n", "./" + entry), (shell, "{dir}/" + entry))
     raise ToolchainError(f"no recipe for {lang}")  # pragma: no cover
+
+
+# javac itself is a JVM: the fewest threads and a class-data archive, as for the runs.
+_JAVAC_FLAGS = ("-encoding", "UTF-8", "-J-XX:+UseSerialGC", "-J-Xshare:auto", "-d", ".")
+# Stage a source under the name its public class demands (javac refuses ``sol.java`` holding
+# ``public class Solution``), then compile it: $1 javac, $2 the source, $3 the staged name.
+_STAGE_JAVA = (
+    'javac="$1" src="$2" dst="$3"; shift 3; mkdir -p .java-src && cp "$src" ".java-src/$dst" '
+    '&& exec "$javac" "$@" ".java-src/$dst"'
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _main_class_of(path: str, size: int, mtime_ns: int) -> jvm.MainClass:
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return jvm.MainClass(None, None, None)
+    return jvm.find_main_class(text)
+
+
+def main_class(path: Path) -> jvm.MainClass:
+    """The public class and the class with ``main`` of a Java source (remembered by size and
+    modification time: a program's identity asks for it on every build)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return jvm.MainClass(None, None, None)
+    return _main_class_of(str(path), st.st_size, st.st_mtime_ns)
+
+
+def _java_recipe(program: Program, units: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``javac`` once (classes into the build directory), then ``java`` on the class whose
+    ``static void main`` the sources declare. One file is staged under its public class's
+    name; the files of a directory already carry theirs. No class with ``main`` is a build
+    error, as on a judge."""
+    javac = compiler(Language.JAVA) or "javac"
+    java = jvm.java_tool("java") or "java"
+    decls = [(u, main_class(program.root / u[2:])) for u in units]
+    found = [d for d in decls if d[1].main is not None]
+    first = next((d for d in found if d[1].public == d[1].main), found[0] if found else None)
+    if first is None:
+        msg = "no class declares public static void main(String[]): nothing to run"
+        return (("/bin/sh", "-c", 'echo "$0" >&2; exit 1', msg), (java,))
+    unit, decl = first
+    run = (java, *jvm.JVM_FLAGS, "-cp", "{dir}", str(decl.run_name))
+    if len(units) == 1:
+        name = Path(unit).name
+        if decl.public is not None:
+            staged = f"{decl.public}.java"
+        elif name.endswith(".java"):
+            staged = name  # without a public class, javac takes any file name
+        else:
+            staged = f"{str(decl.main).split('$')[0]}.java"
+        if name != staged:
+            build = ("/bin/sh", "-c", _STAGE_JAVA, "sh", javac, unit, staged, *_JAVAC_FLAGS)
+            return build, run
+    return (javac, *_JAVAC_FLAGS, *units), run

@@ -10,6 +10,7 @@ reset between runs, which are sequential.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import select
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from suitebench.run import jvm
 from suitebench.run.cgroups import RunCgroup
 from suitebench.run.layout import (
     DEFAULT_PATH,
@@ -113,6 +115,12 @@ class Session:
         if not argv:
             raise ValueError("argv is empty: nothing to run")
         self.argv = [str(a) for a in argv]
+        # A JVM gets its heap bound from the memory limit, room for its own threads, no
+        # RLIMIT_AS (it reserves far more address space than it uses) and its OutOfMemoryError
+        # read as the memory verdict (run/jvm.py).
+        self.jvm = jvm.is_jvm_run(self.argv)
+        if self.jvm:
+            self.argv = jvm.with_heap(self.argv, limits.memory_mb)
         self.cwd = Path(os.path.realpath(cwd))
         self.limits = limits
         self.env = _program_env(env, self.cwd)
@@ -191,6 +199,8 @@ class Session:
 
     def _start(self) -> _Started:
         limits = self.limits
+        if self.jvm:
+            limits = dataclasses.replace(limits, processes=limits.processes + jvm.JVM_THREADS)
         cg = RunCgroup(memory=limits.memory_mb is not None, pids=True)
         as_nobody = drops_to_nobody(self.backend)
         if as_nobody:
@@ -229,7 +239,7 @@ class Session:
             NOBODY if as_nobody else None,
             limits.effective_wall,
             limits.output_bytes,
-            rlimits(limits, cgroup_memory=cg.has_memory, cgroup_pids=cg.has_pids),
+            rlimits(limits, cgroup_memory=cg.has_memory or self.jvm, cgroup_pids=cg.has_pids),
             clean_tmp=hides_files(self.backend),
         )
         if procs_files := cg.procs_files():
@@ -377,6 +387,12 @@ class Session:
         if h.get("exec_error"):
             return self._error(f"cannot execute {self.argv[0]!r}: {h['exec_error']}")
         status, kind, message = classify(h, self.limits, oom_kills=oom, cgroup_memory=cg.has_memory)
+        if (
+            self.jvm
+            and status is Status.RUNTIME_ERROR
+            and (why := jvm.out_of_memory(h["exit_code"], err))
+        ):
+            status, message = Status.MEMORY, why
         peak_kb = int(h["maxrss_kb"]) or None
         if can_peak and (peak := cg.peak()) is not None:
             peak_kb = max(0, peak - base) // 1024
