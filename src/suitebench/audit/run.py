@@ -220,7 +220,7 @@ def _toolchains(audits: Sequence[ProblemAudit]) -> dict[str, str]:
         paths += [x for x in (p.validator, p.generator, p.checker.program) if x is not None]
         for path in paths:
             with contextlib.suppress(ToolchainError):
-                langs.add(program_from_path(path).language)
+                langs.add(program_from_path(path, p.language_of(path)).language)
     return {str(lang): toolchain_version(lang) for lang in sorted(langs)}
 
 

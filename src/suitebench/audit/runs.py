@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suitebench.model.problem import declared_language
 from suitebench.run import sandbox
 from suitebench.run.executor import Executor, JobQueue
 from suitebench.run.outcome import Backend, Limits, MiB, Outcome, Status, sha256_bytes
@@ -359,8 +360,9 @@ class Engine:
     def _program(self, path: Path, flags: CompileFlags = None) -> Program:
         """A C or C++ file brings the headers beside it (``*.h``, ``*.hpp``) into its build, so
         testlib validators and checkers (``#include "testlib.h"``) compile as they are.
-        ``flags`` (a problem's ``[compile]`` table) replaces the language's default flags."""
-        program = program_from_path(path)
+        ``flags`` (a problem's ``[compile]`` table) replaces the language's default flags; the
+        ``[languages]`` table of the problem holding ``path`` names its language, if it does."""
+        program = program_from_path(path, declared_language(path))
         if path.is_file() and program.language in (Language.C, Language.CPP):
             headers = sorted(h.name for h in path.parent.iterdir() if h.suffix in (".h", ".hpp"))
             program = dataclasses.replace(program, sources=(path.name, *headers))

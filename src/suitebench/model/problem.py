@@ -27,6 +27,7 @@ from suitebench.model.errors import ID_RE, FormatError
 __all__ = [
     "BUILTIN_CHECKERS",
     "COMPILE_LANGUAGES",
+    "LANGUAGES",
     "CheckerKind",
     "CheckerSpec",
     "ExitStatus",
@@ -34,6 +35,7 @@ __all__ = [
     "OracleRule",
     "Problem",
     "ProblemError",
+    "declared_language",
     "load_problem",
     "parse_checker",
 ]
@@ -67,6 +69,9 @@ class ExitStatus(StrEnum):
 
 #: Languages whose compile flags ``[compile]`` may replace (the compiled ones).
 COMPILE_LANGUAGES = ("c", "cpp", "rust", "go")
+#: Language names a ``[languages]`` table may give a program (``suitebench.run.program.Language``
+#: but for ``script``, a directory with a build.sh). There is no Python 2 here.
+LANGUAGES = ("c", "cpp", "go", "java", "pypy3", "python", "rust", "shell")
 DEFAULT_OUTPUT_LIMIT = 64  # MiB
 
 
@@ -136,6 +141,7 @@ class _ProblemToml(BaseModel):
     output_limit: int = DEFAULT_OUTPUT_LIMIT
     exit_status: str = "judge"
     compile: dict[str, Any] = Field(default_factory=dict)
+    languages: dict[str, Any] = Field(default_factory=dict)
     pools: dict[str, str | list[str]] = Field(default_factory=dict)
     tests: _TestsToml = Field(default_factory=_TestsToml)
     oracle: OracleConfig = Field(default_factory=OracleConfig)
@@ -174,10 +180,16 @@ class Problem(BaseModel):
     output_limit: int = DEFAULT_OUTPUT_LIMIT
     exit_status: ExitStatus = ExitStatus.JUDGE
     compile: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    languages: tuple[tuple[str, str], ...] = ()
     pools: dict[str, tuple[Path, ...]]
     official: tuple[Path, ...]
     samples: tuple[Path, ...]
     oracle: OracleConfig
+
+    def language_of(self, path: Path) -> str | None:
+        """The language ``[languages]`` gives ``path`` (the first glob that matches it), or
+        None: its extension decides."""
+        return _language_in(self.languages, self.root, path)
 
     def rel(self, path: Path) -> str:
         """A path as written relative to the problem root (the stable id of a program)."""
@@ -258,6 +270,70 @@ def _compile_flags(table: dict[str, Any], file: Path) -> dict[str, tuple[str, ..
     return out
 
 
+def _languages(table: dict[str, Any], root: Path, file: Path) -> tuple[tuple[str, str], ...]:
+    """``[languages]``: glob (relative to the problem) -> language name, in the file's order;
+    each glob must match a file or a build.sh directory."""
+    out: list[tuple[str, str]] = []
+    for pattern, lang in table.items():
+        field = f'languages."{pattern}"'
+        if not pattern or Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+            raise ProblemError(
+                file, field, "a glob relative to the problem directory (not absolute, no '..')"
+            )
+        if not isinstance(lang, str) or lang not in LANGUAGES:
+            hint = ""
+            if isinstance(lang, str) and lang.startswith("python2"):
+                hint = "; there is no Python 2 interpreter: leave such programs out"
+            raise ProblemError(
+                file, field, f"a language name, one of {', '.join(LANGUAGES)}; got {lang!r}{hint}"
+            )
+        _expand([pattern], root, file, field, required=True)
+        out.append((pattern, lang))
+    return tuple(out)
+
+
+def _language_in(table: tuple[tuple[str, str], ...], root: Path, path: Path) -> str | None:
+    target = Path(path).resolve()
+    for pattern, lang in table:
+        hits = glob.glob(str(root / pattern), recursive=True)
+        if any(Path(h).resolve() == target for h in hits):
+            return lang
+    return None
+
+
+_declared: dict[tuple[str, int, int], tuple[tuple[str, str], ...]] = {}
+
+
+def declared_language(path: str | Path) -> str | None:
+    """The language the ``[languages]`` table of the problem holding ``path`` gives it, or
+    None (its extension decides).
+
+    The problem holding a program is the nearest directory above it with a ``problem.toml``:
+    the engine builds programs by path, and a table's globs are relative to that directory.
+    The table is read once per version of the file; a malformed one raises ``ProblemError``.
+    """
+    target = Path(path).absolute()
+    for parent in target.parents:
+        file = parent / PROBLEM_FILE
+        try:
+            st = file.stat()
+        except OSError:
+            continue
+        key = (str(file), st.st_mtime_ns, st.st_size)
+        table = _declared.get(key)
+        if table is None:
+            try:
+                data = tomllib.loads(file.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise ProblemError(file, "(syntax)", f"valid TOML: {exc}") from None
+            raw = data.get("languages", {})
+            if not isinstance(raw, dict):
+                raise ProblemError(file, "languages", 'a table of glob = "language" entries')
+            table = _declared[key] = _languages(raw, parent, file)
+        return _language_in(table, parent, target)
+    return None
+
+
 def _pydantic_error(file: Path, exc: ValidationError) -> ProblemError:
     err = exc.errors()[0]
     field = ".".join(str(p) for p in err["loc"]) or "(root)"
@@ -306,6 +382,7 @@ def load_problem(path: str | Path) -> Problem:
             file, "exit_status", f'"judge" or "ignore", got {raw.exit_status!r}'
         ) from None
     compile_flags = _compile_flags(raw.compile, file)
+    languages = _languages(raw.languages, root, file)
 
     refs_globs = _globs(raw.references)
     if not refs_globs:
@@ -336,6 +413,7 @@ def load_problem(path: str | Path) -> Problem:
         output_limit=raw.output_limit,
         exit_status=exit_status,
         compile=compile_flags,
+        languages=languages,
         pools=pools,
         official=official,
         samples=samples,
