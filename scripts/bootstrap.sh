@@ -44,6 +44,21 @@ if [ "${SUITEBENCH_TEST_TOOLS:-0}" = 1 ]; then
       echo "bootstrap: chromium missing and not root; install Debian's chromium for the browser tests" >&2
     fi
   fi
+  # The Java and PyPy verdict tests judge real programs: Debian's JDK (when javac is missing)
+  # and pypy3, as root, like chromium.
+  for pkg in openjdk-17-jdk-headless:javac pypy3:pypy3; do
+    name="${pkg%%:*}" tool="${pkg#*:}"
+    if command -v "$tool" >/dev/null 2>&1; then
+      continue
+    fi
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "bootstrap: installing $name (for the Java and PyPy verdict tests)" >&2
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$name") >&2 \
+        || echo "bootstrap: could not install $name; the $tool verdict tests will fail" >&2
+    else
+      echo "bootstrap: $tool missing and not root; install Debian's $name for its verdict tests" >&2
+    fi
+  done
   npm_dir=".cache/npm"
   for spec in mutation-testing-elements@3.9.0 mutation-testing-report-schema@3.8.4; do
     name="${spec%@*}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -19,7 +20,10 @@ from rich.table import Table
 
 from suitebench.cli._console import HumanConsole
 from suitebench.cli.main import OPTIONS
+from suitebench.run import jvm
+from suitebench.run.recipes import compiler, toolchain_version
 from suitebench.run.sandbox import describe_environment
+from suitebench.run.toolchain import Language
 
 _out = HumanConsole(soft_wrap=True)  # the tables: stdout (stderr under --json)
 
@@ -63,9 +67,35 @@ def print_environment(env: dict[str, Any], console: Console = _out) -> None:
     console.print(tools)
 
 
+def judge_runtimes() -> list[dict[str, Any]]:
+    """The Java and PyPy rows of the toolchains table: each tool's path and version, or what to
+    install when it is missing (programs in that language then do not build)."""
+    rows: list[dict[str, Any]] = []
+    jdk = "missing: apt-get install openjdk-17-jdk-headless"
+    for name in ("javac", "java"):
+        path = jvm.java_tool(name)
+        found = path is not None and Path(path).is_file()
+        version = ""
+        if found:
+            version = toolchain_version(Language.JAVA).split("; ")[0 if name == "javac" else 1]
+        rows.append({"name": name, "path": path if found else None, "version": version or jdk})
+    pypy = compiler(Language.PYPY3)
+    rows.append(
+        {
+            "name": "pypy3",
+            "path": pypy,
+            "version": toolchain_version(Language.PYPY3)
+            if pypy
+            else "missing: apt-get install pypy3",
+        }
+    )
+    return rows
+
+
 def doctor() -> None:
     """Say which sandbox backends, cgroup controllers, compilers and interpreters exist."""
     env = describe_environment()
+    env["tools"] = [*env["tools"], *judge_runtimes()]
     if OPTIONS.json:
         sys.stdout.write(json.dumps(env) + "\n")
     else:
