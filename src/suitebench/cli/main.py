@@ -167,6 +167,7 @@ _COMMAND_MODULES = {
     "report": "report",
     "compare": "compare",
     "build": "build",
+    "import": "import_",
 }
 
 

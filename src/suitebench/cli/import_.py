@@ -1,0 +1,129 @@
+"""``suitebench import``: a downloaded dataset (files on disk) -> problem directories.
+
+The problems written are what ``suitebench audit`` and ``suitebench generate`` take as they
+are; each has a ``provenance.json``, and DIR/import-summary.json says what was written,
+skipped and dropped, and why (``suitebench.datasets``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+
+from suitebench.cli._console import HumanConsole, error_console
+from suitebench.cli.main import OPTIONS
+from suitebench.datasets.importer import FORMATS, SUMMARY_FILE, ImportOptions, run_import
+from suitebench.datasets.languages import ALL_LANGUAGES, Lang
+from suitebench.datasets.source import DatasetError
+
+_out = HumanConsole(soft_wrap=True)  # the summary: stdout (stderr under --json)
+_err = error_console(soft_wrap=True)
+
+
+def _languages(text: str) -> frozenset[Lang]:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    try:
+        return frozenset(Lang(n) for n in names)
+    except ValueError:
+        _err.print(
+            f"[red]error:[/red] --languages {escape(text)!r}: a comma-separated list of "
+            f"{', '.join(ALL_LANGUAGES)}"
+        )
+        raise typer.Exit(2) from None
+
+
+def import_(
+    fmt: str = typer.Argument(..., metavar="FORMAT", help=f"One of {', '.join(FORMATS)}."),
+    path: Path = typer.Argument(
+        ..., help="The dataset: a parquet or JSON lines file, or a directory of shards."
+    ),
+    out: Path = typer.Option(..., "--out", help="Directory the problems are written into."),
+    submissions: Path | None = typer.Option(
+        None, "--submissions", help="codeforces: the submissions table (file or directory)."
+    ),
+    references: int = typer.Option(
+        3, "--references", min=1, help="Correct solutions picked (seeded) as the references."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the reference pick."),
+    languages: str = typer.Option(
+        ",".join(ALL_LANGUAGES),
+        "--languages",
+        help="Languages of the programs kept (the rest are dropped and counted).",
+    ),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Stop after N problems."),
+    testlib: Path | None = typer.Option(
+        None,
+        "--testlib",
+        help="A testlib.h to place beside testlib checkers and validators; without it, "
+        "problems whose checker needs testlib are skipped.",
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="Write into a DIR that is not empty (ids already there are kept)."
+    ),
+) -> None:
+    """Turn a dataset on disk into problem directories with provenance, and a summary."""
+    if fmt not in FORMATS:
+        _err.print(f"[red]error:[/red] unknown format {fmt!r}: one of {', '.join(FORMATS)}")
+        raise typer.Exit(2)
+    if fmt == "codeforces" and submissions is None:
+        _err.print("[yellow]warning:[/yellow] codeforces without --submissions: no pools")
+    if out.exists() and any(out.iterdir()) and not force:
+        _err.print(f"[red]error:[/red] {out} is not empty (--force writes into it)")
+        raise typer.Exit(2)
+    if testlib is not None and not testlib.is_file():
+        _err.print(f"[red]error:[/red] --testlib {testlib}: no such file")
+        raise typer.Exit(2)
+    options = ImportOptions(
+        references=references,
+        seed=seed,
+        languages=_languages(languages),
+        limit=limit,
+        testlib=testlib,
+        submissions=submissions,
+    )
+    try:
+        summary = run_import(fmt, path, out, options)
+    except DatasetError as exc:
+        _err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    data = summary.to_dict()
+    if OPTIONS.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    p = _out.print
+    p(
+        f"import {fmt}: {data['problems_written']} problem(s) written, "
+        f"{data['problems_skipped']} skipped",
+        highlight=False,
+    )
+    for w in data["written"]:
+        pools = ", ".join(f"{k} {v}" for k, v in w["pools"].items()) or "no pools"
+        tests = ", ".join(f"{k} {v}" for k, v in w["tests"].items() if v)
+        p(
+            f"  {escape(w['id'])}: {w['references']} reference(s); {pools}; tests {tests}",
+            highlight=False,
+        )
+    for s in data["skipped"]:
+        p(f"  skipped {escape(s['name'])} (row {s['row']}): {escape(s['reason'])}", highlight=False)
+    for title, key in (
+        ("programs dropped", "programs_dropped"),
+        ("tests dropped", "tests_dropped"),
+        ("fields defaulted or dropped", "fields_dropped"),
+    ):
+        if data[key]:
+            p(f"{title}:", highlight=False)
+            for reason, n in data[key].items():
+                p(f"  {n:>5}  {escape(reason)}", highlight=False)
+    p(f"summary: {out / SUMMARY_FILE}", highlight=False)
+    if data["problems_written"]:
+        p(
+            f"next: suitebench audit {out}/*/problem.toml --pool rejected --out audit-out"
+            + (" --arm generated=arms/generated" if fmt == "codecontests" else ""),
+            highlight=False,
+        )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import")(import_)

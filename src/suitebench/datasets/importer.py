@@ -1,0 +1,168 @@
+"""``suitebench import``: a dataset on disk -> problem directories plus an import summary.
+
+Each format module registers a reader in :data:`FORMATS`: it turns the rows of a dataset into
+:class:`~suitebench.datasets.writer.ProblemDraft` records (or :class:`Skipped` ones, with the
+reason). :func:`run_import` writes every draft with the one writer, keeps ids unique, and
+writes ``import-summary.json``: the problems written, the rows skipped with their reason, and
+the programs and tests dropped, counted by reason. Nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from suitebench.datasets.languages import ALL_LANGUAGES, Lang
+from suitebench.datasets.source import DatasetError
+from suitebench.datasets.writer import Dropped, ProblemDraft, Skipped, write_problem
+
+__all__ = [
+    "FORMATS",
+    "SUMMARY_FILE",
+    "ImportOptions",
+    "ImportSummary",
+    "run_import",
+    "schema_reason",
+]
+
+SUMMARY_FILE = "import-summary.json"
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """What the command line passes to a format: how many references to pick (``seed``
+    makes the pick), which languages to keep, at most how many problems, a ``testlib.h`` to
+    place beside testlib programs, and the submissions table (Codeforces)."""
+
+    references: int = 3
+    seed: int = 0
+    languages: frozenset[Lang] = frozenset(ALL_LANGUAGES)
+    limit: int | None = None
+    testlib: Path | None = None
+    submissions: Path | None = None
+
+
+#: A format: the rows of a dataset as drafts, skipped rows, and drops that belong to no
+#: problem (a submission whose problem is not in the problem table).
+Reader = Callable[[Path, ImportOptions], Iterator[ProblemDraft | Skipped | Dropped]]
+
+
+def _formats() -> dict[str, Reader]:
+    from suitebench.datasets import codecontests, codecontests_plus, codeforces, taco
+
+    return {
+        "codecontests": codecontests.read,
+        "codecontests-plus": codecontests_plus.read,
+        "codeforces": codeforces.read,
+        "taco": taco.read,
+        "apps": taco.read,
+    }
+
+
+FORMATS = ("codecontests", "codecontests-plus", "codeforces", "taco", "apps")
+
+
+def schema_reason(fmt: str, exc: ValidationError) -> str:
+    """A row that does not match the published schema, as one skip reason."""
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "(row)"
+    if err["type"] == "extra_forbidden":
+        return f"not the {fmt} schema: unexpected field {where!r}"
+    if err["type"] == "missing":
+        return f"not the {fmt} schema: field {where!r} missing"
+    return f"not the {fmt} schema: field {where!r}: {err['msg']}"
+
+
+@dataclass
+class ImportSummary:
+    """What an import did, as ``import-summary.json`` holds it."""
+
+    format: str
+    source: Path
+    out: Path
+    written: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    programs_dropped: Counter[str] = field(default_factory=Counter)
+    tests_dropped: Counter[str] = field(default_factory=Counter)
+    fields_dropped: Counter[str] = field(default_factory=Counter)
+    programs_written: Counter[str] = field(default_factory=Counter)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "source": str(self.source),
+            "out": str(self.out),
+            "problems_written": len(self.written),
+            "problems_skipped": len(self.skipped),
+            "programs_written": dict(sorted(self.programs_written.items())),
+            "programs_dropped": dict(self.programs_dropped.most_common()),
+            "tests_dropped": dict(self.tests_dropped.most_common()),
+            "fields_dropped": dict(self.fields_dropped.most_common()),
+            "written": self.written,
+            "skipped": self.skipped,
+        }
+
+    def count(self, dropped: Any) -> None:
+        for d in dropped:
+            bucket = {"program": self.programs_dropped, "test": self.tests_dropped}
+            bucket.get(d.kind, self.fields_dropped)[d.reason] += 1
+
+
+def run_import(fmt: str, source: Path, out: Path, options: ImportOptions) -> ImportSummary:
+    """Import the dataset at ``source`` as format ``fmt`` into ``out`` (created)."""
+    readers = _formats()
+    if fmt not in readers:
+        raise DatasetError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
+    out.mkdir(parents=True, exist_ok=True)
+    summary = ImportSummary(fmt, source, out)
+    taken: set[str] = {p.name for p in out.iterdir()}
+    for item in readers[fmt](source, options):
+        if isinstance(item, Dropped):
+            summary.count([item])
+            continue
+        if isinstance(item, Skipped):
+            summary.skipped.append(item.to_dict())
+            summary.count(item.dropped)
+            continue
+        pid, n = item.id, 2
+        while pid in taken:
+            pid, n = f"{item.id}-{n}", n + 1
+        taken.add(pid)
+        if pid != item.id:
+            item = _renamed(item, pid)
+        prov = write_problem(item, out / pid, references=options.references, seed=options.seed)
+        summary.count(item.dropped)
+        for pool, progs in prov["programs"].items():
+            summary.programs_written[pool] += len(progs)
+        summary.written.append(
+            {
+                "id": pid,
+                "dir": pid,
+                "title": item.title,
+                "source_file": str(item.source_file),
+                "row": item.row,
+                "references": len(prov["programs"]["references"]),
+                "pools": {p: len(v) for p, v in prov["programs"].items() if p != "references"},
+                "tests": {arm: len(v) for arm, v in prov["tests"].items()},
+                "checker": item.checker,
+                "validator": item.validator,
+            }
+        )
+        if options.limit is not None and len(summary.written) >= options.limit:
+            break
+    (out / SUMMARY_FILE).write_text(
+        json.dumps(summary.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return summary
+
+
+def _renamed(draft: ProblemDraft, pid: str) -> ProblemDraft:
+    from dataclasses import replace
+
+    return replace(draft, id=pid, notes=(*draft.notes, f"id {draft.id!r} taken: renamed {pid}"))
