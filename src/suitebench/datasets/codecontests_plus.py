@@ -126,7 +126,7 @@ def draft(src: SourceRow, options: ImportOptions) -> ProblemDraft | Skipped:
         return Skipped(name, src.file, src.index, "interactive: the judge has no interactor")
     has_testlib = options.testlib is not None
     if needs_testlib(row.checker) and not has_testlib:
-        return Skipped(name, src.file, src.index, f"{TESTLIB_REASON} (give --testlib PATH)")
+        return Skipped(name, src.file, src.index, TESTLIB_REASON)
     dropped: list[Dropped] = []
     files: dict[str, str] = {}
     checker = "tokens"

@@ -123,7 +123,7 @@ def _keys(data: dict[str, Any]) -> list[str]:
     keys += [str(a) for a in data.get("aliases") or []]
     if data.get("contest_id") is not None and data.get("index"):
         keys.append(f"{data['contest_id']}/{data['index']}")
-    return [k for k in keys if k]
+    return list(dict.fromkeys(k for k in keys if k))
 
 
 _Sub = tuple[str, str, str, str]  # (verdict, language, source, origin)

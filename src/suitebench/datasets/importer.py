@@ -61,7 +61,7 @@ def _formats() -> dict[str, Reader]:
         "codecontests-plus": codecontests_plus.read,
         "codeforces": codeforces.read,
         "taco": taco.read,
-        "apps": taco.read,
+        "apps": taco.read_apps,
     }
 
 

@@ -44,9 +44,8 @@ from suitebench.datasets.writer import (
     problem_id,
 )
 
-__all__ = ["DRIVER", "JSON_CHECKER", "TacoRow", "read"]
+__all__ = ["DRIVER", "JSON_CHECKER", "TacoRow", "read", "read_apps"]
 
-FORMAT = "taco/apps"
 
 DRIVER = """
 
@@ -281,4 +280,10 @@ def draft(src: SourceRow, options: ImportOptions, fmt: str) -> ProblemDraft | Sk
 
 def read(path: Path, options: ImportOptions) -> Iterator[ProblemDraft | Skipped]:
     for src in read_rows(path):
-        yield draft(src, options, FORMAT)
+        yield draft(src, options, "taco")
+
+
+def read_apps(path: Path, options: ImportOptions) -> Iterator[ProblemDraft | Skipped]:
+    """APPS rows: the same reader; problems without a name are named ``apps-ID``."""
+    for src in read_rows(path):
+        yield draft(src, options, "apps")
