@@ -3,7 +3,7 @@
 # a virtual environment in .venv, and the package with its extras in editable mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-extras="${SUITEBENCH_EXTRAS:-dask,llm,agents,report,build,dev}"
+extras="${SUITEBENCH_EXTRAS:-dask,llm,agents,report,build,datasets,dev}"
 
 if ! command -v bwrap >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
