@@ -106,7 +106,11 @@ def import_(
             highlight=False,
         )
     for s in data["skipped"]:
-        p(f"  skipped {escape(s['name'])} (row {s['row']}): {escape(s['reason'])}", highlight=False)
+        where = f"{Path(s['source_file']).name} row {s['row']}"
+        p(
+            f"  skipped {escape(s['name'])} ({escape(where)}): {escape(s['reason'])}",
+            highlight=False,
+        )
     for title, key in (
         ("programs dropped", "programs_dropped"),
         ("tests dropped", "tests_dropped"),
@@ -118,8 +122,9 @@ def import_(
                 p(f"  {n:>5}  {escape(reason)}", highlight=False)
     p(f"summary: {out / SUMMARY_FILE}", highlight=False)
     if data["problems_written"]:
+        pool = "rejected" if any("rejected" in w["pools"] for w in data["written"]) else "accepted"
         p(
-            f"next: suitebench audit {out}/*/problem.toml --pool rejected --out audit-out"
+            f"next: suitebench audit {out}/*/problem.toml --pool {pool} --out audit-out"
             + (" --arm generated=arms/generated" if fmt == "codecontests" else ""),
             highlight=False,
         )
