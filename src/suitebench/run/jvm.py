@@ -43,13 +43,13 @@ __all__ = [
     "java_home",
     "java_tool",
     "out_of_memory",
+    "stack_mb",
     "with_heap",
 ]
 
-# Flags of every judged JVM (the heap flags come per run, from the memory limit):
+# Flags of every judged JVM (the heap and stack flags come per run, from the memory limit):
 #   -XX:+UseSerialGC          one GC thread, no concurrent collector: the least memory and CPU
 #                             beside the program, and the same on every machine;
-#   -Xss64m                   the stack of the main thread, as judges give it (deep recursion);
 #   -Xshare:auto              the JDK's class-data archive when it maps (a faster start);
 #   -XX:CICompilerCount=2     the fewest JIT threads tiered compilation allows, on any core count;
 #   -XX:-UsePerfData          no hsperfdata file in /tmp;
@@ -58,7 +58,6 @@ __all__ = [
 MARKER = "-XX:+ExitOnOutOfMemoryError"
 JVM_FLAGS: tuple[str, ...] = (
     "-XX:+UseSerialGC",
-    "-Xss64m",
     "-Xshare:auto",
     "-XX:CICompilerCount=2",
     "-XX:-UsePerfData",
@@ -76,6 +75,7 @@ JVM_THREADS = 32
 # the class-data archive): a heap of the whole limit would be killed by the memory cgroup
 # before a collection could run, turning a program with a small live set into MLE.
 _OVERHEAD_MB = 64
+_STACK_MB = 64
 _INITIAL_MB = 64  # -Xms: the same starting heap on every machine (the default is 1/64 of RAM)
 
 _OOM_LINE = b"Terminating due to java.lang.OutOfMemoryError: "
@@ -97,12 +97,25 @@ def heap_mb(memory_mb: int) -> int:
     return max(1, memory_mb - min(_OVERHEAD_MB, memory_mb // 4))
 
 
-def heap_flags(memory_mb: int | None) -> list[str]:
-    """``-Xmx``/``-Xms`` for a run limited to ``memory_mb`` (none without a limit)."""
+def stack_mb(memory_mb: int | None) -> int:
+    """The thread stack (-Xss, MiB): 64 MiB as judges give it for deep recursion, or an eighth
+    of a limit under 512 MiB. Unwinding a stack overflow costs the JVM up to five times its
+    stack in native memory (measured on JDK 17: 64 MiB of C2-compiled frames, 360 MB RSS), so a
+    64 MiB stack under a 256 MiB limit made the same overflow RE on one run and MLE on the
+    next, as JIT timing decided."""
     if memory_mb is None:
-        return []
+        return _STACK_MB
+    return max(1, min(_STACK_MB, memory_mb // 8))
+
+
+def heap_flags(memory_mb: int | None) -> list[str]:
+    """``-Xmx``/``-Xms`` (none without a limit) and ``-Xss`` for a run limited to
+    ``memory_mb``."""
+    stack = [f"-Xss{stack_mb(memory_mb)}m"]
+    if memory_mb is None:
+        return stack
     heap = heap_mb(memory_mb)
-    return [f"-Xmx{heap}m", f"-Xms{min(heap, _INITIAL_MB)}m"]
+    return [f"-Xmx{heap}m", f"-Xms{min(heap, _INITIAL_MB)}m", *stack]
 
 
 def is_jvm_run(argv: Sequence[str]) -> bool:
@@ -111,12 +124,11 @@ def is_jvm_run(argv: Sequence[str]) -> bool:
 
 
 def with_heap(argv: Sequence[str], memory_mb: int | None) -> list[str]:
-    """``argv`` with the heap flags of ``memory_mb`` right after the ``java`` binary, unless
-    the command names its own heap bound."""
+    """``argv`` with the heap and stack flags of ``memory_mb`` right after the ``java``
+    binary, but for those the command names itself."""
     out = list(argv)
-    if any(a.startswith("-Xmx") for a in out[1:]):
-        return out
-    return [out[0], *heap_flags(memory_mb), *out[1:]]
+    own = [f for f in heap_flags(memory_mb) if not any(a.startswith(f[:4]) for a in out[1:])]
+    return [out[0], *own, *out[1:]]
 
 
 def out_of_memory(exit_code: int | None, stderr: bytes) -> str | None:
