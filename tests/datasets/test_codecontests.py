@@ -177,7 +177,7 @@ def test_parquet_rows_become_problems_with_provenance_and_summary(tmp_path: Path
     assert prov["programs"]["rejected"][1]["origin"] == "incorrect_solutions[1]"
 
 
-def test_reference_pick_is_seeded_and_languages_filter(tmp_path: Path) -> None:
+def test_reference_pick_is_seeded_and_languages_and_pool_size_filter(tmp_path: Path) -> None:
     src = write_parquet(tmp_path / "cc.parquet", ROWS[:1], SCHEMA)
     picks = []
     for run in ("a", "b"):
@@ -190,6 +190,11 @@ def test_reference_pick_is_seeded_and_languages_filter(tmp_path: Path) -> None:
     summary = _import(src, out, "--languages", "cpp,python3")
     assert summary["programs_dropped"]["language java not selected (--languages)"] == 1
     assert not list((out / "1_a-sum").rglob("*.java"))
+
+    out = tmp_path / "capped"
+    summary = _import(src, out, "--max-pool", "2")
+    assert summary["programs_dropped"]["over --max-pool 2"] == 2  # one accepted, one rejected
+    assert summary["written"][0]["pools"] == {"accepted": 2, "rejected": 2}
 
 
 def test_directory_of_shards_and_json_lines_read_alike(tmp_path: Path) -> None:

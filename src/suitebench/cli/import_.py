@@ -54,6 +54,12 @@ def import_(
         help="Languages of the programs kept (the rest are dropped and counted).",
     ),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Stop after N problems."),
+    max_pool: int | None = typer.Option(
+        None,
+        "--max-pool",
+        min=1,
+        help="Keep at most N programs per pool (a seeded pick; the rest dropped and counted).",
+    ),
     testlib: Path | None = typer.Option(
         None,
         "--testlib",
@@ -81,6 +87,7 @@ def import_(
         seed=seed,
         languages=_languages(languages),
         limit=limit,
+        max_pool=max_pool,
         testlib=testlib,
         submissions=submissions,
     )

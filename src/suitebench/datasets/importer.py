@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from suitebench.datasets.languages import ALL_LANGUAGES, Lang
 from suitebench.datasets.source import DatasetError
-from suitebench.datasets.writer import Dropped, ProblemDraft, Skipped, write_problem
+from suitebench.datasets.writer import Dropped, ProblemDraft, Skipped, cap_pools, write_problem
 
 __all__ = [
     "FORMATS",
@@ -38,12 +38,14 @@ SUMMARY_FILE = "import-summary.json"
 class ImportOptions:
     """What the command line passes to a format: how many references to pick (``seed``
     makes the pick), which languages to keep, at most how many problems, a ``testlib.h`` to
-    place beside testlib programs, and the submissions table (Codeforces)."""
+    place beside testlib programs, at most how many programs a pool keeps (a seeded pick),
+    and the submissions table (Codeforces)."""
 
     references: int = 3
     seed: int = 0
     languages: frozenset[Lang] = frozenset(ALL_LANGUAGES)
     limit: int | None = None
+    max_pool: int | None = None
     testlib: Path | None = None
     submissions: Path | None = None
 
@@ -130,6 +132,8 @@ def run_import(fmt: str, source: Path, out: Path, options: ImportOptions) -> Imp
             summary.skipped.append(item.to_dict())
             summary.count(item.dropped)
             continue
+        if options.max_pool is not None:
+            item = cap_pools(item, options.max_pool, options.seed)
         pid, n = item.id, 2
         while pid in taken:
             pid, n = f"{item.id}-{n}", n + 1
@@ -163,6 +167,4 @@ def run_import(fmt: str, source: Path, out: Path, options: ImportOptions) -> Imp
 
 
 def _renamed(draft: ProblemDraft, pid: str) -> ProblemDraft:
-    from dataclasses import replace
-
     return replace(draft, id=pid, notes=(*draft.notes, f"id {draft.id!r} taken: renamed {pid}"))

@@ -23,7 +23,7 @@ import json
 import random
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ __all__ = [
     "Program",
     "Skipped",
     "TestCase",
+    "cap_pools",
     "pick_references",
     "problem_id",
     "write_problem",
@@ -144,6 +145,20 @@ def pick_references(programs: Sequence[Program], n: int, seed: int, pid: str) ->
     rng = random.Random(f"{seed}:{pid}")
     chosen = set(rng.sample(range(len(programs)), n))
     return [p for i, p in enumerate(programs) if i in chosen]
+
+
+def cap_pools(draft: ProblemDraft, cap: int, seed: int) -> ProblemDraft:
+    """Each pool cut to at most ``cap`` programs, a seeded pick (CodeContests rows carry up
+    to thousands of solutions); the rest are dropped with the reason."""
+    pools, dropped = {}, list(draft.dropped)
+    for pool, progs in draft.pools.items():
+        kept = pick_references(progs, cap, seed, f"{draft.id}:{pool}")
+        names = {p.name for p in kept}
+        dropped += [
+            Dropped(p.origin, f"over --max-pool {cap}") for p in progs if p.name not in names
+        ]
+        pools[pool] = tuple(kept)
+    return replace(draft, pools=pools, dropped=tuple(dropped))
 
 
 def _toml_str(value: str) -> str:
