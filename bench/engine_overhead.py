@@ -41,7 +41,8 @@ def _rewrite_cache_figure(tmp: Path, runs: int) -> None:
 
     from realsize import generate
     from suitebench.suite import rewrite
-    from suitebench.suite.runner import Target, run_batched, run_plain
+    from suitebench.suite.runner import run_batched, run_plain
+    from suitebench.suite.runspec import Target
 
     root = generate(tmp / "realsize", size=3000)  # light tests: the start-up is what is timed
     src = root / "src"

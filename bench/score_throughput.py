@@ -48,8 +48,10 @@ from suitebench.run.executor import LocalExecutor
 from suitebench.run.outcome import Limits
 from suitebench.run.store import Store
 from suitebench.suite.build import Builder, apply_patch, build_all
+from suitebench.suite.interpreter import own_binds
 from suitebench.suite.result import SuiteResult
-from suitebench.suite.runner import Engine, python_binds, sandbox_path
+from suitebench.suite.runner import sandbox_path
+from suitebench.suite.runspec import Engine
 from suitebench.suite.score import DEFAULT_BATCH, score_suite
 
 _SWAPS = {"<=": "<", ">=": ">", "==": "!=", "!=": "==", "<": "<=", ">": ">="}
@@ -157,7 +159,7 @@ def _naive_one(
             "PYTHONDONTWRITEBYTECODE": "1",
         },
         limits=Limits(wall_time=600.0, cpu_time=600.0, memory_mb=2048, processes=64),
-        ro_binds=python_binds(),
+        ro_binds=own_binds(),
     )
     outcomes: dict[str, str] = {}
     xml = base / "out.xml"

@@ -25,7 +25,7 @@ from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
 from suitebench.suite import jobs
 from suitebench.suite.result import SuiteResult
-from suitebench.suite.runner import Engine, SuiteLimits
+from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
 STATS_C = textwrap.dedent(

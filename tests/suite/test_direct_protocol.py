@@ -25,7 +25,7 @@ from suitebench.model.instance import load_instance
 from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
 from suitebench.suite.result import SuiteResult
-from suitebench.suite.runner import SuiteLimits
+from suitebench.suite.runspec import SuiteLimits
 from suitebench.suite.score import score_suite
 
 from .conftest import keep_batches, write_python_instance

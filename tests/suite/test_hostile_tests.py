@@ -26,7 +26,7 @@ from suitebench.run import sandbox
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.suite.result import MutantStatus, SuiteResult
-from suitebench.suite.runner import Engine, SuiteLimits
+from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
 LIMITS = SuiteLimits(per_test=3.0, per_program=90.0, memory_mb=256)

@@ -22,7 +22,8 @@ from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
 from suitebench.suite.build import Builder, build_all
 from suitebench.suite.hotpatch import LivePrograms, NotPatchable, apply
-from suitebench.suite.runner import Engine, run_batched, run_plain
+from suitebench.suite.runner import run_batched, run_plain
+from suitebench.suite.runspec import Engine
 from suitebench.suite.score import score_suite
 
 from .conftest import score_selected_and_full, write_python_instance

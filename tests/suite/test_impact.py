@@ -22,7 +22,7 @@ import pytest
 
 from suitebench.suite.fingerprint import Unknown, fingerprint, program_modules
 from suitebench.suite.impact import changed_globals
-from suitebench.suite.runner import Engine
+from suitebench.suite.runspec import Engine
 
 from .conftest import score_selected_and_full, write_python_instance
 

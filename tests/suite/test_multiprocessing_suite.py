@@ -14,7 +14,7 @@ import pytest
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
 from suitebench.suite.records import TestStatus
-from suitebench.suite.runner import Engine, SuiteLimits
+from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
 from .conftest import write_python_instance

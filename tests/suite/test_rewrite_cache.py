@@ -22,7 +22,8 @@ import pytest
 
 from suitebench.suite import rewrite
 from suitebench.suite.records import SuiteRun, TestStatus
-from suitebench.suite.runner import SuiteLimits, Target, run_batched, run_plain
+from suitebench.suite.runner import run_batched, run_plain
+from suitebench.suite.runspec import SuiteLimits, Target
 
 LIMITS = SuiteLimits(per_test=5.0, per_program=120.0)
 

@@ -13,7 +13,7 @@ import pytest
 
 from suitebench.data import INSTANCES_DIR
 from suitebench.model.instance import load_instance
-from suitebench.suite.runner import Engine
+from suitebench.suite.runspec import Engine
 from suitebench.suite.selection import Coverage, changed_lines, python_spans, select_tests
 
 from .conftest import score_selected_and_full, unified_diff, write_instance

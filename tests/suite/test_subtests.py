@@ -17,7 +17,7 @@ import pytest
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
 from suitebench.suite.records import TestStatus
-from suitebench.suite.runner import Engine, Protocol, SuiteLimits
+from suitebench.suite.runspec import Engine, Protocol, SuiteLimits
 from suitebench.suite.score import score_suite
 
 from .conftest import write_python_instance

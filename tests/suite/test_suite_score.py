@@ -20,7 +20,7 @@ from suitebench.suite.build import Builder, build_all
 from suitebench.suite.implementation import score_implementation
 from suitebench.suite.records import TestStatus
 from suitebench.suite.result import NOT_COMPUTED, MutantStatus, SuiteResult
-from suitebench.suite.runner import Engine
+from suitebench.suite.runspec import Engine
 from suitebench.suite.score import score_suite
 
 from .conftest import write_python_instance

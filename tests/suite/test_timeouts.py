@@ -15,7 +15,7 @@ from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
 from suitebench.suite.records import TestStatus
 from suitebench.suite.result import MutantStatus
-from suitebench.suite.runner import Engine, SuiteLimits
+from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
 from .conftest import STATS_C, STATS_SPEC, write_instance

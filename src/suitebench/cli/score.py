@@ -30,7 +30,7 @@ from suitebench.run.executor import make_executor
 from suitebench.run.outcome import Backend
 from suitebench.suite.implementation import score_implementation
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
-from suitebench.suite.runner import Engine, Protocol, SuiteLimits
+from suitebench.suite.runspec import Engine, Protocol, SuiteLimits
 from suitebench.suite.score import DEFAULT_BATCH, ReferenceBuildError, score_suite
 
 # soft_wrap: paths and test ids stay greppable
@@ -116,6 +116,16 @@ def score(
     ),
     reference_runs: int = typer.Option(3, "--reference-runs", min=1),
     per_test: float = typer.Option(10.0, "--per-test-timeout", help="Seconds per test."),
+    timeout_factor: float = typer.Option(
+        1.25,
+        "--timeout-factor",
+        min=1.0,
+        help="A mutant's limit per test: this x its reference time + --timeout-constant "
+        "(at most --per-test-timeout).",
+    ),
+    timeout_constant: float = typer.Option(
+        4.0, "--timeout-constant", min=0.0, help="Seconds added to a mutant's limit per test."
+    ),
     batch_size: int = typer.Option(
         DEFAULT_BATCH, "--batch-size", min=1, help="Most programs per sandbox (batched engine)."
     ),
@@ -157,7 +167,12 @@ def score(
         raise typer.Exit(2) from None
     chosen = sandbox_backend(backend, allow_unsandboxed)
     store = open_store(_err)
-    limits = SuiteLimits(per_test=per_test, protocol=protocol)
+    limits = SuiteLimits(
+        per_test=per_test,
+        protocol=protocol,
+        timeout_factor=timeout_factor,
+        timeout_constant=timeout_constant,
+    )
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     quiet = OPTIONS.quiet or OPTIONS.json
     try:
@@ -196,6 +211,9 @@ def score(
         first = str(exc).splitlines()
         end_on_harness_errors([" ".join(first[:2])], keep_going=keep_going, console=_err)
         raise typer.Exit(0) from None
+    except InstanceError as exc:  # the instance's interpreter cannot run suites
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
     except (RuntimeError, FileNotFoundError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None

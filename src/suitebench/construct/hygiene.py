@@ -33,7 +33,7 @@ from suitebench.model.instance import Instance, load_instance
 from suitebench.run.executor import Executor
 from suitebench.run.store import Store
 from suitebench.suite.records import TestStatus
-from suitebench.suite.runner import SuiteLimits
+from suitebench.suite.runspec import SuiteLimits
 from suitebench.suite.score import score_suite
 
 __all__ = [

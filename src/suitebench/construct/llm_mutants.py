@@ -33,6 +33,7 @@ from suitebench.construct.refine import hardcoded_literals
 from suitebench.construct.writing import REQUIREMENT, MutantRecord, prepare_target, write_generated
 from suitebench.model.instance import Instance, MutantSpec
 from suitebench.suite.build import Builder
+from suitebench.suite.interpreter import suite_interpreter
 from suitebench.suite.patching import apply_patch
 
 __all__ = ["ChatModel", "RequirementMutantsReport", "requirement_mutants"]
@@ -144,7 +145,7 @@ def requirement_mutants(
     spec = instance.spec.read_text(encoding="utf-8") if instance.spec is not None else ""
     files = source_files(instance)
     source = source_listing(instance, files)
-    builder = Builder(instance, cache_dir)
+    builder = Builder(instance, cache_dir, python=suite_interpreter(instance))
     reference = builder.reference()
     if not reference.ok:
         raise RuntimeError(

@@ -33,6 +33,7 @@ from suitebench.construct.writing import OPERATOR, MutantRecord, prepare_target,
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor
 from suitebench.suite.build import Builder, build_all, compile_quietly
+from suitebench.suite.interpreter import suite_interpreter
 
 __all__ = [
     "BLOCK_BEGIN",
@@ -303,7 +304,7 @@ def write_mutants(
             specs.append(MutantSpec(id=f"c{index:05d}", patch=patch))
             checks.append((site, diff))
         if specs:
-            builder = Builder(instance, cache_dir)
+            builder = Builder(instance, cache_dir, python=suite_interpreter(instance))
             reference, built = build_all(builder, specs, progress=progress, executor=executor)
             if not reference.ok:
                 raise RuntimeError(

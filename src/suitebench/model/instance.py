@@ -14,6 +14,7 @@ mutation_score nobody can trace.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from enum import StrEnum
@@ -102,6 +103,9 @@ class Instance(BaseModel):
     # Files and directories the tests read beside them (README.md, docs/): copied next to
     # ``tests/`` in every run's working directory, read-only.
     beside: tuple[Path, ...] = ()
+    # The interpreter the suite runs on (a project venv's ``bin/python``, with the project's
+    # test dependencies and pytest); None: suitebench's own.
+    python: Path | None = None
 
     def spec_sections(self) -> list[str]:
         """The spec's sections: its markdown headings, in order of appearance."""
@@ -161,6 +165,7 @@ _TOP_KEYS = {
     "description",
     "pytest_config",
     "beside",
+    "python",
 }
 _MUTANT_KEYS = {"id", "patch", "section", "target", "description", "operator"}
 
@@ -355,6 +360,13 @@ def load_instance(path: Path | str) -> Instance:
         if "pytest_config" in data
         else None
     )
+    python = None
+    if "python" in data:
+        # Not resolved: a venv's bin/python is a link whose own place says which venv it is.
+        text = _expect_str(file, "python", data["python"])
+        python = Path(os.path.normpath(root / Path(text).expanduser()))
+        if not python.is_file():
+            raise InstanceError(file, "python", f"expected an interpreter, {python} is no file")
     package_path = source / package if package is not None else None
     beside = _load_beside(file, root, data.get("beside", []), package_path, mutants)
     return Instance(
@@ -371,4 +383,5 @@ def load_instance(path: Path | str) -> Instance:
         description=description,
         pytest_config=pytest_config,
         beside=beside,
+        python=python,
     )

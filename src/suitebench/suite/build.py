@@ -49,8 +49,10 @@ from suitebench.run.outcome import Backend, Limits, Status
 from suitebench.run.program import Language
 from suitebench.run.recipes import compiler, toolchain_binds, toolchain_version
 from suitebench.run.store import job_key
+from suitebench.suite.interpreter import Interpreter, own_binds
 from suitebench.suite.patching import apply_patch
-from suitebench.suite.runner import Target, python_binds, sandbox_path
+from suitebench.suite.runner import sandbox_path
+from suitebench.suite.runspec import Target
 from suitebench.suite.workdir import open_up
 
 _BUILD_LIMITS = Limits(wall_time=600.0, memory_mb=4096, processes=512)
@@ -126,6 +128,9 @@ class BuiltProgram:
     executable: str | None = None
     pythonpath: str | None = None
     message: str = ""  # why it is a build_error (patch output, compiler output)
+    # A mutant's per-test limits, derived from the reference's times (not stored: a score
+    # derives them from its reference runs; see :func:`suitebench.suite.runspec.derive_timeouts`).
+    timeouts: tuple[tuple[str, float], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -136,6 +141,7 @@ class BuiltProgram:
             executable=self.executable,
             pythonpath=self.pythonpath,
             binds=(self.directory,) if self.directory else (),
+            timeouts=self.timeouts,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -252,11 +258,18 @@ class Builder:
     """Builds programs of one instance into a content-addressed cache directory."""
 
     def __init__(
-        self, instance: Instance, cache_dir: Path, *, backend: Backend | None = None
+        self,
+        instance: Instance,
+        cache_dir: Path,
+        *,
+        backend: Backend | None = None,
+        python: Interpreter | None = None,
     ) -> None:
         self.instance = instance
         self.cache_dir = Path(cache_dir).resolve()
         self.backend = backend
+        # The project's interpreter (None: ours): a package compiles with its grammar.
+        self.python = python
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self._source: str | None = None
 
@@ -423,15 +436,23 @@ class Builder:
                 return fail(f"build {outcome.status} (exit {outcome.exit_code}):\n{log[-4000:]}")
         if self.instance.kind is InstanceKind.PYTHON:
             package = self.instance.package or ""
-            errors = compile_check(tree / package)
-            if errors is None:  # too large to compile here: in the sandbox, as a build
+            python = self.python
+            # Too large to compile here, or for another Python: in the sandbox, as a build.
+            errors = compile_check(tree / package) if python is None else None
+            if errors is None:
                 outcome = sandbox.run(
-                    [sys.executable, "-I", "-c", _COMPILE_CHECK, str(tree / package)],
+                    [
+                        sys.executable if python is None else python.executable,
+                        "-I",
+                        "-c",
+                        _COMPILE_CHECK,
+                        str(tree / package),
+                    ],
                     cwd=tree,
                     env=env,
                     limits=_BUILD_LIMITS,
                     backend=self.backend,
-                    ro_binds=python_binds(),
+                    ro_binds=own_binds() if python is None else python.binds,
                 )
                 errors = "" if outcome.status is Status.OK else outcome.stderr_text()
             if errors:

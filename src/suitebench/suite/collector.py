@@ -65,6 +65,7 @@ class Collector:
         plugin.open_events(str(out_dir / f"{index}.events"))
         # This program's own log for the watchdog, so a hard hang is its own alone.
         plugin._state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
+        plugin.use_timeouts(program.get("timeouts"))
         items = list(session.items)
         if chosen is not None:
             plugin.emit_selected(*chosen)

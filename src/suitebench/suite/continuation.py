@@ -26,7 +26,7 @@ from dataclasses import replace
 
 from suitebench.run.store import job_key
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
-from suitebench.suite.runner import Target
+from suitebench.suite.runspec import Target
 
 # Each continuation reaches at least one more test or ends the chain; this bounds the chain
 # for a suite whose every test brings its run down (each then costs a run of its own).
@@ -119,4 +119,5 @@ def merge_continued(first: SuiteRun, fresh: SuiteRun) -> SuiteRun:
         messages=messages,
         ended_in=ended_in,
         culprits=culprits,
+        seconds={**fresh.seconds, **first.seconds},
     )

@@ -74,6 +74,10 @@ def _selection_args(spec: dict[str, Any], program: dict[str, Any]) -> list[str]:
             path = out_dir / f"{index}.{key}.json"
             path.write_text(json.dumps(program[key]), encoding="utf-8")
             args.append(f"--suitebench-{key}={path}")
+    if program.get("timeouts"):  # a mutant's limits below the cap, derived from the reference
+        path = out_dir / f"{index}.timeouts.json"
+        path.write_text(json.dumps(dict(program["timeouts"])), encoding="utf-8")
+        args.append(f"--suitebench-timeouts={path}")
     if program.get("impact") is not None:
         path = out_dir / f"impact-{program['impact']}.json"
         if not path.exists():

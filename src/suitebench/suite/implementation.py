@@ -12,17 +12,17 @@ from suitebench.run.executor import Executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.suite.build import Builder
+from suitebench.suite.interpreter import suite_interpreter, versions
 from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.records import TestStatus
 from suitebench.suite.result import ImplementationResult
-from suitebench.suite.runner import Engine, SuiteLimits
+from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import (
     DEFAULT_BATCH,
     Progress,
     nan_to_none,
     refined_out,
     test_universe,
-    versions,
 )
 
 __all__ = ["score_implementation"]
@@ -43,7 +43,10 @@ def score_implementation(
 ) -> ImplementationResult:
     """R: the fraction of the reference suite's *valid* tests a candidate implementation passes
     (TestSuiteBench's reference pass rate), with the failing tests listed."""
-    builder = Builder(instance, cache_dir or store.path.parent / "builds", backend=backend)
+    python = suite_interpreter(instance)
+    builder = Builder(
+        instance, cache_dir or store.path.parent / "builds", backend=backend, python=python
+    )
     reference = builder.reference()
     if not reference.ok:
         raise RuntimeError(f"the reference of {instance.name} does not build:\n{reference.message}")
@@ -53,6 +56,7 @@ def score_implementation(
     suite_dir = instance.tests.resolve()
     runner = SuiteRuns(
         suite_dir,
+        python=python,
         kind=str(instance.kind),
         store=store,
         executor=executor,
@@ -96,5 +100,5 @@ def score_implementation(
         run_status=run.status if run is not None else None,
         limits={**limits.to_dict(), "reference_runs": reference_runs},
         backend=runner.backend_name,
-        versions=versions(),
+        versions=versions(python),
     )

@@ -24,12 +24,14 @@ from suitebench.suite.continuation import (
     merge_continued,
     needs_continuation,
 )
+from suitebench.suite.interpreter import Interpreter
 from suitebench.suite.projectconfig import Beside
 from suitebench.suite.records import SuiteRun
-from suitebench.suite.runner import Engine, SuiteLimits, Target, run_batched, run_plain
+from suitebench.suite.runner import run_batched, run_plain
+from suitebench.suite.runspec import Engine, SuiteLimits, Target
 
 Progress = Callable[[int, int], None]
-_JOB_VERSION = "suite-run/3"  # 3: a crashed run names its culprit
+_JOB_VERSION = "suite-run/4"  # 3: a crashed run names its culprit; 4: per-test seconds
 
 
 def _plain_only(target: Target) -> bool:
@@ -44,6 +46,7 @@ def suite_job(payload: dict[str, Any]) -> dict[str, Any]:
     limits = SuiteLimits.from_dict(payload["limits"])
     backend = Backend(payload["backend"]) if payload.get("backend") else None
     beside = Path(payload["beside"]) if payload.get("beside") else None
+    python = Interpreter.from_dict(payload["python"]) if payload.get("python") else None
     if "target" in payload:
         run = run_plain(
             Path(payload["suite"]),
@@ -51,6 +54,7 @@ def suite_job(payload: dict[str, Any]) -> dict[str, Any]:
             limits=limits,
             backend=backend,
             beside=beside,
+            python=python,
         )
         return run.to_dict()
     runs = run_batched(
@@ -62,6 +66,7 @@ def suite_job(payload: dict[str, Any]) -> dict[str, Any]:
         reference=bool(payload.get("reference")),
         patterns=payload.get("patterns") or (),
         beside=beside,
+        python=python,
     )
     return {"runs": [r.to_dict() for r in runs]}
 
@@ -81,8 +86,11 @@ class SuiteRuns:
         backend: Backend | None,
         batch_size: int,
         beside: Beside | None = None,
+        python: Interpreter | None = None,
     ) -> None:
         self.suite = suite
+        # The project's interpreter (None: suitebench's own): what it is is part of every key.
+        self.python = python
         # The project's files beside the suite (its carried pytest configuration among them):
         # they change results, so their digest is part of every run's key.
         self.beside = beside
@@ -98,6 +106,9 @@ class SuiteRuns:
         # Regular expressions the reference's coverage run compiled: each batch of programs
         # compiles them once for its children (not part of a run's key: a pure memo).
         self.patterns: tuple[tuple[str, int], ...] = ()
+        # The mutants' per-test limits once derived from the reference's runs: part of the key
+        # of every run asked for after that (the targets carry them).
+        self.timeouts: tuple[tuple[str, float], ...] = ()
 
     def key(
         self,
@@ -107,6 +118,8 @@ class SuiteRuns:
         engine: Engine | None = None,
     ) -> str:
         beside = () if self.beside is None else (f"beside:{self.beside.digest}",)
+        derived = (job_key("timeouts", [list(p) for p in self.timeouts]),) if self.timeouts else ()
+        python = (job_key("python", self.python.identity()),) if self.python else ()
         return job_key(
             _JOB_VERSION,
             self.suite_hash,
@@ -117,6 +130,8 @@ class SuiteRuns:
             mode,
             list(order) if order is not None else None,
             *beside,
+            *derived,
+            *python,
         )
 
     def reference_keys(self, program_id: str, runs: int) -> list[str]:
@@ -170,6 +185,7 @@ class SuiteRuns:
             "limits": self.limits.to_dict(),
             "backend": str(self.backend) if self.backend else None,
             "beside": None if self.beside is None else str(self.beside.path),
+            "python": None if self.python is None else self.python.to_dict(),
         }
         found = self.store.get_many(list(wanted))
         missing = [k for k in wanted if k not in found]

@@ -16,8 +16,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from suitebench.suite.plugin import MESSAGE_CHARS, TIMEOUT_MARKER, error_line
 from suitebench.suite.records import TestStatus
+from suitebench.suite.wire import MESSAGE_CHARS, TIMEOUT_MARKER, error_line
 
 
 def mangle(nodeid: str) -> tuple[str, str]:
@@ -193,6 +193,16 @@ def direct_statuses(events: list[dict[str, Any]]) -> dict[str, TestStatus]:
     as its XML would leave them."""
     tests, _, _ = statuses_from_events(events, died_of_timeout=False)
     return {k: v for k, v in tests.items() if v is not TestStatus.NOT_RUN}
+
+
+def seconds_from_events(events: list[dict[str, Any]]) -> dict[str, float]:
+    """Each finished test's seconds from its start to the end of its teardown, as the plugin
+    logged them (what per-test limits of a mutant's run are derived from)."""
+    return {
+        str(e["nodeid"]): float(e["seconds"])
+        for e in events
+        if e.get("event") == "report" and e.get("when") == "teardown" and "seconds" in e
+    }
 
 
 def messages_from_events(events: list[dict[str, Any]]) -> dict[str, str]:

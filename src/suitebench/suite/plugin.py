@@ -3,15 +3,18 @@
 Plugin autoload is off when suitebench runs a suite (a suite's results must not depend on what
 happens to be installed), so everything suitebench needs inside the pytest process lives here:
 
-* **per-test timeouts** (``--suitebench-timeout``): each phase of a test (setup, call, teardown)
-  gets a SIGALRM-based budget (armed as each phase starts); a
+* **per-test timeouts** (``--suitebench-timeout``, and per test ``--suitebench-timeouts``: a JSON
+  object of node id -> seconds, the limits a mutant's run derives from the reference's times):
+  each phase of a test (setup, call, teardown) gets a SIGALRM-based budget (armed as each
+  phase starts); a
   hanging test fails alone with :class:`SuiteTestTimeout` and the rest of its row (the other
   tests on the same program) is kept.  A faulthandler watchdog a few
   seconds later kills a process stuck where the alarm cannot reach, so the run ends as a crash
   instead of hanging; the event log tells which test was running.
-* **an event log** (``--suitebench-events``): one JSON line per test start and per phase report;
-  a test's reports go to disk with the next test's start (one write a test), so a pytest
-  process that dies mid-run still tells what it ran and in which test it died.
+* **an event log** (``--suitebench-events``): one JSON line per test start and per phase report
+  (a teardown's names the test's seconds from its start); a test's reports go to disk with the
+  next test's start (one write a test), so a pytest process that dies mid-run still tells
+  what it ran and in which test it died.
 * **test selection**: ``--suitebench-order`` (``--fast``: only these tests, in this order, stop
   at the first failure) and ``--suitebench-select`` (only these tests, in collected order: the
   tests that reach a mutant);
@@ -41,9 +44,8 @@ from typing import Any, TextIO
 import pytest
 
 from suitebench.suite import leftovers
+from suitebench.suite.wire import TIMEOUT_MARKER, short_message
 
-TIMEOUT_MARKER = "SuiteTestTimeout"
-MESSAGE_CHARS = 300  # a failure message is pytest's one line, cut here
 _HARD_GRACE = 5.0
 _REARM_SLACK = 1.0
 
@@ -60,7 +62,10 @@ class SuiteTestTimeout(Exception):
 
 _state: dict[str, Any] = {
     "fault_file": None,  # where the watchdog's traceback goes (default: stderr)
-    "timeout": 0.0,
+    "timeout": 0.0,  # the running test's limit
+    "cap": 0.0,  # --suitebench-timeout: every test's limit where no limit of its own is given
+    "timeouts": None,  # (the --suitebench-timeouts file read, its node id -> seconds)
+    "started": 0.0,  # monotonic time the running test started
     "events": None,
     "exitfirst": False,
     "session": None,
@@ -73,6 +78,9 @@ _state: dict[str, Any] = {
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("suitebench")
     group.addoption("--suitebench-timeout", type=float, default=0.0, help="per-test seconds")
+    group.addoption(
+        "--suitebench-timeouts", default=None, help="JSON: node id -> seconds (below the cap)"
+    )
     group.addoption("--suitebench-events", default=None, help="JSON-lines event log path")
     group.addoption("--suitebench-order", default=None, help="JSON list: run these, in order")
     group.addoption("--suitebench-select", default=None, help="JSON list: run only these")
@@ -137,7 +145,7 @@ def _use_rewrite_cache(config: pytest.Config, path: str | None) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _state["timeout"] = float(config.getoption("--suitebench-timeout") or 0.0)
+    _state["timeout"] = _state["cap"] = float(config.getoption("--suitebench-timeout") or 0.0)
     path = config.getoption("--suitebench-events")
     if path:
         open_events(path)
@@ -223,9 +231,10 @@ def phase_passed(when: str, encoded_nodeid: str) -> None:
     _disarm()
     stream: TextIO | None = _state.get("events")
     if stream is not None:
+        seconds = round(time.monotonic() - _state["started"], 4)
         stream.write(
             f'{{"event": "report", "nodeid": {encoded_nodeid}, "when": "teardown", '
-            '"outcome": "passed", "timeout": false}\n'
+            f'"outcome": "passed", "timeout": false, "seconds": {seconds}}}\n'
         )
 
 
@@ -233,6 +242,26 @@ def emit_direct(tests: int) -> None:
     """This child runs ``tests`` of its tests by the direct protocol: its passing tests are in
     the event log only (the JUnit XML has its failures and collection errors)."""
     _emit({"event": "direct", "tests": tests})
+
+
+def _limit_of(item: pytest.Item) -> float:
+    """The running test's limit: its own where the run names one (read when the first test
+    starts, since a batch's child is handed its options after configuration), else the cap."""
+    cap = float(_state["cap"])
+    path = getattr(item.config.option, "suitebench_timeouts", None)
+    known = _state["timeouts"]
+    if path and (known is None or known[0] != path):
+        with open(path, encoding="utf-8") as handle:
+            known = _state["timeouts"] = (path, json.load(handle))
+    if known is None or cap <= 0:
+        return cap
+    return min(cap, float(known[1].get(item.nodeid, cap)))
+
+
+def use_timeouts(pairs: list[list[Any]] | None) -> None:
+    """A child of a batch collected once: its program's limits below the cap (none: the cap
+    for every test)."""
+    _state["timeouts"] = ("", {str(t): float(s) for t, s in pairs or ()})
 
 
 def _on_alarm(signum: int, frame: Any) -> None:
@@ -283,6 +312,8 @@ def disarm_watchdog() -> None:
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[Any]:
     _emit({"event": "start", "nodeid": item.nodeid})
+    _state["timeout"] = _limit_of(item)
+    _state["started"] = time.monotonic()
     _keep_watchdog_armed()
     tracer = _state.get("tracer")
     if tracer is not None:
@@ -370,33 +401,13 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         "outcome": report.outcome,
         "timeout": bool(report.failed and TIMEOUT_MARKER in str(report.longrepr)),
     }
+    if report.when == "teardown":
+        record["seconds"] = round(time.monotonic() - _state["started"], 4)
     if hasattr(report, "context"):  # a subtest's (pytest's or pytest-subtests' report type)
         record["subtest"] = True
     if report.failed or report.skipped:
         record["message"] = short_message(report)
     _emit(record, hold=True)
-
-
-def short_message(report: pytest.TestReport | pytest.CollectReport) -> str:
-    """pytest's one-line reason: the exception and its message (``AssertionError: assert 3 ==
-    4``, ``ModuleNotFoundError: No module named 'x'``), or a skip's reason."""
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (path, line, reason)
-        text = str(longrepr[2]).removeprefix("Skipped: ")
-    else:
-        crash = getattr(longrepr, "reprcrash", None)
-        text = str(getattr(crash, "message", "") or "")
-        if not text:
-            text = error_line(str(longrepr))
-    first = text.strip().splitlines()[0] if text.strip() else ""
-    return first[:MESSAGE_CHARS]
-
-
-def error_line(report_text: str) -> str:
-    """The reason in a report as pytest prints it: its last ``E`` line, else its last line."""
-    lines = [ln for ln in report_text.splitlines() if ln.strip()]
-    errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
-    return errors[-1] if errors else (lines[-1].strip() if lines else "")
 
 
 def emit_collected(items: list[pytest.Item]) -> None:

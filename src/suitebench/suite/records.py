@@ -70,6 +70,8 @@ class SuiteRun:
     # Tests confirmed to end the runs they run in, with the cause: their fault alone; the tests
     # after them ran in fresh runs (:mod:`suitebench.suite.continuation`).
     culprits: dict[str, str] = field(default_factory=dict)
+    # Each finished test's seconds, setup to teardown (the reference's: per-test limits).
+    seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +82,7 @@ class SuiteRun:
             "selection_reason": self.selection_reason,
             "ended_in": None if self.ended_in is None else list(self.ended_in),
             "culprits": self.culprits,
+            "seconds": self.seconds,
             "status": str(self.status),
             "tests": {k: str(v) for k, v in self.tests.items()},
             "collect_errors": list(self.collect_errors),
@@ -106,6 +109,7 @@ class SuiteRun:
             selection_reason=d.get("selection_reason", ""),
             ended_in=None if not d.get("ended_in") else (d["ended_in"][0], d["ended_in"][1]),
             culprits=dict(d.get("culprits") or {}),
+            seconds={k: float(v) for k, v in (d.get("seconds") or {}).items()},
         )
 
     def status_of(self, test_id: str) -> TestStatus:

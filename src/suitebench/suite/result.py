@@ -59,6 +59,11 @@ class TestInfo(BaseModel):
     # pytest's one-line reason when it failed, errored or was skipped on the reference: the
     # exception and its message, or the collection error
     message: str = ""
+    # Seconds from its start to the end of its teardown in each reference run (None: it did
+    # not finish there), and its per-test limit on the mutants where that is below the
+    # user's (None: the user's; :func:`suitebench.suite.runspec.derive_timeouts`).
+    seconds: list[float | None] = []
+    mutant_time_limit: float | None = None
 
     @property
     def skipped(self) -> bool:

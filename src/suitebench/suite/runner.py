@@ -25,120 +25,28 @@ import signal
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from suitebench.run import sandbox
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
 from suitebench.suite.gcov import read_gcov, write_launcher
+from suitebench.suite.interpreter import Interpreter, current
 from suitebench.suite.junit import (
     messages_from_events,
     parse_junit,
     read_events,
+    seconds_from_events,
     statuses_from_events,
 )
 from suitebench.suite.records import RunStatus, SuiteRun
 from suitebench.suite.rewrite import SERVED_NAME, write_rewrite_cache
+from suitebench.suite.runspec import SuiteLimits, Target
 from suitebench.suite.workdir import collect_only, open_up, populate_workdir
 
 _LOG_TAIL = 8000
 _WATCHDOG_FIRED = re.compile(r"Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!")  # faulthandler's words
 SUITE_DIRNAME = "tests"  # test ids read tests/<file>::<name> wherever the suite lives
-
-
-class Engine(StrEnum):
-    """How a suite is run against many programs; both give the same kill matrix."""
-
-    PLAIN = "plain"
-    BATCHED = "batched"
-
-
-class Protocol(StrEnum):
-    """How a batch's child runs each test (:mod:`suitebench.suite.direct`)."""
-
-    DIRECT = "direct"  # pytest's per-phase work in one place, where only its plugins take part
-    PYTEST = "pytest"  # every test through pytest's hooks
-
-
-@dataclass(frozen=True)
-class SuiteLimits:
-    """Limits of suite runs: per test (so one hang does not blank a row) and per program; and
-    how a batch's child runs each test (``protocol``: ``direct`` where it can, or ``pytest``:
-    every test through pytest's hooks, :mod:`suitebench.suite.direct`)."""
-
-    per_test: float = 10.0
-    per_program: float = 600.0
-    memory_mb: int | None = 2048
-    network: bool = False
-    protocol: Protocol = Protocol.DIRECT
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "per_test": self.per_test,
-            "per_program": self.per_program,
-            "memory_mb": self.memory_mb,
-            "network": self.network,
-            "protocol": str(self.protocol),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SuiteLimits:
-        return cls(**{**d, "protocol": Protocol(d.get("protocol", Protocol.DIRECT))})
-
-
-@dataclass(frozen=True)
-class Target:
-    """One program under test as the runner needs it: a built executable or a source root."""
-
-    executable: str | None = None  # absolute path of ./executable (kind = "cli")
-    pythonpath: str | None = None  # absolute source root put first on sys.path (kind = "python")
-    binds: tuple[str, ...] = field(default_factory=tuple)  # paths to make visible read-only
-    # ``--fast``: run only these tests, in this order, and stop at the first failure.
-    order: tuple[str, ...] | None = None
-    # Coverage-guided selection: run only these tests (in collected order), all to the end.
-    select: tuple[str, ...] | None = None
-    # Record per-test coverage of the program under this root: a Python package (either
-    # engine), or a gcc build of a command-line program (plain engine).
-    coverage_root: str | None = None
-    # Record the fingerprint of the program's globals after collection (reference runs).
-    fingerprint: bool = False
-    # An import-time mutant: the run picks the tests that read a changed global
-    # (:func:`suitebench.suite.impact.choose` reads this).
-    impact: dict[str, Any] | None = None
-    # A mutant changing only function bodies that run in tests alone: the files it changes
-    # (relative to ``pythonpath``).  A batch may collect the suite once for many such mutants
-    # and patch each one's functions in (:mod:`suitebench.suite.hotpatch`).
-    patched_files: tuple[str, ...] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "executable": self.executable,
-            "pythonpath": self.pythonpath,
-            "binds": list(self.binds),
-            "order": None if self.order is None else list(self.order),
-            "select": None if self.select is None else list(self.select),
-            "coverage_root": self.coverage_root,
-            "fingerprint": self.fingerprint,
-            "impact": self.impact,
-            "patched_files": None if self.patched_files is None else list(self.patched_files),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Target:
-        order, select, patched = d.get("order"), d.get("select"), d.get("patched_files")
-        return cls(
-            d.get("executable"),
-            d.get("pythonpath"),
-            tuple(d.get("binds", ())),
-            None if order is None else tuple(order),
-            None if select is None else tuple(select),
-            d.get("coverage_root"),
-            bool(d.get("fingerprint", False)),
-            d.get("impact"),
-            None if patched is None else tuple(patched),
-        )
 
 
 def pytest_args(
@@ -164,24 +72,6 @@ def pytest_args(
     ]
 
 
-def python_binds() -> tuple[str, ...]:
-    """What the suite's interpreter needs to see inside the sandbox (read-only): the venv, the
-    base installation it points into (which may sit in a home directory the sandbox hides),
-    and of suitebench only the suite package (the pytest plugin and the batch driver) -- not
-    the rest of its tree, which may hold instances with their mutants."""
-    import suitebench
-
-    package = Path(suitebench.__file__).resolve().parent
-    paths = {
-        sys.prefix,
-        sys.base_prefix,
-        str(Path(os.path.realpath(sys.executable)).parent.parent),
-        str(package / "__init__.py"),
-        str(package / "suite"),
-    }
-    return tuple(sorted(p for p in paths if Path(p).exists()))
-
-
 def _scratch(base: Path) -> tuple[Path, Path]:
     """The run's writable layout inside the sandbox's work dir: ``work/`` (the tests' working
     directory), ``out/`` (XML, event logs), ``home/`` ($HOME) and ``tmp/`` ($TMPDIR), the last
@@ -197,15 +87,16 @@ def _home_and_tmp(base: Path) -> tuple[Path, Path]:
     return base / "home", base / "tmp"
 
 
-def sandbox_path() -> str:
+def sandbox_path(python: Interpreter | None = None) -> str:
     """PATH inside the sandbox: the venv's bin first (``python`` is the suite's interpreter)."""
-    return os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"])
+    first = python.bin_dir if python is not None else str(Path(sys.executable).parent)
+    return os.pathsep.join([first, "/usr/local/bin", "/usr/bin", "/bin"])
 
 
-def _env(workdir: Path, base: Path, target: Target | None) -> dict[str, str]:
+def _env(workdir: Path, base: Path, target: Target | None, python: Interpreter) -> dict[str, str]:
     home, tmp = _home_and_tmp(base)
     env = {
-        "PATH": sandbox_path(),
+        "PATH": sandbox_path(python),
         "HOME": str(home),
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
@@ -215,8 +106,13 @@ def _env(workdir: Path, base: Path, target: Target | None) -> dict[str, str]:
         "SUITEBENCH_EXECUTABLE": str(workdir / "executable"),
         "TMPDIR": str(tmp),
     }
-    if target is not None and target.pythonpath:
-        env["PYTHONPATH"] = target.pythonpath
+    # The program's source root first (the plugin reads it there), a project interpreter's
+    # copy of suitebench's plugin package last.
+    path = [target.pythonpath] if target is not None and target.pythonpath else []
+    if python.plugin_root is not None:
+        path.append(python.plugin_root)
+    if path:
+        env["PYTHONPATH"] = os.pathsep.join(path)
     return env
 
 
@@ -256,6 +152,7 @@ def _collect(
     if log_file.is_file():
         log = _tail(log_file.read_bytes()) + log
     extra = _impact_fields(out_dir, index, events)
+    extra["seconds"] = seconds_from_events(events)
     xml = out_dir / f"{index}.xml"
     if xml.is_file() and not killed:
         try:
@@ -352,15 +249,19 @@ def run_plain(
     workspace: Path | None = None,
     rewrite_cache: bool = True,
     beside: Path | None = None,
+    python: Interpreter | None = None,
 ) -> SuiteRun:
     """One pytest process in one sandbox: the reference engine.
 
     ``workspace``: an empty directory to run in, kept afterwards (``out/`` holds the XML, the
     event log and ``rewrite-served.txt``); by default a temporary one.  ``rewrite_cache``:
     hand pytest the test modules' asserts rewritten on this side (:mod:`.rewrite`).  ``beside``:
-    the project's files staged to go next to the suite (:mod:`.projectconfig`).
+    the project's files staged to go next to the suite (:mod:`.projectconfig`).  ``python``:
+    the interpreter the suite runs on (default: suitebench's own, :mod:`.interpreter`).
     """
     suite_dir = Path(suite_dir).resolve()
+    python = python or current()
+    rewrite_cache = rewrite_cache and python.own  # the host's pyc files are for its Python
     with contextlib.ExitStack() as stack:
         base = _base(stack, "suitebench-run-", workspace)
         workdir, out_dir = _scratch(base)
@@ -382,6 +283,7 @@ def run_plain(
             ("order", None if target.order is None else list(target.order)),
             ("select", None if target.select is None else list(target.select)),
             ("impact", target.impact),
+            ("timeouts", dict(target.timeouts) if target.timeouts else None),
         )
         for name, chosen in chosen_by:
             if chosen is not None:
@@ -400,7 +302,7 @@ def run_plain(
             "/usr/bin/env",
             "-C",
             str(workdir),
-            sys.executable,
+            python.executable,
             "-m",
             "pytest",
             *collect_only(pytest_args(SUITE_DIRNAME, limits, cache), target.select),
@@ -412,10 +314,10 @@ def run_plain(
         outcome = sandbox.run(
             argv,
             cwd=base,
-            env=_env(workdir, base, target),
+            env=_env(workdir, base, target, python),
             limits=_sandbox_limits(limits, limits.per_program),
             backend=backend,
-            ro_binds=(*python_binds(), *target.binds),
+            ro_binds=(*python.binds, *target.binds),
         )
         if outcome.status is Status.SANDBOX_ERROR:
             return _harness_failure(outcome)
@@ -455,6 +357,7 @@ def run_batched(
     reference: bool = False,
     patterns: Sequence[Sequence[Any]] = (),
     beside: Path | None = None,
+    python: Interpreter | None = None,
 ) -> list[SuiteRun]:
     """Many programs in one sandbox through the fork server; one SuiteRun per target.
 
@@ -469,6 +372,8 @@ def run_batched(
     suite_dir = Path(suite_dir).resolve()
     if not targets:
         return []
+    python = python or current()
+    rewrite_cache = rewrite_cache and python.own  # the host's pyc files are for its Python
     with contextlib.ExitStack() as stack:
         base = _base(stack, "suitebench-batch-", workspace)
         workdir, out_dir = _scratch(base)
@@ -503,6 +408,7 @@ def run_batched(
                     "patched_files": None if t.patched_files is None else list(t.patched_files),
                     # the reference's coverage run, batched with a reference run (Python only)
                     "coverage_root": t.coverage_root if t.pythonpath else None,
+                    "timeouts": [list(pair) for pair in t.timeouts],
                 }
                 for i, t in enumerate(targets)
             ],
@@ -511,12 +417,12 @@ def run_batched(
         }
         spec_path = base / "spec.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
-        binds = sorted({*python_binds(), *(b for t in targets for b in t.binds)})
+        binds = sorted({*python.binds, *(b for t in targets for b in t.binds)})
         argv = [
             "/usr/bin/env",
             "-C",
             str(workdir),
-            sys.executable,
+            python.executable,
             "-m",
             "suitebench.suite.forkserver",
             str(spec_path),
@@ -526,7 +432,7 @@ def run_batched(
         outcome = sandbox.run(
             argv,
             cwd=base,
-            env=_env(workdir, base, None),
+            env=_env(workdir, base, None, python),
             limits=_sandbox_limits(limits, wall),
             backend=backend,
             ro_binds=binds,

@@ -19,16 +19,12 @@ and a re-run with one more mutant runs only that mutant.
 from __future__ import annotations
 
 import math
-import platform
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-import suitebench
 from suitebench.metrics.mutation import (
     mutation_score,
     per_section_mutation_score,
@@ -39,6 +35,7 @@ from suitebench.run.executor import Executor, LocalExecutor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.suite.build import Builder, BuiltProgram, build_reference_first
+from suitebench.suite.interpreter import suite_interpreter, versions
 from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.projectconfig import WARNS_REASON, stage_beside, warns_on_compile
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus, test_file
@@ -51,7 +48,8 @@ from suitebench.suite.result import (
     TestInfo,
 )
 from suitebench.suite.rows import classify, merged, row
-from suitebench.suite.runner import Engine, SuiteLimits, Target, spec_digest
+from suitebench.suite.runner import spec_digest
+from suitebench.suite.runspec import Engine, SuiteLimits, Target, derive_timeouts
 from suitebench.suite.selection import (
     Coverage,
     Selection,
@@ -244,15 +242,6 @@ def nan_to_none(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
-def versions() -> dict[str, str]:
-    return {
-        "suitebench": suitebench.__version__,
-        "pytest": pytest.__version__,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
-
-
 def _fast_order(
     mutant: MutantSpec,
     tests: list[TestInfo],
@@ -300,7 +289,10 @@ def score_suite(
     suite_dir = Path(suite if suite is not None else instance.tests).resolve()
     if not suite_dir.is_dir():
         raise FileNotFoundError(f"{suite_dir}: the suite to score is not a directory")
-    builder = Builder(instance, cache_dir or store.path.parent / "builds", backend=backend)
+    python = suite_interpreter(instance)
+    builder = Builder(
+        instance, cache_dir or store.path.parent / "builds", backend=backend, python=python
+    )
     chosen = set(mutant_ids) if mutant_ids is not None else None
     mutants = [m for m in instance.mutants if chosen is None or m.id in chosen]
     total = 1 + len(mutants) + reference_runs + len(mutants)  # builds, then runs
@@ -339,6 +331,7 @@ def score_suite(
         backend=backend,
         batch_size=batch_size,
         beside=carried,
+        python=python,
     )
     ref_target = reference.target()
     # The first reference run records the fingerprint import-time impact compares with.
@@ -353,16 +346,12 @@ def score_suite(
     if beside and coverage_request is None:  # nothing to run beside: wait for them now
         built, beside = wait_builds(), False
         runnable = [m for m in mutants if built[m.id].ok]
-    # The full matrix does not depend on the reference runs: run them all in one go, so the
-    # batched engine fills every worker's batch.  ``--fast`` needs validity first.  Selection
-    # needs only the coverage run (and the first reference run, to compare outcomes): the
-    # other reference runs go with the mutants' runs.
-    full_keys = (
-        {m.id: runner.key(built[m.id].program_id, "full", None) for m in runnable}
-        if coverage_request is None and not fast
-        else {}
-    )
+    # The mutants' runs take per-test limits from the reference runs done before them
+    # (:func:`_derive_timeouts`): the first (with the coverage run, for selection), or, with
+    # ``--fast``, which needs validity first, all of them.  The other reference runs go with
+    # the mutants' runs, so the batched engine fills every worker's batch.
     staged = coverage_request is not None and not fast
+    full = coverage_request is None and not fast
     requests = [(k, ref_target if i else first_target) for i, k in enumerate(ref_keys)]
     # A Python coverage run shares the first reference run's batch (batched engine): then the
     # other reference runs fill the other workers meanwhile.
@@ -371,11 +360,10 @@ def score_suite(
         and coverage_request[1].pythonpath is not None
         and engine is Engine.BATCHED
     )
-    early = len(requests) if rides or not staged else 1
+    early = len(requests) if rides or fast else 1
     requests = requests[:early]
     if coverage_request is not None:
         requests.append(coverage_request)
-    requests += [(full_keys[m.id], built[m.id].target()) for m in runnable if m.id in full_keys]
     try:
         all_runs = runner.run(
             requests, progress=lambda d, _: report("runs", d), apart=set(ref_keys)
@@ -419,10 +407,18 @@ def score_suite(
     elif not all_tests:
         coverage_note = CoverageNote(status="off", reason="no mutant to run")
     selected_runs: dict[str, SuiteRun | None] = {}
+    built = _derive_timeouts(runner, built, [all_runs[k] for k in ref_keys[:early]])
+    later = [(k, ref_target) for k in ref_keys[early:]]
+    full_keys = {m.id: runner.key(built[m.id].program_id, "full", None) for m in runnable}
     if staged:
-        later = [(k, ref_target) for k in ref_keys[early:]]
         selected_runs, more = _run_selected(runner, runnable, built, selections, later, impacts)
         all_runs.update(more)
+    elif full:
+        asked = [*later, *((full_keys[m.id], built[m.id].target()) for m in runnable)]
+        done = runner.run(
+            asked, progress=lambda d, _: report("runs", early + d), apart={k for k, _ in later}
+        )
+        all_runs.update(done)
     ref_runs = [all_runs[k] for k in ref_keys]
 
     test_ids = [t for t in test_universe(ref_runs) if t not in excluded]
@@ -438,12 +434,14 @@ def score_suite(
                 reference=statuses,
                 sections=instance.sections_map.get(test, []),
                 message=_first_message(ref_runs, test),
+                seconds=[run.seconds.get(test) for run in ref_runs],
+                mutant_time_limit=dict(runner.timeouts).get(test),
             )
         )
 
     if fast:
         mutant_runs = _fast_runs(runner, runnable, built, tests, selections, impacts)
-    elif full_keys:
+    elif full:
         mutant_runs = {m.id: all_runs[full_keys[m.id]] for m in runnable}
     else:
         mutant_runs = {
@@ -507,9 +505,24 @@ def score_suite(
         else carried.config.to_dict(),
         limits={**limits.to_dict(), "reference_runs": reference_runs},
         backend=runner.backend_name,
-        versions=versions(),
+        versions=versions(python),
         wall_time=round(time.monotonic() - started, 3),
     )
+
+
+def _derive_timeouts(
+    runner: SuiteRuns, built: dict[str, BuiltProgram], ref_runs: list[SuiteRun]
+) -> dict[str, BuiltProgram]:
+    """The mutants' programs with per-test limits from the reference runs done before them
+    (PIT's factor x time + constant, capped by the per-test limit); the runner keys the runs
+    asked for from now on by them."""
+    valid = [
+        t
+        for t in test_universe(ref_runs)
+        if all(r.status_of(t) is TestStatus.PASSED for r in ref_runs)
+    ]
+    runner.timeouts = derive_timeouts([r.seconds for r in ref_runs], valid, runner.limits)
+    return {mid: replace(b, timeouts=runner.timeouts) for mid, b in built.items()}
 
 
 def _fast_runs(

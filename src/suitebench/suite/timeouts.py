@@ -3,9 +3,10 @@
 A valid test that takes 1.2 s on the reference can run past a 2 s limit on a mutant merely
 because the machine is loaded (a batch of programs, other jobs), and each such timeout would
 count as a kill.  So every cell where a valid test timed out on a mutant is run again, that
-test alone on that mutant, in a fresh run with the same limits: the timeout counts (as
-``timeout``, not ``failed``) only if the test times out again; otherwise the cell takes the
-outcome of the run alone.  Each confirmation is a job in the store like any run.
+test alone on that mutant, in a fresh run at the user's per-test limit (not the lower limit a
+mutant's run derives from the reference's times, :func:`.runspec.derive_timeouts`): the timeout
+counts (as ``timeout``, not ``failed``) only if the test times out again; otherwise the cell
+takes the outcome of the run alone.  Each confirmation is a job in the store like any run.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def confirm_timeouts(
             if run.status_of(test) is TestStatus.TIMEOUT:
                 key = runner.key(built[mid].program_id, "confirm-timeout", (test,))
                 asked[(mid, test)] = key
-                requests.append((key, replace(built[mid].target(), select=(test,))))
+                at_cap = replace(built[mid].target(), select=(test,), timeouts=())
+                requests.append((key, at_cap))
     out = dict(runs)
     if not requests:
         return out

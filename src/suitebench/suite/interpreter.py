@@ -1,0 +1,226 @@
+"""The Python a suite runs on: suitebench's own, or the project's (``python`` in instance.toml).
+
+A project's tests import its test dependencies (``text-unidecode``, ``hypothesis``, a pytest
+plugin), which suitebench's own interpreter need not have.  An instance may name the
+interpreter of a venv made for the project; its tests then run on it, in the sandbox, with that
+venv read-only.  suitebench's plugin and batch driver (the ``suitebench.suite`` package, which
+needs only the standard library and pytest) reach it through a copy of that package alone, put
+last on ``PYTHONPATH``, so nothing else of suitebench's venv (its own pytest, say) shadows the
+project's packages.
+
+What the interpreter is -- its Python and pytest versions and a digest of the distributions
+installed in it -- is probed once, on the host, and is part of every suite run's key and of
+``results.json``: a package installed into the venv later makes new runs, not stale hits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import suitebench
+from suitebench.model.instance import Instance, InstanceError
+
+# What the probe prints: sys and pytest facts, and the installed distributions.
+_PROBE = """
+import json, os, sys
+from importlib import metadata
+try:
+    import pytest
+    version = pytest.__version__
+except Exception as exc:
+    version = None
+dists = sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions())
+print(json.dumps({
+    "version": ".".join(map(str, sys.version_info[:3])),
+    "at_least_311": sys.version_info >= (3, 11),
+    "prefix": sys.prefix,
+    "base_prefix": sys.base_prefix,
+    "executable": os.path.realpath(sys.executable),
+    "pytest": version,
+    "packages": dists,
+}))
+"""
+_MIN_PYTEST = 8
+
+
+class InterpreterError(ValueError):
+    """The named interpreter cannot run suites (missing, too old, or without pytest)."""
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """The interpreter suite runs start (``executable``, by the path given), what the sandbox
+    must show of it (``binds``), where suitebench's plugin package is for it (``plugin_root``:
+    None when it is suitebench's own, which imports it already), and what it is."""
+
+    executable: str
+    binds: tuple[str, ...]
+    version: str
+    pytest: str
+    packages: str  # a digest of the installed distributions (name==version, sorted)
+    plugin_root: str | None = None
+
+    @property
+    def own(self) -> bool:
+        return self.plugin_root is None
+
+    @property
+    def bin_dir(self) -> str:
+        return str(Path(self.executable).parent)
+
+    def identity(self) -> dict[str, Any]:
+        """What a run's key records of it (not its host paths' layout)."""
+        return {"python": self.version, "pytest": self.pytest, "packages": self.packages}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "executable": self.executable,
+            "binds": list(self.binds),
+            "version": self.version,
+            "pytest": self.pytest,
+            "packages": self.packages,
+            "plugin_root": self.plugin_root,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Interpreter:
+        return cls(
+            executable=d["executable"],
+            binds=tuple(d.get("binds", ())),
+            version=d["version"],
+            pytest=d["pytest"],
+            packages=d["packages"],
+            plugin_root=d.get("plugin_root"),
+        )
+
+
+def _package_dir() -> Path:
+    return Path(suitebench.__file__).resolve().parent
+
+
+def own_binds() -> tuple[str, ...]:
+    """What suitebench's own interpreter needs to see inside the sandbox (read-only): the venv,
+    the base installation it points into (which may sit in a home directory the sandbox hides),
+    and of suitebench only the suite package (the pytest plugin and the batch driver) -- not
+    the rest of its tree, which may hold instances with their mutants."""
+    package = _package_dir()
+    paths = {
+        sys.prefix,
+        sys.base_prefix,
+        str(Path(os.path.realpath(sys.executable)).parent.parent),
+        str(package / "__init__.py"),
+        str(package / "suite"),
+    }
+    return tuple(sorted(p for p in paths if Path(p).exists()))
+
+
+def _own_pytest() -> str:
+    import pytest
+
+    return str(pytest.__version__)
+
+
+def current() -> Interpreter:
+    """suitebench's own interpreter (the default of every instance)."""
+    return Interpreter(
+        executable=sys.executable,
+        binds=own_binds(),
+        version=".".join(map(str, sys.version_info[:3])),
+        pytest=_own_pytest(),
+        packages="own",
+        plugin_root=None,
+    )
+
+
+def plugin_root(cache: Path | None = None) -> Path:
+    """A directory holding a copy of ``suitebench/__init__.py`` and ``suitebench/suite`` alone
+    (keyed by their content, made once): what a project's interpreter imports the plugin from."""
+    package = _package_dir()
+    files = sorted(p for p in (package / "suite").rglob("*.py"))
+    digest = hashlib.sha256()
+    for path in [package / "__init__.py", *files]:
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    base = cache or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    root = base / "suitebench" / "plugin" / digest.hexdigest()[:16]
+    if (root / "suitebench" / "suite" / "plugin.py").is_file():
+        return root
+    staging = root.with_name(f"{root.name}.{os.getpid()}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "suitebench" / "suite").mkdir(parents=True)
+    shutil.copy2(package / "__init__.py", staging / "suitebench" / "__init__.py")
+    for path in files:
+        dest = staging / "suitebench" / path.relative_to(package)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dest)
+    try:
+        staging.rename(root)
+    except OSError:  # another process made it first
+        shutil.rmtree(staging, ignore_errors=True)
+    return root
+
+
+def probe(path: str) -> Interpreter:
+    """The interpreter at ``path`` as suite runs use it; :class:`InterpreterError` when it
+    cannot run suites."""
+    exe = Path(path)
+    if not exe.is_file() or not os.access(exe, os.X_OK):
+        raise InterpreterError(f"{path}: no executable file there")
+    try:
+        done = subprocess.run(
+            [str(exe), "-I", "-c", _PROBE], capture_output=True, text=True, timeout=60
+        )
+        facts = json.loads(done.stdout)
+    except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
+        raise InterpreterError(f"{path}: not a Python interpreter ({exc})") from None
+    if not facts["at_least_311"]:
+        raise InterpreterError(f"{path}: Python {facts['version']}; 3.11 or newer")
+    pytest_version = facts["pytest"]
+    if pytest_version is None or int(pytest_version.split(".")[0]) < _MIN_PYTEST:
+        have = "no pytest" if pytest_version is None else f"pytest {pytest_version}"
+        raise InterpreterError(f"{path}: {have}; install pytest >= {_MIN_PYTEST} into it")
+    root = plugin_root()
+    binds = {facts["prefix"], facts["base_prefix"], str(Path(facts["executable"]).parent.parent)}
+    binds.add(str(exe.parent.resolve()))
+    packages = hashlib.sha256("\n".join(facts["packages"]).encode()).hexdigest()[:16]
+    return Interpreter(
+        executable=str(exe.absolute()),
+        binds=tuple(sorted({*(b for b in binds if Path(b).exists()), str(root)})),
+        version=str(facts["version"]),
+        pytest=str(pytest_version),
+        packages=packages,
+        plugin_root=str(root),
+    )
+
+
+def versions(python: Interpreter | None = None) -> dict[str, str]:
+    """What ran the suite: suitebench, and the Python and pytest of the suite's interpreter
+    (with a digest of what else is installed in it, when it is the project's own)."""
+    out = {
+        "suitebench": suitebench.__version__,
+        "pytest": _own_pytest() if python is None else python.pytest,
+        "python": platform.python_version() if python is None else python.version,
+        "platform": platform.platform(),
+    }
+    if python is not None and not python.own:
+        out["interpreter"] = python.executable
+        out["packages"] = python.packages
+    return out
+
+
+def suite_interpreter(instance: Instance) -> Interpreter | None:
+    """The project's interpreter an instance names (``python``), probed; None: our own."""
+    if instance.python is None:
+        return None
+    try:
+        return probe(str(instance.python))
+    except InterpreterError as exc:
+        raise InstanceError(instance.root / "instance.toml", "python", str(exc)) from None

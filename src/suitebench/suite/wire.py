@@ -1,0 +1,35 @@
+"""What the plugin inside the sandbox and the host agree on about a test's report.
+
+The plugin (:mod:`.plugin`) writes reports; the host (:mod:`.junit`) reads them from the event
+log and the JUnit XML.  Both import this module, which needs nothing but the standard library
+(and pytest's report types, for the plugin's side), so the host never imports the plugin.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TIMEOUT_MARKER = "SuiteTestTimeout"  # in a timed-out phase's report (the exception's name)
+MESSAGE_CHARS = 300  # a failure message is pytest's one line, cut here
+
+
+def short_message(report: Any) -> str:
+    """pytest's one-line reason: the exception and its message (``AssertionError: assert 3 ==
+    4``, ``ModuleNotFoundError: No module named 'x'``), or a skip's reason."""
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (path, line, reason)
+        text = str(longrepr[2]).removeprefix("Skipped: ")
+    else:
+        crash = getattr(longrepr, "reprcrash", None)
+        text = str(getattr(crash, "message", "") or "")
+        if not text:
+            text = error_line(str(longrepr))
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first[:MESSAGE_CHARS]
+
+
+def error_line(report_text: str) -> str:
+    """The reason in a report as pytest prints it: its last ``E`` line, else its last line."""
+    lines = [ln for ln in report_text.splitlines() if ln.strip()]
+    errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
+    return errors[-1] if errors else (lines[-1].strip() if lines else "")
