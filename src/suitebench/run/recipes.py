@@ -227,6 +227,12 @@ _STAGE_JAVA = (
 )
 
 
+_NO_MAIN = (
+    '"$@" || exit; echo "no class declares public static void main(String[]): nothing to run" >&2;'
+    " exit 1"
+)
+
+
 @functools.lru_cache(maxsize=4096)
 def _main_class_of(path: str, size: int, mtime_ns: int) -> jvm.MainClass:
     try:
@@ -249,18 +255,16 @@ def main_class(path: Path) -> jvm.MainClass:
 def _java_recipe(program: Program, units: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``javac`` once (classes into the build directory), then ``java`` on the class whose
     ``static void main`` the sources declare. One file is staged under its public class's
-    name; the files of a directory already carry theirs. No class with ``main`` is a build
-    error, as on a judge."""
+    name; the files of a directory already carry theirs. Sources that compile but declare no
+    ``main`` are a build error, as on a judge (javac's own errors come first)."""
     javac = compiler(Language.JAVA) or "javac"
     java = jvm.java_tool("java") or "java"
     decls = [(u, main_class(program.root / u[2:])) for u in units]
     found = [d for d in decls if d[1].main is not None]
-    first = next((d for d in found if d[1].public == d[1].main), found[0] if found else None)
-    if first is None:
-        msg = "no class declares public static void main(String[]): nothing to run"
-        return (("/bin/sh", "-c", 'echo "$0" >&2; exit 1', msg), (java,))
-    unit, decl = first
-    run = (java, *jvm.JVM_FLAGS, "-cp", "{dir}", str(decl.run_name))
+    unit, decl = next(
+        (d for d in found if d[1].public == d[1].main), found[0] if found else decls[0]
+    )
+    build: tuple[str, ...] = (javac, *_JAVAC_FLAGS, *units)
     if len(units) == 1:
         name = Path(unit).name
         if decl.public is not None:
@@ -268,8 +272,9 @@ def _java_recipe(program: Program, units: list[str]) -> tuple[tuple[str, ...], t
         elif name.endswith(".java"):
             staged = name  # without a public class, javac takes any file name
         else:
-            staged = f"{str(decl.main).split('$')[0]}.java"
+            staged = f"{(decl.main or 'Main').split('$')[0]}.java"
         if name != staged:
             build = ("/bin/sh", "-c", _STAGE_JAVA, "sh", javac, unit, staged, *_JAVAC_FLAGS)
-            return build, run
-    return (javac, *_JAVAC_FLAGS, *units), run
+    if decl.run_name is None:
+        return ("/bin/sh", "-c", _NO_MAIN, "sh", *build), (java,)
+    return build, (java, *jvm.JVM_FLAGS, "-cp", "{dir}", decl.run_name)

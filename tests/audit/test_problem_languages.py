@@ -1,0 +1,86 @@
+"""The ``[languages]`` table of problem.toml: globs relative to the problem naming the language
+of the programs they match (the first match decides, else the extension), validated with
+errors that name the file, the field and what was expected."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from suitebench.audit.runs import Engine
+from suitebench.model.problem import LANGUAGES, ProblemError, declared_language, load_problem
+from suitebench.run.program import Language
+
+from .problems import REF_PY, write_next_int
+
+SUBS = {"a.py": REF_PY, "b.py": REF_PY, "c.txt": REF_PY}
+
+
+def test_the_first_matching_glob_decides_and_the_extension_otherwise(tmp_path: Path) -> None:
+    table = (
+        "[languages]\n"
+        '"submissions/a.py" = "pypy3"\n'
+        '"submissions/*.py" = "python"\n'
+        '"submissions/*.txt" = "pypy3"\n'
+    )
+    d = write_next_int(tmp_path / "p", SUBS, extra=table)
+    p = load_problem(d)
+    assert p.languages == (
+        ("submissions/a.py", "pypy3"),
+        ("submissions/*.py", "python"),
+        ("submissions/*.txt", "pypy3"),
+    )
+    sub = d / "submissions"
+    assert p.language_of(sub / "a.py") == "pypy3"  # before the broader glob
+    assert p.language_of(sub / "b.py") == "python"
+    assert p.language_of(sub / "c.txt") == "pypy3"  # no extension of its own
+    assert p.language_of(d / "refs" / "ref.c") is None  # its extension decides
+    # What the engine asks: the table of the problem holding the file.
+    assert declared_language(sub / "a.py") == "pypy3"
+    assert declared_language(d / "refs" / "ref.c") is None
+    assert declared_language(tmp_path / "elsewhere.py") is None
+    assert load_problem(write_next_int(tmp_path / "q", SUBS)).languages == ()
+
+
+def test_the_engine_builds_in_the_language_the_table_names(
+    make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    d = write_next_int(tmp_path / "p", SUBS, extra='[languages]\n"submissions/c.txt" = "pypy3"\n')
+    engine = make_engine()
+    built = engine.build(d / "submissions" / "c.txt")
+    assert built.ok and built.language is Language.PYPY3, built.message
+    assert engine.build(d / "submissions" / "b.py").language is Language.PYTHON
+
+
+@pytest.mark.parametrize(
+    ("table", "field", "expected"),
+    [
+        ('"submissions/*.py" = "python2"', 'languages."submissions/*.py"', "no Python 2"),
+        ('"submissions/*.py" = "kotlin"', 'languages."submissions/*.py"', "one of c, cpp"),
+        ('"submissions/*.py" = 3', 'languages."submissions/*.py"', "a language name"),
+        ('"/abs/*.py" = "python"', 'languages."/abs/*.py"', "relative to the problem"),
+        ('"../x/*.py" = "python"', 'languages."../x/*.py"', "no '..'"),
+        ('"nope/*.java" = "java"', 'languages."nope/*.java"', "matches no file"),
+    ],
+)
+def test_a_bad_languages_entry_names_the_file_the_field_and_what_was_expected(
+    tmp_path: Path, table: str, field: str, expected: str
+) -> None:
+    d = write_next_int(tmp_path / "p", SUBS, extra=f"[languages]\n{table}\n")
+    with pytest.raises(ProblemError) as err:
+        load_problem(d)
+    assert err.value.field == field and expected in str(err.value)
+    assert str(d / "problem.toml") in str(err.value)
+
+
+def test_languages_must_be_a_table(tmp_path: Path) -> None:
+    d = write_next_int(tmp_path / "p", SUBS, extra='languages = "pypy3"\n')
+    with pytest.raises(ProblemError) as err:
+        load_problem(d)
+    assert err.value.field == "languages"
+
+
+def test_the_language_names_are_the_engines() -> None:
+    assert set(LANGUAGES) == {str(lang) for lang in Language} - {"script"}
