@@ -242,3 +242,4 @@ def test_the_imported_problem_audits_as_it_is(
     }
     arm = results["problems"]["1-a"]["arms"]["official"]
     assert arm["killed"] == 2
+    assert arm["tle_only_submissions"] == ["submissions/rejected/r002.py"]
