@@ -90,3 +90,57 @@ def test_init_from_a_plain_repository_drops_a_failing_test(tmp_path: Path) -> No
     ]
     assert "def test_upper" in (tmp_path / "out" / "tests" / "test_shout.py").read_text()
     assert summary["ignored_by_task"] == {}
+
+
+@pytest.mark.slow
+def test_init_from_a_python_project_carries_its_config_and_the_files_its_tests_read(
+    tmp_path: Path,
+) -> None:
+    """A src-layout project: its pyproject's ``filterwarnings = error`` makes a test that
+    warns fail (dropped by hygiene), and the README its test reads is copied beside."""
+    repo = tmp_path / "shouty"
+    (repo / "src" / "shouty").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "docs").mkdir()  # not read by the tests: not copied
+    (repo / "docs" / "index.md").write_text("# docs\n")
+    (repo / "README.md").write_text("Shouty: `shout('hi')` gives `HI!`\n")
+    (repo / "pyproject.toml").write_text(
+        '[project]\nname = "shouty"\n\n[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
+    )
+    (repo / "src" / "shouty" / "__init__.py").write_text(
+        "import warnings\n\n\ndef shout(text):\n    return text.upper() + '!'\n\n\n"
+        "def whisper(text):\n    warnings.warn('whisper is deprecated', DeprecationWarning)\n"
+        "    return text.lower()\n"
+    )
+    (repo / "tests" / "test_shouty.py").write_text(
+        textwrap.dedent(
+            """\
+            from pathlib import Path
+
+            from shouty import shout, whisper
+
+            def test_shout():
+                assert shout("hi") == "HI!"
+
+            def test_readme_example():
+                readme = (Path(__file__).parent.parent / "README.md").read_text()
+                assert "`shout('hi')` gives `HI!`" in readme
+
+            def test_whisper():
+                assert whisper("HI") == "hi"
+            """
+        )
+    )
+    store = Store(tmp_path / "s.sqlite")
+    summary, report = init_instance(repo, tmp_path / "out", store=store, runs=1)
+    store.close()
+    toml = (tmp_path / "out" / "instance.toml").read_text()
+    assert 'kind = "python"' in toml and 'package = "shouty"' in toml
+    assert 'pytest_config = "project/pyproject.toml"' in toml
+    assert 'beside = ["README.md"]' in toml
+    assert [(d.id, d.reason) for d in report.dropped] == [
+        ("tests/test_shouty.py::test_whisper", "fails")
+    ]
+    assert report.tests == 3
+    assert summary["python_project"]["beside"] == ["README.md"]
+    assert not (tmp_path / "out" / "docs").exists()

@@ -398,12 +398,17 @@ def hygiene(
 @build_app.command("init")
 def init(
     repo: Path = typer.Argument(
-        ..., help="A repository with build.sh and tests/, or a ProgramBench task directory."
+        ...,
+        help="A repository with build.sh and tests/, a Python project (a package and tests/), "
+        "or a ProgramBench task directory.",
     ),
     out: Path = typer.Option(..., "--out", help="The new instance directory."),
     branch: str | None = typer.Option(None, "--branch", help="ProgramBench test branch."),
     runs: int = typer.Option(3, "--runs", min=1),
     per_test: float = typer.Option(10.0, "--per-test-timeout", help="Seconds per test."),
+    python: Path | None = typer.Option(
+        None, "--python", help="A Python project: the interpreter its tests run on (its venv)."
+    ),
     backend: Backend | None = backend_option(),
     allow_unsandboxed: bool = allow_unsandboxed_option(),
 ) -> None:
@@ -424,6 +429,7 @@ def init(
             cache_dir=OPTIONS.store.parent / "builds",
             executor=executor,
             progress=progress,
+            python=python,
         )
     if OPTIONS.json:
         _emit_json({"init": summary, "hygiene": report.to_dict()})

@@ -4,11 +4,13 @@ suite (TestSuiteBench Section 2.1's starting point).
 A ProgramBench task directory (``build.sh`` at the root, ``tests/<branch>/eval/tests``,
 with or without ``tests.json``) is read as it is: the suite is the branch's ``eval/tests`` only
 (not ``eval/run.sh``), and the tests ``tests.json`` marks ignored are removed with their
-reasons.  Any other repository needs ``build.sh`` at its root (leaving ``./executable``) and a
-pytest suite in ``tests/``.  The source (the repository without its tests) and the suite are
-copied into the new instance, an ``instance.toml`` is written, and :mod:`hygiene
-<suitebench.construct.hygiene>` runs on the result: a new instance starts with a reference
-suite that passes on its reference, every run.
+reasons.  A Python project (no ``build.sh``, a package and ``tests/``) becomes a ``kind =
+"python"`` instance with its pytest configuration, the files its tests read and its interpreter
+(:mod:`.init_python`).  Any other repository needs ``build.sh`` at its root (leaving
+``./executable``) and a pytest suite in ``tests/``.  The source (the repository without its
+tests) and the suite are copied into the new instance, an ``instance.toml`` is written, and
+:mod:`hygiene <suitebench.construct.hygiene>` runs on the result: a new instance starts with a
+reference suite that passes on its reference, every run.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from suitebench.construct.hygiene import HygieneReport, apply_hygiene, remove_tests
+from suitebench.construct.init_python import is_python_project, python_lines
 from suitebench.model.instance import InstanceError, load_instance
 from suitebench.model.programbench import is_programbench_task, load_programbench_task
 from suitebench.run.executor import Executor
@@ -44,6 +47,7 @@ def init_instance(
     cache_dir: Path | None = None,
     executor: Executor | None = None,
     progress: Progress | None = None,
+    python: Path | None = None,
 ) -> tuple[dict[str, Any], HygieneReport]:
     """Create the instance ``out`` from ``repo``; return (what init did, the hygiene report)."""
     repo = Path(repo).resolve()
@@ -51,7 +55,12 @@ def init_instance(
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out}: --out must be a new or empty directory")
     ignored: dict[str, list[str]] = {}
-    if is_programbench_task(repo):
+    found: dict[str, Any] = {}
+    if is_python_project(repo) and not is_programbench_task(repo):
+        out.mkdir(parents=True, exist_ok=True)
+        lines, suite, found = python_lines(repo, out, python)
+        shutil.copytree(suite, out / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    elif is_programbench_task(repo):
         task = load_programbench_task(repo, branch)
         suite = task.tests
         ignored = {t: list(r) for t, r in task.ignored_tests.items()}
@@ -65,21 +74,22 @@ def init_instance(
         if not suite.is_dir() or not any(suite.rglob("test_*.py")):
             raise InstanceError(suite, "<dir>", "expected a pytest suite (tests/test_*.py)")
         description = f"built from {repo.name}"
-    out.mkdir(parents=True, exist_ok=True)
+    if not found:
+        out.mkdir(parents=True, exist_ok=True)
 
-    def not_source(directory: str, names: list[str]) -> list[str]:
-        top = Path(directory) == repo
-        return [n for n in names if (top and n in _NOT_SOURCE) or n in _NOT_SOURCE_ANYWHERE]
+        def not_source(directory: str, names: list[str]) -> list[str]:
+            top = Path(directory) == repo
+            return [n for n in names if (top and n in _NOT_SOURCE) or n in _NOT_SOURCE_ANYWHERE]
 
-    shutil.copytree(repo, out / "src", symlinks=True, ignore=not_source)
-    shutil.copytree(suite, out / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-    lines = [
-        f"name = {json.dumps(repo.name)}",
-        f"description = {json.dumps(description)}",
-        'source = "src/"',
-        'build = "build.sh"',
-        'tests = "tests/"',
-    ]
+        shutil.copytree(repo, out / "src", symlinks=True, ignore=not_source)
+        shutil.copytree(suite, out / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+        lines = [
+            f"name = {json.dumps(repo.name)}",
+            f"description = {json.dumps(description)}",
+            'source = "src/"',
+            'build = "build.sh"',
+            'tests = "tests/"',
+        ]
     if (repo / "spec.md").is_file():
         shutil.copy2(repo / "spec.md", out / "spec.md")
         lines.insert(2, 'spec = "spec.md"')
@@ -90,6 +100,7 @@ def init_instance(
         "instance": str(out),
         "ignored_by_task": ignored,
         "ignored_not_found": missing,
+        **({"python_project": found} if found else {}),
     }
     report = apply_hygiene(
         load_instance(out),

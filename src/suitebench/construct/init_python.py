@@ -1,0 +1,137 @@
+"""``build init`` of a Python project as it ships: a package, its tests, its pytest
+configuration, the files its tests read, and the interpreter with its test dependencies.
+
+A project is a directory with no ``build.sh`` and a pytest suite (``tests/`` or ``test/``)
+beside one importable package: ``src/<name>/__init__.py`` (the src layout) or
+``<name>/__init__.py`` at the root.  The instance gets ``kind = "python"`` with the package's
+root as ``source``; the project's pytest configuration (``pytest.ini``, ``pyproject.toml`` with
+``[tool.pytest.ini_options]``, ``tox.ini`` with ``[pytest]``, ``setup.cfg`` with
+``[tool:pytest]``) and its root ``conftest.py`` are copied and named by ``pytest_config``;
+the root's files and directories whose names the tests mention (``README.md``, ``docs``) are
+copied and listed in ``beside``; ``--python`` becomes ``python``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tomllib
+from pathlib import Path
+
+from suitebench.model.instance import InstanceError
+
+_TEST_DIRS = ("tests", "test")
+_SKIP = {".git", ".tox", ".nox", ".venv", "venv", "build", "dist", "__pycache__", ".github"}
+_TAKEN = {"tests", "executable", "pytest.ini", "src", "instance.toml", "spec.md", "mutants"}
+_CONFIGS = (
+    ("pytest.ini", None),
+    (".pytest.ini", None),
+    ("pyproject.toml", "[tool.pytest.ini_options]"),
+    ("tox.ini", "[pytest]"),
+    ("setup.cfg", "[tool:pytest]"),
+)
+
+
+def is_python_project(repo: Path) -> bool:
+    """No build script, a pytest suite, and a package: what :func:`python_lines` takes."""
+    return not (repo / "build.sh").is_file() and _tests_dir(repo) is not None
+
+
+def _tests_dir(repo: Path) -> Path | None:
+    for name in _TEST_DIRS:
+        if (repo / name).is_dir() and any((repo / name).rglob("test*.py")):
+            return repo / name
+    return None
+
+
+def _package(repo: Path) -> tuple[Path, str]:
+    """(source root, package name): the src layout first, then a package at the root; the one
+    named by ``pyproject.toml``'s ``[project] name`` where there are several."""
+    wanted = ""
+    if (repo / "pyproject.toml").is_file():
+        try:
+            meta = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))
+            wanted = str(meta.get("project", {}).get("name", "")).lower().replace("-", "_")
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            wanted = ""
+    for root in (repo / "src", repo):
+        found = sorted(
+            p.parent.name
+            for p in root.glob("*/__init__.py")
+            if p.parent.name not in _SKIP and p.parent.name not in _TEST_DIRS
+        )
+        if len(found) == 1:
+            return root, found[0]
+        if wanted in found:
+            return root, wanted
+        if found:
+            raise InstanceError(
+                root, "<dir>", f"expected one package, found {', '.join(found)}: keep one"
+            )
+    raise InstanceError(repo, "<dir>", "expected a package (src/NAME/__init__.py or NAME/)")
+
+
+def _pytest_config(repo: Path) -> Path | None:
+    for name, section in _CONFIGS:
+        path = repo / name
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if section is None or section in text:
+            return path
+    return None
+
+
+def _read_by_tests(repo: Path, tests: Path, held: set[str]) -> list[str]:
+    """Root entries whose names occur in the tests' text as a quoted string or path part."""
+    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in tests.rglob("*.py"))
+    names = []
+    for entry in sorted(repo.iterdir()):
+        name = entry.name
+        if name in _SKIP or name in _TAKEN or name in held or name.startswith("."):
+            continue
+        if re.search(r"[\"'/]" + re.escape(name) + r"[\"'/]", text):
+            names.append(name)
+    return names
+
+
+def python_lines(repo: Path, out: Path, python: Path | None) -> tuple[list[str], Path, dict]:
+    """Copy a Python project's parts into ``out``; the ``instance.toml`` lines, the suite's
+    directory in the repository, and what was found (for ``init.json``)."""
+    tests = _tests_dir(repo)
+    assert tests is not None
+    source, package = _package(repo)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+    shutil.copytree(source / package, out / "src" / package, symlinks=True, ignore=ignore)
+    lines = [
+        f"name = {json.dumps(repo.name)}",
+        'kind = "python"',
+        f"description = {json.dumps(f'built from {repo.name}')}",
+        'source = "src/"',
+        f"package = {json.dumps(package)}",
+        'tests = "tests/"',
+    ]
+    found: dict[str, object] = {"package": package, "source": str(source)}
+    config = _pytest_config(repo)
+    if config is not None:
+        (out / "project").mkdir()
+        shutil.copy2(config, out / "project" / config.name)
+        if (repo / "conftest.py").is_file():
+            shutil.copy2(repo / "conftest.py", out / "project" / "conftest.py")
+        lines.append(f"pytest_config = {json.dumps('project/' + config.name)}")
+        found["pytest_config"] = config.name
+    beside = _read_by_tests(repo, tests, {package, tests.name})
+    for name in beside:
+        entry = repo / name
+        if entry.is_dir():
+            shutil.copytree(entry, out / name, symlinks=True, ignore=ignore)
+        else:
+            shutil.copy2(entry, out / name)
+    if beside:
+        lines.append(f"beside = {json.dumps(beside)}")
+    found["beside"] = beside
+    if python is not None:
+        lines.append(f"python = {json.dumps(str(Path(python).absolute()))}")
+        found["python"] = str(python)
+    return lines, tests, found
