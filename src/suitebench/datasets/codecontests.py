@@ -25,10 +25,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from suitebench.datasets.common import collect_programs, is_interactive, limits, tests_from_pairs
-from suitebench.datasets.importer import ImportOptions, schema_reason
+from suitebench.datasets.common import (
+    INTERACTIVE_REASON,
+    collect_programs,
+    is_interactive,
+    limits,
+    tests_from_pairs,
+    validate_row,
+)
+from suitebench.datasets.importer import ImportOptions
 from suitebench.datasets.languages import codecontests_language
 from suitebench.datasets.source import SourceRow, read_rows
 from suitebench.datasets.writer import Dropped, ProblemDraft, Skipped, TestCase, problem_id
@@ -108,10 +115,9 @@ def _file_io(name: str | None) -> bool:
 def draft(src: SourceRow, options: ImportOptions) -> ProblemDraft | Skipped:
     """One row -> a problem draft, or the reason it cannot be one."""
     name = str(src.data.get("name") or f"row {src.index}")
-    try:
-        row = CodeContestsRow.model_validate(src.data)
-    except ValidationError as exc:
-        return Skipped(name, src.file, src.index, schema_reason(FORMAT, exc))
+    row = validate_row(CodeContestsRow, src, FORMAT, name)
+    if isinstance(row, Skipped):
+        return row
     if _file_io(row.input_file) or _file_io(row.output_file):
         return Skipped(
             name,
@@ -121,7 +127,7 @@ def draft(src: SourceRow, options: ImportOptions) -> ProblemDraft | Skipped:
             "the judge gives stdin and stdout only",
         )
     if is_interactive(row.description):
-        return Skipped(name, src.file, src.index, "interactive: the judge has no interactor")
+        return Skipped(name, src.file, src.index, INTERACTIVE_REASON)
     dropped: list[Dropped] = []
     accepted = collect_programs(
         _entries(row.solutions, "solutions"), codecontests_language, options, "s", dropped

@@ -25,17 +25,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from suitebench.datasets.common import (
+    INTERACTIVE_REASON,
     TESTLIB_REASON,
+    TestPair,
     collect_programs,
     is_interactive,
     limits,
     needs_testlib,
     testlib_files,
+    validate_row,
 )
-from suitebench.datasets.importer import ImportOptions, schema_reason
+from suitebench.datasets.importer import ImportOptions
 from suitebench.datasets.languages import (
     CODECONTESTS_LANGUAGES,
     Lang,
@@ -76,13 +79,6 @@ class _Submission(BaseModel):
     language: int | str
 
 
-class _Test(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    input: str
-    output: str | None = None
-
-
 class CodeContestsPlusRow(BaseModel):
     """A CodeContests+ row; an unknown field is refused at this boundary."""
 
@@ -101,7 +97,7 @@ class CodeContestsPlusRow(BaseModel):
     checker: str | None = None
     correct_submissions: list[_Submission] | None = None
     incorrect_submissions: list[_Submission] | None = None
-    test_cases: list[_Test] | None = None
+    test_cases: list[TestPair] | None = None
 
 
 def plus_language(label: int | str) -> Lang | LanguageDrop:
@@ -118,12 +114,11 @@ def _commands(cmd: str | list[str] | None) -> list[str]:
 
 def draft(src: SourceRow, options: ImportOptions) -> ProblemDraft | Skipped:
     name = str(src.data.get("id") or f"row {src.index}")
-    try:
-        row = CodeContestsPlusRow.model_validate(src.data)
-    except ValidationError as exc:
-        return Skipped(name, src.file, src.index, schema_reason(FORMAT, exc))
+    row = validate_row(CodeContestsPlusRow, src, FORMAT, name)
+    if isinstance(row, Skipped):
+        return row
     if is_interactive(row.description):
-        return Skipped(name, src.file, src.index, "interactive: the judge has no interactor")
+        return Skipped(name, src.file, src.index, INTERACTIVE_REASON)
     has_testlib = options.testlib is not None
     if needs_testlib(row.checker) and not has_testlib:
         return Skipped(name, src.file, src.index, TESTLIB_REASON)

@@ -31,12 +31,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from suitebench.datasets.common import (
+    INTERACTIVE_REASON,
     TESTLIB_REASON,
+    TestPair,
     collect_programs,
     is_interactive,
     limits,
     needs_testlib,
     testlib_files,
+    validate_row,
 )
 from suitebench.datasets.importer import ImportOptions, schema_reason
 from suitebench.datasets.languages import language_from_text
@@ -48,13 +51,6 @@ __all__ = ["CodeforcesProblemRow", "CodeforcesSubmissionRow", "read"]
 FORMAT = "codeforces"
 NO_JUDGEMENT = ("SKIPPED", "TESTING", "")
 _TRUNCATED = "..."
-
-
-class _Test(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    input: str
-    output: str | None = None
 
 
 class CodeforcesProblemRow(BaseModel):
@@ -78,12 +74,12 @@ class CodeforcesProblemRow(BaseModel):
     output_format: str | None = None
     interaction_format: str | None = None
     note: str | None = None
-    examples: list[_Test] | None = None
+    examples: list[TestPair] | None = None
     editorial: str | None = None
     rating: int | None = None
     tags: list[str] | None = None
     testset_size: int | None = None
-    official_tests: list[_Test] | None = None
+    official_tests: list[TestPair] | None = None
     official_tests_complete: bool | None = None
     input_mode: str | None = None
     checker: str | None = None
@@ -150,7 +146,9 @@ def _submissions(path: Path, wanted: set[str]) -> tuple[dict[str, list[_Sub]], l
     return by_problem, dropped
 
 
-def _tests(tests: list[_Test] | None, field: str, dropped: list[Dropped]) -> tuple[TestCase, ...]:
+def _tests(
+    tests: list[TestPair] | None, field: str, dropped: list[Dropped]
+) -> tuple[TestCase, ...]:
     out = []
     for i, t in enumerate(tests or []):
         origin = f"{field}[{i}]"
@@ -165,16 +163,15 @@ def draft(
     src: SourceRow, subs: dict[str, list[_Sub]], options: ImportOptions
 ) -> ProblemDraft | Skipped:
     name = str(src.data.get("id") or f"row {src.index}")
-    try:
-        row = CodeforcesProblemRow.model_validate(src.data)
-    except ValidationError as exc:
-        return Skipped(name, src.file, src.index, schema_reason(FORMAT, exc))
+    row = validate_row(CodeforcesProblemRow, src, FORMAT, name)
+    if isinstance(row, Skipped):
+        return row
     if row.input_mode and row.input_mode.strip().lower() not in ("stdio", "stdin", ""):
         return Skipped(
             name, src.file, src.index, f"input_mode {row.input_mode}: the judge gives stdio only"
         )
     if (row.interaction_format or "").strip() or is_interactive(row.description):
-        return Skipped(name, src.file, src.index, "interactive: the judge has no interactor")
+        return Skipped(name, src.file, src.index, INTERACTIVE_REASON)
     dropped: list[Dropped] = []
     files: dict[str, str] = {}
     checker = "tokens"

@@ -8,29 +8,56 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from suitebench.datasets.importer import ImportOptions
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from suitebench.datasets.importer import ImportOptions, schema_reason
 from suitebench.datasets.languages import Lang, LanguageDrop
-from suitebench.datasets.writer import Dropped, Program, TestCase
+from suitebench.datasets.source import SourceRow
+from suitebench.datasets.writer import Dropped, Program, Skipped, TestCase
 
 __all__ = [
     "DEFAULT_MEMORY_MB",
     "DEFAULT_TIME_LIMIT",
+    "INTERACTIVE_REASON",
     "TESTLIB_REASON",
+    "TestPair",
     "collect_programs",
     "is_interactive",
     "limits",
     "needs_testlib",
     "testlib_files",
     "tests_from_pairs",
+    "validate_row",
 ]
 
 DEFAULT_TIME_LIMIT = 2.0  # seconds, where a row gives none
 DEFAULT_MEMORY_MB = 256
 TESTLIB_REASON = "testlib checker needs testlib.h"
+INTERACTIVE_REASON = "interactive: the judge has no interactor"
 _INTERACTIVE = re.compile(r"\binteractive\s+problem\b|^\s*#*\s*interaction\s*$", re.I | re.M)
 _TESTLIB = re.compile(r'#\s*include\s*[<"]testlib\.h[>"]')
+
+
+class TestPair(BaseModel):
+    """One ``{input, output}`` test as a list of them gives it (Codeforces, CodeContests+)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: str
+    output: str | None = None
+
+
+RowT = TypeVar("RowT", bound=BaseModel)
+
+
+def validate_row(model: type[RowT], src: SourceRow, fmt: str, name: str) -> RowT | Skipped:
+    """The row read into its format's schema, or skipped naming the field that is not."""
+    try:
+        return model.model_validate(src.data)
+    except ValidationError as exc:
+        return Skipped(name, src.file, src.index, schema_reason(fmt, exc))
 
 
 def is_interactive(*texts: str | None) -> bool:

@@ -29,10 +29,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from suitebench.datasets.common import collect_programs, is_interactive, limits
-from suitebench.datasets.importer import ImportOptions, schema_reason
+from suitebench.datasets.common import (
+    INTERACTIVE_REASON,
+    collect_programs,
+    is_interactive,
+    limits,
+    validate_row,
+)
+from suitebench.datasets.importer import ImportOptions
 from suitebench.datasets.languages import Lang
 from suitebench.datasets.source import SourceRow, read_rows
 from suitebench.datasets.writer import (
@@ -186,12 +192,11 @@ def _driven(fn_name: str) -> Any:
 
 def draft(src: SourceRow, options: ImportOptions, fmt: str) -> ProblemDraft | Skipped:
     label = str(src.data.get("name") or src.data.get("problem_id") or f"row {src.index}")
-    try:
-        row = TacoRow.model_validate(src.data)
-    except ValidationError as exc:
-        return Skipped(label, src.file, src.index, schema_reason(fmt, exc))
+    row = validate_row(TacoRow, src, fmt, label)
+    if isinstance(row, Skipped):
+        return row
     if is_interactive(row.question):
-        return Skipped(label, src.file, src.index, "interactive: the judge has no interactor")
+        return Skipped(label, src.file, src.index, INTERACTIVE_REASON)
     try:
         sols = json.loads(row.solutions) if isinstance(row.solutions, str) else row.solutions
         io = json.loads(row.input_output) if isinstance(row.input_output, str) else row.input_output
