@@ -98,6 +98,15 @@ APPS = [
         "starter_code": "",
     },
     {
+        "problem_id": 19,  # APPS' test split has problems without solutions
+        "question": "No solutions.",
+        "solutions": "",
+        "input_output": json.dumps({"inputs": ["1\n"], "outputs": ["1\n"]}),
+        "difficulty": "interview",
+        "url": "",
+        "starter_code": "",
+    },
+    {
         "problem_id": 18,
         "question": "Broken row.",
         "solutions": "[not json",
@@ -169,7 +178,8 @@ def test_apps_json_lines_plain_stdio_and_a_broken_row(tmp_path: Path) -> None:
     src = write_jsonl(tmp_path / "apps/test.jsonl", APPS)
     summary = _import("apps", src, tmp_path / "out")
     assert [w["id"] for w in summary["written"]] == ["apps-17"]
-    assert summary["skipped"][0]["reason"].startswith("solutions or input_output not JSON")
+    assert summary["skipped"][0]["reason"] == "no usable solution for the references"
+    assert summary["skipped"][1]["reason"].startswith("solutions or input_output not JSON")
     problem = load_problem(tmp_path / "out/apps-17")
     assert problem.checker.label() == "tokens"
     assert [p.read_text() for p in problem.official] == ["3\n1 2 3\n", "1\n5\n"]

@@ -175,6 +175,13 @@ def _number(value: str | float | None) -> float | None:
     return float(m.group()) if m else None
 
 
+def _json(value: Any) -> Any:
+    """A JSON field as the datasets store it: text (empty where APPS has none) or decoded."""
+    if isinstance(value, str):
+        return json.loads(value) if value.strip() else None
+    return value
+
+
 def _text(value: Any) -> str:
     """A stdin or stdout as the datasets write it: a string, or a list of lines."""
     if isinstance(value, list):
@@ -198,8 +205,7 @@ def draft(src: SourceRow, options: ImportOptions, fmt: str) -> ProblemDraft | Sk
     if is_interactive(row.question):
         return Skipped(label, src.file, src.index, INTERACTIVE_REASON)
     try:
-        sols = json.loads(row.solutions) if isinstance(row.solutions, str) else row.solutions
-        io = json.loads(row.input_output) if isinstance(row.input_output, str) else row.input_output
+        sols, io = _json(row.solutions), _json(row.input_output)
     except json.JSONDecodeError as exc:
         return Skipped(label, src.file, src.index, f"solutions or input_output not JSON: {exc}")
     io = io or {}
