@@ -38,7 +38,9 @@ def _languages(text: str) -> frozenset[Lang]:
 def import_(
     fmt: str = typer.Argument(..., metavar="FORMAT", help=f"One of {', '.join(FORMATS)}."),
     path: Path = typer.Argument(
-        ..., help="The dataset: a parquet or JSON lines file, or a directory of shards."
+        ...,
+        metavar="PATH",
+        help="The dataset: a parquet or JSON lines file, or a directory of shards.",
     ),
     out: Path = typer.Option(..., "--out", help="Directory the problems are written into."),
     submissions: Path | None = typer.Option(
