@@ -97,13 +97,16 @@ def test_init_from_a_python_project_carries_its_config_and_the_files_its_tests_r
     tmp_path: Path,
 ) -> None:
     """A src-layout project: its pyproject's ``filterwarnings = error`` makes a test that
-    warns fail (dropped by hygiene), and the README its test reads is copied beside."""
+    warns fail (dropped by hygiene), and the README its test reads and the root package a
+    test imports are copied beside (and the goldens test passes)."""
     repo = tmp_path / "shouty"
     (repo / "src" / "shouty").mkdir(parents=True)
     (repo / "tests").mkdir()
     (repo / "docs").mkdir()  # not read by the tests: not copied
     (repo / "docs" / "index.md").write_text("# docs\n")
     (repo / "README.md").write_text("Shouty: `shout('hi')` gives `HI!`\n")
+    (repo / "tools").mkdir()  # a root package the tests import, as plain pytest finds it
+    (repo / "tools" / "__init__.py").write_text("GOLDEN = {'hi': 'HI!'}\n")
     (repo / "pyproject.toml").write_text(
         '[project]\nname = "shouty"\n\n[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
     )
@@ -128,6 +131,10 @@ def test_init_from_a_python_project_carries_its_config_and_the_files_its_tests_r
 
             def test_whisper():
                 assert whisper("HI") == "hi"
+
+            def test_goldens():
+                from tools import GOLDEN
+                assert all(shout(k) == v for k, v in GOLDEN.items())
             """
         )
     )
@@ -137,10 +144,10 @@ def test_init_from_a_python_project_carries_its_config_and_the_files_its_tests_r
     toml = (tmp_path / "out" / "instance.toml").read_text()
     assert 'kind = "python"' in toml and 'package = "shouty"' in toml
     assert 'pytest_config = "project/pyproject.toml"' in toml
-    assert 'beside = ["README.md"]' in toml
+    assert 'beside = ["README.md", "tools"]' in toml
     assert [(d.id, d.reason) for d in report.dropped] == [
         ("tests/test_shouty.py::test_whisper", "fails")
     ]
-    assert report.tests == 3
-    assert summary["python_project"]["beside"] == ["README.md"]
+    assert report.tests == 4
+    assert summary["python_project"]["beside"] == ["README.md", "tools"]
     assert not (tmp_path / "out" / "docs").exists()

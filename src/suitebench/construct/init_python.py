@@ -84,14 +84,21 @@ def _pytest_config(repo: Path) -> Path | None:
 
 
 def _read_by_tests(repo: Path, tests: Path, held: set[str]) -> list[str]:
-    """Root entries whose names occur in the tests' text as a quoted string or path part."""
+    """Root entries the tests read or import: names that occur in their text as a quoted
+    string or a path part (``"README.md"``, ``/ "docs" /``), and root modules and packages
+    they import (``from tools import ...``, which plain pytest finds on the rootdir)."""
     text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in tests.rglob("*.py"))
     names = []
     for entry in sorted(repo.iterdir()):
         name = entry.name
         if name in _SKIP or name in _TAKEN or name in held or name.startswith("."):
             continue
-        if re.search(r"[\"'/]" + re.escape(name) + r"[\"'/]", text):
+        module = name.removesuffix(".py")
+        quoted = re.search(r"[\"'/]" + re.escape(name) + r"[\"'/]", text)
+        imported = module.isidentifier() and re.search(
+            rf"^\s*(from|import)\s+{re.escape(module)}\b", text, re.M
+        )
+        if quoted or imported:
             names.append(name)
     return names
 
