@@ -23,13 +23,14 @@ does (docs/audit.md, "Java and PyPy").
 from __future__ import annotations
 
 import argparse
-import random
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from sandbox_overhead import PROGRAM as C  # the same program in C (a sibling bench script)
+from sandbox_overhead import _inputs
 from suitebench.audit.checkers import Checker
 from suitebench.audit.judge import JudgeTask, judge_many
 from suitebench.audit.records import Verdict
@@ -61,29 +62,13 @@ public class Solution {
 }
 """
 
-C = r"""
-#include <stdio.h>
-int main(void) {
-    long n, x, sum = 0, max = -1000000000;
-    if (scanf("%ld", &n) != 1) return 1;
-    for (long i = 0; i < n; i++) {
-        if (scanf("%ld", &x) != 1) return 1;
-        sum += x;
-        if (x > max) max = x;
-    }
-    printf("%ld %ld\n", sum, max);
-    return 0;
-}
-"""
 
-
-def _cases(count: int, seed: int = 11) -> list[tuple[bytes, bytes]]:
-    rng = random.Random(seed)
+def _cases(count: int) -> list[tuple[bytes, bytes]]:
+    """The sandbox bench's inputs (n, then n numbers) with their answers."""
     out = []
-    for _ in range(count):
-        xs = [rng.randint(-1000, 1000) for _ in range(rng.randint(1, 20))]
-        gold = f"{sum(xs)} {max(xs)}\n".encode()
-        out.append((f"{len(xs)}\n{' '.join(map(str, xs))}\n".encode(), gold))
+    for data in _inputs(count):
+        xs = [int(t) for t in data.split()[1:]]
+        out.append((data, f"{sum(xs)} {max(xs)}\n".encode()))
     return out
 
 

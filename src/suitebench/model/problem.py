@@ -13,6 +13,8 @@ trace.
 
 from __future__ import annotations
 
+import contextlib
+import fnmatch
 import glob
 import math
 import tomllib
@@ -292,11 +294,36 @@ def _languages(table: dict[str, Any], root: Path, file: Path) -> tuple[tuple[str
     return tuple(out)
 
 
+def _glob_matches(pattern: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    """Whether a relative path (its parts) is one ``glob.glob(pattern, recursive=True)`` would
+    list: ``*``, ``?`` and ``[...]`` within one part, ``**`` for any number of parts, and no
+    wildcard matching a leading dot. Matching the path beats expanding the glob once per
+    program (a pool of a thousand files asked a thousand times)."""
+    if not pattern:
+        return not parts
+    head, rest = pattern[0], pattern[1:]
+    if head == "**":
+        return any(
+            _glob_matches(rest, parts[k:])
+            for k in range(len(parts) + 1)
+            if not any(p.startswith(".") for p in parts[:k])
+        )
+    if not parts:
+        return False
+    if parts[0].startswith(".") and not head.startswith("."):
+        return False
+    return fnmatch.fnmatchcase(parts[0], head) and _glob_matches(rest, parts[1:])
+
+
 def _language_in(table: tuple[tuple[str, str], ...], root: Path, path: Path) -> str | None:
-    target = Path(path).resolve()
+    target = Path(path).absolute()
+    rels = []
+    for t in dict.fromkeys((target, target.resolve())):
+        with contextlib.suppress(ValueError):
+            rels.append(t.relative_to(root).parts)
     for pattern, lang in table:
-        hits = glob.glob(str(root / pattern), recursive=True)
-        if any(Path(h).resolve() == target for h in hits):
+        parts = tuple(p for p in Path(pattern).parts if p != ".")
+        if any(_glob_matches(parts, rel) for rel in rels):
             return lang
     return None
 
