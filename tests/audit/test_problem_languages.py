@@ -84,3 +84,21 @@ def test_languages_must_be_a_table(tmp_path: Path) -> None:
 
 def test_the_language_names_are_the_engines() -> None:
     assert set(LANGUAGES) == {str(lang) for lang in Language} - {"script"}
+
+
+def test_globs_follow_globs_own_rules(tmp_path: Path) -> None:
+    """``**`` crosses directories, ``*`` stays within one and skips hidden files, as the glob
+    that must match at load time does."""
+    d = write_next_int(
+        tmp_path / "p",
+        SUBS,
+        extra='[languages]\n"submissions/*/*.py" = "pypy3"\n"**/deep/*.py" = "python"\n',
+    )
+    for rel in ("submissions/x/n.py", "submissions/x/.h.py", "a/b/deep/m.py"):
+        (d / rel).parent.mkdir(parents=True, exist_ok=True)
+        (d / rel).write_text(REF_PY)
+    p = load_problem(d)
+    assert p.language_of(d / "submissions" / "x" / "n.py") == "pypy3"
+    assert p.language_of(d / "submissions" / "x" / ".h.py") is None  # * skips a leading dot
+    assert p.language_of(d / "submissions" / "a.py") is None  # one level too high
+    assert declared_language(d / "a" / "b" / "deep" / "m.py") == "python"

@@ -190,10 +190,10 @@ def test_without_a_memory_cgroup_the_jvm_starts_and_its_heap_still_bounds_it(
 ) -> None:
     """Where no memory cgroup is writable the sandbox falls back to RLIMIT_AS, under which a
     JVM cannot even start (it reserves a gigabyte of class space): a Java run goes without
-    it, bounded by its heap."""
-    hoard = _built(tmp_path, "hoard.java", HOARD)
+    it, bounded by its heap, and javac reserves what fits the build's limit."""
     with monkeypatch.context() as m:
         m.setitem(cgroups._usable_cache, "memory", None)
+        hoard = _built(tmp_path, "hoard.java", HOARD)  # javac too, under the build's RLIMIT_AS
         o = _run(hoard, tmp_path)
         c = _run(
             _built(

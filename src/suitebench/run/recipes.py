@@ -217,8 +217,20 @@ def recipe(program: Program) -> tuple[tuple[str, ...], tuple[str, ...]]:
     raise ToolchainError(f"no recipe for {lang}")  # pragma: no cover
 
 
-# javac itself is a JVM: the fewest threads and a class-data archive, as for the runs.
-_JAVAC_FLAGS = ("-encoding", "UTF-8", "-J-XX:+UseSerialGC", "-J-Xshare:auto", "-d", ".")
+# javac itself is a JVM: the fewest threads and a class-data archive, as for the runs, and
+# reservations that fit the build's RLIMIT_AS where no memory cgroup bounds it (by default the
+# JVM reserves a gigabyte of class space and a quarter of the machine's RAM as heap).
+_JAVAC_FLAGS = (
+    "-encoding",
+    "UTF-8",
+    "-J-XX:+UseSerialGC",
+    "-J-Xshare:auto",
+    "-J-Xmx512m",
+    "-J-XX:CompressedClassSpaceSize=128m",
+    "-J-XX:ReservedCodeCacheSize=64m",
+    "-d",
+    ".",
+)
 # Stage a source under the name its public class demands (javac refuses ``sol.java`` holding
 # ``public class Solution``), then compile it: $1 javac, $2 the source, $3 the staged name.
 _STAGE_JAVA = (
