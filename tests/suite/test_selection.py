@@ -245,7 +245,11 @@ CALC_TESTS = {
         "def test_offset_in_a_subprocess():\n"
         "    out = subprocess.run([sys.executable, '-c', 'import calc; print(calc.untested(5))'],\n"
         "                         capture_output=True, text=True, check=True).stdout\n"
-        "    assert out == '4\\n'\n"
+        "    assert out == '4\\n'\n\n\n"
+        "def test_offset_through_a_shell():\n"
+        "    out = subprocess.run(f\"{sys.executable} -c 'import calc; print(calc.offset(1))'\",\n"
+        "                         shell=True, capture_output=True, text=True).stdout\n"
+        "    assert out == '2\\n'\n"
     ),
 }
 
@@ -272,21 +276,25 @@ def _calc_instance(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("engine", [Engine.BATCHED, Engine.PLAIN])
 def test_shared_fixtures_and_subprocesses_are_selected(engine: Engine, tmp_path: Path) -> None:
     """A module-scoped fixture computed by the mutated function is seen by every test using it,
-    not only the first; a test that starts a process has unknown coverage and always runs."""
+    not only the first; a Python process a test starts is traced for that test (it reaches
+    ``untested`` alone), while a test that starts a shell has unknown coverage and always runs."""
     toml = _calc_instance(tmp_path)
     selected, _full = score_selected_and_full(toml, tmp_path, engine=engine)
     by_id = {m.id: m for m in selected.mutants}
     table = "tests/test_table.py::test_table_is_multiples_of_three"
     spawn = "tests/test_offset.py::test_offset_in_a_subprocess"
+    shell = "tests/test_offset.py::test_offset_through_a_shell"
     assert by_id["scale"].killed_by == [table]
     assert set(by_id["scale"].covered_by or []) == {
         table,
         "tests/test_table.py::test_table_length",
-        spawn,
+        shell,
     }
-    assert by_id["offset"].covered_by == ["tests/test_offset.py::test_offset", spawn]
+    assert by_id["offset"].covered_by == ["tests/test_offset.py::test_offset", shell]
+    assert by_id["offset"].killed_by == ["tests/test_offset.py::test_offset", shell]
+    assert by_id["sub"].covered_by == [spawn, shell]
     assert by_id["sub"].killed_by == [spawn]
-    assert spawn in selected.coverage.unknown_tests
+    assert selected.coverage.unknown_tests == [shell]
     assert selected.test_selection == "coverage"
 
 

@@ -28,6 +28,8 @@ import concurrent.futures as cf
 import contextlib
 import fcntl
 import hashlib
+import importlib
+import importlib.util
 import json
 import os
 import re
@@ -40,6 +42,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
@@ -85,31 +88,51 @@ _COMPILE_HERE_BYTES = 4 * 1024 * 1024
 _COMPILING = threading.Lock()
 
 
-def compile_quietly(source: bytes, filename: str) -> None:
+def compile_quietly(source: bytes, filename: str) -> CodeType:
     """``compile`` without the ``SyntaxWarning`` a mutant's code may draw (``"is" with a
     literal``): the program's, not ours, and it would land amid the progress bar.  The warning
     filters are the process's, so threads take turns (compiling holds the interpreter anyway).
     Raises what ``compile`` raises."""
     with _COMPILING, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        compile(source, filename, "exec", dont_inherit=True)
+        return compile(source, filename, "exec", dont_inherit=True)
+
+
+def _write_bytecode(path: Path, code: CodeType) -> None:
+    """The module's ``__pycache__`` entry, as the interpreter would write it (timestamp-checked
+    against the source, so a stale one is never used): every Python process the suite starts
+    on this program (``python -m package``) then loads it instead of compiling the source
+    again (runs set ``PYTHONDONTWRITEBYTECODE``)."""
+    to_pyc = getattr(importlib._bootstrap_external, "_code_to_timestamp_pyc", None)
+    if to_pyc is None:
+        return
+    stat = path.stat()
+    target = Path(importlib.util.cache_from_source(str(path)))
+    target.parent.mkdir(exist_ok=True)
+    target.write_bytes(bytes(to_pyc(code, int(stat.st_mtime), stat.st_size)))
 
 
 def compile_check(package: Path) -> str | None:
     """Whether every module of a package compiles: the errors, one line each ('' if none), as
     :data:`_COMPILE_CHECK` prints them in the sandbox -- or None when the package is too large
-    to check here.  Compiling parses and runs nothing of the program (the interpreter's own
-    recursion and nesting limits end a pathological source with an error), so no sandbox is
-    needed; a process per mutant cost ~50 ms, more than scoring a small mutant."""
+    to check here. Each module that compiles gets its bytecode written beside it. Compiling
+    parses and runs nothing of the program (the interpreter's own recursion and nesting limits
+    end a pathological source with an error), so no sandbox is needed; a process per mutant cost
+    ~50 ms, more than scoring a small mutant."""
     files = sorted(package.rglob("*.py"))
     if sum(p.stat().st_size for p in files) > _COMPILE_HERE_BYTES:
         return None
     errors: list[str] = []
     for p in files:
         try:
-            compile_quietly(p.read_bytes(), str(p))
+            code = compile_quietly(p.read_bytes(), str(p))
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             errors.append(f"{p}: {exc}")
+            continue
+        try:
+            _write_bytecode(p, code)
+        except OSError:
+            pass  # a read-only tree: its processes compile the source, as before
     return "".join(line + "\n" for line in errors)
 
 

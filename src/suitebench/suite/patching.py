@@ -143,3 +143,22 @@ def _applied(source: list[bytes], hunks: list[Hunk]) -> bytes | None:
         at = begin + length
     out += source[at:]
     return b"".join(out)
+
+
+def patched_sources(root: Path, diff: bytes) -> dict[str, tuple[bytes, bytes]] | None:
+    """Each file a plain diff of edits changes under ``root``: (reference text, patched text);
+    None when the diff is not one :func:`apply_exact` applies."""
+    files = _parse(diff)
+    if files is None:
+        return None
+    out: dict[str, tuple[bytes, bytes]] = {}
+    for rel, hunks in files:
+        try:
+            before = (root / rel).read_bytes()
+        except OSError:
+            return None
+        after = _applied(before.splitlines(keepends=True), hunks)
+        if after is None:
+            return None
+        out[rel] = (before, after)
+    return out

@@ -111,7 +111,7 @@ def start_tracer(path: str | None, root: str | None, config: pytest.Config) -> N
         from suitebench.suite.tracer import LineTracer
 
         _state["tracer"] = LineTracer(root or "", path)
-        _state["tracer"].start()
+        _state["tracer"].start(subprocesses=True)
         if not config.pluginmanager.has_plugin(_SHARED_FIXTURES):
             config.pluginmanager.register(SharedFixtures(), _SHARED_FIXTURES)
 

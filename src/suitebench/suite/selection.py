@@ -43,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from suitebench.suite.impact import DYNAMIC_NAMES, STAR, carried_by_state
+from suitebench.suite.linecover import Statement, innermost, same_shape, statements
+from suitebench.suite.patching import patched_sources
 from suitebench.suite.tracer import FIXTURE_PREFIX, OUTSIDE
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -208,6 +210,37 @@ class Coverage:
         default_factory=dict, compare=False, repr=False
     )
     _links: dict[tuple[str, ...], Any] = field(default_factory=dict, compare=False, repr=False)
+    # Statement level (:mod:`.linecover`): ``lines[test][file]`` = the first lines of the
+    # statements it ran in function bodies (empty: not recorded), and where the sources are.
+    lines: dict[str, dict[str, set[int]]] = field(default_factory=dict)
+    source_root: Path | None = None
+    _hit: dict[tuple[str, int], set[str]] = field(default_factory=dict, compare=False, repr=False)
+    _statements: dict[str, list[Statement] | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def hitting(self, file: str, line: int) -> set[str]:
+        """The contexts that ran the statement starting at ``line`` of ``file``."""
+        if not self._hit:
+            for context, files in self.lines.items():
+                for f, keys in files.items():
+                    for k in keys:
+                        self._hit.setdefault((f, k), set()).add(context)
+            self._hit[("", -1)] = set()
+        return self._hit.get((file, line), set())
+
+    def statements_of(self, file: str) -> list[Statement] | None:
+        """The statements of a file's function bodies (None: not known at statement level)."""
+        if file not in self._statements:
+            found = None
+            path = None if self.source_root is None else self.source_root / file
+            if self.lines and path is not None and file.endswith(".py") and path.is_file():
+                try:
+                    found = statements(path.read_text(encoding="utf-8"))
+                except (SyntaxError, UnicodeDecodeError, ValueError):
+                    found = None
+            self._statements[file] = found
+        return self._statements[file]
 
     def entering(self, file: str, key: int) -> set[str]:
         """The contexts (tests, shared fixtures, outside) that entered a function."""
@@ -241,6 +274,11 @@ class Coverage:
                     pass
         return cls(
             contexts=contexts,
+            lines={
+                ctx: {f: set(keys) for f, keys in files.items()}
+                for ctx, files in record.get("lines", {}).items()
+            },
+            source_root=source_root,
             fixtures={k: list(v) for k, v in record.get("fixtures", {}).items()},
             unknown=frozenset(record.get("spawned", ())) | frozenset(unknown),
             spans=spans,
@@ -382,12 +420,31 @@ def impact_spec(shared: dict[str, Any] | None, selection: Selection) -> dict[str
     return {**shared, "base": sorted(base)}
 
 
+def _statement_level(
+    coverage: Coverage, patch: str, changes: dict[str, FileChange]
+) -> dict[str, list[Statement]]:
+    """The files whose changes select at statement level (:mod:`.linecover`): recorded at
+    that level, and the mutant's functions differing from the reference's in statements alone."""
+    if not coverage.lines or coverage.source_root is None:
+        return {}
+    wanted = {p: coverage.statements_of(p) for p in changes}
+    known = {p: stmts for p, stmts in wanted.items() if stmts is not None}
+    if not known:
+        return {}
+    texts = patched_sources(coverage.source_root, patch.encode("utf-8"))
+    if texts is None:
+        return {}
+    return {p: stmts for p, stmts in known.items() if p in texts and same_shape(*texts[p], p)}
+
+
 def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
     """The tests of ``tests`` that can see the change ``patch`` makes (see the module doc)."""
     changes = changed_lines(patch)
     if not changes:
         return Selection(None, "the patch changes no file coverage could track")
     relevant: dict[str, set[int]] = {}
+    statement_level = _statement_level(coverage, patch, changes)
+    relevant_lines: dict[str, set[int]] = {}
     import_time = ""  # why the change runs on import, if it does
     for change in changes.values():
         if change.whole_file:
@@ -408,9 +465,17 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
                     "(code run on import, or a declaration)"
                 )
                 continue
-            lines.add(span[3])
+            stmts = statement_level.get(change.path)
+            stmt = None if stmts is None else innermost(stmts, line)
+            if stmt is None:
+                lines.add(span[3])
+            elif indent is None:
+                relevant_lines.setdefault(change.path, set()).add(stmt[3])
+            elif line not in change.lines or indent < stmt[2]:
+                lines.add(span[3])  # a line inserted, not in place of a removed one
 
     reached = {c for f, keys in relevant.items() for k in keys for c in coverage.entering(f, k)}
+    reached |= {c for f, ks in relevant_lines.items() for k in ks for c in coverage.hitting(f, k)}
 
     def reaches(context: str) -> bool:
         return context in reached

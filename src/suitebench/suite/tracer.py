@@ -18,13 +18,15 @@ the program already imported when recording starts cannot be instrumented: it is
 Lines executed outside any test -- while pytest configures and collects (module-level code of
 the package, a test module calling it at import) or between tests -- belong to the context
 ``OUTSIDE``; functions entered while setting up a fixture shared beyond one test belong to
-``fixture:<name>``, and so to every test that uses that fixture.  A test that starts a process
-or forks is listed in ``spawned``: what that process ran is not seen here, so its coverage is
-unknown.  ``suite_calls`` lists the program functions entered outside any test and outside the
-program's own import (the suite's collection ran them); ``writes``, the program globals each
-test changed and left changed (the fingerprint of the program's globals taken after every
-test), and ``order`` the tests in the order they ran, so that selection can tell which tests
-the state one leaves for the next ties together.  Standard library only: it runs inside the
+``fixture:<name>``, and so to every test that uses that fixture.  A Python process a test
+starts is traced too, for that test (:mod:`suitebench.suite.subcoverage`); a test that starts
+anything else, forks, or starts a Python process that leaves no record is listed in
+``spawned``: what that process ran is not seen, so its coverage is unknown.  ``suite_calls``
+lists the program functions entered outside any test and outside the program's own import
+(the suite's collection ran them); ``writes``, the program globals each test changed and left
+changed (the fingerprint of the program's globals taken after every test), and ``order`` the
+tests in the order they ran, so that selection can tell which tests the state one leaves for
+the next ties together.  Standard library only: it runs inside the
 sandbox.
 """
 
@@ -43,11 +45,13 @@ from typing import Any
 
 from suitebench.suite.fingerprint import program_modules, state_of
 from suitebench.suite.impact import code_names
+from suitebench.suite.subcoverage import Starts, enable, merge, switch
 from suitebench.suite.warm import compiled_patterns
 
 OUTSIDE = "<outside tests>"
 FIXTURE_PREFIX = "fixture:"
 HIT = "__suitebench_hit__"
+HIT_LINE = "__suitebench_line__"
 _SPAWN_EVENTS = frozenset(
     {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork"}
 )
@@ -72,6 +76,37 @@ def _after_docstring(body: list[ast.stmt], future: bool = False) -> int:
     return index
 
 
+def _line_call(rel: str, stmt: ast.stmt) -> ast.stmt:
+    call = ast.Call(
+        ast.Name(HIT_LINE, ast.Load()), [ast.Constant(rel), ast.Constant(stmt.lineno)], []
+    )
+    return ast.fix_missing_locations(ast.copy_location(ast.Expr(call), stmt))
+
+
+# The statement lists of a compound statement (a nested function's are its own).
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+def _with_lines(rel: str, body: list[ast.stmt]) -> list[ast.stmt]:
+    """``body`` with a note before every statement, into the blocks of compound statements
+    (an ``elif`` is an ``if`` in its parent's ``orelse``), not into nested functions."""
+    out: list[ast.stmt] = []
+    for stmt in body:
+        out.append(_line_call(rel, stmt))
+        out.append(stmt)
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        for name in _BLOCKS:
+            block = getattr(stmt, name, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                setattr(stmt, name, _with_lines(rel, block))
+        for handler in getattr(stmt, "handlers", ()):
+            handler.body = _with_lines(rel, handler.body)
+        for case in getattr(stmt, "cases", ()):
+            case.body = _with_lines(rel, case.body)
+    return out
+
+
 class _Instrument(ast.NodeTransformer):
     def __init__(self, rel: str) -> None:
         self.rel = rel
@@ -81,6 +116,7 @@ class _Instrument(ast.NodeTransformer):
         key = min([node.lineno, *(d.lineno for d in node.decorator_list)])
         at = _after_docstring(node.body)
         where = node.body[at] if at < len(node.body) else node.body[-1]
+        node.body[at:] = _with_lines(self.rel, node.body[at:])
         node.body.insert(at, _hit_call(self.rel, key, where))
         return node
 
@@ -89,7 +125,8 @@ class _Instrument(ast.NodeTransformer):
 
 
 def instrumented(source: bytes, path: str, rel: str) -> CodeType:
-    """The module's code with a note of every function entered (lines unchanged)."""
+    """The module's code with a note of every function entered and of every statement run in
+    a function body, by its first line (lines unchanged)."""
     tree = ast.parse(source, path)
     tree = _Instrument(rel).visit(tree)
     if tree.body:
@@ -162,11 +199,15 @@ class LineTracer:
         self.root = os.path.realpath(root).rstrip("/") + "/"
         self.path = path
         self.contexts: dict[str, dict[str, set[int]]] = {}
+        # {context: {file: {first line of each statement run in a function body}}}
+        self.lines: dict[str, dict[str, set[int]]] = {}
         self.name = OUTSIDE
         self.current = self._context(OUTSIDE)
+        self.current_lines = self.lines.setdefault(OUTSIDE, {})
         self.stack: list[tuple[str, dict[str, set[int]]]] = []
         self.fixtures: dict[str, list[str]] = {}
-        self.spawned: set[str] = set()
+        self.starts = Starts()  # the processes each context started
+        self.subcoverage: str | None = None  # where started Python processes write records
         self.preloaded: list[str] = []
         self.names: dict[str, dict[int, set[str]]] = {}  # file -> function -> names read
         self.test_names: dict[str, list[str]] = {}  # test -> names its own code reads
@@ -197,19 +238,31 @@ class LineTracer:
         if key and not self.importing and self.name == OUTSIDE:
             self.suite_calls.add(f"{rel}:{key}")
 
+    def line(self, rel: str, line: int) -> None:
+        lines = self.current_lines.get(rel)
+        if lines is None:
+            lines = self.current_lines[rel] = set()
+        lines.add(line)
+
     def _audit(self, event: str, args: Any) -> None:
         if self.active and event in _SPAWN_EVENTS:
-            self.spawned.add(self.name)
+            self.starts.saw(self.name, event, args)
 
-    def start(self) -> None:
+    def start(self, subprocesses: bool = False) -> None:
+        """Record from now on; ``subprocesses``: the Python processes started too (the run's
+        tracer, not a started process's own)."""
         if self.active:
             return
         self.active = True
+        if subprocesses:
+            self.subcoverage = f"{self.path}.processes"
+            enable(self.subcoverage, self.root)
         for name, module in list(sys.modules.items()):
             origin = getattr(module, "__file__", None)
             if origin and self.relative(origin) is not None:
                 self.preloaded.append(name)
         setattr(builtins, HIT, self.hit)
+        setattr(builtins, HIT_LINE, self.line)
         sys.addaudithook(self._audit)
         sys.meta_path.insert(0, self._finder)
 
@@ -221,6 +274,12 @@ class LineTracer:
     def _switch(self, name: str) -> None:
         self.name = name
         self.current = self._context(name)
+        self.current_lines = self.lines.setdefault(name, {})
+        switch(name)
+
+    def enter_context(self, name: str) -> None:
+        """A started process records in the context of the test that started it."""
+        self._switch(name)
 
     def enter_test(self, nodeid: str, fixturenames: list[str]) -> None:
         self.fixtures[nodeid] = fixturenames
@@ -263,15 +322,24 @@ class LineTracer:
             self.name, self.current = self.stack.pop()
 
     def to_dict(self) -> dict[str, Any]:
+        if self.subcoverage is not None:
+            spawned = merge(self.contexts, self.lines, self.starts, self.subcoverage)
+        else:
+            spawned = self.starts.other | set(self.starts.python)
         return {
             "version": 1,
-            "granularity": "function",
+            "granularity": "function",  # and "lines": statements run in function bodies
             "contexts": {
                 ctx: {f: sorted(lines) for f, lines in files.items()}
                 for ctx, files in self.contexts.items()
             },
+            "lines": {
+                ctx: {f: sorted(lines) for f, lines in files.items() if lines}
+                for ctx, files in self.lines.items()
+                if any(files.values())
+            },
             "fixtures": self.fixtures,
-            "spawned": sorted(self.spawned),
+            "spawned": sorted(spawned),
             "preloaded": self.preloaded,
             "names": {
                 f: {str(k): sorted(v) for k, v in keys.items()} for f, keys in self.names.items()

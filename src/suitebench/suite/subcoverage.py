@@ -1,0 +1,154 @@
+"""Per-test coverage through the Python processes a test starts (``python -m package``).
+
+A project's command-line tests run the program in a child interpreter
+(``subprocess.run([sys.executable, "-m", "slugify", ...])``).  Without a look inside that
+child, such a test's coverage is unknown and it runs on every mutant -- on python-slugify,
+three such tests cost more than every other test together.  During the reference's coverage
+run, each Python process a test starts is traced too: ``subcover/sitecustomize.py`` (last on
+``PYTHONPATH`` in that run only) starts a :class:`~suitebench.suite.tracer.LineTracer` in it,
+in the context of the test that started it (the environment says which), and the process
+writes what it entered when it exits.  The run's tracer then merges those records into the
+test's coverage.
+
+A test stays unknown (``spawned``) unless every process it started is accounted for: a start
+that is not a Python interpreter (a shell, another program, ``os.fork``), a Python process that
+left no record (killed, ``os._exit``, run with ``-I``/``-E``/``-S`` so that it never read
+``sitecustomize``, given an environment of its own), or one that itself started a process or
+had the program imported before tracing began.  Standard library only: it runs in the sandbox.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import sys
+from collections import Counter
+from typing import Any
+
+DIRECTORY = "SUITEBENCH_SUBCOVERAGE"  # where the started processes write their records
+ROOT = "SUITEBENCH_SUBCOVERAGE_ROOT"  # the program's source root (what is traced)
+CONTEXT = "SUITEBENCH_SUBCOVERAGE_CONTEXT"  # the test (or fixture) running now
+_PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
+_SITE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "subcover")
+
+
+def python_like(executable: Any) -> bool:
+    """A start of a Python interpreter (what the child's ``sitecustomize`` traces)."""
+    if isinstance(executable, bytes):
+        executable = os.fsdecode(executable)
+    if not isinstance(executable, (str, os.PathLike)):
+        return False
+    path = os.fspath(executable)
+    if os.path.realpath(path) == os.path.realpath(sys.executable):
+        return True
+    return _PYTHON.match(os.path.basename(path)) is not None
+
+
+def _started(event: str, args: Any) -> Any:
+    """The program an audit event starts, when it names one (``subprocess.Popen``:
+    ``executable`` or ``args[0]``; ``os.posix_spawn``/``os.exec``: the path); else None."""
+    if event == "subprocess.Popen":
+        executable, argv = args[0], args[1]
+        if executable is not None:
+            return executable
+        if isinstance(argv, (list, tuple)) and argv:
+            return argv[0]
+        return None  # a command string: run by a shell
+    if event in ("os.posix_spawn", "os.exec"):
+        return args[0]
+    return None
+
+
+class Starts:
+    """The processes each context started, by the audit events of the run's tracer."""
+
+    def __init__(self) -> None:
+        self.python: Counter[str] = Counter()  # Python interpreters started, per context
+        self.other: set[str] = set()  # contexts that started anything else (or forked)
+        self._popen: Any = None  # a Popen's program: its own posix_spawn is not a 2nd start
+
+    def saw(self, context: str, event: str, args: Any) -> None:
+        program = _started(event, args)
+        if event == "os.posix_spawn" and self._popen is not None and program == self._popen:
+            self._popen = None
+            return
+        self._popen = program if event == "subprocess.Popen" else None
+        if program is not None and python_like(program):
+            self.python[context] += 1
+        else:
+            self.other.add(context)
+
+
+def enable(directory: str, root: str) -> None:
+    """Trace the Python processes started from now on (the reference's coverage run)."""
+    os.makedirs(directory, exist_ok=True)
+    os.environ[DIRECTORY] = directory
+    os.environ[ROOT] = root
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join([*paths, _SITE_DIR])
+
+
+def switch(context: str) -> None:
+    """The context processes started from now on belong to."""
+    if DIRECTORY in os.environ:
+        os.environ[CONTEXT] = context
+
+
+def start_here() -> None:
+    """In a started Python process (its ``sitecustomize``): record what it enters."""
+    from suitebench.suite.tracer import OUTSIDE, LineTracer
+
+    directory = os.environ[DIRECTORY]
+    tracer = LineTracer(os.environ[ROOT], os.path.join(directory, f"{os.getpid()}.json"))
+    tracer.writes = None  # its globals end with it: nothing for a later test to read
+    context = os.environ.get(CONTEXT, OUTSIDE)
+    tracer.enter_context(context)
+    tracer.start()
+
+    def write() -> None:
+        record = {
+            "context": context,
+            "files": {f: sorted(k) for f, k in tracer.contexts.get(context, {}).items()},
+            "lines": {f: sorted(k) for f, k in tracer.lines.get(context, {}).items()},
+            "spawned": bool(tracer.starts.python or tracer.starts.other),
+            "preloaded": tracer.preloaded,
+        }
+        with open(tracer.path, "w", encoding="utf-8") as fh:
+            json.dump(record, fh)
+
+    atexit.register(write)
+
+
+def merge(
+    contexts: dict[str, dict[str, set[int]]],
+    lines: dict[str, dict[str, set[int]]],
+    starts: Starts,
+    directory: str,
+) -> set[str]:
+    """Fold the started processes' records into ``contexts`` (functions entered) and
+    ``lines`` (statements run); the contexts whose coverage stays unknown (a start not
+    accounted for)."""
+    unknown = set(starts.other)
+    records: Counter[str] = Counter()
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        names = []
+    for name in names:
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8") as fh:
+                record = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        context = str(record["context"])
+        records[context] += 1
+        if record["spawned"] or record["preloaded"]:
+            unknown.add(context)
+        for into, got in ((contexts, record["files"]), (lines, record.get("lines", {}))):
+            files = into.setdefault(context, {})
+            for rel, keys in got.items():
+                files.setdefault(rel, set()).update(int(k) for k in keys)
+    unknown.update(c for c, n in starts.python.items() if records[c] < n)
+    return unknown
