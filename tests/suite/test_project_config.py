@@ -22,7 +22,7 @@ import pytest
 
 from suitebench.model.instance import InstanceError, load_instance
 from suitebench.run.store import Store
-from suitebench.suite.projectconfig import WARNS_REASON, carry_config
+from suitebench.suite.projectconfig import WARNS_REASON, carry_config, find_pytest_config
 from suitebench.suite.result import MutantStatus
 from suitebench.suite.runspec import Engine
 from suitebench.suite.score import score_suite
@@ -231,6 +231,25 @@ def test_ini_files_are_read_by_pytests_precedence(tmp_path: Path) -> None:
         ["error::UserWarning"],
     )
     assert "filterwarnings =\n    error\n    ignore::DeprecationWarning" in config.ini_text()
+
+
+def test_pytest_9s_own_pyproject_table_is_read_with_its_toml_values(tmp_path: Path) -> None:
+    """pytest 9 reads ``[tool.pytest]`` itself (lists and booleans as TOML has them), ahead of
+    ``[tool.pytest.ini_options]``; humanize 4.17.0 configures ``filterwarnings = error`` so."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\n\n[tool.pytest]\nfilterwarnings = ["error"]\n'
+        'xfail_strict = true\naddopts = ["--strict-markers", "-p", "no:randomly"]\n'
+        '\n[tool.pytest.ini_options]\nfilterwarnings = ["ignore"]\n'
+    )
+    assert find_pytest_config(tmp_path) == tmp_path / "pyproject.toml"
+    config = carry_config(tmp_path / "pyproject.toml")
+    assert config.carried == {
+        "filterwarnings": ["error"],
+        "xfail_strict": "true",
+        "addopts": "--strict-markers",
+    }
+    assert set(config.dropped) == {"addopts -p no:randomly"}
+    assert config.warning_filters() == (["error"], [])
 
 
 def test_beside_may_not_show_what_is_held_out(tmp_path: Path) -> None:

@@ -52,6 +52,10 @@ def test_separator():
     assert slugify("a b", sep="_") == "a_b"
 
 
+def test_the_project_s_plugin_fixture(spaced):
+    assert slugify(spaced) == "a-b"
+
+
 def test_runs_on_the_project_s_venv_alone():
     import importlib.util, sys
     assert sys.prefix.endswith("/slugs/venv")
@@ -92,11 +96,25 @@ def make_venv(root: Path, *, with_pytest: bool = True) -> Path:
         for name in ("pytest", "pluggy", "iniconfig", "packaging", "pygments"):
             _copy_distribution(name, site)
     (site / "slugdep.py").write_text(SLUGDEP)
-    info = site / "slugdep-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: slugdep\nVersion: 1.0\n")
-    (info / "RECORD").write_text("")
+    _distribution(site, "slugdep", "")
+    # A pytest plugin of the project's (a fixture its tests use), and one that reorders tests,
+    # which suitebench leaves out (loading it would fail every run).
+    (site / "slugplug.py").write_text(
+        "import pytest\n\n\n@pytest.fixture\ndef spaced():\n    return 'a  b'\n"
+    )
+    _distribution(site, "slugplug", "[pytest11]\nslugplug = slugplug\n")
+    (site / "pytest_randomly.py").write_text("raise RuntimeError('must not be loaded')\n")
+    _distribution(site, "pytest-randomly", "[pytest11]\nrandomly = pytest_randomly\n")
     return root / "bin" / "python"
+
+
+def _distribution(site: Path, name: str, entry_points: str) -> None:
+    info = site / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "RECORD").write_text("")
+    if entry_points:
+        (info / "entry_points.txt").write_text(entry_points)
 
 
 def _instance(tmp_path: Path, python: str | None) -> Path:
@@ -131,6 +149,8 @@ def test_a_suite_runs_on_the_interpreter_its_instance_names(tmp_path: Path) -> N
     }
     assert result.versions["interpreter"] == str(tmp_path / "slugs" / "venv" / "bin" / "python")
     assert result.versions["pytest"] == pytest.__version__
+    assert result.versions["pytest_plugins"] == "slugplug"
+    assert result.versions["pytest_plugins_left_out"] == "randomly: reorders tests"
     first = result.versions["packages"]
 
     # A package installed into the venv later: new runs, not the store's.

@@ -4,11 +4,11 @@ configuration, the files its tests read, and the interpreter with its test depen
 A project is a directory with no ``build.sh`` and a pytest suite (``tests/`` or ``test/``)
 beside one importable package: ``src/<name>/__init__.py`` (the src layout) or
 ``<name>/__init__.py`` at the root.  The instance gets ``kind = "python"`` with the package's
-root as ``source``; the project's pytest configuration (``pytest.ini``, ``pyproject.toml`` with
-``[tool.pytest.ini_options]``, ``tox.ini`` with ``[pytest]``, ``setup.cfg`` with
-``[tool:pytest]``) and its root ``conftest.py`` are copied and named by ``pytest_config``;
-the root's files and directories whose names the tests mention (``README.md``, ``docs``) are
-copied and listed in ``beside``; ``--python`` becomes ``python``.
+root as ``source``; the project's pytest configuration (the file pytest would read:
+:func:`suitebench.suite.projectconfig.find_pytest_config`) and its root ``conftest.py`` are
+copied and named by ``pytest_config``; the root's files and directories the tests read or
+import (``README.md``, ``docs``, ``tools``) are copied and listed in ``beside``; ``--python``
+becomes ``python``.
 """
 
 from __future__ import annotations
@@ -20,17 +20,11 @@ import tomllib
 from pathlib import Path
 
 from suitebench.model.instance import InstanceError
+from suitebench.suite.projectconfig import find_pytest_config
 
 _TEST_DIRS = ("tests", "test")
 _SKIP = {".git", ".tox", ".nox", ".venv", "venv", "build", "dist", "__pycache__", ".github"}
 _TAKEN = {"tests", "executable", "pytest.ini", "src", "instance.toml", "spec.md", "mutants"}
-_CONFIGS = (
-    ("pytest.ini", None),
-    (".pytest.ini", None),
-    ("pyproject.toml", "[tool.pytest.ini_options]"),
-    ("tox.ini", "[pytest]"),
-    ("setup.cfg", "[tool:pytest]"),
-)
 
 
 def is_python_project(repo: Path) -> bool:
@@ -73,14 +67,10 @@ def _package(repo: Path) -> tuple[Path, str]:
 
 
 def _pytest_config(repo: Path) -> Path | None:
-    for name, section in _CONFIGS:
-        path = repo / name
-        if not path.is_file():
-            continue
-        text = path.read_text(encoding="utf-8", errors="replace")
-        if section is None or section in text:
-            return path
-    return None
+    try:
+        return find_pytest_config(repo)
+    except (ValueError, OSError):  # a file pytest could not read either
+        return None
 
 
 def _read_by_tests(repo: Path, tests: Path, held: set[str]) -> list[str]:

@@ -39,6 +39,7 @@ try:
 except Exception as exc:
     version = None
 dists = sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions())
+plugins = sorted([ep.name, ep.value] for ep in metadata.entry_points(group="pytest11"))
 print(json.dumps({
     "version": ".".join(map(str, sys.version_info[:3])),
     "at_least_311": sys.version_info >= (3, 11),
@@ -47,6 +48,7 @@ print(json.dumps({
     "executable": os.path.realpath(sys.executable),
     "pytest": version,
     "packages": dists,
+    "plugins": plugins,
 }))
 """
 _MIN_PYTEST = 8
@@ -68,6 +70,10 @@ class Interpreter:
     pytest: str
     packages: str  # a digest of the installed distributions (name==version, sorted)
     plugin_root: str | None = None
+    # The pytest plugins installed in it that every run loads (``-p module``: autoloading
+    # stays off), and those left out, with the reason.
+    plugins: tuple[str, ...] = ()
+    left_out: tuple[tuple[str, str], ...] = ()
 
     @property
     def own(self) -> bool:
@@ -89,6 +95,8 @@ class Interpreter:
             "pytest": self.pytest,
             "packages": self.packages,
             "plugin_root": self.plugin_root,
+            "plugins": list(self.plugins),
+            "left_out": [list(p) for p in self.left_out],
         }
 
     @classmethod
@@ -100,6 +108,8 @@ class Interpreter:
             pytest=d["pytest"],
             packages=d["packages"],
             plugin_root=d.get("plugin_root"),
+            plugins=tuple(d.get("plugins", ())),
+            left_out=tuple((str(a), str(b)) for a, b in d.get("left_out", ())),
         )
 
 
@@ -168,6 +178,46 @@ def plugin_root(cache: Path | None = None) -> Path:
     return root
 
 
+# Plugins that decide which tests run, in which order or process, how often, or under which
+# time limit: suitebench decides those (one run per program, every test once, its own limits).
+_LEFT_OUT = {
+    "xdist": "runs tests in other processes",
+    "looponfail": "runs tests in other processes",
+    "randomly": "reorders tests",
+    "random_order": "reorders tests",
+    "cov": "measures coverage (slow, and not the kill matrix)",
+    "timeout": "suitebench's own per-test limit applies",
+    "rerunfailures": "reruns failures (a flaky test is not valid)",
+    "flaky": "reruns failures (a flaky test is not valid)",
+    "forked": "runs tests in other processes",
+    "testmon": "chooses the tests to run",
+    "picked": "chooses the tests to run",
+    "split": "chooses the tests to run",
+    "sugar": "replaces pytest's terminal report",
+    "instafail": "replaces pytest's terminal report",
+}
+
+
+def choose_plugins(
+    entry_points: list[tuple[str, str]],
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The ``pytest11`` entry points of a project's venv to load (their modules), and those
+    left out with the reason."""
+    loaded: list[str] = []
+    left: list[tuple[str, str]] = []
+    for name, value in entry_points:
+        module = value.split(":", 1)[0].strip()
+        label = name.replace("-", "_").lower().removeprefix("pytest_")
+        why = next((w for key, w in _LEFT_OUT.items() if key in label or key in module), None)
+        if why is None and ":" in value:
+            why = "an object in a module, not a module -p can load"
+        if why is None:
+            loaded.append(module)
+        else:
+            left.append((name, why))
+    return tuple(sorted(set(loaded))), tuple(left)
+
+
 def probe(path: str) -> Interpreter:
     """The interpreter at ``path`` as suite runs use it; :class:`InterpreterError` when it
     cannot run suites."""
@@ -191,6 +241,7 @@ def probe(path: str) -> Interpreter:
     binds = {facts["prefix"], facts["base_prefix"], str(Path(facts["executable"]).parent.parent)}
     binds.add(str(exe.parent.resolve()))
     packages = hashlib.sha256("\n".join(facts["packages"]).encode()).hexdigest()[:16]
+    plugins, left_out = choose_plugins([(str(n), str(v)) for n, v in facts.get("plugins", ())])
     return Interpreter(
         executable=str(exe.absolute()),
         binds=tuple(sorted({*(b for b in binds if Path(b).exists()), str(root)})),
@@ -198,6 +249,8 @@ def probe(path: str) -> Interpreter:
         pytest=str(pytest_version),
         packages=packages,
         plugin_root=str(root),
+        plugins=plugins,
+        left_out=left_out,
     )
 
 
@@ -213,6 +266,8 @@ def versions(python: Interpreter | None = None) -> dict[str, str]:
     if python is not None and not python.own:
         out["interpreter"] = python.executable
         out["packages"] = python.packages
+        out["pytest_plugins"] = ", ".join(python.plugins)
+        out["pytest_plugins_left_out"] = "; ".join(f"{n}: {w}" for n, w in python.left_out)
     return out
 
 

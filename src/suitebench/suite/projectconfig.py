@@ -119,7 +119,13 @@ def read_pytest_config(path: Path) -> dict[str, str | list[str]] | None:
     then looks further).  ``.ini``/``.cfg`` files are read with pytest's own parser."""
     if path.name == "pyproject.toml":
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-        options = data.get("tool", {}).get("pytest", {}).get("ini_options")
+        table = data.get("tool", {}).get("pytest", {})
+        if not isinstance(table, dict):
+            return None
+        # pytest 9 reads its options from ``[tool.pytest]`` itself (TOML values), before
+        # the older ``[tool.pytest.ini_options]``.
+        native = {k: v for k, v in table.items() if k != "ini_options"}
+        options = native or table.get("ini_options")
         if not isinstance(options, dict):
             return None
         return {k: _lines(v) for k, v in options.items()}
@@ -134,8 +140,8 @@ def read_pytest_config(path: Path) -> dict[str, str | list[str]] | None:
 
 def find_pytest_config(root: Path) -> Path | None:
     """The file pytest would take its configuration from in ``root``, by pytest's precedence:
-    ``pytest.ini`` (even empty), ``.pytest.ini``, ``pyproject.toml`` with
-    ``[tool.pytest.ini_options]``, ``tox.ini`` with ``[pytest]``, ``setup.cfg`` with
+    ``pytest.ini`` (even empty), ``.pytest.ini``, ``pyproject.toml`` with ``[tool.pytest]``
+    or ``[tool.pytest.ini_options]``, ``tox.ini`` with ``[pytest]``, ``setup.cfg`` with
     ``[tool:pytest]``."""
     for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
         path = root / name

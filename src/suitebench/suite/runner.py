@@ -50,14 +50,19 @@ SUITE_DIRNAME = "tests"  # test ids read tests/<file>::<name> wherever the suite
 
 
 def pytest_args(
-    suite_name: str, limits: SuiteLimits, rewrite_cache: Path | None = None
+    suite_name: str,
+    limits: SuiteLimits,
+    rewrite_cache: Path | None = None,
+    plugins: Sequence[str] = (),
 ) -> list[str]:
     """The pytest command line shared by both engines (minus output paths); the suite's
-    directory comes last.  ``rewrite_cache``: the host's rewritten test modules."""
+    directory comes last.  ``rewrite_cache``: the host's rewritten test modules; ``plugins``:
+    a project interpreter's pytest plugins (:func:`.interpreter.choose_plugins`)."""
     cache = [] if rewrite_cache is None else [f"--suitebench-rewrite-cache={rewrite_cache}"]
     return [
         "-p",
         "no:cacheprovider",
+        *(arg for module in plugins for arg in ("-p", module)),
         "-p",
         "suitebench.suite.plugin",
         "-q",
@@ -305,7 +310,7 @@ def run_plain(
             python.executable,
             "-m",
             "pytest",
-            *collect_only(pytest_args(SUITE_DIRNAME, limits, cache), target.select),
+            *collect_only(pytest_args(SUITE_DIRNAME, limits, cache, python.plugins), target.select),
             f"--junitxml={out_dir / '0.xml'}",
             f"--suitebench-events={out_dir / '0.events'}",
             f"--suitebench-faultlog={out_dir / '0.log'}",
@@ -394,7 +399,7 @@ def run_batched(
             "protocol": str(limits.protocol),
             "reference": reference,
             "patterns": [list(p) for p in patterns],
-            "pytest_args": pytest_args(SUITE_DIRNAME, limits, cache),
+            "pytest_args": pytest_args(SUITE_DIRNAME, limits, cache, python.plugins),
             "programs": [
                 {
                     "index": i,
