@@ -8,7 +8,7 @@ import functools
 from pathlib import Path
 
 from suitebench.suite.selection import python_spans
-from suitebench.suite.tracer import HIT, OUTSIDE, LineTracer, instrumented
+from suitebench.suite.tracer import HIT, HIT_LINE, OUTSIDE, LineTracer, instrumented
 
 MODULE = '''\
 """A module docstring."""
@@ -51,6 +51,7 @@ def test_instrumented_module_behaves_and_notes_functions(tmp_path: Path) -> None
     tracer = LineTracer(str(tmp_path), str(tmp_path / "cov.json"))
     namespace: dict[str, object] = {"__name__": "m"}
     setattr(builtins, HIT, tracer.hit)
+    setattr(builtins, HIT_LINE, tracer.line)
     try:
         exec(instrumented(MODULE.encode(), str(path), "pkg/m.py"), namespace)
         tracer.enter_test("t.py::test_a", [])
@@ -64,6 +65,7 @@ def test_instrumented_module_behaves_and_notes_functions(tmp_path: Path) -> None
         tracer.leave_test()
     finally:
         delattr(builtins, HIT)
+        delattr(builtins, HIT_LINE)
     assert namespace["__doc__"] == "A module docstring."
     assert namespace["annotations"].compiler_flag  # type: ignore[attr-defined]
     assert isinstance(namespace["cached"], functools._lru_cache_wrapper)
@@ -73,4 +75,10 @@ def test_instrumented_module_behaves_and_notes_functions(tmp_path: Path) -> None
     assert record[OUTSIDE] == {"pkg/m.py": [0]}
     assert set(record["t.py::test_a"]["pkg/m.py"]) == {7, 17}
     assert set(record["t.py::test_b"]["pkg/m.py"]) == {21, 22, 12}
+    # The statements run in function bodies, by their first lines: ``return 2 * x`` and
+    # ``yield from``; ``def inner``, its ``return``, ``return inner(x)`` and ``return x + 1``.
+    lines = tracer.to_dict()["lines"]
+    assert lines["t.py::test_a"] == {"pkg/m.py": [9, 18]}
+    assert lines["t.py::test_b"] == {"pkg/m.py": [14, 22, 23, 24]}
+    assert OUTSIDE not in lines  # module code is not noted statement by statement
     assert {7, 12, 17, 21, 22, 28} == set(keys)
