@@ -1,25 +1,26 @@
-"""Operator mutants and their kill matrix against mutmut, on a real PyPI project, in one run.
+"""Operator mutants and their kill matrix against mutmut, on real PyPI projects, in one run.
 
-    python bench/mutation_vs_mutmut.py [--project inflection==0.5.1] [--package inflection]
-        [--tests test_inflection.py] [--max N] [--workdir DIR]
+    python bench/mutation_vs_mutmut.py [--project NAME==VERSION ...] [--workdir DIR]
+        [--no-fast] [--max N]
 
-Downloads the project's sdist from PyPI (it ships its tests), then, side by side:
+For each ``--project`` (repeatable; default python-slugify==9.2.0, toolz==1.2.0 and
+humanize==4.17.0), as it ships on PyPI: the sdist is unpacked and a venv is made for it with
+pytest, the project's runtime and test dependencies, and mutmut (the setup of
+``bench/plain_pytest_agreement.py``: ``detect_layout``, ``project_venv``, ``write_instance``).
+Then, one right after the other on the same machine:
 
-* **mutmut**: installed with pytest in the bench's own virtual environment (kept under
-  ``--workdir`` for the next run), configured in ``setup.cfg`` and timed over ``mutmut run``
-  (mutant generation, its coverage run and the mutation run; it stops each mutant at its first
-  killing test);
-* **suitebench**: the same package as a ``kind = "python"`` instance, timed over ``suitebench
-  build mutants`` (no caps, or ``--max N``) plus ``suitebench score`` with a fresh store: the
-  full per-test x per-mutant kill matrix, by whichever engine ``score`` uses by default;
-  then again (fresh store and build cache) with ``score --fast``, which like mutmut stops each
-  mutant at its first kill (``--no-fast`` skips those rows).  Both for every mutant suitebench
-  makes and for ``build mutants --scope functions``, the function bodies mutmut limits itself
-  to (``--scopes``); for the function bodies also with ``score --protocol pytest``, every test
-  through pytest's hooks (``--no-protocol`` skips it), beside the default direct protocol.
+* **mutmut** (its defaults; it stops each mutant at its first killing test, fastest tests
+  first), configured in ``setup.cfg`` (``source_paths``, the test directories, and what the
+  tests read), timed over ``mutmut run``;
+* **suitebench, full matrix**: ``build mutants`` (no caps, or ``--max N``) plus ``score`` with a
+  fresh store -- every test's outcome on every mutant, by the default engine and selection;
+* **suitebench, --fast**: the same with a fresh store and ``score --fast`` (first kill only, as
+  mutmut).
 
-Prints mutants, killed, mutation score, seconds and mutants per second for both, the ratio, and
-the kill-matrix cells suitebench filled.  The machine is shared: timings are rough, the ratio
+Prints one row per project and tool (mutants, killed, M, seconds, mutants per second, ratio
+to mutmut) and, per project, where suitebench's full-matrix time went: generating the mutants,
+the score, and within the mutants' runs the tests' own time (each run cell's time on the
+reference) against everything else (the harness).  The machine may be shared: the ratio
 from one run of both is what counts.
 """
 
@@ -30,179 +31,148 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tarfile
-import tempfile
 import time
 from pathlib import Path
 
-SUITEBENCH = Path(sys.executable).parent / "suitebench"
+from plain_pytest_agreement import (
+    SUITEBENCH,
+    Layout,
+    detect_layout,
+    fetch_sdist,
+    project_venv,
+    run,
+    write_instance,
+)
+
+DEFAULT_PROJECTS = ["python-slugify==9.2.0", "toolz==1.2.0", "humanize==4.17.0"]
 
 
-def run(argv: list[str], cwd: Path, *, env: dict[str, str] | None = None) -> str:
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return proc.stdout
-
-
-def fetch_sdist(project: str, into: Path) -> Path:
-    """The sdist of ``project`` (name==version) from PyPI, unpacked; its root directory."""
-    into.mkdir(parents=True, exist_ok=True)
-    run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-         "-d", str(into), project], into)  # fmt: skip
-    archive = next(p for p in into.iterdir() if p.name.endswith((".tar.gz", ".zip")))
-    with tarfile.open(archive) as tar:
-        tar.extractall(into / "unpacked", filter="data")
-    return next((into / "unpacked").iterdir())
-
-
-def mutmut_venv(workdir: Path) -> Path:
-    venv = workdir / "mutmut-venv"
-    if not (venv / "bin" / "mutmut").exists():
-        run([sys.executable, "-m", "venv", str(venv)], workdir)
-        run([str(venv / "bin" / "pip"), "install", "-q", "mutmut", "pytest"], workdir)
-    return venv
-
-
-def bench_mutmut(sdist: Path, package: str, tests: str, workdir: Path) -> dict[str, float]:
-    venv = mutmut_venv(workdir)
+def bench_mutmut(root: Path, layout: Layout, python: Path, workdir: Path) -> dict[str, float]:
+    """``mutmut run`` on a copy of the sdist root, in the project's venv."""
+    bin_dir = python.parent
+    if not (bin_dir / "mutmut").exists():
+        run([str(python), "-m", "pip", "install", "-q", "mutmut"], workdir)
     tree = workdir / "mutmut-tree"
     shutil.rmtree(tree, ignore_errors=True)
-    shutil.copytree(sdist, tree)
+    shutil.copytree(root, tree, symlinks=True)
+    package = f"{layout.source}/{layout.package}".lstrip("/")
+    shipped = [t for t in layout.tests if not t.startswith(package + "/")]
+    copied = sorted(
+        {*layout.beside, *(p.name for p in root.iterdir() if p.is_dir() and p.name == "tools")}
+    )
     with (tree / "setup.cfg").open("a") as cfg:
-        cfg.write(
-            f"\n[mutmut]\nsource_paths={package}/\npytest_add_cli_args_test_selection={tests}\n"
-        )
-    env = {**os.environ, "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}
+        cfg.write(f"\n[mutmut]\nsource_paths={package}/\n")
+        if shipped:
+            cfg.write(f"pytest_add_cli_args_test_selection={' '.join(shipped)}\n")
+        if copied:
+            cfg.write("also_copy=\n" + "".join(f"    {c}\n" for c in copied))
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     started = time.perf_counter()
-    run([str(venv / "bin" / "mutmut"), "run"], tree, env=env)
+    run([str(bin_dir / "mutmut"), "run"], tree, env=env)
     seconds = time.perf_counter() - started
-    results = run([str(venv / "bin" / "mutmut"), "results", "--all", "true"], tree, env=env)
+    results = run([str(bin_dir / "mutmut"), "results", "--all", "true"], tree, env=env)
     statuses = re.findall(r":\s*(\w[\w ]*)$", results, re.M)
     killed = sum(s == "killed" for s in statuses)
     return {"mutants": len(statuses), "killed": killed, "seconds": seconds}
 
 
 def bench_suitebench(
-    sdist: Path,
-    package: str,
-    tests: str,
-    workdir: Path,
-    max_mutants: int | None,
-    fast: bool,
-    scope: str = "all",
-    protocol: str = "direct",
+    inst: Path, layout: Layout, workdir: Path, max_mutants: int | None, fast: bool
 ) -> dict[str, object]:
-    inst = workdir / "instance"
-    shutil.rmtree(inst, ignore_errors=True)
-    (inst / "tests").mkdir(parents=True)
-    shutil.copytree(sdist / package, inst / "src" / package)
-    for test in sdist.glob(tests):
-        shutil.copy2(test, inst / "tests" / test.name)
-    (inst / "instance.toml").write_text(
-        f'name = "{package}"\nkind = "python"\npackage = "{package}"\n'
-        'source = "src/"\ntests = "tests/"\n'
-    )
-    name = f"suitebench-store-{scope}{'-fast' if fast else ''}-{protocol}"
+    """``build mutants`` + ``score`` (or ``score --fast``) with a fresh store and build cache."""
+    name = "suitebench-fast" if fast else "suitebench-full"
     store = workdir / name / "store.sqlite"
     shutil.rmtree(store.parent, ignore_errors=True)
+    shutil.rmtree(inst / "mutants", ignore_errors=True)
+    toml = inst / "instance.toml"
+    toml.write_text(toml.read_text().split("\n[[mutants]]")[0])
     cap = ["--max", str(max_mutants)] if max_mutants else []
+    excludes = [f"--exclude={t}" for t in layout.tests if t.startswith(layout.package + "/")]
     started = time.perf_counter()
-    made_out = run([str(SUITEBENCH), "--store", str(store), "--json", "build", "mutants",
-                    str(inst), "--max-per-file", "100000", "--max-per-function", "100000",
-                    "--scope", scope, *cap], workdir)  # fmt: skip
+    run([str(SUITEBENCH), "--store", str(store), "build", "mutants", str(inst),
+         f"--include={layout.package}", *excludes, "--max-per-file", "100000",
+         "--max-per-function", "100000", *cap], workdir)  # fmt: skip
     generated = time.perf_counter() - started
-    mode = (["--fast"] if fast else []) + ["--protocol", protocol]
-    score_out = run([str(SUITEBENCH), "--store", str(store), "--json", "score", str(inst), *mode],
-                    workdir)  # fmt: skip
-    seconds = time.perf_counter() - started  # the commands' time, not this script's parsing
-    made, scored = json.loads(made_out), json.loads(score_out)
-    counts = scored["counts"]
-    cells = sum(m.get("tests_run", 0) for m in scored["mutants"])
+    out = workdir / name / "out"
+    mode = ["--fast"] if fast else []
+    run([str(SUITEBENCH), "--store", str(store), "--json", "score", str(inst), *mode,
+         "--keep-going", "--out", str(out)], workdir)  # fmt: skip
+    seconds = time.perf_counter() - started
+    result = json.loads((out / "results.json").read_text())
+    # Each test's own time: its quickest reference run (the others ran beside the mutants).
+    took = {t["id"]: min((s for s in t["seconds"] if s is not None), default=0.0)
+            for t in result["tests"]}  # fmt: skip
+    cells = [t for m in result["mutants"] for t, s in m["outcomes"].items() if s != "not_run"
+             and (m["covered_by"] is None or t in m["covered_by"])]  # fmt: skip
     return {
-        "mutants": counts["mutants"],
-        "killed": counts["killed"],
+        "mutants": result["counts"]["mutants"],
+        "killed": result["counts"]["killed"],
         "seconds": seconds,
         "generate_seconds": generated,
-        "tests": counts["tests"],
-        "cells": cells,
-        "engine": scored.get("engine"),
-        "selection": scored.get("test_selection", "all"),
-        "written": len(made["mutants"]),
-        "matrix": sorted(
-            (m["id"], m["status"], sorted(m.get("outcomes", {}).items())) for m in scored["mutants"]
-        ),
+        "score_seconds": seconds - generated,
+        "cells": sum(m.get("tests_run", 0) for m in result["mutants"]),
+        "matrix": result["counts"]["tests"] * result["counts"]["mutants"],
+        "mutant_wall": sum(m["wall_time"] for m in result["mutants"]),
+        "test_seconds": sum(took.get(t, 0.0) for t in cells),
+        "reference_seconds": sum(took.values()),
     }
+
+
+def bench_project(project: str, args: argparse.Namespace) -> list[tuple[str, dict[str, object]]]:
+    name = project.split("==")[0]
+    workdir = (args.workdir / project.replace("==", "-")).resolve()
+    root = fetch_sdist(project, workdir / "sdist")
+    layout = detect_layout(root, name)
+    python = project_venv(workdir, layout)
+    inst = workdir / "instance"
+    write_instance(root, layout, python, inst)
+    print(f"{project}: package {layout.package}, tests {', '.join(layout.tests)}", flush=True)
+    rows: list[tuple[str, dict[str, object]]] = [
+        ("mutmut run", dict(bench_mutmut(root, layout, python, workdir)))
+    ]
+    rows.append(
+        ("suitebench, full matrix", bench_suitebench(inst, layout, workdir, args.max, False))
+    )
+    if not args.no_fast:
+        rows.append(("suitebench --fast", bench_suitebench(inst, layout, workdir, args.max, True)))
+    return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--project", default="inflection==0.5.1")
-    ap.add_argument("--package", default="inflection")
-    ap.add_argument("--tests", default="test_inflection.py", help="glob of test files in the sdist")
+    ap.add_argument("--project", action="append", default=None, help="NAME==VERSION (repeat)")
     ap.add_argument("--max", type=int, default=None, help="suitebench: at most N mutants")
-    ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/suitebench-bench-mutmut"))
     ap.add_argument("--no-fast", action="store_true", help="skip the score --fast rows")
-    ap.add_argument(
-        "--no-protocol", action="store_true", help="skip the score --protocol pytest row"
-    )
-    ap.add_argument(
-        "--scopes",
-        default="all,functions",
-        help="build mutants --scope values to run (all: every site; functions: function "
-        "bodies only, what mutmut mutates)",
-    )
     args = ap.parse_args()
-    workdir = args.workdir or Path(tempfile.gettempdir()) / "suitebench-bench-mutmut"
-    workdir = workdir.resolve()
-    workdir.mkdir(parents=True, exist_ok=True)
-    sdist = fetch_sdist(args.project, workdir / "sdist")
-    print(f"project {args.project}: package {args.package}, tests {args.tests}")
-
-    mm = bench_mutmut(sdist, args.package, args.tests, workdir)
-    rows: list[tuple[str, str, dict[str, object]]] = [("mutmut run", "", dict(mm))]
-    for scope in args.scopes.split(","):
-        label = "all mutants" if scope == "all" else "function bodies"
-        for fast in (False,) if args.no_fast else (False, True):
-            result = bench_suitebench(
-                sdist, args.package, args.tests, workdir, args.max, fast=fast, scope=scope
-            )
-            rows.append((f"suitebench, {label}" + (", --fast" if fast else ""), scope, result))
-        if scope == "functions" and not args.no_protocol:
-            # the same full matrix with every test through pytest's hooks: what the direct
-            # protocol brings
-            result = bench_suitebench(
-                sdist, args.package, args.tests, workdir, args.max, fast=False, scope=scope,
-                protocol="pytest",
-            )  # fmt: skip
-            rows.append((f"suitebench, {label}, --protocol pytest", scope, result))
-    print(f"{'':36} {'mutants':>8} {'killed':>7} {'M':>7} {'seconds':>8} {'mutants/s':>10}")
-    rates = []
-    for name, _scope, r in rows:
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    load = os.getloadavg()[0]
+    table: list[tuple[str, str, dict[str, object]]] = []
+    for project in args.project or DEFAULT_PROJECTS:
+        table += [(project, tool, r) for tool, r in bench_project(project, args)]
+    print(f"\nload average at the start: {load:.2f}")
+    print(f"{'project':24} {'tool':26} {'mutants':>8} {'killed':>7} {'M':>7} {'seconds':>8} "
+          f"{'mutants/s':>10} {'vs mutmut':>9}")  # fmt: skip
+    base: dict[str, float] = {}
+    for project, tool, r in table:
         rate = float(r["mutants"]) / float(r["seconds"])  # type: ignore[arg-type]
-        rates.append(rate)
+        base.setdefault(project, rate)
         score = float(r["killed"]) / max(1.0, float(r["mutants"]))  # type: ignore[arg-type]
-        print(f"{name:36} {r['mutants']:>8} {r['killed']:>7} {score:>7.1%} "
-              f"{float(r['seconds']):>8.1f} {rate:>10.2f}")  # type: ignore[arg-type]  # fmt: skip
-    by_name = dict(zip([name for name, _, _ in rows], rates, strict=True))
-    for (name, _scope, r), rate in zip(rows[1:], rates[1:], strict=True):
-        if name.endswith("--protocol pytest"):
-            base = name.removesuffix(", --protocol pytest")
-            same = r["matrix"] == next(x for n, _, x in rows if n == base)["matrix"]
-            print(f"ratio {name} / mutmut: {rate / rates[0]:.2f} (the direct protocol: "
-                  f"{by_name[base] / rate:.2f}x this rate; "
-                  f"{'the same matrix' if same else 'THE MATRICES DIFFER'})")  # fmt: skip
+        print(f"{project:24} {tool:26} {r['mutants']:>8} {r['killed']:>7} {score:>7.1%} "
+              f"{float(r['seconds']):>8.1f} {rate:>10.2f} "  # type: ignore[arg-type]
+              f"{rate / base[project]:>8.2f}x")  # fmt: skip
+    print("\nwhere suitebench's full-matrix time went (seconds; mutant runs summed over workers):")
+    for project, tool, r in table:
+        if tool != "suitebench, full matrix":
             continue
-        if name.endswith("--fast"):
-            print(f"ratio {name} / mutmut: {rate / rates[0]:.2f} (first kill only, as mutmut)")
-            continue
-        print(f"ratio {name} / mutmut: {rate / rates[0]:.2f} (full matrix: {r['tests']} tests x "
-              f"{r['mutants']} mutants, {r['cells']} test runs on mutants; engine {r['engine']}, "
-              f"selection {r['selection']}; generating the mutants took "
-              f"{float(r['generate_seconds']):.1f} s)")  # type: ignore[arg-type]  # fmt: skip
-    print("(mutmut mutates function bodies only and keeps one verdict per mutant)")
+        wall, tests = float(r["mutant_wall"]), float(r["test_seconds"])  # type: ignore[arg-type]
+        print(f"{project}: build mutants {float(r['generate_seconds']):.1f}, score "  # type: ignore[arg-type]
+              f"{float(r['score_seconds']):.1f}; {r['cells']} of {r['matrix']} cells run; "  # type: ignore[arg-type]
+              f"mutant runs {wall:.1f}, of which the tests' own time {tests:.1f} "
+              f"({tests / max(wall, 1e-9):.0%}) and the harness {wall - tests:.1f}; one "
+              f"reference run of the suite {float(r['reference_seconds']):.2f}")  # type: ignore[arg-type]  # fmt: skip
+    print("(mutmut keeps one verdict per mutant; suitebench's full matrix every cell)")
 
 
 if __name__ == "__main__":
