@@ -11,10 +11,13 @@ submission fills them in one way, a wrong one another way:
   ``offbyone``, ``tiebreak`` (k-th smallest), ``special`` (a missed special case: the
   NEGATIVE answer, an all-negative array, a zero in a gcd), ``slow`` (pairs in O(n^2): times
   out on the large tests only);
-* faults triggered when a case's n is R mod P (P, R drawn per submission, so about one test in
-  P): ``crash``, ``loop`` (an infinite loop: a time-out), ``forever`` (prints until the output
-  limit), and in C++ ``uninit`` (reads an uninitialised stack array and prints what it found
-  when that is odd).
+* faults triggered when a case's n is R mod P (P, R drawn per submission): ``crash`` and, in
+  C++, ``uninit`` (reads an uninitialised stack array and prints what it found when that is
+  odd), P in 5-9, a few in every 20 submissions; ``loop`` (an infinite loop: a time-out, in
+  every second problem) and ``forever`` (prints until the output limit, every fourth), P in
+  13-19, since each such run costs a second or more.
+
+Languages are drawn 60% C++, 30% Python 3, 10% Java (a JVM run costs 20-40 times a C++ one).
 
 Each submission starts with a comment naming it, so no two are the same program (as in a real
 dataset, every one is built and run on its own). The expected outputs are computed here by a

@@ -38,6 +38,7 @@ compare runs of both sides made minutes apart in one process; run it under ``nic
 
     python bench/audit_at_scale.py [--problems 12] [--submissions 40] [--tests 20-60]
         [--jobs 2] [--seed 0] [--out audit-at-scale.json] [--keep DIR] [--skip dask,kill]
+        [--build-cache DIR]
 """
 
 from __future__ import annotations
@@ -105,6 +106,7 @@ class Watched:
     peak_tree_rss: int = 0  # the sum over its process tree, sampled
     max_rss_tree: int = 0  # the largest process of its tree (wait4's rusage)
     peak_others_rss: int = 0  # other processes this bench watches (the Dask workers)
+    load: tuple[float, float] = (0.0, 0.0)  # the machine's load average at start and end
     killed_at: int | None = None  # runs stored when SIGKILL was sent
     left_running: list[str] = field(default_factory=list)
 
@@ -123,6 +125,7 @@ def watch(
     """Run ``argv`` in its own process group, print progress, sample RSS; with ``kill_at``,
     send SIGKILL to the group once that many runs are stored."""
     w = Watched(label)
+    load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
@@ -182,6 +185,7 @@ def watch(
     stop.set()
     thread.join()
     w.max_rss_tree = usage.ru_maxrss * 1024
+    w.load = (load0, os.getloadavg()[0])
     if w.killed_at is not None:
         time.sleep(2.0)  # what the kill left: every process the group ran that still runs
         for pid, cmd in tree.items():
@@ -302,6 +306,9 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=Path("audit-at-scale.json"))
     ap.add_argument("--keep", type=Path, default=None, help="work here and keep it")
+    ap.add_argument(
+        "--build-cache", type=Path, default=None, help="a build cache to reuse (default: fresh)"
+    )
     ap.add_argument("--skip", default="", help="phases to leave out: dask, kill")
     ap.add_argument("--progress-every", type=float, default=30.0)
     args = ap.parse_args()
@@ -370,7 +377,7 @@ def run(args: argparse.Namespace, root: Path, skip: set[str]) -> int:
         flush=True,
     )
 
-    cache = root / "builds"
+    cache = args.build_cache.resolve() if args.build_cache else root / "builds"
     n_built, t_build, failed = warm_builds(dirs, cache, args.jobs, root)
     fig["builds"] = {"programs": n_built, "seconds": t_build, "failed": failed}
     print(f"builds: {n_built:,} programs in {t_build:.0f} s ({failed} failed)", flush=True)
@@ -392,6 +399,7 @@ def run(args: argparse.Namespace, root: Path, skip: set[str]) -> int:
         "peak_rss_bytes": wa.peak_rss,
         "peak_tree_rss_bytes": wa.peak_tree_rss,
         "largest_process_rss_bytes": wa.max_rss_tree,
+        "load": wa.load,
     }
     fig["store"] = {
         "bytes": size_a,
@@ -402,7 +410,7 @@ def run(args: argparse.Namespace, root: Path, skip: set[str]) -> int:
         f"  {ra['executed']:,} runs in {wa.seconds:.1f} s ({fig['local']['runs_per_s']:.1f} "
         f"runs/s), {ra['certified']} certified over {ra['problems']} problems; peak RSS "
         f"{wa.peak_rss / MiB:.0f} MiB (tree {wa.peak_tree_rss / MiB:.0f} MiB, largest process "
-        f"{wa.max_rss_tree / MiB:.0f} MiB)",
+        f"{wa.max_rss_tree / MiB:.0f} MiB); load {wa.load[0]:.1f} -> {wa.load[1]:.1f}",
         flush=True,
     )
     print(
@@ -412,6 +420,7 @@ def run(args: argparse.Namespace, root: Path, skip: set[str]) -> int:
     )
 
     work = bare_work(runs_file)
+    load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
     codes = bare_pool(args.jobs, work)
     t_bare = time.perf_counter() - t0
@@ -422,12 +431,14 @@ def run(args: argparse.Namespace, root: Path, skip: set[str]) -> int:
         "runs_per_s": bare_rate,
         "nonzero_exits": sum(c != 0 for c in codes),
         "timeouts": sum(c == -9 for c in codes),
+        "load": (load0, os.getloadavg()[0]),
     }
     fig["local"]["ratio_to_bare"] = fig["local"]["runs_per_s"] / bare_rate
     print(
         f"  bare Pool({args.jobs}) of subprocess.run, the same {len(work):,} runs: "
         f"{t_bare:.1f} s ({bare_rate:.1f} runs/s; {fig['bare']['nonzero_exits']} non-zero "
-        f"exits, {fig['bare']['timeouts']} time-outs)",
+        f"exits, {fig['bare']['timeouts']} time-outs); load {load0:.1f} -> "
+        f"{fig['bare']['load'][1]:.1f}",
         flush=True,
     )
     print(f"  ratio audit / bare pool at {args.jobs} workers: {fig['local']['ratio_to_bare']:.2f}")
@@ -489,13 +500,14 @@ def dask_phase(
         "runs_per_s": rate(r["executed"], w.seconds),
         "peak_rss_bytes": w.peak_rss,
         "workers_peak_rss_bytes": w.peak_others_rss,
+        "load": w.load,
     }
     res["ratio_to_bare"] = res["runs_per_s"] / bare_rate
     print(
         f"  {r['executed']:,} runs in {w.seconds:.1f} s ({res['runs_per_s']:.1f} runs/s), "
         f"{r['certified']} certified; ratio to the bare pool at {args.jobs} workers "
         f"{res['ratio_to_bare']:.2f}; peak RSS {w.peak_rss / MiB:.0f} MiB, the workers "
-        f"{w.peak_others_rss / MiB:.0f} MiB",
+        f"{w.peak_others_rss / MiB:.0f} MiB; load {w.load[0]:.1f} -> {w.load[1]:.1f}",
         flush=True,
     )
     return res
