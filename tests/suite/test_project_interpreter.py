@@ -178,3 +178,21 @@ def test_an_interpreter_that_cannot_run_suites_is_a_clear_error(tmp_path: Path) 
     toml = _instance(tmp_path / "b", "bare/bin/python")
     with pytest.raises(InstanceError, match=r"python.*no pytest; install pytest >= 8 into it"):
         score_suite(load_instance(toml), store=Store(tmp_path / "s.db"))
+
+
+def test_the_interpreter_is_probed_in_the_sandbox(tmp_path: Path) -> None:
+    """A venv's ``.pth`` lines run whenever its interpreter starts: the probe starts it in the
+    sandbox, where what they try to write outside its scratch directory is not written."""
+    python = make_venv(tmp_path / "slugs" / "venv")
+    site = next((tmp_path / "slugs" / "venv" / "lib").glob("python3*/site-packages"))
+    marker = tmp_path / "written-by-the-venv"
+    (site / "zz_startup.pth").write_text(
+        f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran here')\n"
+    )
+    subprocess.run([str(python), "-c", "pass"], check=True)  # unsandboxed, it writes
+    assert marker.read_text() == "ran here"
+    marker.unlink()
+    toml = _instance(tmp_path, "venv/bin/python")
+    result = score_suite(load_instance(toml), store=Store(tmp_path / "s.db"))
+    assert result.versions["interpreter"] == str(python)
+    assert not marker.exists()

@@ -43,7 +43,7 @@ def score_implementation(
 ) -> ImplementationResult:
     """R: the fraction of the reference suite's *valid* tests a candidate implementation passes
     (TestSuiteBench's reference pass rate), with the failing tests listed."""
-    python = suite_interpreter(instance)
+    python = suite_interpreter(instance, backend)
     builder = Builder(
         instance, cache_dir or store.path.parent / "builds", backend=backend, python=python
     )

@@ -9,7 +9,7 @@ last on ``PYTHONPATH``, so nothing else of suitebench's venv (its own pytest, sa
 project's packages.
 
 What the interpreter is -- its Python and pytest versions and a digest of the distributions
-installed in it -- is probed once, on the host, and is part of every suite run's key and of
+installed in it -- is probed once, in the sandbox, and is part of every suite run's key and of
 ``results.json``: a package installed into the venv later makes new runs, not stale hits.
 """
 
@@ -20,14 +20,16 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import suitebench
 from suitebench.model.instance import Instance, InstanceError
+from suitebench.run import sandbox
+from suitebench.run.outcome import Backend, Limits
 
 # What the probe prints: sys and pytest facts, and the installed distributions.
 _PROBE = """
@@ -218,19 +220,31 @@ def choose_plugins(
     return tuple(sorted(set(loaded))), tuple(left)
 
 
-def probe(path: str) -> Interpreter:
-    """The interpreter at ``path`` as suite runs use it; :class:`InterpreterError` when it
-    cannot run suites."""
+def probe(path: str, backend: Backend | None = None) -> Interpreter:
+    """The interpreter at ``path`` as suite runs use it (asked in the sandbox, by ``backend``);
+    :class:`InterpreterError` when it cannot run suites."""
     exe = Path(path)
     if not exe.is_file() or not os.access(exe, os.X_OK):
         raise InterpreterError(f"{path}: no executable file there")
-    try:
-        done = subprocess.run(
-            [str(exe), "-I", "-c", _PROBE], capture_output=True, text=True, timeout=60
+    # In the sandbox: a venv's .pth files and sitecustomize run at start-up, and a project's
+    # packages are not ours to run unsandboxed.  Shown: the venv and the installation its
+    # interpreter links into.
+    venv = exe.absolute().parent.parent
+    base = Path(os.path.realpath(exe)).parent.parent
+    with tempfile.TemporaryDirectory(prefix="suitebench-probe-") as scratch:
+        outcome = sandbox.run(
+            [str(exe.absolute()), "-I", "-c", _PROBE],
+            cwd=scratch,
+            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": scratch},
+            limits=Limits(wall_time=60.0, memory_mb=1024, processes=16),
+            backend=backend,
+            ro_binds=sorted({str(venv), str(base)}),
         )
-        facts = json.loads(done.stdout)
-    except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
-        raise InterpreterError(f"{path}: not a Python interpreter ({exc})") from None
+    try:
+        facts = json.loads(outcome.stdout)
+    except ValueError:
+        why = outcome.message or outcome.stderr_text()[-500:] or str(outcome.status)
+        raise InterpreterError(f"{path}: not a Python interpreter ({why.strip()})") from None
     if not facts["at_least_311"]:
         raise InterpreterError(f"{path}: Python {facts['version']}; 3.11 or newer")
     pytest_version = facts["pytest"]
@@ -271,11 +285,11 @@ def versions(python: Interpreter | None = None) -> dict[str, str]:
     return out
 
 
-def suite_interpreter(instance: Instance) -> Interpreter | None:
+def suite_interpreter(instance: Instance, backend: Backend | None = None) -> Interpreter | None:
     """The project's interpreter an instance names (``python``), probed; None: our own."""
     if instance.python is None:
         return None
     try:
-        return probe(str(instance.python))
+        return probe(str(instance.python), backend)
     except InterpreterError as exc:
         raise InstanceError(instance.root / "instance.toml", "python", str(exc)) from None

@@ -291,7 +291,7 @@ def score_suite(
     suite_dir = Path(suite if suite is not None else instance.tests).resolve()
     if not suite_dir.is_dir():
         raise FileNotFoundError(f"{suite_dir}: the suite to score is not a directory")
-    python = suite_interpreter(instance)
+    python = suite_interpreter(instance, backend)
     builder = Builder(
         instance, cache_dir or store.path.parent / "builds", backend=backend, python=python
     )
