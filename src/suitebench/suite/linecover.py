@@ -77,13 +77,22 @@ def _shape(code: CodeType) -> list[tuple[object, ...]]:
     return sorted(found, key=repr)
 
 
-def same_shape(before: bytes, after: bytes, path: str) -> bool:
-    """Both texts compile, and their functions differ in nothing but their statements."""
+Shape = list[tuple[object, ...]]
+
+
+def shape_of(text: bytes, path: str) -> Shape | None:
+    """Every function's code object of a module in all but its statements (None: it does not
+    compile)."""
     try:
         with warnings.catch_warnings():  # a mutant's SyntaxWarning is the run's to show
             warnings.simplefilter("ignore")
-            return _shape(compile(before, path, "exec", dont_inherit=True)) == _shape(
-                compile(after, path, "exec", dont_inherit=True)
-            )
-    except (SyntaxError, ValueError):
-        return False
+            return _shape(compile(text, path, "exec", dont_inherit=True))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def same_shape(before: bytes, after: bytes, path: str, reference: Shape | None = None) -> bool:
+    """Both texts compile, and their functions differ in nothing but their statements
+    (``reference``: ``before``'s shape, already worked out)."""
+    first = reference if reference is not None else shape_of(before, path)
+    return first is not None and first == shape_of(after, path)

@@ -43,7 +43,14 @@ from pathlib import Path
 from typing import Any
 
 from suitebench.suite.impact import DYNAMIC_NAMES, STAR, carried_by_state
-from suitebench.suite.linecover import Statement, innermost, same_shape, statements
+from suitebench.suite.linecover import (
+    Shape,
+    Statement,
+    innermost,
+    same_shape,
+    shape_of,
+    statements,
+)
 from suitebench.suite.patching import patched_sources
 from suitebench.suite.tracer import FIXTURE_PREFIX, OUTSIDE
 
@@ -218,6 +225,13 @@ class Coverage:
     _statements: dict[str, list[Statement] | None] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _shapes: dict[str, Shape | None] = field(default_factory=dict, compare=False, repr=False)
+
+    def shape_of(self, file: str, text: bytes) -> Shape | None:
+        """The reference file's shape (:func:`.linecover.shape_of`), worked out once."""
+        if file not in self._shapes:
+            self._shapes[file] = shape_of(text, file)
+        return self._shapes[file]
 
     def hitting(self, file: str, line: int) -> set[str]:
         """The contexts that ran the statement starting at ``line`` of ``file``."""
@@ -434,7 +448,11 @@ def _statement_level(
     texts = patched_sources(coverage.source_root, patch.encode("utf-8"))
     if texts is None:
         return {}
-    return {p: stmts for p, stmts in known.items() if p in texts and same_shape(*texts[p], p)}
+    return {
+        p: stmts
+        for p, stmts in known.items()
+        if p in texts and same_shape(*texts[p], p, coverage.shape_of(p, texts[p][0]))
+    }
 
 
 def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
