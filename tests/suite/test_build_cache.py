@@ -67,3 +67,18 @@ def test_an_edited_reference_builds_its_mutants_again(
     after = Builder(load_instance(stats_instance), cache).mutant(mutant)
     assert applied == ["sum_no_overflow_check"]
     assert after.ok and after.program_id != before.program_id
+
+
+def test_a_built_package_carries_bytecode_but_for_modules_that_warn(tmp_path: Path) -> None:
+    """The bytecode saves every process a test starts compiling the package again; a module
+    whose compile draws a SyntaxWarning gets none, so that importing it warns as the
+    project's own run does (an error under ``filterwarnings = error``)."""
+    from suitebench.suite.build import compile_check
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "clean.py").write_text("def f(x):\n    return x is None\n")
+    (pkg / "warns.py").write_text('def f(x):\n    return x is ""\n')
+    assert compile_check(pkg) == ""
+    cached = sorted(p.name.split(".")[0] for p in (pkg / "__pycache__").iterdir())
+    assert cached == ["clean"]

@@ -88,21 +88,23 @@ _COMPILE_HERE_BYTES = 4 * 1024 * 1024
 _COMPILING = threading.Lock()
 
 
-def compile_quietly(source: bytes, filename: str) -> CodeType:
+def compile_quietly(source: bytes, filename: str) -> tuple[CodeType, bool]:
     """``compile`` without the ``SyntaxWarning`` a mutant's code may draw (``"is" with a
-    literal``): the program's, not ours, and it would land amid the progress bar.  The warning
-    filters are the process's, so threads take turns (compiling holds the interpreter anyway).
-    Raises what ``compile`` raises."""
-    with _COMPILING, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return compile(source, filename, "exec", dont_inherit=True)
+    literal``): the program's, not ours, and it would land amid the progress bar; with whether
+    it drew one.  The warning filters are the process's, so threads take turns (compiling holds
+    the interpreter anyway).  Raises what ``compile`` raises."""
+    with _COMPILING, warnings.catch_warnings(record=True) as drawn:
+        warnings.simplefilter("always")
+        return compile(source, filename, "exec", dont_inherit=True), bool(drawn)
 
 
 def _write_bytecode(path: Path, code: CodeType) -> None:
     """The module's ``__pycache__`` entry, as the interpreter would write it (timestamp-checked
     against the source, so a stale one is never used): every Python process the suite starts
     on this program (``python -m package``) then loads it instead of compiling the source
-    again (runs set ``PYTHONDONTWRITEBYTECODE``)."""
+    again (runs set ``PYTHONDONTWRITEBYTECODE``).  Only for a module that compiles without a
+    warning: one that draws a ``SyntaxWarning`` must draw it again when imported (under
+    ``filterwarnings = error`` it fails the import), which loading bytecode would not."""
     to_pyc = getattr(importlib._bootstrap_external, "_code_to_timestamp_pyc", None)
     if to_pyc is None:
         return
@@ -125,12 +127,13 @@ def compile_check(package: Path) -> str | None:
     errors: list[str] = []
     for p in files:
         try:
-            code = compile_quietly(p.read_bytes(), str(p))
+            code, warned = compile_quietly(p.read_bytes(), str(p))
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             errors.append(f"{p}: {exc}")
             continue
         try:
-            _write_bytecode(p, code)
+            if not warned:
+                _write_bytecode(p, code)
         except OSError:
             pass  # a read-only tree: its processes compile the source, as before
     return "".join(line + "\n" for line in errors)
