@@ -32,6 +32,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -143,7 +144,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--project", action="append", default=None, help="NAME==VERSION (repeat)")
     ap.add_argument("--max", type=int, default=None, help="suitebench: at most N mutants")
-    ap.add_argument("--workdir", type=Path, default=Path("/tmp/suitebench-bench-mutmut"))
+    ap.add_argument(
+        "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "suitebench-bench-mutmut"
+    )
     ap.add_argument("--no-fast", action="store_true", help="skip the score --fast rows")
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
