@@ -21,15 +21,8 @@ from suitebench.suite.result import MutantStatus
 from suitebench.suite.runspec import Engine, SuiteLimits, derive_timeouts
 from suitebench.suite.score import score_suite
 
-from .conftest import (
-    INTERVALS_INIT,
-    INTERVALS_TESTS,
-    STATS_C,
-    STATS_SPEC,
-    write_instance,
-    write_python_instance,
-)
-from .test_timeouts import MUTANTS
+from .conftest import INTERVALS_INIT, INTERVALS_TESTS, write_python_instance
+from .test_timeouts import stats_instance
 
 SUITE = {
     "test_order.py": (
@@ -63,16 +56,7 @@ def test_a_limit_is_factor_times_the_longest_reference_time_plus_the_constant() 
 def test_a_mutant_runs_at_limits_from_the_reference_and_slow_tests_do_not_kill(
     tmp_path: Path, engine: Engine
 ) -> None:
-    toml = write_instance(
-        tmp_path / "stats",
-        name="stats",
-        source_files={"stats.c": STATS_C, "build.sh": "gcc -O1 -o executable stats.c\n"},
-        build=None,
-        spec=STATS_SPEC,
-        tests=SUITE,
-        mutants=MUTANTS,
-        mutated_file="stats.c",
-    )
+    toml = stats_instance(tmp_path / "stats", SUITE)
     limits = SuiteLimits(per_test=8.0, per_program=120.0, timeout_constant=1.0)
     result = score_suite(
         load_instance(toml), store=Store(tmp_path / "store.sqlite"), engine=engine, limits=limits

@@ -57,17 +57,22 @@ MUTANTS = [
 ]
 
 
-def test_a_timeout_counts_only_when_it_happens_alone_too(tmp_path: Path) -> None:
-    toml = write_instance(
-        tmp_path / "stats",
+def stats_instance(root: Path, tests: dict[str, str]) -> Path:
+    """``stats`` with the two mutants above and the suite ``tests``."""
+    return write_instance(
+        root,
         name="stats",
         source_files={"stats.c": STATS_C, "build.sh": "gcc -O1 -o executable stats.c\n"},
         build=None,
         spec=STATS_SPEC,
-        tests=SUITE,
+        tests=tests,
         mutants=MUTANTS,
         mutated_file="stats.c",
     )
+
+
+def test_a_timeout_counts_only_when_it_happens_alone_too(tmp_path: Path) -> None:
+    toml = stats_instance(tmp_path / "stats", SUITE)
     for engine in (Engine.BATCHED, Engine.PLAIN):
         result = score_suite(
             load_instance(toml),

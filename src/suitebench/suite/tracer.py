@@ -94,7 +94,7 @@ def _with_lines(rel: str, body: list[ast.stmt]) -> list[ast.stmt]:
     for stmt in body:
         out.append(_line_call(rel, stmt))
         out.append(stmt)
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         for name in _BLOCKS:
             block = getattr(stmt, name, None)
