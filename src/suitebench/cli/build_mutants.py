@@ -4,28 +4,28 @@ LLM mutants of an instance or a ProgramBench task, written as diffs with their m
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
-from suitebench.cli.main import OPTIONS
-from suitebench.run.outcome import Backend
-
-if TYPE_CHECKING:
-    pass
-
-from suitebench.cli.build import (
+from suitebench.cli._build_common import (
+    _client,
     _emit_json,
+    _err,
     _executor_run,
     _fail,
-    _llm_mutants,
     _load,
     _out,
     build_app,
 )
+from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
+from suitebench.cli._progress import progress_bar
+from suitebench.cli.main import OPTIONS
+from suitebench.model.errors import FormatError
+from suitebench.model.instance import Instance
+from suitebench.run.outcome import Backend
 
 
 @build_app.command("mutants")
@@ -102,6 +102,12 @@ def mutants(
     if OPTIONS.json:
         _emit_json(report.to_dict())
         return
+    _print_report(instance, report, out, scope)
+
+
+def _print_report(instance: Any, report: Any, out: Path | None, scope: str) -> None:
+    """The human report of ``build mutants``: the files read and left out, the counts, the
+    mutants per operator and what was dropped or not parsed."""
     where = out if out is not None else instance.root
     for setting in report.settings_read:
         _out.print(f"  files: {escape(setting)}")
@@ -159,3 +165,60 @@ def _capped_line(report: Any) -> str:
         f"  [yellow]capped:[/yellow] {report.capped} of {report.candidates} sites dropped "
         f"({caps}): {where}" + (" (top 5)" if len(report.capped_by_file) > 5 else "")
     )
+
+
+def _llm_mutants(
+    instance: Instance,
+    out: Path | None,
+    targets_file: Path | None,
+    per_section: int,
+    attempts: int,
+    model: str | None,
+    base_url: str | None,
+    api_key: str | None,
+) -> None:
+    from suitebench.agents.llm import ModelError, ModelReplyError
+    from suitebench.construct.llm_mutants import requirement_mutants
+    from suitebench.construct.targets import read_targets, targets_for_instance
+    from suitebench.run.store import Store, StoreError
+
+    try:
+        if targets_file is not None:
+            chosen = read_targets(targets_file, instance)
+        else:
+            chosen = targets_for_instance(instance, per_section=per_section).targets
+        store = Store(OPTIONS.store)
+    except (FormatError, StoreError) as exc:
+        raise _fail(str(exc)) from None
+    client = _client(model, base_url, api_key, store)
+    try:
+        with progress_bar("asking for mutants", console=_err, quiet=OPTIONS.quiet) as progress:
+            report = requirement_mutants(
+                instance,
+                client,
+                chosen,
+                cache_dir=OPTIONS.store.parent / "builds",
+                out=out,
+                attempts=attempts,
+                retryable=(ModelReplyError,),
+                progress=progress,
+            )
+    except (ModelError, FileExistsError, RuntimeError, FormatError) as exc:
+        raise _fail(str(exc), 1) from None
+    finally:
+        store.close()
+    if OPTIONS.json:
+        _emit_json({**report.to_dict(), "usage": client.usage.to_dict()})
+        return
+    where = out if out is not None else instance.root
+    _out.print(
+        f"[bold]{instance.name}[/bold]  {len(report.mutants)} of {report.pairs} targets got a "
+        f"mutant from {escape(client.model)} -> {where}/mutants "
+        f"({client.usage.calls} calls, {client.usage.cached_calls} from the store)"
+    )
+    for m in report.mutants:
+        _out.print(f"  [green]{m.id}[/green]  {escape(m.description)}")
+    for f in report.failed_pairs:
+        why = str(f["problem"]).splitlines()[0]
+        _out.print(f"  [yellow]none[/yellow]   {escape(f['section'])} / {escape(f['target'])}: "
+                   f"{escape(why)}")  # fmt: skip
