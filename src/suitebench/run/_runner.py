@@ -300,9 +300,53 @@ class Runner:
 
     # -- one run ----------------------------------------------------------------------------
     def run(self, stdin: bytes) -> tuple[dict[str, Any], bytes, bytes]:
+        """One run of the program on ``stdin``: its raw facts, stdout and stderr."""
         if self.runs:
             self._clean_cwd()
         self.runs += 1
+        pid, t0, (in_w, out_r, err_r), exec_error = self._spawn()
+        deadline = t0 + self.wall
+        try:
+            pidfd: int | None = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            pidfd = None
+        io = _Streams(in_w, out_r, err_r, stdin, self.cap, pidfd)
+        killed, status = self._wait(pid, io, deadline)
+        wall = time.monotonic() - t0
+        if status is None:
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+            _, status, ru = os.wait4(pid, 0)
+            self._account(ru)
+        io.close_stdin()
+        if pidfd is not None:
+            os.close(pidfd)
+        leftovers = self._kill_leftovers(pid)
+        self._clean_tmp()
+        # Every writer is gone now: drain what is left in the pipes, still capped.
+        if io.drain() and killed is None:
+            killed = "output"
+        os.close(out_r)
+        os.close(err_r)
+        header: dict[str, Any] = {
+            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            "wall": wall,
+            "cpu": self.cpu,
+            "maxrss_kb": self.maxrss,
+            "killed": killed,
+            "leftovers": leftovers,
+            "stdout_truncated": io.truncated[out_r],
+            "stderr_truncated": io.truncated[err_r],
+            "stdout_len": len(io.bufs[out_r]),
+            "stderr_len": len(io.bufs[err_r]),
+            "exec_error": exec_error.decode(errors="replace") or None,
+        }
+        return header, bytes(io.bufs[out_r]), bytes(io.bufs[err_r])
+
+    def _spawn(self) -> tuple[int, float, tuple[int, int, int], bytes]:
+        """Fork the program's child with fresh pipes: its pid, its start time, the coordinator's
+        ends of stdin/stdout/stderr, and why its exec failed (empty when it did not)."""
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -322,122 +366,119 @@ class Runner:
         while chunk := os.read(exec_r, 4096):
             exec_error += chunk
         os.close(exec_r)
-        deadline = t0 + self.wall
-        try:
-            pidfd: int | None = os.pidfd_open(pid)
-        except (AttributeError, OSError):
-            pidfd = None
+        return pid, t0, (in_w, out_r, err_r), exec_error
 
-        bufs = {out_r: bytearray(), err_r: bytearray()}
-        truncated = {out_r: False, err_r: False}
-        open_out = {out_r, err_r}
-        for fd in (in_w, out_r, err_r):
-            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
-        pending = memoryview(stdin)
-        if not pending:
-            os.close(in_w)
-            in_w = -1
+    def _wait(self, pid: int, io: _Streams, deadline: float) -> tuple[str | None, int | None]:
+        """Feed and read the run until its main process ends, its wall time is up or an output
+        goes over the cap: why it was stopped (None, "wall", "output") and its wait status."""
         killed: str | None = None
         status: int | None = None
-        poller = select.poll()
-        for fd in open_out:
-            poller.register(fd, select.POLLIN)
-        if in_w >= 0:
-            poller.register(in_w, select.POLLOUT)
-        if pidfd is not None:
-            poller.register(pidfd, select.POLLIN)
-
-        def read_from(fd: int) -> bool:
-            """Read what is there; False at EOF. Over the cap: keep the cap, flag, stop."""
-            try:
-                data = os.read(fd, CHUNK)
-            except BlockingIOError:
-                return True
-            if not data:
-                return False
-            buf = bufs[fd]
-            room = self.cap - len(buf)
-            if len(data) > room:
-                buf += data[: max(room, 0)]
-                truncated[fd] = True
-            else:
-                buf += data
-            return True
-
-        def close_out(fd: int) -> None:
-            poller.unregister(fd)
-            open_out.discard(fd)
-
         while status is None:
             now = time.monotonic()
             if now >= deadline:
                 killed = "wall"
                 break
             timeout_ms = max(1, int((deadline - now) * 1000) + 1)
-            if pidfd is None:
+            if io.pidfd is None:
                 timeout_ms = min(timeout_ms, 5)
-            for fd, ev in poller.poll(timeout_ms):
-                if fd == pidfd:
-                    continue
-                if fd == in_w:
-                    if ev & (select.POLLERR | select.POLLHUP):
-                        pending = pending[:0]
-                    else:
-                        try:
-                            pending = pending[os.write(in_w, pending[:CHUNK]) :]
-                        except BlockingIOError:
-                            pass
-                        except OSError:
-                            pending = pending[:0]
-                    if not pending:
-                        poller.unregister(in_w)
-                        os.close(in_w)
-                        in_w = -1
-                elif not read_from(fd):
-                    close_out(fd)
-            if truncated[out_r] or truncated[err_r]:
+            io.poll(timeout_ms)
+            if io.truncated[io.out_r] or io.truncated[io.err_r]:
                 killed = "output"
                 break
             wpid, st, ru = os.wait4(pid, os.WNOHANG)
             if wpid == pid:
                 status = st
                 self._account(ru)
-        wall = time.monotonic() - t0
-        if status is None:
-            with contextlib.suppress(OSError):
-                os.killpg(pid, signal.SIGKILL)
-            _, status, ru = os.wait4(pid, 0)
-            self._account(ru)
-        if in_w >= 0:
+        return killed, status
+
+
+class _Streams:
+    """One run's pipes, seen from the runner: the stdin still to write, and stdout and stderr
+    read into buffers that keep at most the cap each (one ``poll`` loop, no deadlock)."""
+
+    def __init__(
+        self, in_w: int, out_r: int, err_r: int, stdin: bytes, cap: int, pidfd: int | None
+    ) -> None:
+        self.in_w, self.out_r, self.err_r = in_w, out_r, err_r
+        self.cap = cap
+        self.pidfd = pidfd
+        self.bufs = {out_r: bytearray(), err_r: bytearray()}
+        self.truncated = {out_r: False, err_r: False}
+        self.open_out = {out_r, err_r}
+        for fd in (in_w, out_r, err_r):
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
+        self.pending = memoryview(stdin)
+        if not self.pending:
             os.close(in_w)
+            self.in_w = -1
+        self.poller = select.poll()
+        for fd in self.open_out:
+            self.poller.register(fd, select.POLLIN)
+        if self.in_w >= 0:
+            self.poller.register(self.in_w, select.POLLOUT)
         if pidfd is not None:
-            os.close(pidfd)
-        leftovers = self._kill_leftovers(pid)
-        self._clean_tmp()
-        # Every writer is gone now: drain what is left in the pipes, still capped.
-        for fd in list(open_out):
-            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
-            while read_from(fd) and not truncated[fd]:
+            self.poller.register(pidfd, select.POLLIN)
+
+    def read_from(self, fd: int) -> bool:
+        """Read what is there; False at EOF. Over the cap: keep the cap, flag, stop."""
+        try:
+            data = os.read(fd, CHUNK)
+        except BlockingIOError:
+            return True
+        if not data:
+            return False
+        buf = self.bufs[fd]
+        room = self.cap - len(buf)
+        if len(data) > room:
+            buf += data[: max(room, 0)]
+            self.truncated[fd] = True
+        else:
+            buf += data
+        return True
+
+    def poll(self, timeout_ms: int) -> None:
+        """Wait up to ``timeout_ms`` for the pipes, then write and read what they allow."""
+        for fd, ev in self.poller.poll(timeout_ms):
+            if fd == self.pidfd:
+                continue
+            if fd == self.in_w:
+                self._write_stdin(ev)
+            elif not self.read_from(fd):
+                self.poller.unregister(fd)
+                self.open_out.discard(fd)
+
+    def _write_stdin(self, ev: int) -> None:
+        """Write the next piece of stdin; close it once all is written or the reader left."""
+        if ev & (select.POLLERR | select.POLLHUP):
+            self.pending = self.pending[:0]
+        else:
+            try:
+                self.pending = self.pending[os.write(self.in_w, self.pending[:CHUNK]) :]
+            except BlockingIOError:
                 pass
-            if truncated[fd] and killed is None:
-                killed = "output"
-        os.close(out_r)
-        os.close(err_r)
-        header: dict[str, Any] = {
-            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-            "wall": wall,
-            "cpu": self.cpu,
-            "maxrss_kb": self.maxrss,
-            "killed": killed,
-            "leftovers": leftovers,
-            "stdout_truncated": truncated[out_r],
-            "stderr_truncated": truncated[err_r],
-            "stdout_len": len(bufs[out_r]),
-            "stderr_len": len(bufs[err_r]),
-            "exec_error": exec_error.decode(errors="replace") or None,
-        }
-        return header, bytes(bufs[out_r]), bytes(bufs[err_r])
+            except OSError:
+                self.pending = self.pending[:0]
+        if not self.pending:
+            self.poller.unregister(self.in_w)
+            os.close(self.in_w)
+            self.in_w = -1
+
+    def close_stdin(self) -> None:
+        """Close stdin if it is still open."""
+        if self.in_w >= 0:
+            os.close(self.in_w)
+
+    def drain(self) -> bool:
+        """Read the still open outputs to their end, blocking, still capped; True when one of
+        them went over the cap."""
+        over = False
+        for fd in list(self.open_out):
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+            while self.read_from(fd) and not self.truncated[fd]:
+                pass
+            if self.truncated[fd]:
+                over = True
+        return over
 
 
 def main() -> None:
