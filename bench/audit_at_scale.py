@@ -63,7 +63,7 @@ import psutil
 
 from _scale_dataset import LANGS, make_row, write_parquet
 from judge_throughput import bare_pool
-from suitebench.audit.runs import KIND_RUN, Engine
+from suitebench.audit.runs import KIND_RUN, AuditEngine
 from suitebench.model.problem import load_problem
 from suitebench.run.executor import make_executor
 from suitebench.run.jvm import is_jvm_run, with_heap
@@ -278,7 +278,7 @@ def dataset(args: argparse.Namespace, root: Path) -> dict[str, Any]:
 def warm_builds(dirs: list[Path], cache: Path, jobs: int, tmp: Path) -> tuple[int, float, int]:
     """Build every program the audits run (references, the rejected pool) once."""
     ex = make_executor(jobs=jobs)
-    engine = Engine(Store(tmp / "warm.sqlite"), ex, cache)
+    engine = AuditEngine(Store(tmp / "warm.sqlite"), ex, cache)
     paths: list[Path] = []
     for d in dirs:
         p = load_problem(d)

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.data import PROBLEMS_DIR
 from suitebench.generate import gate
 from suitebench.generate.arms import GenerateOptions, generate_arm
@@ -30,7 +30,7 @@ def _run(arm: str, problem: str, budget: int, tmp: Path, tag: str, cache: Path) 
     store = Store(tmp / f"{tag}.sqlite")
     ex = make_executor(jobs=2)
     try:
-        engine = Engine(store, ex, cache)
+        engine = AuditEngine(store, ex, cache)
         t0 = time.perf_counter()
         generate_arm(
             arm, load_problem(PROBLEMS_DIR / problem), engine, tmp / tag, GenerateOptions(budget)
@@ -75,7 +75,7 @@ def main() -> None:
         generate_arm(
             a.arm,
             load_problem(PROBLEMS_DIR / a.problem),
-            Engine(store, ex, cache),
+            AuditEngine(store, ex, cache),
             tmp / "rerun",
             GenerateOptions(a.budget),
         )

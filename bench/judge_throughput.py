@@ -48,8 +48,8 @@ from suitebench.audit.arms import parse_arm
 from suitebench.audit.chain import AuditConfig
 from suitebench.audit.checkers import Checker
 from suitebench.audit.judge import JudgeTask, judge_limits, judge_many
-from suitebench.audit.run import run_audit
-from suitebench.audit.runs import Engine
+from suitebench.audit.pipeline import run_audit
+from suitebench.audit.runs import AuditEngine
 from suitebench.model.problem import load_problem
 from suitebench.run.executor import make_executor
 from suitebench.run.outcome import Limits
@@ -200,13 +200,15 @@ def cpu_line(cpu: tuple[float, float], wall: float) -> str:
 
 def timed_audit(
     dirs: list[Path], jobs: int, cache: Path, store_path: Path, record: bool = False
-) -> tuple[float, Engine, list[tuple[list[str], bytes, dict[str, Any]]], int, tuple[float, float]]:
+) -> tuple[
+    float, AuditEngine, list[tuple[list[str], bytes, dict[str, Any]]], int, tuple[float, float]
+]:
     rec = Recorder()
     if record:
         runs_mod.chunk_job = rec  # type: ignore[assignment]
     ex = make_executor(jobs=jobs)
     store = Store(store_path)
-    engine = Engine(store, ex, cache)
+    engine = AuditEngine(store, ex, cache)
     try:
         c0 = cpu_seconds()
         t0 = time.perf_counter()
@@ -228,7 +230,7 @@ def timed_audit(
 
 def warm_builds(dirs: list[Path], cache: Path, jobs: int, tmp: Path) -> None:
     ex = make_executor(jobs=jobs)
-    engine = Engine(Store(tmp / "warm.sqlite"), ex, cache)
+    engine = AuditEngine(Store(tmp / "warm.sqlite"), ex, cache)
     paths: list[Path] = []
     for d in dirs:
         p = load_problem(d)
@@ -324,7 +326,7 @@ def case_judge(args: argparse.Namespace, tmp: Path) -> None:
     cache = tmp / "builds"
     warm_builds(dirs, cache, args.jobs, tmp)
     ex = make_executor(jobs=args.jobs)
-    setup = Engine(Store(tmp / "setup.sqlite"), ex, cache)
+    setup = AuditEngine(Store(tmp / "setup.sqlite"), ex, cache)
     tasks_of = []
     for d in dirs:
         p = load_problem(d)
@@ -338,7 +340,7 @@ def case_judge(args: argparse.Namespace, tmp: Path) -> None:
         tasks_of.append((p, [JudgeTask(b, dt, g) for b in subs for dt, g in cases]))
     total = sum(len(t) for _, t in tasks_of)
 
-    engine = Engine(Store(tmp / "judge.sqlite"), ex, cache)
+    engine = AuditEngine(Store(tmp / "judge.sqlite"), ex, cache)
     t0 = time.perf_counter()
     audit_matrix: list[bool] = []
     for p, tasks in tasks_of:

@@ -34,7 +34,7 @@ from sandbox_overhead import _inputs
 from suitebench.audit.checkers import Checker
 from suitebench.audit.judge import JudgeTask, judge_many
 from suitebench.audit.records import Verdict
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.model.problem import CheckerKind, CheckerSpec
 from suitebench.run import jvm
 from suitebench.run.executor import make_executor
@@ -90,7 +90,7 @@ def main() -> int:
         (d / "sum.c").write_text(C)
         cache = d / "builds"
         with Store(d / "builds.sqlite") as store, make_executor(jobs=1) as ex:
-            engine = Engine(store, ex, cache)
+            engine = AuditEngine(store, ex, cache)
             built = {"java": engine.build(d / "sub-1.java"), "c": engine.build(d / "sum.c")}
         for b in built.values():
             if not b.ok:
@@ -106,7 +106,7 @@ def main() -> int:
 
         def judged(name: str, b: Built, chunk: list[tuple[bytes, bytes]], n: int) -> None:
             with Store(d / f"store-{name}-{n}.sqlite") as st, make_executor(jobs=1) as ex:
-                engine = Engine(st, ex, cache)
+                engine = AuditEngine(st, ex, cache)
                 tasks = [JudgeTask(b, x, gold) for x, gold in chunk]
                 t0 = time.perf_counter()
                 verdicts = judge_many(tasks, limits, checker, engine)

@@ -45,12 +45,12 @@ from realsize import DEFAULT_SIZE, generate
 from suitebench.model.instance import Instance, InstanceKind, load_instance
 from suitebench.run import sandbox
 from suitebench.run.executor import LocalExecutor
+from suitebench.run.layout import sandbox_path
 from suitebench.run.outcome import Limits
 from suitebench.run.store import Store
 from suitebench.suite.build import Builder, apply_patch, build_all
 from suitebench.suite.interpreter import own_binds
 from suitebench.suite.result import SuiteResult
-from suitebench.suite.runner import sandbox_path
 from suitebench.suite.runspec import Engine
 from suitebench.suite.score import DEFAULT_BATCH, score_suite
 

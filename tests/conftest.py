@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.run.executor import make_executor
 from suitebench.run.store import Store
 
@@ -31,15 +31,15 @@ def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def make_engine(tmp_path: Path, build_cache: Path) -> Iterator[Callable[..., Engine]]:
+def make_engine(tmp_path: Path, build_cache: Path) -> Iterator[Callable[..., AuditEngine]]:
     """Engines on a store in this test's directory (a new file per name: a fresh store)."""
     opened: list[tuple[Store, object]] = []
 
-    def factory(name: str = "store.sqlite") -> Engine:
+    def factory(name: str = "store.sqlite") -> AuditEngine:
         store = Store(tmp_path / name)
         ex = make_executor(jobs=2)
         opened.append((store, ex))
-        return Engine(store, ex, build_cache)
+        return AuditEngine(store, ex, build_cache)
 
     yield factory
     for store, ex in opened:

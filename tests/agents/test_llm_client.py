@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from suitebench.agents.fakeserver import ISOLATING_ENV, FakeChatServer, Scripted, load_script
-from suitebench.agents.llm import (
+from suitebench.llm.client import (
     KIND_CHAT,
     ModelAuthError,
     ModelClient,
@@ -27,7 +27,7 @@ from suitebench.agents.llm import (
     ModelServerError,
     ModelUnreachableError,
 )
-from suitebench.agents.prices import PriceTable, load_prices
+from suitebench.llm.prices import PriceTable, load_prices
 from suitebench.run.store import Store
 
 MESSAGES = [

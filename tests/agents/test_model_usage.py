@@ -19,10 +19,10 @@ import pytest
 from suitebench.agents.fakeserver import FakeChatServer
 from suitebench.agents.gateway import Endpoint, ModelGateway, _CallCounter
 from suitebench.agents.harness import AgentSpec, RunOptions, run_agent
-from suitebench.agents.prices import PRICES_ENV, load_prices
 from suitebench.agents.scoring import ScoreContext
 from suitebench.agents.trajectory import read_usage
 from suitebench.data import INSTANCES_DIR
+from suitebench.llm.prices import PRICES_ENV, load_prices
 
 MESSAGES = [{"role": "user", "content": "one test input, please"}]
 

@@ -25,10 +25,10 @@ import pytest
 
 from suitebench.audit.arms import parse_arm
 from suitebench.audit.chain import AuditConfig
+from suitebench.audit.pipeline import AuditResult, run_audit
 from suitebench.audit.records import Verdict
-from suitebench.audit.run import AuditResult, run_audit
-from suitebench.audit.runs import Engine
-from suitebench.metrics.coverage import cov_at_k
+from suitebench.audit.runs import AuditEngine
+from suitebench.metrics.cov_at_k import cov_at_k
 from suitebench.run.executor import make_executor
 from suitebench.run.store import Store
 
@@ -45,7 +45,7 @@ def audited(
     store = Store(tmp / "store.sqlite")
     ex = make_executor(jobs=2)
     try:
-        engine = Engine(store, ex, build_cache)
+        engine = AuditEngine(store, ex, build_cache)
         result = run_audit(
             [PROBLEMS / "maxsum", PROBLEMS / "divsum", PROBLEMS / "mean"],
             [parse_arm("hand=arms/handmade")],

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from suitebench.audit.checkers import Checker, CheckVerdict, double_compare
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.model.problem import CheckerKind, CheckerSpec
 
 from .conftest import PROBLEMS
@@ -65,7 +65,7 @@ def test_float_checker_reads_nan_and_inf_tokens() -> None:
 
 
 def test_checker_program_testlib_convention(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     engine = make_engine()
     c = Checker(
@@ -87,7 +87,7 @@ def test_checker_program_testlib_convention(
 
 @pytest.mark.parametrize(("code", "want"), [(3, CheckVerdict.FAIL), (7, CheckVerdict.FAIL)])
 def test_checker_program_failure_is_not_a_wrong_answer(
-    make_engine: Callable[..., Engine], tmp_path: Path, code: int, want: CheckVerdict
+    make_engine: Callable[..., AuditEngine], tmp_path: Path, code: int, want: CheckVerdict
 ) -> None:
     prog = tmp_path / "broken_checker.py"
     prog.write_text(f"import sys\nsys.stderr.write('answer file unreadable')\nsys.exit({code})\n")

@@ -12,7 +12,7 @@ import pytest
 
 from suitebench.audit.chain import AuditConfig, audit_problem
 from suitebench.audit.records import Verdict
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.model.problem import load_problem
 from suitebench.run.outcome import Backend, Status
 from suitebench.run.sandbox import available_backends
@@ -199,7 +199,7 @@ def _matrix(audit: object, names: list[str]) -> dict[str, tuple[Verdict, ...]]:
 
 
 def test_java_submissions_get_the_verdicts_their_bugs_earn(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     """AC, WA, RE (an exception, a stack overflow), TLE, MLE (the JVM's OutOfMemoryError),
     OLE and a compile error, with public classes named Solution, Table, NextInt ... in files
@@ -295,7 +295,7 @@ LANGUAGES = '[languages]\n"submissions/pypy_*.py" = "pypy3"\n'
 
 
 def test_pypy_submissions_named_by_the_languages_table_run_on_pypy(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     """A ``[languages]`` glob sends ``pypy_*.py`` to PyPy; ``cpython_ok.py`` keeps its
     extension's language. AC, WA, RE (KeyError), TLE and MLE (the memory cgroup's kill)."""

@@ -13,7 +13,7 @@ from suitebench.audit.arms import parse_arm
 from suitebench.audit.chain import AuditConfig, audit_problem
 from suitebench.audit.judge import judge_limits, verdict_of_status
 from suitebench.audit.records import Verdict
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.model.problem import ExitStatus, ProblemError, load_problem
 from suitebench.run.outcome import MiB, Outcome, Status
 
@@ -29,7 +29,7 @@ def _cell(audit: object, sub: str, arm: str, input_id: str) -> Verdict:
 
 
 def test_compile_flags_decide_a_verdict_that_rests_on_undefined_behaviour(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     """wrapcheck.c tests for overflow after it happened. The old judge compiled without
     optimisation, where it wraps and is right; at the default -O2 gcc folds the test away and
@@ -85,7 +85,7 @@ def test_defaults_of_the_judge_options(tmp_path: Path) -> None:
 
 
 def test_exit_status_ignore_judges_the_output_only(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     """exitcode.c answers right and returns the answer's low byte as its exit status: RE under
     the default, AC where the benchmark judges output only. wrong_exit.c answers -1 wrongly and
@@ -117,7 +117,7 @@ def test_exit_status_ignore_judges_the_output_only(
 
 
 def test_output_limit_is_the_problems_and_outputs_are_stored_once(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     """forever.c prints YES forever on large inputs: OLE at the problem's output_limit (1 MiB
     here), a certified crash. Its identical 1 MiB outputs (three inputs, three re-judges each)

@@ -15,9 +15,9 @@ import pytest
 
 from suitebench.audit.arms import parse_arm
 from suitebench.audit.chain import AuditConfig, audit_problem
+from suitebench.audit.pipeline import run_audit
 from suitebench.audit.records import Verdict
-from suitebench.audit.run import run_audit
-from suitebench.audit.runs import Engine, RunResult
+from suitebench.audit.runs import AuditEngine, RunResult
 from suitebench.model.problem import load_problem
 from suitebench.run.outcome import Status
 
@@ -35,7 +35,7 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 
 def test_judge_options_are_recorded_with_every_verdict(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     """wrong_exit.c answers -1 with 1 and exits 3: RE by default, WA when the exit status is
     ignored. Which rule (and which compiler flags) decided is written beside the verdict."""
@@ -71,7 +71,7 @@ def test_judge_options_are_recorded_with_every_verdict(
 
 
 def test_a_sleeping_program_is_rejudged_once_and_stays_tle(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     """sleep.py sleeps 30 s: the wall-clock watchdog stops it at 2 x 1 s + 0.5 s with almost
     no CPU time. It is run once more, times out again, and the cell keeps both runs' times."""
@@ -95,7 +95,7 @@ def test_a_sleeping_program_is_rejudged_once_and_stays_tle(
 
 
 def test_a_wall_clock_tle_of_a_loaded_machine_does_not_count(
-    make_engine: Callable[..., Engine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    make_engine: Callable[..., AuditEngine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first run of ok.py is made to look like a loaded machine's: stopped by the wall
     watchdog after 2.6 s with 0.01 s of CPU. The re-run (a real one) answers: AC, and the
@@ -133,7 +133,7 @@ def test_a_wall_clock_tle_of_a_loaded_machine_does_not_count(
 
 
 def test_retractions_carry_the_head_of_the_output_they_judged(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     """Without a validator the edge arm's kills are withdrawn at legality; wrapcheck.c (built
     at -O2, where gcc folds its overflow test away) printed -2147483648 on 2^31 - 1."""

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from suitebench.audit.runs import Engine, RunSpec
+from suitebench.audit.runs import AuditEngine, RunSpec
 from suitebench.run import sandbox
 from suitebench.run.outcome import Limits, MiB, Status, sha256_bytes
 from suitebench.run.session import STREAM_ABOVE
@@ -60,7 +60,7 @@ def test_printing_forever_on_40_inputs_stays_under_1_gib(tmp_path: Path, build_c
 
 
 def test_a_long_output_is_digested_as_it_arrives(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     """An output past 1 MiB is handed to the chunk's digest piece by piece, never held whole
     (two workers each holding a 64 MiB output twice over raised the audit's peak by 100 MiB);

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.model.problem import LANGUAGES, ProblemError, declared_language, load_problem
 from suitebench.run.program import Language
 
@@ -45,7 +45,7 @@ def test_the_first_matching_glob_decides_and_the_extension_otherwise(tmp_path: P
 
 
 def test_the_engine_builds_in_the_language_the_table_names(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     d = write_next_int(tmp_path / "p", SUBS, extra='[languages]\n"submissions/c.txt" = "pypy3"\n')
     engine = make_engine()

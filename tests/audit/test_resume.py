@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from suitebench.audit.arms import arm_from_dir, arm_from_generator, parse_arm, problem_arms
-from suitebench.audit.run import run_audit
-from suitebench.audit.runs import Engine
+from suitebench.audit.pipeline import run_audit
+from suitebench.audit.runs import AuditEngine
 from suitebench.model.problem import load_problem
 from suitebench.run.outcome import sha256_bytes
 
@@ -104,13 +104,13 @@ def test_killed_audit_resumes_without_rerunning(tmp_path: Path, build_cache: Pat
     assert runs["executed"] == 0 and runs["cached"] > 0
 
 
-def test_adding_an_arm_judges_only_the_new_inputs(make_engine: Callable[..., Engine]) -> None:
+def test_adding_an_arm_judges_only_the_new_inputs(make_engine: Callable[..., AuditEngine]) -> None:
     problem = load_problem(PROBLEMS / "mean")
     first = make_engine()
     run_audit([problem], [parse_arm("hand=arms/handmade")], first)
     assert first.executed_runs > 0
 
-    again = Engine(first.store, first.executor, first.cache_dir)
+    again = AuditEngine(first.store, first.executor, first.cache_dir)
     res = run_audit(
         [problem], [parse_arm("hand=arms/handmade"), parse_arm("gen=generator@10")], again
     )
@@ -128,7 +128,7 @@ def test_adding_an_arm_judges_only_the_new_inputs(make_engine: Callable[..., Eng
 
 @pytest.mark.dask
 def test_dask_and_local_pool_certify_the_same_ledger(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     pytest.importorskip("dask.distributed")
     from suitebench.run.executor import make_executor
@@ -139,7 +139,7 @@ def test_dask_and_local_pool_certify_the_same_ledger(
     store = Store(tmp_path / "dask.sqlite")
     ex = make_executor(jobs=2, dask="local")
     try:
-        engine = Engine(store, ex, make_engine().cache_dir)
+        engine = AuditEngine(store, ex, make_engine().cache_dir)
         dask = run_audit([PROBLEMS / "mean"], arms, engine, out_dir=tmp_path / "dask")
     finally:
         ex.close()

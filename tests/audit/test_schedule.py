@@ -19,8 +19,8 @@ import pytest
 import suitebench.audit.runs as runs_mod
 from suitebench.audit.arms import parse_arm
 from suitebench.audit.chain import AuditConfig, audit_problem
-from suitebench.audit.run import run_audit
-from suitebench.audit.runs import Engine, RunSpec, chunk_job
+from suitebench.audit.pipeline import run_audit
+from suitebench.audit.runs import AuditEngine, RunSpec, chunk_job
 from suitebench.model.problem import load_problem
 from suitebench.run import sandbox
 from suitebench.run.outcome import Limits, Status
@@ -66,7 +66,7 @@ def _funnels_without_random(audit: Any) -> dict[str, Any]:
 
 
 def test_problems_audited_at_once_agree_with_each_audited_alone(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     arms = [parse_arm("hand=arms/handmade")]
     names = ["maxsum", "divsum", "mean"]
@@ -109,7 +109,7 @@ def test_problems_audited_at_once_agree_with_each_audited_alone(
 
 
 def test_a_chunk_hands_its_runs_back_after_a_time_out(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     """countdown.c loops forever on negative inputs. A chunk that meets the first time-out
     returns at once; the engine runs the rest as new chunks, and every run's outcome is what a
@@ -148,7 +148,7 @@ def test_a_chunk_hands_its_runs_back_after_a_time_out(
 
 
 def test_a_chunk_hands_its_runs_back_once_its_runs_took_long(
-    make_engine: Callable[..., Engine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    make_engine: Callable[..., AuditEngine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """delayed.c sleeps 0.3 s per run. With a budget of 0.5 s of run time per chunk, a chunk
     returns after at most two runs (however loaded the machine: the budget counts the runs'

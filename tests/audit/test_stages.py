@@ -12,9 +12,9 @@ from suitebench.audit.arms import ArmError, arm_from_dir, arm_from_generator, pa
 from suitebench.audit.chain import AuditConfig, AuditError, audit_problem
 from suitebench.audit.determinism import classify
 from suitebench.audit.legality import certify_legality
+from suitebench.audit.pipeline import run_audit
 from suitebench.audit.records import DetClass, GoldStatus, Judged, Legality, Verdict
-from suitebench.audit.run import run_audit
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.audit.tolerance import within_tolerance
 from suitebench.model.problem import load_problem
 from suitebench.run.cgroups import usable_parent
@@ -45,7 +45,7 @@ def test_parse_arm_forms() -> None:
 
 
 def test_generator_arm_is_sandboxed_seeded_and_reports_failed_seeds(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     engine = make_engine()
     gen = PROBLEMS / "mean" / "gen.py"
@@ -64,7 +64,7 @@ def test_generator_arm_is_sandboxed_seeded_and_reports_failed_seeds(
 # -- legality --------------------------------------------------------------------------------
 
 
-def test_validator_quality_gate(make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+def test_validator_quality_gate(make_engine: Callable[..., AuditEngine], tmp_path: Path) -> None:
     engine = make_engine()
     good = certify_legality(load_problem(PROBLEMS / "maxsum"), [b"1\n5\n", b"0\n\n"], engine)
     assert good.gate is not None and good.gate.passed
@@ -87,7 +87,7 @@ def test_validator_quality_gate(make_engine: Callable[..., Engine], tmp_path: Pa
 
 
 def test_failed_gate_leaves_kills_scored_but_uncertified(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     d = copy_problem(tmp_path, "mean")
     (d / "validator.py").write_text("import sys\nsys.exit(0)\n")
@@ -107,12 +107,12 @@ def test_failed_gate_leaves_kills_scored_but_uncertified(
 
 
 @pytest.fixture
-def divsum_engine(make_engine: Callable[..., Engine]) -> Engine:
+def divsum_engine(make_engine: Callable[..., AuditEngine]) -> AuditEngine:
     return make_engine("divsum.sqlite")
 
 
 def test_all_agree_oracle_skips_inputs_the_references_dispute(
-    divsum_engine: Engine, tmp_path: Path
+    divsum_engine: AuditEngine, tmp_path: Path
 ) -> None:
     d = copy_problem(tmp_path, "divsum", r='rule = "majority"|rule = "all_agree"')
     audit = audit_problem(
@@ -131,7 +131,7 @@ def test_all_agree_oracle_skips_inputs_the_references_dispute(
 
 
 def test_single_wrong_reference_is_caught_by_brute_force_and_consensus(
-    divsum_engine: Engine, tmp_path: Path
+    divsum_engine: AuditEngine, tmp_path: Path
 ) -> None:
     d = copy_problem(
         tmp_path,
@@ -183,7 +183,7 @@ def test_within_tolerance_never_forgives_integers() -> None:
 
 
 def test_exact_scoring_then_tolerance_withdraws_float_artifacts(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     d = copy_problem(tmp_path, "mean", c='checker = "float:1e-6"|checker = "tokens"')
     audit = audit_problem(
@@ -207,7 +207,7 @@ def test_exact_scoring_then_tolerance_withdraws_float_artifacts(
 
 
 def test_custom_checker_program_judges_like_the_float_checker(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     d = copy_problem(tmp_path, "mean", c='checker = "float:1e-6"|checker = "check.py"')
     audit = audit_problem(
@@ -222,7 +222,7 @@ def test_custom_checker_program_judges_like_the_float_checker(
 
 
 def test_build_errors_are_outcomes_not_crashes(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     d = copy_problem(tmp_path, "mean")
     (d / "submissions" / "accepted" / "typo.c").write_text("int main( { return 0 }\n")
@@ -230,13 +230,13 @@ def test_build_errors_are_outcomes_not_crashes(
     assert ACC + "typo.c" in audit.build_errors and ACC + "typo.c" not in audit.submissions
 
 
-def test_unknown_pool_names_the_problem(make_engine: Callable[..., Engine]) -> None:
+def test_unknown_pool_names_the_problem(make_engine: Callable[..., AuditEngine]) -> None:
     with pytest.raises(AuditError, match="no pool 'buggy'"):
         audit_problem(load_problem(PROBLEMS / "mean"), [], AuditConfig(pool="buggy"), make_engine())
 
 
 def test_rejected_pool_official_verdicts(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     res = run_audit(
         [PROBLEMS / "mean"],
@@ -254,7 +254,7 @@ def test_rejected_pool_official_verdicts(
 
 
 def test_judge_verdicts_for_crashes_and_limits(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     """RE and OLE are kills (crash class, DET_RE when they repeat); TLE never is; deep
     recursion is fine (judge semantics: unlimited stack)."""
@@ -297,7 +297,9 @@ def test_judge_verdicts_for_crashes_and_limits(
     assert ACC + "spin.c" in audit.arms["hand"].tle_only
 
 
-def test_memory_hog_is_a_memory_verdict(make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+def test_memory_hog_is_a_memory_verdict(
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
+) -> None:
     """Over the memory limit: where the memory cgroup works the sandbox reports the kill and
     only MLE is right; where only rlimits apply the allocation fails and the program's own
     error is an RE (reported honestly). Never AC, never TLE."""
@@ -324,7 +326,7 @@ def test_memory_hog_is_a_memory_verdict(make_engine: Callable[..., Engine], tmp_
 
 
 def test_c_validator_with_a_local_header(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     """testlib-style: a C++ validator that includes a header sitting beside it builds and gates."""
     d = copy_problem(tmp_path, "mean", v='validator = "validator.py"|validator = "val/val.cpp"')
@@ -348,7 +350,7 @@ def test_c_validator_with_a_local_header(
 
 
 def test_one_arm_directory_serves_several_problems(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     from suitebench.audit.arms import resolve_arm
 
@@ -365,7 +367,7 @@ def test_one_arm_directory_serves_several_problems(
 
 
 def test_problem_without_validator_certifies_only_on_its_own_tests(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     """Without a validator the official and sample tests are legal by definition (they define
     the problem): a kill there is certified with that basis. Every other arm's inputs stay

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from suitebench.agents.fakeserver import FakeChatServer, Scripted
-from suitebench.agents.llm import ModelClient, ModelReplyError
 from suitebench.construct.llm_mutants import requirement_mutants
+from suitebench.llm.client import ModelClient, ModelReplyError
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
 from suitebench.suite.score import score_suite

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from suitebench.agents.fakeserver import FakeChatServer, Scripted
-from suitebench.agents.llm import ModelClient, ModelReplyError
 from suitebench.construct.spec import build_spec
+from suitebench.llm.client import ModelClient, ModelReplyError
 from suitebench.model.errors import FormatError
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store

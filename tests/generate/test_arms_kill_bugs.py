@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from suitebench.agents.fakeserver import FakeChatServer
-from suitebench.agents.llm import ModelClient
 from suitebench.audit.arms import ArmSource
-from suitebench.audit.run import run_audit
-from suitebench.audit.runs import Engine
+from suitebench.audit.pipeline import run_audit
+from suitebench.audit.runs import AuditEngine
 from suitebench.generate.arms import GenerateOptions, generate_arm
+from suitebench.llm.client import ModelClient
 
 from .conftest import BUNDLED, problem, reply
 from .test_llm_arms import GENVAL_GOOD
@@ -20,7 +20,7 @@ from .test_llm_arms import GENVAL_GOOD
 
 @pytest.mark.slow
 def test_model_free_arms_kill_bundled_bugs(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     engine = make_engine()
     arms = {
@@ -45,7 +45,9 @@ def test_model_free_arms_kill_bundled_bugs(
             assert len(a.arms[arm].scored) == len(files), (arm, a.problem.id)
 
 
-def test_model_arms_kill_bundled_bugs(make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+def test_model_arms_kill_bundled_bugs(
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
+) -> None:
     engine = make_engine()
     script = [reply("01-well-formed.txt"), GENVAL_GOOD]
     with FakeChatServer(script) as server:

@@ -7,22 +7,22 @@ from collections.abc import Callable
 from pathlib import Path
 
 from suitebench.agents.fakeserver import FakeChatServer
-from suitebench.agents.llm import ModelClient
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.generate.arms import GenerateOptions, GenerateResult, generate_arm
 from suitebench.generate.llm_arms import SYSTEM_MESSAGE, single_call_messages
+from suitebench.llm.client import ModelClient
 
 from .conftest import problem, reply
 
 
-def client(server: FakeChatServer, engine: Engine) -> ModelClient:
+def client(server: FakeChatServer, engine: AuditEngine) -> ModelClient:
     return ModelClient(
         "gpt-4o-mini", base_url=server.base_url, api_key="k", store=engine.store, backoff=0.01
     )
 
 
 def run_model_arm(
-    arm: str, engine: Engine, server: FakeChatServer, out: Path, opts: GenerateOptions
+    arm: str, engine: AuditEngine, server: FakeChatServer, out: Path, opts: GenerateOptions
 ) -> GenerateResult:
     """``arm`` on maxsum with a client of the scripted server, on the engine's store."""
     return generate_arm(arm, problem("maxsum"), engine, out, opts, client=client(server, engine))
@@ -49,7 +49,7 @@ def test_the_request_is_the_papers_single_call() -> None:
 
 
 def test_single_call_sweeps_generators_and_keeps_literal_inputs(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     engine = make_engine()
     with FakeChatServer([reply("01-well-formed.txt")]) as server:
@@ -72,7 +72,7 @@ def test_single_call_sweeps_generators_and_keeps_literal_inputs(
 
 
 def test_broken_generators_are_dropped_and_counted(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     engine = make_engine()
     script = [reply("05-does-not-compile.txt"), reply("06-prints-nothing.txt")]
@@ -92,7 +92,7 @@ def test_broken_generators_are_dropped_and_counted(
 
 
 def test_a_rerun_is_offline_and_byte_identical(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     engine = make_engine()
     with FakeChatServer([reply("02-fenced.txt")]) as server:
@@ -109,7 +109,7 @@ def test_a_rerun_is_offline_and_byte_identical(
 
 
 def test_reps_are_independent_calls_in_their_own_directories(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     engine = make_engine()
     with FakeChatServer([reply("03-prose-around.txt"), reply("04-missing-seeds.txt")]) as server:
@@ -156,7 +156,7 @@ int main() { long long s; scanf("%lld", &s); printf("2\\n%lld %lld\\n", s, s + 1
 
 
 def test_genval_retries_on_compile_errors_and_applies_its_own_validator(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     engine = make_engine()
     with FakeChatServer([GENVAL_BAD, GENVAL_GOOD]) as server:
@@ -180,7 +180,7 @@ def test_genval_retries_on_compile_errors_and_applies_its_own_validator(
 
 
 def test_a_mixture_interleaves_its_components_by_position(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     engine = make_engine()
     opts = GenerateOptions(budget=9, seed=4, mix=("random", "cc-mutation", "evalplus"))
@@ -200,7 +200,7 @@ def test_a_mixture_interleaves_its_components_by_position(
 
 
 def test_the_four_call_mixture_uses_four_independent_samples(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     engine = make_engine()
     script = [

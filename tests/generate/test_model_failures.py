@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from suitebench.agents.fakeserver import FakeChatServer, Scripted
-from suitebench.agents.llm import ModelClient
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.generate.arms import GenerateOptions, generate_arm
+from suitebench.llm.client import ModelClient
 
 from .conftest import problem, reply
 from .test_cli_generate import MAXSUM, run_cli
@@ -158,7 +158,7 @@ def gxx_first_error(source: str, name: str, directory: Path) -> str:
 
 
 def test_a_generator_that_does_not_build_is_counted_with_the_compilers_error(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     engine = make_engine()
     with FakeChatServer([reply("05-does-not-compile.txt"), NO_MAIN]) as server:

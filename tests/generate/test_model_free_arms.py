@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.generate.arms import GenerateOptions, generate_arm
 from suitebench.generate.mutation import parse_tokens, render_tokens
 from suitebench.generate.records import GenerateError
@@ -35,7 +35,7 @@ def validator_accepts(name: str, data: bytes) -> bool:
 @pytest.mark.parametrize("arm", MODEL_FREE)
 @pytest.mark.parametrize("name", BUNDLED)
 def test_same_seed_same_bytes_and_only_legal_inputs(
-    make_engine: Callable[..., Engine], tmp_path: Path, arm: str, name: str
+    make_engine: Callable[..., AuditEngine], tmp_path: Path, arm: str, name: str
 ) -> None:
     opts = GenerateOptions(budget=12, seed=3)
     # Two fresh stores: the second run recomputes everything rather than reading the first's.
@@ -56,7 +56,7 @@ def test_same_seed_same_bytes_and_only_legal_inputs(
 
 @pytest.mark.parametrize("arm", MODEL_FREE)
 def test_another_seed_gives_other_inputs(
-    make_engine: Callable[..., Engine], tmp_path: Path, arm: str
+    make_engine: Callable[..., AuditEngine], tmp_path: Path, arm: str
 ) -> None:
     engine = make_engine()
     generate_arm(arm, problem("maxsum"), engine, tmp_path / "s1", GenerateOptions(10, seed=1))
@@ -65,7 +65,7 @@ def test_another_seed_gives_other_inputs(
 
 
 def test_top_up_drops_illegal_mutants_and_says_why(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     res = generate_arm(
         "cc-mutation", problem("maxsum"), make_engine(), tmp_path / "o", GenerateOptions(25)
@@ -79,7 +79,7 @@ def test_top_up_drops_illegal_mutants_and_says_why(
 
 
 def test_the_attempt_cap_ends_a_starved_arm_honestly(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     # divsum's inputs are one number: mutation soon repeats itself and cannot reach 40.
     opts = GenerateOptions(40, max_attempts=60)
@@ -92,7 +92,7 @@ def test_the_attempt_cap_ends_a_starved_arm_honestly(
 
 
 def test_a_rerun_into_the_same_directory_replaces_the_old_inputs(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     engine = make_engine()
     out = tmp_path / "o"
@@ -103,7 +103,7 @@ def test_a_rerun_into_the_same_directory_replaces_the_old_inputs(
 
 
 def test_random_seed_zero_is_the_audits_generator_sweep(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     from suitebench.audit.arms import arm_from_generator
 
@@ -115,7 +115,9 @@ def test_random_seed_zero_is_the_audits_generator_sweep(
     assert inputs_of(tmp_path / "o") == [c.data for c in swept.inputs]
 
 
-def test_arms_that_cannot_run_say_why(make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+def test_arms_that_cannot_run_say_why(
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
+) -> None:
     engine = make_engine()
     with pytest.raises(GenerateError, match="unknown arm"):
         generate_arm("fuzz", problem("maxsum"), engine, tmp_path / "o", GenerateOptions(5))
@@ -130,7 +132,7 @@ def test_tokens_round_trip_to_the_strict_layout() -> None:
 
 
 def test_a_starved_mixture_component_leaves_the_budget_to_the_others(
-    make_engine: Callable[..., Engine], tmp_path: Path
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
 ) -> None:
     # On divsum the mutation arms soon only repeat themselves; each component has its own
     # share of the attempts, so the generator fills what they cannot.

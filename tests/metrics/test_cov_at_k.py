@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from suitebench.metrics.coverage import (
+from suitebench.metrics.cov_at_k import (
     DEFAULT_KS,
     cov_at_k,
     cov_at_k_curve,

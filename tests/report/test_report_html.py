@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from markupsafe import escape
 
-from suitebench.metrics.coverage import cov_at_k
+from suitebench.metrics.cov_at_k import cov_at_k
 from suitebench.report.browser import Chromium
 from suitebench.report.load import load_results
 

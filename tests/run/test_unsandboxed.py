@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.data import INSTANCES_DIR, PROBLEMS_DIR
 from suitebench.run import layout, sandbox
 from suitebench.run.executor import LocalExecutor
@@ -137,8 +137,8 @@ def test_an_audit_engine_naming_no_backend_refuses_plain(
         executor = LocalExecutor(jobs=1)
         try:
             with pytest.raises(sandbox.SandboxUnavailable, match="--allow-unsandboxed"):
-                Engine(store, executor, tmp_path / "builds")
-            engine = Engine(store, executor, tmp_path / "builds", backend=Backend.PLAIN)
+                AuditEngine(store, executor, tmp_path / "builds")
+            engine = AuditEngine(store, executor, tmp_path / "builds", backend=Backend.PLAIN)
             assert engine.backend is Backend.PLAIN
         finally:
             executor.close()

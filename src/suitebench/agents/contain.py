@@ -29,8 +29,8 @@ from suitebench.agents.presets import AgentCommand
 from suitebench.agents.trajectory import ACTIONS_FILE
 from suitebench.agents.workspace import AGENT_DIR
 from suitebench.run import sandbox
+from suitebench.run.layout import sandbox_path  # our interpreter's bin first
 from suitebench.run.outcome import Limits, MiB, Outcome, Status
-from suitebench.suite.runner import sandbox_path  # our interpreter's bin first
 
 LAUNCHER = Path(__file__).resolve().with_name("_launcher.py").read_text(encoding="utf-8")
 SANDBOX_HOME = "/tmp/home"  # private tmpfs: the agent's HOME (configs, caches) is not kept

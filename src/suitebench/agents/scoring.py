@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from suitebench.audit.arms import ArmSource
-from suitebench.audit.run import run_audit
-from suitebench.audit.runs import Engine as AuditEngine
+from suitebench.audit.pipeline import run_audit
+from suitebench.audit.runs import AuditEngine
 from suitebench.model.instance import Instance
 from suitebench.model.problem import Problem
 from suitebench.report.mutation_report import write_mutation_report

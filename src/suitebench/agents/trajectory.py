@@ -39,7 +39,7 @@ from typing import Any
 
 from suitebench.agents.leaks import content_leaks, link_leaks
 from suitebench.agents.leaks import path_leaks as leaks
-from suitebench.agents.prices import load_prices
+from suitebench.llm.prices import load_prices
 from suitebench.model.errors import FormatError
 
 CLASSES = ("read", "search", "write", "execute", "other")
@@ -231,7 +231,7 @@ def known_cost(reported: object, model: str | None, tokens: dict[str, int] | Non
 
     An agent writes ``0.0`` for a model it has no price for (mini-swe-agent through litellm,
     Claude Code or OpenCode on another provider's endpoint), so a reported zero says nothing.
-    suitebench's own price table (:func:`~suitebench.agents.prices.load_prices`, the one
+    suitebench's own price table (:func:`~suitebench.llm.prices.load_prices`, the one
     ``generate`` uses) prices the tokens when it knows the model, so agents and generated arms
     are costed alike; otherwise a non-zero cost the agent reported (its tool knew a price) is
     kept. A price file that does not parse prices nothing here: the run has already happened,

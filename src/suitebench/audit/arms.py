@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from suitebench.audit.records import InputCase
-from suitebench.audit.runs import Engine, RunSpec
+from suitebench.audit.runs import AuditEngine, RunSpec
 from suitebench.model.problem import Problem
 from suitebench.run.outcome import Limits
 
@@ -95,7 +95,7 @@ def arm_from_dir(name: str, directory: Path) -> Arm:
 
 
 def arm_from_generator(
-    name: str, generator: Path, seeds: int, engine: Engine, *, limits: Limits | None = None
+    name: str, generator: Path, seeds: int, engine: AuditEngine, *, limits: Limits | None = None
 ) -> Arm:
     """Run ``generator`` sandboxed once per seed 0..seeds-1; each successful stdout is an input.
 
@@ -126,7 +126,7 @@ def problem_arms(problem: Problem) -> list[Arm]:
     return arms
 
 
-def resolve_arm(src: ArmSource, problem: Problem, engine: Engine, base: Path) -> Arm:
+def resolve_arm(src: ArmSource, problem: Problem, engine: AuditEngine, base: Path) -> Arm:
     """Materialise ``src`` for one problem.
 
     Paths are tried relative to ``base`` (the working directory) and then to the problem root;

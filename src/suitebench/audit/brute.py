@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from suitebench.audit.checkers import Checker
 from suitebench.audit.records import DetClass, Flag, Stage
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.run.outcome import Limits
 from suitebench.run.toolchain import Built
 
@@ -28,7 +28,7 @@ def brute_stage(
     golds: Mapping[str, bytes],
     limits: Limits,
     checker: Checker,
-    engine: Engine,
+    engine: AuditEngine,
 ) -> list[Flag]:
     runnable = [(n, b) for n, b in brutes if b.ok]
     todo = [

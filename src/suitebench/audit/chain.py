@@ -57,10 +57,10 @@ from suitebench.audit.records import (
     Stage,
     Verdict,
 )
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.audit.tables import LedgerRow, ProblemAudit, tabulate
 from suitebench.audit.tolerance import tolerance_stage
-from suitebench.metrics.coverage import DEFAULT_KS
+from suitebench.metrics.cov_at_k import DEFAULT_KS
 from suitebench.model.problem import ExitStatus, Problem
 from suitebench.run.outcome import Limits
 from suitebench.run.toolchain import Built
@@ -128,7 +128,7 @@ class _Chain:
     problem: Problem
     sources: Sequence[ArmSource]
     config: AuditConfig
-    engine: Engine
+    engine: AuditEngine
     base: Path
     refs: list[tuple[str, Built]] = field(default_factory=list)
     pool: list[tuple[str, Built]] = field(default_factory=list)
@@ -322,7 +322,7 @@ def audit_problem(
     problem: Problem,
     sources: Sequence[ArmSource],
     config: AuditConfig,
-    engine: Engine,
+    engine: AuditEngine,
     *,
     base: Path | None = None,
 ) -> ProblemAudit:
@@ -358,7 +358,7 @@ def audit_problems(
     problems: Sequence[Problem],
     sources: Sequence[ArmSource],
     config: AuditConfig,
-    engine: Engine,
+    engine: AuditEngine,
     *,
     base: Path | None = None,
     in_flight: int | None = None,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from suitebench.audit.harness import crashed, run_message
-from suitebench.audit.runs import CheckSpec, Engine
+from suitebench.audit.runs import AuditEngine, CheckSpec
 from suitebench.model.problem import CheckerKind, CheckerSpec
 from suitebench.run.outcome import Limits, Status, sha256_bytes
 
@@ -145,7 +145,7 @@ CHECKER_LIMITS = Limits(wall_time=10.0, memory_mb=1024)
 class Checker:
     """One problem's checker: built-in comparisons run here, checker programs run sandboxed."""
 
-    def __init__(self, spec: CheckerSpec, engine: Engine | None = None) -> None:
+    def __init__(self, spec: CheckerSpec, engine: AuditEngine | None = None) -> None:
         self.spec = spec
         self.engine = engine
         self._compare: CompareFn | None = None
@@ -237,5 +237,5 @@ class Checker:
         self.agree_many(items)
 
 
-def make_checker(spec: CheckerSpec, engine: Engine | None = None) -> Checker:
+def make_checker(spec: CheckerSpec, engine: AuditEngine | None = None) -> Checker:
     return Checker(spec, engine)

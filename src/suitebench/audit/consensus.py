@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from suitebench.audit.checkers import Checker
 from suitebench.audit.records import DetClass, Flag
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.run.outcome import Limits
 from suitebench.run.toolchain import Built
 
@@ -27,7 +27,7 @@ def consensus_stage(
     golds: Mapping[str, bytes],
     limits: Limits,
     checker: Checker,
-    engine: Engine,
+    engine: AuditEngine,
 ) -> list[Flag]:
     """Vote on every standing DET_WA flag with ``pool`` (the flagged submission abstains).
 

@@ -22,7 +22,7 @@ from suitebench.audit.records import (
     Verdict,
     normalized,
 )
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.run.outcome import Limits
 from suitebench.run.toolchain import Built
 
@@ -51,7 +51,7 @@ def determinism_stage(
     golds: Mapping[str, bytes],
     limits: Limits,
     checker: Checker,
-    engine: Engine,
+    engine: AuditEngine,
     times: int = REJUDGES,
     *,
     ignore_exit: bool = False,

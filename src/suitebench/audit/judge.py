@@ -9,7 +9,7 @@ allowance), so a loaded machine does not turn a correct solution into a TLE. A p
 prints more than the problem's ``output_limit`` is killed there: ``OLE``, a kill like any other.
 
 A run the wall-clock watchdog stopped while its CPU time was under the time limit is run once
-more before it counts (:meth:`~suitebench.audit.runs.Engine.run`); the cell keeps both runs'
+more before it counts (:meth:`~suitebench.audit.runs.AuditEngine.run`); the cell keeps both runs'
 times (``Judged.tle_first``).
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from suitebench.audit.checkers import Checker, CheckVerdict
 from suitebench.audit.records import INLINE_OUTPUT, WRONG_OUTPUT, Judged, Verdict, normalized
-from suitebench.audit.runs import Engine, RunResult, RunSpec
+from suitebench.audit.runs import AuditEngine, RunResult, RunSpec
 from suitebench.model.problem import Problem
 from suitebench.run.outcome import Limits, MiB, Outcome, Status, sha256_bytes
 from suitebench.run.toolchain import Built
@@ -121,7 +121,7 @@ def judge_many(
     tasks: Sequence[JudgeTask],
     limits: Limits,
     checker: Checker,
-    engine: Engine,
+    engine: AuditEngine,
     *,
     ignore_exit: bool = False,
 ) -> list[Judged]:

@@ -26,7 +26,7 @@ from suitebench.audit.judge import JudgeTask, judge_limits, judge_many
 from suitebench.audit.legality import certify_legality
 from suitebench.audit.oracle import consensus_oracle
 from suitebench.audit.records import CRASH, WRONG_OUTPUT, GoldStatus, Legality, Retraction, Verdict
-from suitebench.audit.runs import Engine, file_sha256
+from suitebench.audit.runs import AuditEngine, file_sha256
 from suitebench.audit.tables import compile_label
 from suitebench.model.problem import ExitStatus, Problem, ProblemError, load_problem
 from suitebench.run.outcome import sha256_bytes
@@ -134,7 +134,7 @@ def _verdict_class(v: str) -> str:
 
 
 def _recheck_row(
-    row: LedgerRow, ledger_dir: Path, problems: dict[str, Problem], engine: Engine
+    row: LedgerRow, ledger_dir: Path, problems: dict[str, Problem], engine: AuditEngine
 ) -> list[str]:
     reasons: list[str] = []
     try:
@@ -203,7 +203,7 @@ def _recheck_row(
 
 
 def recheck_ledger(
-    path: Path, engine: Engine, *, progress: Callable[[int, int], None] | None = None
+    path: Path, engine: AuditEngine, *, progress: Callable[[int, int], None] | None = None
 ) -> list[RecheckIssue]:
     """Re-check every row of ``path`` from scratch; the rows that no longer hold."""
     rows = read_ledger(path)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from suitebench.audit.harness import build_message, run_message
 from suitebench.audit.records import Legality
-from suitebench.audit.runs import Engine, RunResult, RunSpec
+from suitebench.audit.runs import AuditEngine, RunResult, RunSpec
 from suitebench.model.problem import Problem
 from suitebench.run.outcome import Limits, Status, sha256_bytes
 
@@ -86,7 +86,9 @@ def _verdict(oc: RunResult) -> Legality:
     return Legality.UNMEASURED  # the validator could not decide (timeout, memory, harness)
 
 
-def certify_legality(problem: Problem, inputs: Sequence[bytes], engine: Engine) -> LegalityReport:
+def certify_legality(
+    problem: Problem, inputs: Sequence[bytes], engine: AuditEngine
+) -> LegalityReport:
     """Run the quality gate, then the validator on every input (one cached batch)."""
     shas = [sha256_bytes(b) for b in inputs]
     if problem.validator is None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from suitebench.audit.checkers import Checker
 from suitebench.audit.records import Gold, GoldStatus
-from suitebench.audit.runs import Engine, RunResult
+from suitebench.audit.runs import AuditEngine, RunResult
 from suitebench.model.problem import OracleRule, Problem
 from suitebench.run.outcome import Limits, Outcome, Status, sha256_bytes
 from suitebench.run.toolchain import Built
@@ -110,7 +110,7 @@ def consensus_oracle(
     references: Sequence[tuple[str, Built]],
     limits: Limits,
     checker: Checker,
-    engine: Engine,
+    engine: AuditEngine,
 ) -> dict[str, Gold]:
     """Gold per input sha256: run every reference on every input (one cached batch)."""
     names = [n for n, _ in references]

@@ -21,7 +21,7 @@ All chunks of every problem and stage go through one :class:`~suitebench.run.exe
 
 A run the wall-clock watchdog stopped while its CPU time was still under its CPU limit (the
 limit before the allowance) has not shown that the program is too slow: it was waiting, or the
-machine was loaded, and such a time-out came and went between cold audits. :meth:`Engine.run`
+machine was loaded, and such a time-out came and went between cold audits. :meth:`AuditEngine.run`
 runs it once more (a fresh run: a salted key) and returns that run, with the first run's wall
 and CPU seconds in ``RunResult.tle_first``; a program that really sleeps or blocks times out
 again.
@@ -60,8 +60,8 @@ from suitebench.run.toolchain import (
 )
 
 __all__ = [
+    "AuditEngine",
     "CheckSpec",
-    "Engine",
     "RunResult",
     "RunSpec",
     "chunk_job",
@@ -138,7 +138,7 @@ class RunResult:
     outcome: Outcome
     stdout_sha256: str
     stdout_size: int
-    engine: Engine | None = field(default=None, compare=False, repr=False)
+    engine: AuditEngine | None = field(default=None, compare=False, repr=False)
     tle_first: tuple[float, float] | None = None  # (wall, CPU) of a first run rerun (module doc)
 
     @property
@@ -325,7 +325,7 @@ def _limits_key(limits: Limits) -> str:
 
 
 @dataclass
-class Engine:
+class AuditEngine:
     """The store, the job queue and the build cache one audit runs on, plus run counters.
 
     Safe to use from several threads at once (one per problem of an audit): every run they ask

@@ -28,7 +28,7 @@ from suitebench.audit.records import (
     Verdict,
 )
 from suitebench.audit.runs import file_sha256
-from suitebench.metrics.coverage import cov_at_k_curve
+from suitebench.metrics.cov_at_k import cov_at_k_curve
 from suitebench.model.problem import Problem
 
 if TYPE_CHECKING:

@@ -115,7 +115,7 @@ def _stored_run(label: str) -> Iterator[tuple[Store, Executor, ProgressFn]]:
 
 
 def _client(model: str | None, base_url: str | None, api_key: str | None, store: Any) -> Any:
-    from suitebench.agents.llm import ModelClient, ModelError
+    from suitebench.llm.client import ModelClient, ModelError
 
     try:
         return ModelClient.from_env(model, base_url=base_url, api_key=api_key, store=store)

@@ -19,9 +19,9 @@ from suitebench.audit.arms import ArmError, ArmSource, parse_arm
 from suitebench.audit.chain import DEFAULT_MAX_CANDIDATES, AuditConfig, AuditError, ProblemAudit
 from suitebench.audit.fuzz import FuzzReport, fuzz_validator
 from suitebench.audit.ledger import LedgerError, recheck_ledger
+from suitebench.audit.pipeline import AuditResult, format_funnel, run_audit
 from suitebench.audit.review import ReviewError, read_ledger_csv, review_sample, write_review_csv
-from suitebench.audit.run import AuditResult, format_funnel, run_audit
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.cli._console import (
     HumanConsole,
     end_on_harness_errors,
@@ -150,7 +150,7 @@ def audit(
             def progress(done: int, total: int) -> None:
                 bar.update(task, completed=done, total=total)
 
-            engine = Engine(store, executor, cache, backend=chosen, progress=progress)
+            engine = AuditEngine(store, executor, cache, backend=chosen, progress=progress)
             fuzzed: dict[str, FuzzReport] = {}
             extras: Callable[[ProblemAudit], dict[str, Any]] | None = None
             if fuzz:
@@ -211,7 +211,9 @@ def _warn_gates(result: AuditResult) -> None:
             )
 
 
-def _fuzz_problem(a: ProblemAudit, engine: Engine, out: Path, progress: Any) -> FuzzReport | None:
+def _fuzz_problem(
+    a: ProblemAudit, engine: AuditEngine, out: Path, progress: Any
+) -> FuzzReport | None:
     """Fuzz one problem's validator (built through the audit's build cache) and write the
     report to ``<out>/<problem>/validator-fuzz.json``; accepted variants go beside it so that
     each false accept can be reproduced. ``None`` for a problem without a validator."""
@@ -295,7 +297,7 @@ def _recheck(ledger: Path, backend: Backend) -> None:
         store = Store(Path(tmp) / "store.sqlite")
         executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
         try:
-            engine = Engine(store, executor, Path(tmp) / "builds", backend=backend)
+            engine = AuditEngine(store, executor, Path(tmp) / "builds", backend=backend)
             issues = recheck_ledger(ledger, engine)
         except LedgerError as exc:
             _err.print(f"[red]error:[/red] {exc}")

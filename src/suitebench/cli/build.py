@@ -36,8 +36,8 @@ from suitebench.run.outcome import Backend
 def _infer_map(
     instance: Instance, model: str | None, base_url: str | None, api_key: str | None
 ) -> Instance:
-    from suitebench.agents.llm import ModelError, ModelReplyError
     from suitebench.construct.targets import infer_sections_map, write_sections_map
+    from suitebench.llm.client import ModelError, ModelReplyError
 
     store = _open_store()
     client = _client(model, base_url, api_key, store)
@@ -316,8 +316,8 @@ def spec(
 ) -> None:
     """Draft a spec from the reference tests (if none), then the refinement loop."""
     sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
-    from suitebench.agents.llm import ModelError, ModelReplyError
     from suitebench.construct.spec import SpecError, build_spec
+    from suitebench.llm.client import ModelError, ModelReplyError
 
     instance = _load(instance_path, "spec")
     store = _open_store()

@@ -177,9 +177,9 @@ def _llm_mutants(
     base_url: str | None,
     api_key: str | None,
 ) -> None:
-    from suitebench.agents.llm import ModelError, ModelReplyError
     from suitebench.construct.llm_mutants import requirement_mutants
     from suitebench.construct.targets import read_targets, targets_for_instance
+    from suitebench.llm.client import ModelError, ModelReplyError
     from suitebench.run.store import Store, StoreError
 
     try:

@@ -25,8 +25,8 @@ from rich.table import Table
 
 from suitebench.audit.arms import ArmSource
 from suitebench.audit.chain import AuditConfig
-from suitebench.audit.run import format_funnel, run_audit
-from suitebench.audit.runs import Engine as AuditEngine
+from suitebench.audit.pipeline import format_funnel, run_audit
+from suitebench.audit.runs import AuditEngine
 from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import ProgressFn, progress_bar

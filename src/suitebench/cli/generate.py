@@ -9,14 +9,14 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from suitebench.agents.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT, ModelClient, ModelError
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import progress_bar
 from suitebench.cli.main import OPTIONS
 from suitebench.generate.arms import ARMS, MODEL_ARMS, GenerateOptions, generate_arm
 from suitebench.generate.records import GenerateError
+from suitebench.llm.client import DEFAULT_RETRIES, DEFAULT_TIMEOUT, ModelClient, ModelError
 from suitebench.model.errors import FormatError
 from suitebench.model.problem import load_problem
 from suitebench.run.executor import make_executor
@@ -134,7 +134,7 @@ def generate(
     try:
         with progress_bar(f"{arm} on {prob.id} (runs)", console=_err, quiet=quiet) as progress:
             cache = build_cache or OPTIONS.store.parent / "builds"
-            engine = Engine(store, executor, cache, backend=chosen, progress=progress)
+            engine = AuditEngine(store, executor, cache, backend=chosen, progress=progress)
             result = generate_arm(arm, prob, engine, out, options, client=client)
     except (GenerateError, ModelError) as exc:
         _err.print(f"[red]error:[/red] {exc}")

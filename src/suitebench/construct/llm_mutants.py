@@ -72,7 +72,7 @@ Rules:
 
 
 class ChatModel(Protocol):
-    """What construction needs of a model client (``suitebench.agents.llm.ModelClient``)."""
+    """What construction needs of a model client (``suitebench.llm.client.ModelClient``)."""
 
     model: str
 

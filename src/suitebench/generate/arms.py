@@ -36,13 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from suitebench import __version__
-from suitebench.agents.llm import ModelClient
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.generate.gate import InputGate, InputSource, legal_stream
 from suitebench.generate.llm_arms import GenVal, SingleCall
 from suitebench.generate.mutation import CCMutation, EvalPlusMutation
 from suitebench.generate.records import Candidate, GenerateError, GenerationLog, derive_seed
 from suitebench.generate.sweep import sweep
+from suitebench.llm.client import ModelClient
 from suitebench.model.problem import Problem
 from suitebench.run.outcome import Backend
 
@@ -89,7 +89,7 @@ class GenerateResult:
 class ProblemGenerator:
     """``random``: the problem's own generator, sandboxed, over consecutive seeds."""
 
-    def __init__(self, problem: Problem, engine: Engine, seed: int) -> None:
+    def __init__(self, problem: Problem, engine: AuditEngine, seed: int) -> None:
         if problem.generator is None:
             raise GenerateError(f"problem {problem.id}: random needs a generator in problem.toml")
         self.problem, self.engine, self.seed = problem, engine, seed
@@ -132,7 +132,7 @@ def seed_inputs(problem: Problem) -> list[tuple[str, bytes]]:
 def make_source(
     arm: str,
     problem: Problem,
-    engine: Engine,
+    engine: AuditEngine,
     *,
     seed: int,
     options: GenerateOptions,
@@ -206,7 +206,7 @@ def _component_notes(
 def _one(
     arm: str,
     problem: Problem,
-    engine: Engine,
+    engine: AuditEngine,
     out: Path,
     options: GenerateOptions,
     seed: int,
@@ -303,7 +303,7 @@ def _one(
 def generate_arm(
     arm: str,
     problem: Problem,
-    engine: Engine,
+    engine: AuditEngine,
     out: Path,
     options: GenerateOptions,
     *,

@@ -21,7 +21,7 @@ from suitebench.audit.judge import judge_limits
 from suitebench.audit.legality import VALIDATOR_LIMITS, GateResult, certify_legality
 from suitebench.audit.oracle import consensus_oracle
 from suitebench.audit.records import GoldStatus, Legality
-from suitebench.audit.runs import Engine, RunSpec
+from suitebench.audit.runs import AuditEngine, RunSpec
 from suitebench.generate.records import Candidate, GenerationLog
 from suitebench.model.problem import Problem
 from suitebench.run.outcome import sha256_bytes
@@ -55,7 +55,7 @@ class Rejection:
 class InputGate:
     """Validator first, then the consensus_oracle, on one problem (batched, cached)."""
 
-    def __init__(self, problem: Problem, engine: Engine) -> None:
+    def __init__(self, problem: Problem, engine: AuditEngine) -> None:
         self.problem = problem
         self.engine = engine
         engine.build_all(list(problem.references) + [p for p in [problem.validator] if p])

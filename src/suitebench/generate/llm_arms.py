@@ -29,11 +29,11 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from suitebench.agents.llm import ModelClient, ModelError
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.generate.records import Candidate, GenerateError, derive_seed
 from suitebench.generate.reply import GeneratorBlock, parse_reply
 from suitebench.generate.sweep import compile_cpp, first_error, sweep
+from suitebench.llm.client import ModelClient, ModelError
 from suitebench.model.problem import Problem
 from suitebench.run.toolchain import Built
 
@@ -168,7 +168,7 @@ class _ModelArm:
     def __init__(
         self,
         problem: Problem,
-        engine: Engine,
+        engine: AuditEngine,
         client: ModelClient,
         *,
         seed: int,

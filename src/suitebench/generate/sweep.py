@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
-from suitebench.audit.runs import Engine, RunSpec
+from suitebench.audit.runs import AuditEngine, RunSpec
 from suitebench.generate.records import Candidate
 from suitebench.run.outcome import Limits, MiB
 from suitebench.run.toolchain import Built, Language, Program, build
@@ -25,7 +25,7 @@ SWEEP_CHUNK = 32
 CXX_COMMAND = ("g++", "-O2", "-std=c++17", "-pipe")
 
 
-def compile_cpp(engine: Engine, source: str, directory: Path, name: str) -> Built:
+def compile_cpp(engine: AuditEngine, source: str, directory: Path, name: str) -> Built:
     """Write ``name``.cpp into ``directory`` and build it sandboxed (cached by content)."""
     directory.mkdir(parents=True, exist_ok=True)
     file = f"{name}.cpp"
@@ -63,7 +63,9 @@ def first_error(message: str) -> str:
     return lines[0][:200]
 
 
-def sweep(engine: Engine, built: Built, seeds: Iterable[int], origin: str) -> Iterator[Candidate]:
+def sweep(
+    engine: AuditEngine, built: Built, seeds: Iterable[int], origin: str
+) -> Iterator[Candidate]:
     """One candidate per seed, in seed order; runs go to the sandbox in chunks."""
     it = iter(seeds)
     while True:

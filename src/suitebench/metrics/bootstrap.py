@@ -69,7 +69,7 @@ def paired_values(
     Mappings are aligned by problem id and must have the same keys (a problem one arm lacks is
     a bug in the caller: score it as 0 or drop it for both explicitly). Sequences are aligned by
     position. Problems where either value is ``nan`` (an empty pool: no recall defined) are
-    dropped from both arms, the same rule :func:`~suitebench.metrics.coverage.macro_recall`
+    dropped from both arms, the same rule :func:`~suitebench.metrics.cov_at_k.macro_recall`
     uses.
     """
     if isinstance(arm, Mapping) or isinstance(comparator, Mapping):

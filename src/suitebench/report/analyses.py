@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from suitebench.metrics.correlation import correlation
-from suitebench.metrics.coverage import (
+from suitebench.metrics.cov_at_k import (
     cov_at_k,
     micro_coverage,
     per_problem_recall,

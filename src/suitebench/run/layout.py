@@ -27,6 +27,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from suitebench.run.outcome import Backend
 
@@ -77,6 +78,20 @@ def hides_files(backend: Backend) -> bool:
 
 def runner_env() -> dict[str, str]:
     return {"PATH": os.environ.get("PATH", DEFAULT_PATH), "LANG": "C.UTF-8"}
+
+
+class HasBinDir(Protocol):
+    """An interpreter whose ``bin/`` a sandboxed program should find first (a venv's)."""
+
+    @property
+    def bin_dir(self) -> str: ...
+
+
+def sandbox_path(python: HasBinDir | None = None) -> str:
+    """PATH inside the sandbox: the venv's bin first (``python`` is the suite's interpreter;
+    none: the running interpreter's), then the system's."""
+    first = python.bin_dir if python is not None else str(Path(sys.executable).parent)
+    return os.pathsep.join([first, "/usr/local/bin", "/usr/bin", "/bin"])
 
 
 # ----------------------------------------------------------------------------------------------

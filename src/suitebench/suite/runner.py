@@ -22,13 +22,13 @@ import os
 import re
 import shutil
 import signal
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from suitebench.run import sandbox
+from suitebench.run.layout import sandbox_path
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
 from suitebench.suite.gcov import read_gcov, write_launcher
 from suitebench.suite.interpreter import Interpreter, current
@@ -90,12 +90,6 @@ def _scratch(base: Path) -> tuple[Path, Path]:
 
 def _home_and_tmp(base: Path) -> tuple[Path, Path]:
     return base / "home", base / "tmp"
-
-
-def sandbox_path(python: Interpreter | None = None) -> str:
-    """PATH inside the sandbox: the venv's bin first (``python`` is the suite's interpreter)."""
-    first = python.bin_dir if python is not None else str(Path(sys.executable).parent)
-    return os.pathsep.join([first, "/usr/local/bin", "/usr/bin", "/bin"])
 
 
 def _env(workdir: Path, base: Path, target: Target | None, python: Interpreter) -> dict[str, str]:

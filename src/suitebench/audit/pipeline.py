@@ -28,9 +28,9 @@ from suitebench.audit.harness import HarnessError
 from suitebench.audit.judge import judge_limits
 from suitebench.audit.ledger import write_ledger, write_retractions
 from suitebench.audit.records import Funnel, Judged, Verdict
-from suitebench.audit.runs import Engine
+from suitebench.audit.runs import AuditEngine
 from suitebench.audit.tables import compile_label
-from suitebench.metrics.coverage import macro_recall, micro_coverage
+from suitebench.metrics.cov_at_k import macro_recall, micro_coverage
 from suitebench.model.problem import Problem, load_problem
 from suitebench.run.outcome import Backend
 from suitebench.run.toolchain import Language, ToolchainError, program_from_path, toolchain_version
@@ -252,7 +252,7 @@ def format_funnel(funnel: dict[str, Funnel]) -> str:
 def run_audit(
     problems: Sequence[Path | Problem],
     sources: Sequence[ArmSource],
-    engine: Engine,
+    engine: AuditEngine,
     *,
     config: AuditConfig | None = None,
     out_dir: Path | None = None,
