@@ -17,7 +17,7 @@ the official ``openai`` SDK (the ``llm`` extra). Three things make it fit for a 
   endpoint to about three minutes; what is left after ``max_retries`` is a
   :class:`ModelError` saying what failed, at which address, how many times.
 * **Counted.** Tokens come from the reply's ``usage``; cost from a price table the user can
-  extend (:mod:`suitebench.agents.prices`). An unpriced model's cost is ``None`` -- per reply
+  extend (:mod:`suitebench.llm.prices`). An unpriced model's cost is ``None`` -- per reply
   and in the totals: unknown is not free.
 """
 
@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
-from suitebench.agents.prices import PriceTable, load_prices
+from suitebench.llm.prices import PriceTable, load_prices
 from suitebench.run.store import Store, job_key
 
 __all__ = [
