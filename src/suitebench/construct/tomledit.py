@@ -1,34 +1,63 @@
 """Small, comment-preserving edits of ``instance.toml``: drop ``[[mutants]]`` tables by id.
 
 Construction steps edit files a user also edits by hand, so they change only the tables they
-must and keep everything else (comments, order, formatting) byte for byte.  The result is
-re-read with :func:`suitebench.model.instance.load_instance` by the callers.
+must and keep everything else (comments, order, formatting) byte for byte.  The file is read
+with ``tomlkit``, which knows where a table really starts and ends (a line opening with ``[``
+inside a multi-line array or string is no header) and reads each table's ``id`` whatever its
+quoting; the cut itself is made in the text, so nothing the edit does not touch is rendered
+again.  The result is re-read with :func:`suitebench.model.instance.load_instance` by the
+callers.
 """
 
 from __future__ import annotations
 
 import re
 
+import tomlkit
+from tomlkit.items import AoT, Table
+
 __all__ = ["drop_mutant_tables"]
 
-_HEADER = re.compile(r"^\s*\[")
-_MARKER = re.compile(r"^# (>>>|<<<) suitebench ")
-_ID = re.compile(r'^\s*id\s*=\s*"([^"]+)"', re.M)
+# A generator's block markers (:mod:`suitebench.construct.writing`) are kept even where they
+# fall inside a dropped table's trailing comments: another run finds its block by them.
+_MARKER = re.compile(r"^# (>>>|<<<) suitebench ", re.M)
+
+
+def _header(table: Table, key: str) -> str:
+    """The ``[[key]]`` line of an array-of-tables element, as written."""
+    trivia = table.trivia
+    return f"{trivia.indent}[[{key}]]{trivia.comment_ws}{trivia.comment}{trivia.trail}"
 
 
 def drop_mutant_tables(text: str, ids: set[str]) -> str:
-    """``text`` without the ``[[mutants]]`` tables whose ``id`` is in ``ids``."""
-    chunks: list[list[str]] = [[]]
-    for line in text.splitlines(keepends=True):
-        if _HEADER.match(line) or _MARKER.match(line):
-            chunks.append([])
-        chunks[-1].append(line)
-    kept: list[str] = []
-    for chunk in chunks:
-        body = "".join(chunk)
-        if chunk and chunk[0].strip() == "[[mutants]]":
-            match = _ID.search(body)
-            if match and match.group(1) in ids:
-                continue
-        kept.append(body)
-    return "".join(kept)
+    """``text`` without the ``[[mutants]]`` tables whose ``id`` is in ``ids``: each such table
+    from its header to the next header (its trailing comments and blank lines with it), but a
+    block marker and what follows it."""
+    doc = tomlkit.parse(text)
+    mutants = doc.get("mutants")
+    if not isinstance(mutants, AoT):
+        return text
+    spelled = "mutants"
+    for k, _ in doc.body:  # the key as written (``[[ mutants ]]`` keeps its spaces)
+        if k is not None and k == "mutants":
+            spelled = k.as_string().strip()
+            break
+    cuts: list[tuple[int, int]] = []
+    at = 0
+    for table in mutants.body:
+        chunk = _header(table, spelled) + table.as_string()
+        start = text.find(chunk, at)
+        if start < 0:  # tomlkit rendered a table otherwise than written: leave the file be
+            raise ValueError(f"cannot locate a [[mutants]] table as written: {chunk[:80]!r}")
+        end = start + len(chunk)
+        at = end
+        if str(table.get("id", "")) in ids:
+            marker = _MARKER.search(text, start, end)
+            cuts.append((start, end if marker is None else marker.start()))
+    out: list[str] = []
+    at = 0
+    for start, end in cuts:
+        out.append(text[at:start])
+        at = end
+    out.append(text[at:])
+    return "".join(out)
