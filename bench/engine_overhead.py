@@ -40,7 +40,7 @@ def _rewrite_cache_figure(tmp: Path, runs: int) -> None:
     import statistics
 
     from realsize import generate
-    from suitebench.suite import rewrite
+    from suitebench.suite.inside import rewrite
     from suitebench.suite.runner import run_batched, run_plain
     from suitebench.suite.runspec import Target
 

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import pytest
 
-from suitebench.suite import promptwait
+from suitebench.suite.inside import promptwait
 
 T = TypeVar("T")
 ORIGINAL = subprocess.Popen._wait  # type: ignore[attr-defined]

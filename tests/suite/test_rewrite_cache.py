@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.suite import rewrite
+from suitebench.suite.inside import rewrite
 from suitebench.suite.records import SuiteRun, TestStatus
 from suitebench.suite.runner import run_batched, run_plain
 from suitebench.suite.runspec import SuiteLimits, Target

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.suite.workdir import WorkDir
+from suitebench.suite.inside.workdir import WorkDir
 
 
 @pytest.fixture
@@ -105,7 +105,7 @@ def test_home_and_tmp_are_emptied_before_every_program(layout: WorkDir, tmp_path
 
 def test_children_start_from_what_the_suites_setup_left(layout: WorkDir, tmp_path: Path) -> None:
     """Collect-once: files written by configure hooks or at import are part of every start."""
-    from suitebench.suite.workdir import tree_state
+    from suitebench.suite.inside.workdir import tree_state
 
     first, second = _programs(tmp_path, 2)
     layout.prepare(None)  # the bare copy, as the batch has it before pytest starts

@@ -52,11 +52,11 @@ from suitebench.run.outcome import Backend, Limits, Status
 from suitebench.run.program import Language
 from suitebench.run.recipes import compiler, toolchain_binds, toolchain_version
 from suitebench.run.store import job_key
+from suitebench.suite.inside.workdir import open_up
 from suitebench.suite.interpreter import Interpreter, own_binds
 from suitebench.suite.patching import apply_patch
 from suitebench.suite.runner import sandbox_path
 from suitebench.suite.runspec import Target
-from suitebench.suite.workdir import open_up
 
 _BUILD_LIMITS = Limits(wall_time=600.0, memory_mb=4096, processes=512)
 _IGNORED = {".git", "__pycache__", ".pytest_cache", ".mypy_cache"}

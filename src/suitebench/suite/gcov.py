@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from suitebench.suite.tracer import OUTSIDE
+from suitebench.suite.inside.tracer import OUTSIDE
 
 LAUNCHER = """#!/bin/sh
 GCOV_PREFIX="{gcov_dir}/$(cat "{gcov_dir}/current" 2>/dev/null || echo outside)"

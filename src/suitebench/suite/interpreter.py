@@ -3,10 +3,10 @@
 A project's tests import its test dependencies (``text-unidecode``, ``hypothesis``, a pytest
 plugin), which suitebench's own interpreter need not have.  An instance may name the
 interpreter of a venv made for the project; its tests then run on it, in the sandbox, with that
-venv read-only.  suitebench's plugin and batch driver (the ``suitebench.suite`` package, which
-needs only the standard library and pytest) reach it through a copy of that package alone, put
-last on ``PYTHONPATH``, so nothing else of suitebench's venv (its own pytest, say) shadows the
-project's packages.
+venv read-only.  suitebench's plugin and batch driver (the ``suitebench.suite.inside`` package,
+which needs only the standard library and pytest) reach it through a copy of that package
+alone, put last on ``PYTHONPATH``, so nothing else of suitebench's venv (its own pytest, say)
+shadows the project's packages.
 
 What the interpreter is -- its Python and pytest versions and a digest of the distributions
 installed in it -- is probed once, in the sandbox, and is part of every suite run's key and of
@@ -122,15 +122,16 @@ def _package_dir() -> Path:
 def own_binds() -> tuple[str, ...]:
     """What suitebench's own interpreter needs to see inside the sandbox (read-only): the venv,
     the base installation it points into (which may sit in a home directory the sandbox hides),
-    and of suitebench only the suite package (the pytest plugin and the batch driver) -- not
-    the rest of its tree, which may hold instances with their mutants."""
+    and of suitebench only the in-sandbox package, ``suite/inside`` (the pytest plugin and the
+    batch driver) -- not the rest of its tree, which may hold instances with their mutants."""
     package = _package_dir()
     paths = {
         sys.prefix,
         sys.base_prefix,
         str(Path(os.path.realpath(sys.executable)).parent.parent),
         str(package / "__init__.py"),
-        str(package / "suite"),
+        str(package / "suite" / "__init__.py"),
+        str(package / "suite" / "inside"),
     }
     return tuple(sorted(p for p in paths if Path(p).exists()))
 
@@ -154,21 +155,24 @@ def current() -> Interpreter:
 
 
 def plugin_root(cache: Path | None = None) -> Path:
-    """A directory holding a copy of ``suitebench/__init__.py`` and ``suitebench/suite`` alone
-    (keyed by their content, made once): what a project's interpreter imports the plugin from."""
+    """A directory holding a copy of ``suitebench/__init__.py``, ``suitebench/suite/__init__.py``
+    and ``suitebench/suite/inside`` alone (keyed by their content, made once): what a project's
+    interpreter imports the plugin from."""
     package = _package_dir()
-    files = sorted(p for p in (package / "suite").rglob("*.py"))
+    inside = package / "suite" / "inside"
+    files = sorted(p for p in inside.rglob("*.py"))
     digest = hashlib.sha256()
-    for path in [package / "__init__.py", *files]:
+    for path in [package / "__init__.py", package / "suite" / "__init__.py", *files]:
         digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
     base = cache or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     root = base / "suitebench" / "plugin" / digest.hexdigest()[:16]
-    if (root / "suitebench" / "suite" / "plugin.py").is_file():
+    if (root / "suitebench" / "suite" / "inside" / "plugin.py").is_file():
         return root
     staging = root.with_name(f"{root.name}.{os.getpid()}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "suitebench" / "suite").mkdir(parents=True)
-    shutil.copy2(package / "__init__.py", staging / "suitebench" / "__init__.py")
+    for name in ("__init__.py", "suite/__init__.py"):
+        shutil.copy2(package / name, staging / "suitebench" / name)
     for path in files:
         dest = staging / "suitebench" / path.relative_to(package)
         dest.parent.mkdir(parents=True, exist_ok=True)

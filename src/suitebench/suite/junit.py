@@ -16,8 +16,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from suitebench.suite.inside.wire import MESSAGE_CHARS, TIMEOUT_MARKER, error_line
 from suitebench.suite.records import TestStatus
-from suitebench.suite.wire import MESSAGE_CHARS, TIMEOUT_MARKER, error_line
 
 
 def mangle(nodeid: str) -> tuple[str, str]:
@@ -189,7 +189,7 @@ def statuses_from_events(
 
 def direct_statuses(events: list[dict[str, Any]]) -> dict[str, TestStatus]:
     """The tests a finished run reached, from its event log (a run whose passing tests are
-    logged only there: :mod:`suitebench.suite.direct`); those it did not reach are left out,
+    logged only there: :mod:`suitebench.suite.inside.direct`); those it did not reach are left out,
     as its XML would leave them."""
     tests, _, _ = statuses_from_events(events, died_of_timeout=False)
     return {k: v for k, v in tests.items() if v is not TestStatus.NOT_RUN}

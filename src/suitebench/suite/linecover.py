@@ -13,7 +13,7 @@ recorded no statements (a C program's gcov, an older record), selection stays at
 
 A changed line maps to the innermost statement holding it (a continuation line to its
 statement, an ``else:``, ``except X:`` or ``finally:`` line to the compound statement), whose
-first line is what the tracer notes (:mod:`suitebench.suite.tracer`).  Lines a hunk puts in
+first line is what the tracer notes (:mod:`suitebench.suite.inside.tracer`).  Lines a hunk puts in
 place of removed ones stand where those stood (their statements run where the removed ones
 ran) unless they are indented out of the innermost statement's block; any other inserted line
 is the function's.

@@ -9,8 +9,9 @@ points at it).  For ``kind = "python"`` the program under test is a source root 
 ``PYTHONPATH``.
 
 * ``plain``: one sandbox and one pytest process per program -- the reference path.
-* ``batched``: one sandbox per batch of programs; inside it :mod:`suitebench.suite.forkserver`
-  pays pytest's start-up once and forks per program.  Same XML, same parser, same matrix.
+* ``batched``: one sandbox per batch of programs; inside it
+  :mod:`suitebench.suite.inside.forkserver` pays pytest's start-up once and forks per program.
+  Same XML, same parser, same matrix.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from suitebench.run import sandbox
 from suitebench.run.layout import sandbox_path
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
 from suitebench.suite.gcov import read_gcov, write_launcher
+from suitebench.suite.inside.rewrite import SERVED_NAME, write_rewrite_cache
+from suitebench.suite.inside.workdir import collect_only, open_up, populate_workdir
 from suitebench.suite.interpreter import Interpreter, current
 from suitebench.suite.junit import (
     messages_from_events,
@@ -40,9 +43,7 @@ from suitebench.suite.junit import (
     statuses_from_events,
 )
 from suitebench.suite.records import RunStatus, SuiteRun
-from suitebench.suite.rewrite import SERVED_NAME, write_rewrite_cache
 from suitebench.suite.runspec import SuiteLimits, Target
-from suitebench.suite.workdir import collect_only, open_up, populate_workdir
 
 _LOG_TAIL = 8000
 _WATCHDOG_FIRED = re.compile(r"Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!")  # faulthandler's words
@@ -64,7 +65,7 @@ def pytest_args(
         "no:cacheprovider",
         *(arg for module in plugins for arg in ("-p", module)),
         "-p",
-        "suitebench.suite.plugin",
+        "suitebench.suite.inside.plugin",
         "-q",
         "--continue-on-collection-errors",
         "--rootdir",
@@ -156,7 +157,7 @@ def _collect(
     if xml.is_file() and not killed:
         try:
             # The direct protocol reports only failures to pytest (and so to the XML): every
-            # test's status is in the event log (:mod:`suitebench.suite.direct`).
+            # test's status is in the event log (:mod:`suitebench.suite.inside.direct`).
             direct = any(e.get("event") == "direct" for e in events)
             tests, broken, why = parse_junit(xml, events, direct=direct)
             for nodeid, text in why.items():
@@ -364,8 +365,8 @@ def run_batched(
     logs, ``out/batch-mode.txt`` (how the fork server ran it) and ``out/rewrite-served.txt``;
     by default a temporary one.  ``rewrite_cache``: as for :func:`run_plain`.  ``reference``:
     the targets are the reference's runs, run by pytest's own protocol throughout
-    (:mod:`suitebench.suite.direct`).  ``patterns``: regular expressions (pattern, flags) the
-    batch compiles once before forking its programs' children (:func:`suitebench.suite.warm.
+    (:mod:`suitebench.suite.inside.direct`).  ``patterns``: regular expressions (pattern, flags) the
+    batch compiles once before forking its programs' children (:func:`suitebench.suite.inside.warm.
     warm_patterns`).
     """
     suite_dir = Path(suite_dir).resolve()
@@ -423,7 +424,7 @@ def run_batched(
             str(workdir),
             python.executable,
             "-m",
-            "suitebench.suite.forkserver",
+            "suitebench.suite.inside.forkserver",
             str(spec_path),
         ]
         # A batch of one runs its program in-process: the plain engine's budget, then.
@@ -485,7 +486,7 @@ def _base(stack: contextlib.ExitStack, prefix: str, workspace: Path | None) -> P
 
 def _rewrite_cache(suite_dir: Path, base: Path, enabled: bool) -> Path | None:
     """The host's rewritten test modules for this launch (paid once per suite in this worker;
-    :mod:`suitebench.suite.rewrite`), or None."""
+    :mod:`suitebench.suite.inside.rewrite`), or None."""
     if not enabled:
         return None
     out_dir = base / "out"

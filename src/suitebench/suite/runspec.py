@@ -22,7 +22,7 @@ class Engine(StrEnum):
 
 
 class Protocol(StrEnum):
-    """How a batch's child runs each test (:mod:`suitebench.suite.direct`)."""
+    """How a batch's child runs each test (:mod:`suitebench.suite.inside.direct`)."""
 
     DIRECT = "direct"  # pytest's per-phase work in one place, where only its plugins take part
     PYTEST = "pytest"  # every test through pytest's hooks
@@ -32,7 +32,7 @@ class Protocol(StrEnum):
 class SuiteLimits:
     """Limits of suite runs: per test (so one hang does not blank a row) and per program; and
     how a batch's child runs each test (``protocol``: ``direct`` where it can, or ``pytest``:
-    every test through pytest's hooks, :mod:`suitebench.suite.direct`)."""
+    every test through pytest's hooks, :mod:`suitebench.suite.inside.direct`)."""
 
     per_test: float = 10.0
     per_program: float = 600.0
@@ -77,11 +77,11 @@ class Target:
     # Record the fingerprint of the program's globals after collection (reference runs).
     fingerprint: bool = False
     # An import-time mutant: the run picks the tests that read a changed global
-    # (:func:`suitebench.suite.impact.choose` reads this).
+    # (:func:`suitebench.suite.inside.impact.choose` reads this).
     impact: dict[str, Any] | None = None
     # A mutant changing only function bodies that run in tests alone: the files it changes
     # (relative to ``pythonpath``).  A batch may collect the suite once for many such mutants
-    # and patch each one's functions in (:mod:`suitebench.suite.hotpatch`).
+    # and patch each one's functions in (:mod:`suitebench.suite.inside.hotpatch`).
     patched_files: tuple[str, ...] | None = None
     # Per-test limits below ``SuiteLimits.per_test`` (a mutant's run: :func:`derive_timeouts`),
     # as sorted (node id, seconds) pairs; a test not named here has the per-test limit.

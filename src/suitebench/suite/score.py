@@ -152,7 +152,7 @@ def _run_selected(
     """Each mutant runs the tests its selection names (all where it names none; nothing where
     it names no test), together with ``extra`` runs (the later reference runs, kept apart).
     A mutant with an import-time change and an entry in ``impacts`` chooses its tests in its
-    own run, once its import shows which globals changed (:mod:`suitebench.suite.impact`)."""
+    own run, once its import shows which globals changed (:mod:`suitebench.suite.inside.impact`)."""
     requests: list[tuple[str, Target]] = list(extra)
     keys: dict[str, str] = {}
     for m in runnable:

@@ -3,7 +3,7 @@
 A full kill matrix needs every test's outcome on every mutant, but a test that never executes
 the code a mutant changes has, on that mutant, the outcome it has on the reference.  One extra
 run of the suite on the reference records which functions each test enters (per-test coverage:
-:mod:`suitebench.suite.tracer` for ``kind = "python"``, a ``gcc --coverage`` build of the
+:mod:`suitebench.suite.inside.tracer` for ``kind = "python"``, a ``gcc --coverage`` build of the
 reference for command-line programs built with gcc, :mod:`suitebench.suite.gcov`).  A mutant's
 patch names the reference lines it changes; each changed line is widened to the function whose
 body holds it (so a changed declaration, ``else:`` or continuation line counts as reached
@@ -23,7 +23,7 @@ function -- plus:
   filled, a registry appended to) brings every later test that reads one -- a test reading a
   parse another test cached under the mutant never enters the changed code -- while a selected
   test reading them brings the earlier tests that changed them
-  (:func:`suitebench.suite.impact.carried_by_state`).
+  (:func:`suitebench.suite.inside.impact.carried_by_state`).
 
 Unknown coverage (the coverage run failed, a program not built with it) means all tests.  The
 tests left out keep their reference outcome, marked not covered (Stryker's ``NoCoverage``).
@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suitebench.suite.impact import DYNAMIC_NAMES, STAR, carried_by_state
+from suitebench.suite.inside.impact import DYNAMIC_NAMES, STAR, carried_by_state
+from suitebench.suite.inside.tracer import FIXTURE_PREFIX, OUTSIDE
 from suitebench.suite.linecover import (
     Shape,
     Statement,
@@ -52,7 +53,6 @@ from suitebench.suite.linecover import (
     statements,
 )
 from suitebench.suite.patching import patched_sources
-from suitebench.suite.tracer import FIXTURE_PREFIX, OUTSIDE
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -321,7 +321,7 @@ class Coverage:
         )
 
     def state_links(self, tests: list[str]) -> Links:
-        """For :func:`suitebench.suite.impact.carried_by_state`, by index into ``tests``: the
+        """For :func:`suitebench.suite.inside.impact.carried_by_state`, by index into ``tests``: the
         tests that changed globals (their names), per such name the tests reading it, the
         tests whose reads are unknown, and each test's place in the coverage run (the order
         a selected run keeps; a test it did not run comes last)."""
@@ -400,10 +400,10 @@ def impact_readers(
     coverage: Coverage, reference: dict[str, Any] | None, tests: list[str]
 ) -> dict[str, Any] | None:
     """What every import-time mutant's run needs to choose its tests, shared by all of them
-    (:func:`suitebench.suite.impact.choose`): the reference's fingerprint and collected tests,
-    the tests (indices refer to them), ``readers`` (a global's name -> the tests whose code or
-    covered functions name it) and ``always`` (the tests whose reads are unknown or by computed
-    names).  None when import-time impact cannot be used: no fingerprint of the reference
+    (:func:`suitebench.suite.inside.impact.choose`): the reference's fingerprint and collected
+    tests, the tests (indices refer to them), ``readers`` (a global's name -> the tests whose
+    code or covered functions name it) and ``always`` (the tests whose reads are unknown or by
+    computed names).  None when import-time impact cannot be used: no fingerprint of the reference
     (its state could not be seen into), no names recorded; then every test runs."""
     if not reference or not coverage.test_names:
         return None

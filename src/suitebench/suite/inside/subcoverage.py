@@ -5,10 +5,12 @@ A project's command-line tests run the program in a child interpreter
 child, such a test's coverage is unknown and it runs on every mutant -- on python-slugify,
 three such tests cost more than every other test together.  During the reference's coverage
 run, each Python process a test starts is traced too: ``subcover/sitecustomize.py`` (last on
-``PYTHONPATH`` in that run only) starts a :class:`~suitebench.suite.tracer.LineTracer` in it,
-in the context of the test that started it (the environment says which), and the process
-writes what it entered when it exits.  The run's tracer then merges those records into the
-test's coverage.
+``PYTHONPATH`` in that run only) starts a :class:`~suitebench.suite.inside.tracer.LineTracer`
+in it (:func:`~suitebench.suite.inside.tracer.start_here`), in the context of the test that
+started it (the environment says which), and the process writes what it entered when it
+exits.  The run's tracer then merges those records into the test's coverage.  This module is
+what both sides share (the environment, counting the starts, reading the records back); it
+does not import the tracer, which imports it.
 
 A test stays unknown (``spawned``) unless every process it started is accounted for: a start
 that is not a Python interpreter (a shell, another program, ``os.fork``), a Python process that
@@ -19,7 +21,6 @@ had the program imported before tracing began.  Standard library only: it runs i
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import re
@@ -94,31 +95,6 @@ def switch(context: str) -> None:
     """The context processes started from now on belong to."""
     if DIRECTORY in os.environ:
         os.environ[CONTEXT] = context
-
-
-def start_here() -> None:
-    """In a started Python process (its ``sitecustomize``): record what it enters."""
-    from suitebench.suite.tracer import OUTSIDE, LineTracer
-
-    directory = os.environ[DIRECTORY]
-    tracer = LineTracer(os.environ[ROOT], os.path.join(directory, f"{os.getpid()}.json"))
-    tracer.writes = None  # its globals end with it: nothing for a later test to read
-    context = os.environ.get(CONTEXT, OUTSIDE)
-    tracer.enter_context(context)
-    tracer.start()
-
-    def write() -> None:
-        record = {
-            "context": context,
-            "files": {f: sorted(k) for f, k in tracer.contexts.get(context, {}).items()},
-            "lines": {f: sorted(k) for f, k in tracer.lines.get(context, {}).items()},
-            "spawned": bool(tracer.starts.python or tracer.starts.other),
-            "preloaded": tracer.preloaded,
-        }
-        with open(tracer.path, "w", encoding="utf-8") as fh:
-            json.dump(record, fh)
-
-    atexit.register(write)
 
 
 def merge(

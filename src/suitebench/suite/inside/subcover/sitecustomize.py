@@ -1,6 +1,7 @@
 """Read at start-up by every Python process a test starts during the reference's coverage run
 (this directory is last on ``PYTHONPATH`` then, and only then): it traces the process for the
-test that started it (:mod:`suitebench.suite.subcoverage`), then hands over to the project's
+test that started it (:mod:`suitebench.suite.inside.subcoverage`,
+:func:`suitebench.suite.inside.tracer.start_here`), then hands over to the project's
 own ``sitecustomize``, if there is one further along ``sys.path``.
 """
 
@@ -14,13 +15,13 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 def _start() -> None:
     if not os.environ.get("SUITEBENCH_SUBCOVERAGE"):
         return
-    # suite/subcover -> suite -> suitebench -> the directory holding the suitebench package
-    holder = os.path.dirname(os.path.dirname(os.path.dirname(_HERE)))
+    # inside/subcover -> inside -> suite -> suitebench -> the directory holding suitebench
+    holder = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(_HERE))))
     added = holder not in sys.path
     if added:
         sys.path.append(holder)
     try:
-        from suitebench.suite.subcoverage import start_here
+        from suitebench.suite.inside.tracer import start_here
 
         start_here()
     finally:

@@ -159,7 +159,7 @@ def write_rewrite_cache(suite_dir: Path, base: Path, sandbox_root: Path, served_
 # -- sandbox -------------------------------------------------------------------------------
 
 # Real path -> (source digest, code or marshalled code, relative path or None when the module
-# was rewritten in the sandbox itself: :func:`suitebench.suite.warm.prime_rewrite_cache`).
+# was rewritten in the sandbox itself: :func:`suitebench.suite.inside.warm.prime_rewrite_cache`).
 _Entry = tuple[bytes, types.CodeType | bytes, str | None]
 _modules: dict[str, _Entry] = {}
 _lookup: dict[str, Any] = {"original": None, "served_log": None}

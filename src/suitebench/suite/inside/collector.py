@@ -5,11 +5,11 @@ collection cannot depend on (the host names their files, :attr:`suitebench.suite
 Selection.files`), forks a *collector*: a child that imports the first of them through a fixed
 link (``<base>/program``), collects the suite once, and forks a child per program with the link
 switched to that program's tree and its changes carried in -- changed function bodies patched
-(:mod:`suitebench.suite.hotpatch`), an import-time mutant's modules run anew and merged
-(:mod:`suitebench.suite.reimport`).  A program that cannot be is left to the batch's parent,
+(:mod:`suitebench.suite.inside.hotpatch`), an import-time mutant's modules run anew and merged
+(:mod:`suitebench.suite.inside.reimport`).  A program that cannot be is left to the batch's parent,
 which imports it afresh.  :class:`Collector` is the part of the batch driver's hooks
-(:class:`suitebench.suite.forkserver.BatchHooks`) that does this, with the per-child test loop
-it shares with the collect-once batches of ``kind = "cli"``.
+(:class:`suitebench.suite.inside.forkserver.BatchHooks`) that does this, with the per-child test
+loop it shares with the collect-once batches of ``kind = "cli"``.
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite import plugin
-from suitebench.suite.direct import DirectProtocol, plan
-from suitebench.suite.fingerprint import forget_digests
-from suitebench.suite.forking import decline, exit_in_child, fork_per_program, wait_child
-from suitebench.suite.hotpatch import LivePrograms, NotPatchable, apply
-from suitebench.suite.impact import choose
-from suitebench.suite.reimport import Reimport
-from suitebench.suite.warm import warm_caches, warm_items
-from suitebench.suite.workdir import Entry, WorkDir
+from suitebench.suite.inside import plugin
+from suitebench.suite.inside.direct import DirectProtocol, plan
+from suitebench.suite.inside.fingerprint import forget_digests
+from suitebench.suite.inside.forking import decline, exit_in_child, fork_per_program, wait_child
+from suitebench.suite.inside.hotpatch import LivePrograms, NotPatchable, apply
+from suitebench.suite.inside.impact import choose
+from suitebench.suite.inside.reimport import Reimport
+from suitebench.suite.inside.warm import warm_caches, warm_items
+from suitebench.suite.inside.workdir import Entry, WorkDir
 
 
 class Collector:
@@ -92,7 +92,8 @@ class Collector:
         return 0
 
     def plan_direct(self, session: pytest.Session) -> None:
-        """The direct protocol for the collected tests (:func:`suitebench.suite.direct.plan`)."""
+        """The direct protocol for the collected tests
+        (:func:`suitebench.suite.inside.direct.plan`)."""
         self.direct = plan(session, self.spec, self.out_dir)
 
     def put_on_path(self, root: str) -> None:
@@ -105,7 +106,7 @@ class Collector:
     def fork_collector(self, group: list[dict[str, Any]]) -> bool:
         """Fork the collector: a child that imports the first program of ``group`` through
         the link, collects the suite once and forks a child per program of the group, each
-        with its changed functions patched in (:mod:`suitebench.suite.hotpatch`).  True in
+        with its changed functions patched in (:mod:`suitebench.suite.inside.hotpatch`).  True in
         the collector; in the parent, False once it has ended (the programs it did not run,
         those that could not be patched, are the parent's to run as usual)."""
         point(self.link, group[0]["pythonpath"])
@@ -181,7 +182,7 @@ class Collector:
     ) -> tuple[list[str] | None, str]:
         """In the child of an import-time mutant: merge its modules into the collection, then
         choose the tests that read what changed, as its own collection would have
-        (:func:`suitebench.suite.impact.choose`); declines the program when it cannot."""
+        (:func:`suitebench.suite.inside.impact.choose`); declines the program when it cannot."""
         index = program["index"]
         try:
             found, carried = reimport.merge(

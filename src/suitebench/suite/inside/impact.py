@@ -5,7 +5,7 @@ module or class level code (a rule table, a constant, a decorator, a call run on
 no such function: it runs while the program is imported, before any test.  What it can change
 is the program's state after import.  So, inside the pytest process, once the suite is
 collected, a **fingerprint** of every global of every module of the program under test is
-taken (:mod:`suitebench.suite.fingerprint`), in the reference's runs and in the mutant's
+taken (:mod:`suitebench.suite.inside.fingerprint`), in the reference's runs and in the mutant's
 run, and the mutant's run compares the two: the globals whose fingerprints differ are the *changed
 globals*.  A test can only see the change by reading one of them, and reading one means
 executing code that names it (a global or attribute load, ``from m import name``): the mutant
@@ -14,7 +14,7 @@ its fixtures, the module's import-time code, every conftest) or whose covered pr
 functions name a changed global (:func:`code_names`), plus the tests a change inside a
 function body reaches as before.  Everything else keeps its reference outcome.
 
-The fingerprint (:mod:`suitebench.suite.fingerprint`) is a Merkle hash over the object graph
+The fingerprint (:mod:`suitebench.suite.inside.fingerprint`) is a Merkle hash over the object graph
 reachable from each global.  When it cannot see into some object it is unknown, and then every
 test runs.  So do
 code that reads state by computed names (``getattr``, ``globals()``, ``vars``, ``__dict__``,

@@ -1,7 +1,8 @@
 """The fingerprint of a program's state: a digest of every global of every module of the
-program under test, compared between runs (import-time impact, :mod:`suitebench.suite.impact`),
-within a run (what a test leaves changed, :func:`state_of`) and between a live module and a
-module run anew (:mod:`suitebench.suite.reimport`).
+program under test, compared between runs (import-time impact,
+:mod:`suitebench.suite.inside.impact`), within a run (what a test leaves changed,
+:func:`state_of`) and between a live module and a module run anew
+(:mod:`suitebench.suite.inside.reimport`).
 
 The fingerprint is a Merkle hash over the object graph reachable from each global: values
 (numbers, strings, containers, compiled patterns), functions by their code (instructions,

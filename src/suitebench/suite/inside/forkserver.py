@@ -7,7 +7,7 @@ tests, dominates.  This module runs *inside one sandbox* per batch and pays it o
 * **collect once, fork per program** (``kind = "cli"``): pytest collects the suite in the work
   directory, then the batch's run loop (:class:`BatchHooks`) forks one child per program.
   Before each fork the work directory is made what a plain run finds
-  (:class:`suitebench.suite.workdir.WorkDir`), with ``./executable`` linked to that program
+  (:class:`suitebench.suite.inside.workdir.WorkDir`), with ``./executable`` linked to that program
   always at the *same* path, so a module-level ``os.path.abspath("./executable")`` means the
   same in every child and in the plain engine.  The child runs every test, writes its own
   JUnit XML through pytest's junitxml plugin and exits; the parent never runs a test.
@@ -20,14 +20,14 @@ Either way each program gets the JUnit XML and event log the plain engine would 
 the same parser reads both, so the kill matrix is the same by construction (a test proves it).
 A child that outlives its wall-clock budget is killed; its event log shows how far it got.
 
-Two floors: :mod:`suitebench.suite.plugin` is the per-test protocol (timeouts, event log, test
-selection, coverage), loaded in every pytest session of both engines; this module is the batch
+Two floors: :mod:`suitebench.suite.inside.plugin` is the per-test protocol (timeouts, event log,
+test selection, coverage), loaded in every pytest session of both engines; this module is the batch
 driver on top of it, whose pytest hooks (:class:`BatchHooks`) are handed to ``pytest.main`` as
 a plugin object.  The plugin never imports this module.
 
 Usage (what :mod:`suitebench.suite.runner` puts on the sandbox's command line)::
 
-    python -m suitebench.suite.forkserver SPEC.json
+    python -m suitebench.suite.inside.forkserver SPEC.json
 """
 
 from __future__ import annotations
@@ -42,17 +42,28 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite import plugin
-from suitebench.suite.collector import Collector, patchable
-from suitebench.suite.direct import PerProgram
-from suitebench.suite.forking import (
+from suitebench.suite.inside import plugin
+from suitebench.suite.inside.collector import Collector, patchable
+from suitebench.suite.inside.direct import PerProgram
+from suitebench.suite.inside.forking import (
     fork_each,
     fork_per_program,
     record_exit,
 )
-from suitebench.suite.isolate import make_parent_private
-from suitebench.suite.warm import prime_rewrite_cache, warm_caches, warm_items, warm_patterns
-from suitebench.suite.workdir import Entry, WorkDir, collect_only, populate_workdir, tree_state
+from suitebench.suite.inside.isolate import make_parent_private
+from suitebench.suite.inside.warm import (
+    prime_rewrite_cache,
+    warm_caches,
+    warm_items,
+    warm_patterns,
+)
+from suitebench.suite.inside.workdir import (
+    Entry,
+    WorkDir,
+    collect_only,
+    populate_workdir,
+    tree_state,
+)
 
 SENTINEL_NAME = ".suitebench-collect-sentinel"
 SENTINEL_SCRIPT = "sentinel.sh"
@@ -449,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
             __import__(f"_pytest.{name}")
         except ImportError:
             pass
-    from suitebench.suite import promptwait
+    from suitebench.suite.inside import promptwait
 
     if spec.get("prompt_wait", True):
         promptwait.install()  # every child inherits it: no idle poll after each spawn

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from suitebench.suite import rewrite as rewrite_cache
+from suitebench.suite.inside import rewrite as rewrite_cache
 
 
 def warm_caches() -> None:
@@ -108,8 +108,8 @@ def prime_rewrite_cache(config: Any, root: Path) -> int:
     pyc next to the module -- but not here, where bytecode is not written (a plain run would not
     leave a ``__pycache__`` in the suite).  Each child of a configure-once batch would rewrite
     every test module again (~3 ms a module).  The host's rewritten code
-    (:mod:`suitebench.suite.rewrite`, loaded by the plugin when the run has it) already answers
-    for the modules it holds; this compiles the others once, with the session's own
+    (:mod:`suitebench.suite.inside.rewrite`, loaded by the plugin when the run has it) already
+    answers for the modules it holds; this compiles the others once, with the session's own
     configuration, and has pytest's pyc lookup answer from memory when the file's bytes are the
     ones compiled -- the code pytest would have produced, as its own pyc cache does in a normal
     run.  Uses pytest's private rewrite functions: if they are not there as expected, nothing

@@ -1,4 +1,5 @@
-"""The pytest plugin suitebench loads into every suite it runs (``-p suitebench.suite.plugin``).
+"""The pytest plugin suitebench loads into every suite it runs
+(``-p suitebench.suite.inside.plugin``).
 
 Plugin autoload is off when suitebench runs a suite (a suite's results must not depend on what
 happens to be installed), so everything suitebench needs inside the pytest process lives here:
@@ -19,12 +20,12 @@ happens to be installed), so everything suitebench needs inside the pytest proce
   at the first failure) and ``--suitebench-select`` (only these tests, in collected order: the
   tests that reach a mutant);
 * **per-test line coverage** (``--suitebench-coverage``): which lines of the program under test
-  each test executes, for coverage-guided test selection (:mod:`suitebench.suite.tracer`).
+  each test executes, for coverage-guided test selection (:mod:`suitebench.suite.inside.tracer`).
 * **the host's rewritten asserts** (``--suitebench-rewrite-cache``): pytest's pyc lookup answers
   from the test modules the launching worker rewrote once per suite (:mod:`.rewrite`).
 
-The batch driver (:mod:`suitebench.suite.forkserver`) stands on top of this module and hands its
-own hooks to pytest as a plugin object; this module never imports it.
+The batch driver (:mod:`suitebench.suite.inside.forkserver`) stands on top of this module and
+hands its own hooks to pytest as a plugin object; this module never imports it.
 
 This module must stay importable with nothing but pytest: it runs inside the sandbox.  It holds no
 assert statements to rewrite (PYTEST_DONT_REWRITE), so importing it before pytest starts, as the
@@ -43,8 +44,8 @@ from typing import Any, TextIO
 
 import pytest
 
-from suitebench.suite import leftovers
-from suitebench.suite.wire import TIMEOUT_MARKER, short_message
+from suitebench.suite.inside import leftovers
+from suitebench.suite.inside.wire import TIMEOUT_MARKER, short_message
 
 _HARD_GRACE = 5.0
 _REARM_SLACK = 1.0
@@ -108,7 +109,7 @@ _SHARED_FIXTURES = "suitebench-shared-fixtures"
 
 def start_tracer(path: str | None, root: str | None, config: pytest.Config) -> None:
     if path and _state.get("tracer") is None:
-        from suitebench.suite.tracer import LineTracer
+        from suitebench.suite.inside.tracer import LineTracer
 
         _state["tracer"] = LineTracer(root or "", path)
         _state["tracer"].start(subprocesses=True)
@@ -120,7 +121,7 @@ def start_tracer(path: str | None, root: str | None, config: pytest.Config) -> N
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     """Record coverage from before the suite's conftest files are imported (they may import
     the program under test), and serve the host's rewritten modules from the first conftest
-    file on (:mod:`suitebench.suite.rewrite`)."""
+    file on (:mod:`suitebench.suite.inside.rewrite`)."""
     namespace = early_config.known_args_namespace
     _use_rewrite_cache(early_config, getattr(namespace, "suitebench_rewrite_cache", None))
     start_tracer(
@@ -135,7 +136,7 @@ def _use_rewrite_cache(config: pytest.Config, path: str | None) -> None:
     a suite that sets it true has pytest rewrite every module itself."""
     if not path:
         return
-    from suitebench.suite.rewrite import use_host_cache
+    from suitebench.suite.inside.rewrite import use_host_cache
 
     try:
         pass_hook = bool(config.getini("enable_assertion_pass_hook"))
@@ -218,7 +219,7 @@ def flush_events() -> None:
 
 
 def arm_phase() -> None:
-    """A phase the direct protocol runs is starting (:mod:`suitebench.suite.direct`): its
+    """A phase the direct protocol runs is starting (:mod:`suitebench.suite.inside.direct`): its
     budget, as this plugin's phase hooks arm it."""
     _arm()
 
@@ -420,7 +421,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     # line), which every traceback style carries; nobody reads the long traceback with source
     # that pytest formats by default -- tens of milliseconds a failing test on a large test
     # module (it re-parses the module for every entry).  Collection errors keep their style
-    # but in a mutant batch's runs (:mod:`suitebench.suite.forkserver`).
+    # but in a mutant batch's runs (:mod:`suitebench.suite.inside.forkserver`).
     session.config.option.tbstyle = "line"
     for item in session.items:
         if isinstance(item, pytest.Function):
@@ -487,7 +488,7 @@ def _program_root() -> str:
 
 
 def _fingerprint() -> tuple[dict[str, str] | None, str]:
-    from suitebench.suite.fingerprint import Unknown, fingerprint
+    from suitebench.suite.inside.fingerprint import Unknown, fingerprint
 
     root = _program_root()
     if not root:
@@ -500,7 +501,7 @@ def _fingerprint() -> tuple[dict[str, str] | None, str]:
 
 
 def _record_impact(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Import-time impact (:mod:`suitebench.suite.impact`): write the fingerprint of the
+    """Import-time impact (:mod:`suitebench.suite.inside.impact`): write the fingerprint of the
     program's globals (a reference run), and, in the coverage run, the names each test's own
     code reads."""
     path = config.getoption("--suitebench-fingerprint")
@@ -513,7 +514,7 @@ def _record_impact(config: pytest.Config, items: list[pytest.Item]) -> None:
             json.dump(record, fh)
     tracer = _state.get("tracer")
     if tracer is not None:
-        from suitebench.suite.impact import TestNames
+        from suitebench.suite.inside.impact import TestNames
 
         names = TestNames(str(config.rootpath))
         for item in items:
@@ -525,7 +526,7 @@ def _record_impact(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 def _impact_select(path: str, items: list[pytest.Item]) -> None:
     """A mutant whose change runs at import: keep the tests that read a changed global."""
-    from suitebench.suite.impact import choose
+    from suitebench.suite.inside.impact import choose
 
     with open(path, encoding="utf-8") as fh:
         spec = json.load(fh)

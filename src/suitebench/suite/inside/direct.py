@@ -5,7 +5,7 @@ the capture, logging, skipping, unraisable-exception and thread-exception plugin
 made into a report that the terminal, the JUnit XML, the cache and the session are told about.
 For a small test that is ~0.45 ms, most of a test run in a mutant's child, and the kill matrix
 is made of tens of thousands of them.  Where nothing but pytest's own plugins and suitebench's
-take part in a test's phases, a batch's child (:meth:`suitebench.suite.collector.Collector.
+take part in a test's phases, a batch's child (:meth:`suitebench.suite.inside.collector.Collector.
 run_items`) runs them here instead, doing what those plugins' hooks do for a test that passes,
 in one place:
 
@@ -42,7 +42,7 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite import leftovers, plugin
+from suitebench.suite.inside import leftovers, plugin
 
 try:  # pytest's internals this stands in for; another pytest has its tests run by pytest
     from _pytest import timing
@@ -69,7 +69,7 @@ except ImportError as exc:  # pragma: no cover - only under another pytest
 # built-in plugins (module name, or class for plugin objects) and suitebench's own.
 _PHASES = frozenset(
     {
-        "suitebench.suite.plugin",
+        "suitebench.suite.inside.plugin",
         "_pytest.threadexception",
         "_pytest.unraisableexception",
         "_pytest.runner",
@@ -88,7 +88,7 @@ _KNOWN: dict[str, frozenset[str]] = {
             "_pytest.unittest",
             "_pytest.skipping",
             "_pytest.tmpdir",
-            "suitebench.suite.plugin",
+            "suitebench.suite.inside.plugin",
         }
     ),
     "pytest_runtest_logstart": frozenset(
@@ -102,7 +102,7 @@ _KNOWN: dict[str, frozenset[str]] = {
             "_pytest.main.Session",
             "_pytest.junitxml.LogXML",
             "_pytest.cacheprovider.LFPlugin",
-            "suitebench.suite.plugin",
+            "suitebench.suite.inside.plugin",
         }
     ),
     "pytest_fixture_setup": frozenset(

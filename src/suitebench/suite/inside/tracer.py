@@ -19,7 +19,7 @@ Lines executed outside any test -- while pytest configures and collects (module-
 the package, a test module calling it at import) or between tests -- belong to the context
 ``OUTSIDE``; functions entered while setting up a fixture shared beyond one test belong to
 ``fixture:<name>``, and so to every test that uses that fixture.  A Python process a test
-starts is traced too, for that test (:mod:`suitebench.suite.subcoverage`); a test that starts
+starts is traced too, for that test (:mod:`suitebench.suite.inside.subcoverage`); a test that starts
 anything else, forks, or starts a Python process that leaves no record is listed in
 ``spawned``: what that process ran is not seen, so its coverage is unknown.  ``suite_calls``
 lists the program functions entered outside any test and outside the program's own import
@@ -33,6 +33,7 @@ sandbox.
 from __future__ import annotations
 
 import ast
+import atexit
 import builtins
 import importlib.abc
 import importlib.machinery
@@ -43,10 +44,18 @@ from collections.abc import Sequence
 from types import CodeType, ModuleType
 from typing import Any
 
-from suitebench.suite.fingerprint import program_modules, state_of
-from suitebench.suite.impact import code_names
-from suitebench.suite.subcoverage import Starts, enable, merge, switch
-from suitebench.suite.warm import compiled_patterns
+from suitebench.suite.inside.fingerprint import program_modules, state_of
+from suitebench.suite.inside.impact import code_names
+from suitebench.suite.inside.subcoverage import (
+    CONTEXT,
+    DIRECTORY,
+    ROOT,
+    Starts,
+    enable,
+    merge,
+    switch,
+)
+from suitebench.suite.inside.warm import compiled_patterns
 
 OUTSIDE = "<outside tests>"
 FIXTURE_PREFIX = "fixture:"
@@ -138,7 +147,7 @@ def instrumented(source: bytes, path: str, rel: str) -> CodeType:
 
 def function_names(code: CodeType) -> dict[int, set[str]]:
     """For every function of a module's code, by its key (``co_firstlineno``), the names it
-    can read (:func:`suitebench.suite.impact.code_names`), for import-time impact."""
+    can read (:func:`suitebench.suite.inside.impact.code_names`), for import-time impact."""
     found: dict[int, set[str]] = {}
     stack = [c for c in code.co_consts if isinstance(c, CodeType)]
     while stack:
@@ -301,7 +310,7 @@ class LineTracer:
             self.state = after
 
     def _state(self) -> dict[str, object] | None:
-        """What of the program's globals a test can change (:func:`suitebench.suite.impact.
+        """What of the program's globals a test can change (:func:`suitebench.suite.inside.impact.
         state_of`), to tell which tests change them (a cache filled, a registry appended to):
         None, and no more tries, when it cannot be taken."""
         root = self.root.rstrip("/")
@@ -354,3 +363,27 @@ class LineTracer:
     def write(self) -> None:
         with open(self.path, "w", encoding="utf-8") as fh:
             json.dump(self.to_dict(), fh)
+
+
+def start_here() -> None:
+    """In a Python process a test started (its ``sitecustomize``, :mod:`.subcoverage`): record
+    what it enters, for that test, and write it when the process exits."""
+    directory = os.environ[DIRECTORY]
+    tracer = LineTracer(os.environ[ROOT], os.path.join(directory, f"{os.getpid()}.json"))
+    tracer.writes = None  # its globals end with it: nothing for a later test to read
+    context = os.environ.get(CONTEXT, OUTSIDE)
+    tracer.enter_context(context)
+    tracer.start()
+
+    def write() -> None:
+        record = {
+            "context": context,
+            "files": {f: sorted(k) for f, k in tracer.contexts.get(context, {}).items()},
+            "lines": {f: sorted(k) for f, k in tracer.lines.get(context, {}).items()},
+            "spawned": bool(tracer.starts.python or tracer.starts.other),
+            "preloaded": tracer.preloaded,
+        }
+        with open(tracer.path, "w", encoding="utf-8") as fh:
+            json.dump(record, fh)
+
+    atexit.register(write)

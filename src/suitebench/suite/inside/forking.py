@@ -1,8 +1,8 @@
 """The batched engine's fork loop (in the sandbox): one child per program, one at a time.
 
 Before each fork the work directory is made what a plain run of that program finds
-(:class:`suitebench.suite.workdir.WorkDir`); the child hides the other programs' build trees
-(:func:`suitebench.suite.isolate.hide_others`), reseeds its random generators and runs the
+(:class:`suitebench.suite.inside.workdir.WorkDir`); the child hides the other programs' build trees
+(:func:`suitebench.suite.inside.isolate.hide_others`), reseeds its random generators and runs the
 program's tests; the parent waits for it, kills it at the per-program wall-clock budget and
 records how it ended (``<index>.exit.json``).  Standard library only, plus the suite package.
 """
@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from suitebench.suite import leftovers
-from suitebench.suite.isolate import hide_others
-from suitebench.suite.workdir import WorkDir
+from suitebench.suite.inside import leftovers
+from suitebench.suite.inside.isolate import hide_others
+from suitebench.suite.inside.workdir import WorkDir
 
 Program = dict[str, Any]
 
@@ -85,7 +85,7 @@ def _enter_child(spec: dict[str, Any], program: Program, workdir: WorkDir) -> No
         *map(str, spec.get("scratch", ())),
         sys.prefix,
         sys.base_prefix,
-        os.path.dirname(os.path.dirname(__file__)),
+        os.path.dirname(os.path.dirname(os.path.dirname(__file__))),  # suitebench's package
     ]
     failed = hide_others(others, sorted(own), keep)
     if failed is not None:

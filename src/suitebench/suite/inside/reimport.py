@@ -2,7 +2,7 @@
 
 A mutant whose change runs on import (a rule table, a constant, a default argument, a helper
 called while the module loads) changes what the program's import builds; most of the suite's
-collection does not depend on it.  So a batch collects once (:mod:`suitebench.suite.hotpatch`
+collection does not depend on it.  So a batch collects once (:mod:`suitebench.suite.inside.hotpatch`
 does the same for changes inside function bodies) and the child for such a mutant runs the
 mutant's version of each changed module anew, in a fresh namespace beside the live module,
 then carries over into the live module what differs: a data global is rebound to the new
@@ -24,7 +24,7 @@ is then imported afresh by the batch's parent, as before -- unless:
   suspended generator running it);
 * running the module anew changed nothing else: every other module of the program, and every
   object the new namespace shares with the live module, fingerprints as before
-  (:func:`suitebench.suite.fingerprint.fingerprint`);
+  (:func:`suitebench.suite.inside.fingerprint.fingerprint`);
 * afterwards the live module fingerprints exactly as the mutant's namespace did.
 
 Standard library only: it runs inside the sandbox.
@@ -40,9 +40,9 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from suitebench.suite import fingerprint as fp
-from suitebench.suite import impact
-from suitebench.suite.hotpatch import LivePrograms, NotPatchable, read_source
+from suitebench.suite.inside import fingerprint as fp
+from suitebench.suite.inside import impact
+from suitebench.suite.inside.hotpatch import LivePrograms, NotPatchable, read_source
 
 _CONTAINERS = (tuple, list, dict, set, frozenset)
 # What a fresh module's namespace holds before its code runs.
