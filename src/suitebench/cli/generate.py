@@ -14,11 +14,17 @@ from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import progress_bar
 from suitebench.cli.main import OPTIONS
-from suitebench.generate.arms import ARMS, MODEL_ARMS, GenerateOptions, generate_arm
+from suitebench.generate.arms import (
+    ARMS,
+    MODEL_ARMS,
+    GenerateOptions,
+    GenerateResult,
+    generate_arm,
+)
 from suitebench.generate.records import GenerateError
 from suitebench.llm.client import DEFAULT_RETRIES, DEFAULT_TIMEOUT, ModelClient, ModelError
 from suitebench.model.errors import FormatError
-from suitebench.model.problem import load_problem
+from suitebench.model.problem import Problem, load_problem
 from suitebench.run.executor import make_executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store, StoreError
@@ -106,16 +112,7 @@ def generate(
         store = Store(OPTIONS.store)
         client = None
         if needs_model:
-            client = ModelClient.from_env(
-                model,
-                base_url=base_url,
-                api_key=api_key,
-                store=store,
-                prices=prices,
-                timeout=timeout,
-                max_retries=retries,
-                on_retry=lambda line: _err.print(f"  {line}", markup=False, highlight=False),
-            )
+            client = _model_client(model, base_url, api_key, store, prices, timeout, retries)
     except (FormatError, StoreError, ModelError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -129,24 +126,72 @@ def generate(
         max_tokens=max_tokens,
         max_calls=max_calls,
     )
+    result = _run_arm(arm, prob, store, client, out, options, build_cache, chosen)
+    failed = _print_result(arm, prob.id, out, result)
+    if OPTIONS.json:
+        json.dump(result.log, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    if failed:
+        raise typer.Exit(1)
+
+
+def _run_arm(
+    arm: str,
+    prob: Problem,
+    store: Store,
+    client: ModelClient | None,
+    out: Path,
+    options: GenerateOptions,
+    build_cache: Path | None,
+    chosen: Backend | None,
+) -> GenerateResult:
+    """Run the arm on the executor, with a progress bar; its failure is exit 1, and the
+    executor and the store are closed in any case."""
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     quiet = OPTIONS.quiet or OPTIONS.json
     try:
         with progress_bar(f"{arm} on {prob.id} (runs)", console=_err, quiet=quiet) as progress:
             cache = build_cache or OPTIONS.store.parent / "builds"
             engine = AuditEngine(store, executor, cache, backend=chosen, progress=progress)
-            result = generate_arm(arm, prob, engine, out, options, client=client)
+            return generate_arm(arm, prob, engine, out, options, client=client)
     except (GenerateError, ModelError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None
     finally:
         executor.close()
         store.close()
+
+
+def _model_client(
+    model: str | None,
+    base_url: str | None,
+    api_key: str | None,
+    store: Store,
+    prices: Path | None,
+    timeout: float,
+    retries: int,
+) -> ModelClient:
+    """The model arms' client, reading the store first and printing each retry."""
+    return ModelClient.from_env(
+        model,
+        base_url=base_url,
+        api_key=api_key,
+        store=store,
+        prices=prices,
+        timeout=timeout,
+        max_retries=retries,
+        on_retry=lambda line: _err.print(f"  {line}", markup=False, highlight=False),
+    )
+
+
+def _print_result(arm: str, problem_id: str, out: Path, result: GenerateResult) -> bool:
+    """Each repetition's counts, usage, notes and model errors; True when a model call
+    failed (the inputs kept before it are written)."""
     logs = [r.log for r in result.reps] if result.reps else [result.log]
     failed = False
     for n, log in enumerate(logs, 1):
         head = f"rep {n}: " if result.reps else ""
-        _out.print(f"{head}{arm} on {prob.id}: {_describe(log)}", markup=False, highlight=False)
+        _out.print(f"{head}{arm} on {problem_id}: {_describe(log)}", markup=False, highlight=False)
         if log.get("usage"):
             _out.print("  " + _usage(log["usage"]), markup=False, highlight=False)
         for note in log.get("notes") or []:
@@ -162,11 +207,7 @@ def generate(
             markup=False,
             highlight=False,
         )
-    if OPTIONS.json:
-        json.dump(result.log, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    if failed:
-        raise typer.Exit(1)
+    return failed
 
 
 def register(app: typer.Typer) -> None:

@@ -251,107 +251,23 @@ def build_spec(
     target = prepare_target(instance, out)
     ask: dict[str, Any] = {"attempts": attempts, "retryable": retryable}
     drafted = instance.spec is None or redraft
-    if drafted:
-        spec = draft_spec(instance, client, max_sections=max_sections, **ask)
-    else:
-        assert instance.spec is not None
-        spec = instance.spec.read_text(encoding="utf-8")
-        if not spec_sections_from_markdown(spec):
-            from suitebench.model.errors import FormatError
-
-            raise FormatError(instance.spec, "<headings>", "expected markdown `## ` headings")
+    spec = _starting_spec(instance, client, drafted, max_sections, ask)
     report = SpecReport(instance=instance.name, model=client.model, drafted=drafted)
     history = target / "spec-iterations"
     shutil.rmtree(history, ignore_errors=True)
-    how_impl = (
-        f"Write the package directory `{instance.package}/` (paths like "
-        f"`{instance.package}/__init__.py`)."
-        if instance.kind is InstanceKind.PYTHON
-        else "Include a `build.sh` that builds it and leaves `./executable` in its directory."
-    )
-    how_test = _program_hint(instance)
+    runs: dict[str, Any] = {"store": store, "cache_dir": cache_dir, "executor": executor}
     for number in range(1, iterations + 1):
         work = history / f"{number:02d}"
         work.mkdir(parents=True)
         (work / "spec.md").write_text(spec, encoding="utf-8")
         figures: dict[str, Any] = {"iteration": number}
         failures: dict[str, str] = {}
-        try:
-            files = _ask(client, IMPLEMENT.format(how=how_impl, spec=spec), extract_files,
-                         what="the trial implementation", **ask)  # fmt: skip
-            _write_files(files, work / "implementation")
-            impl = score_implementation(instance, work / "implementation", store=store,
-                                        cache_dir=cache_dir, executor=executor)  # fmt: skip
-            figures["R"] = impl.reference_pass_rate
-            for test in impl.failing:
-                failures[f"reference:{test}"] = (
-                    f"reference test {test} fails on the trial implementation "
-                    f"(build {impl.build_status})\n{test_source(instance.root, test)}"
-                )
-        except SpecError as exc:
-            figures["implementation_error"] = str(exc)
-        try:
-            files = _ask(client, TEST.format(how=how_test, spec=spec), extract_files,
-                         what="the trial suite", **ask)  # fmt: skip
-            _write_files(files, work / "suite", strip="tests/")
-            suite = score_suite(instance, work / "suite", store=store, cache_dir=cache_dir,
-                                executor=executor)  # fmt: skip
-            figures["V"] = suite.validity
-            figures["M"] = suite.mutation_score
-            for t in suite.tests:
-                if not t.valid:
-                    failures[f"generated:{t.id}"] = (
-                        f"generated test {t.id} fails on the reference "
-                        f"({'/'.join(str(s) for s in t.reference)})"
-                    )
-            for m in suite.mutants:
-                if str(m.status) == "survived":
-                    failures[f"mutant:{m.id}"] = (
-                        f"mutant {m.id} ({m.section or 'no section'}: {m.description}) survives "
-                        "the trial suite"
-                    )
-        except SpecError as exc:
-            figures["suite_error"] = str(exc)
-        figures["failures"] = len(failures)
-        verdicts: list[dict[str, Any]] = []
-        if failures:
-            listing = "\n".join(f"- id `{k}`: {v}" for k, v in failures.items())
-            try:
-                verdicts = _ask(client, ATTRIBUTE.format(failures=listing, spec=spec),
-                                _attribution_parser(set(failures)), what="the attribution",
-                                **ask)  # fmt: skip
-            except SpecError as exc:
-                figures["attribution_error"] = str(exc)
-        blamed = [v for v in verdicts if v["cause"] == "spec"]
-        figures["spec"] = len(blamed)
-        figures["generation"] = sum(v["cause"] == "generation" for v in verdicts)
-        figures["unattributed"] = len(failures) - len(verdicts)
-        figures["spec_share"] = len(blamed) / len(failures) if failures else 0.0
-        figures["attribution"] = verdicts
-        sections = spec_sections_from_markdown(spec)
+        _trial_implementation(instance, client, spec, work, figures, failures, runs, ask)
+        _trial_suite(instance, client, spec, work, figures, failures, runs, ask)
+        blamed = _attribute(client, spec, figures, failures, ask)
         revised: list[str] = []
         if figures["spec_share"] >= threshold:
-            by_section: dict[str, list[str]] = {}
-            for v in blamed:
-                for s in v["sections"]:
-                    if s in sections:
-                        by_section.setdefault(s, []).append(
-                            f"- {failures[v['id']]}\n  ({v['why']})"
-                        )
-            for section, lines in by_section.items():
-                heading = _heading_line(spec, section)
-                tests = [t for t, ss in instance.sections_map.items() if section in ss][:8]
-                shown = "\n\n".join(test_source(instance.root, t) for t in tests) or "(none mapped)"
-                try:
-                    new = _ask(client, REVISE.format(heading=heading,
-                               section=section_text(spec, section), failures="\n".join(lines),
-                               tests=shown), _revision_parser(heading),
-                               what=f"the revision of {section!r}", **ask)  # fmt: skip
-                except SpecError as exc:
-                    figures.setdefault("revision_errors", []).append(str(exc))
-                    continue
-                spec = spec.replace(section_text(spec, section), new.rstrip("\n") + "\n\n", 1)
-                revised.append(section)
+            spec = _revise(instance, client, spec, blamed, figures, failures, revised, ask)
         figures["sections_revised"] = revised
         (work / "figures.json").write_text(json.dumps(figures, indent=1) + "\n", "utf-8")
         report.iterations.append(figures)
@@ -362,6 +278,161 @@ def build_spec(
             break
     else:
         report.stopped = f"iteration cap ({iterations})"
+    _write_spec(instance, target, spec, report)
+    return report
+
+
+def _starting_spec(
+    instance: Instance, client: ChatModel, drafted: bool, max_sections: int, ask: dict[str, Any]
+) -> str:
+    """The spec the loop starts from: a fresh draft, or the instance's own (which must have
+    ``## `` headings)."""
+    if drafted:
+        return draft_spec(instance, client, max_sections=max_sections, **ask)
+    assert instance.spec is not None
+    spec = instance.spec.read_text(encoding="utf-8")
+    if not spec_sections_from_markdown(spec):
+        from suitebench.model.errors import FormatError
+
+        raise FormatError(instance.spec, "<headings>", "expected markdown `## ` headings")
+    return spec
+
+
+def _trial_implementation(
+    instance: Instance,
+    client: ChatModel,
+    spec: str,
+    work: Path,
+    figures: dict[str, Any],
+    failures: dict[str, str],
+    runs: dict[str, Any],
+    ask: dict[str, Any],
+) -> None:
+    """Generate a trial implementation from the spec and run the reference suite on it:
+    its R into ``figures``, each reference test it fails into ``failures``."""
+    how_impl = (
+        f"Write the package directory `{instance.package}/` (paths like "
+        f"`{instance.package}/__init__.py`)."
+        if instance.kind is InstanceKind.PYTHON
+        else "Include a `build.sh` that builds it and leaves `./executable` in its directory."
+    )
+    try:
+        files = _ask(client, IMPLEMENT.format(how=how_impl, spec=spec), extract_files,
+                     what="the trial implementation", **ask)  # fmt: skip
+        _write_files(files, work / "implementation")
+        impl = score_implementation(instance, work / "implementation", **runs)
+        figures["R"] = impl.reference_pass_rate
+        for test in impl.failing:
+            failures[f"reference:{test}"] = (
+                f"reference test {test} fails on the trial implementation "
+                f"(build {impl.build_status})\n{test_source(instance.root, test)}"
+            )
+    except SpecError as exc:
+        figures["implementation_error"] = str(exc)
+
+
+def _trial_suite(
+    instance: Instance,
+    client: ChatModel,
+    spec: str,
+    work: Path,
+    figures: dict[str, Any],
+    failures: dict[str, str],
+    runs: dict[str, Any],
+    ask: dict[str, Any],
+) -> None:
+    """Generate a trial suite from the spec and score it: its V and M into ``figures``, each
+    invalid test and each mutant it leaves alive into ``failures``."""
+    try:
+        files = _ask(client, TEST.format(how=_program_hint(instance), spec=spec), extract_files,
+                     what="the trial suite", **ask)  # fmt: skip
+        _write_files(files, work / "suite", strip="tests/")
+        suite = score_suite(instance, work / "suite", **runs)
+        figures["V"] = suite.validity
+        figures["M"] = suite.mutation_score
+        for t in suite.tests:
+            if not t.valid:
+                failures[f"generated:{t.id}"] = (
+                    f"generated test {t.id} fails on the reference "
+                    f"({'/'.join(str(s) for s in t.reference)})"
+                )
+        for m in suite.mutants:
+            if str(m.status) == "survived":
+                failures[f"mutant:{m.id}"] = (
+                    f"mutant {m.id} ({m.section or 'no section'}: {m.description}) survives "
+                    "the trial suite"
+                )
+    except SpecError as exc:
+        figures["suite_error"] = str(exc)
+
+
+def _attribute(
+    client: ChatModel,
+    spec: str,
+    figures: dict[str, Any],
+    failures: dict[str, str],
+    ask: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """Have the model attribute each failure to the spec or to the generation; the counts
+    and the verdicts go into ``figures``; returns the verdicts that blame the spec."""
+    figures["failures"] = len(failures)
+    verdicts: list[dict[str, Any]] = []
+    if failures:
+        listing = "\n".join(f"- id `{k}`: {v}" for k, v in failures.items())
+        try:
+            verdicts = _ask(client, ATTRIBUTE.format(failures=listing, spec=spec),
+                            _attribution_parser(set(failures)), what="the attribution",
+                            **ask)  # fmt: skip
+        except SpecError as exc:
+            figures["attribution_error"] = str(exc)
+    blamed = [v for v in verdicts if v["cause"] == "spec"]
+    figures["spec"] = len(blamed)
+    figures["generation"] = sum(v["cause"] == "generation" for v in verdicts)
+    figures["unattributed"] = len(failures) - len(verdicts)
+    figures["spec_share"] = len(blamed) / len(failures) if failures else 0.0
+    figures["attribution"] = verdicts
+    return blamed
+
+
+def _revise(
+    instance: Instance,
+    client: ChatModel,
+    spec: str,
+    blamed: list[dict[str, Any]],
+    figures: dict[str, Any],
+    failures: dict[str, str],
+    revised: list[str],
+    ask: dict[str, Any],
+) -> str:
+    """Have the model revise each section the spec's failures blame, given those failures
+    and the reference tests mapped to it; returns the revised spec, the sections revised
+    appended to ``revised`` (a revision that cannot be read is recorded in ``figures``)."""
+    sections = spec_sections_from_markdown(spec)
+    by_section: dict[str, list[str]] = {}
+    for v in blamed:
+        for s in v["sections"]:
+            if s in sections:
+                by_section.setdefault(s, []).append(f"- {failures[v['id']]}\n  ({v['why']})")
+    for section, lines in by_section.items():
+        heading = _heading_line(spec, section)
+        tests = [t for t, ss in instance.sections_map.items() if section in ss][:8]
+        shown = "\n\n".join(test_source(instance.root, t) for t in tests) or "(none mapped)"
+        try:
+            new = _ask(client, REVISE.format(heading=heading,
+                       section=section_text(spec, section), failures="\n".join(lines),
+                       tests=shown), _revision_parser(heading),
+                       what=f"the revision of {section!r}", **ask)  # fmt: skip
+        except SpecError as exc:
+            figures.setdefault("revision_errors", []).append(str(exc))
+            continue
+        spec = spec.replace(section_text(spec, section), new.rstrip("\n") + "\n\n", 1)
+        revised.append(section)
+    return spec
+
+
+def _write_spec(instance: Instance, target: Path, spec: str, report: SpecReport) -> None:
+    """Write the final spec into the target (naming it in ``instance.toml`` when new), check
+    the instance still loads, and save the report next to the iterations."""
     spec = re.sub(r"\n{3,}", "\n\n", spec)
     rel = instance.spec.relative_to(instance.root).as_posix() if instance.spec else "spec.md"
     (target / rel).write_text(spec, encoding="utf-8")
@@ -373,7 +444,6 @@ def build_spec(
     (target / "spec-iterations" / "report.json").write_text(
         json.dumps(report.to_dict(), indent=1) + "\n", encoding="utf-8"
     )
-    return report
 
 
 def _add_spec_key(toml: Path, rel: str) -> None:
