@@ -17,7 +17,7 @@ import pytest
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
 from suitebench.suite.records import TestStatus
-from suitebench.suite.runspec import Engine, Protocol, SuiteLimits
+from suitebench.suite.runspec import Engine, SuiteLimits, TestProtocol
 from suitebench.suite.score import score_suite
 
 from .conftest import write_python_instance
@@ -83,13 +83,13 @@ PLAIN = "tests/test_parts.py::test_plain"
 @pytest.mark.parametrize(
     ("engine", "protocol"),
     [
-        (Engine.BATCHED, Protocol.DIRECT),
-        (Engine.BATCHED, Protocol.PYTEST),
-        (Engine.PLAIN, Protocol.PYTEST),
+        (Engine.BATCHED, TestProtocol.DIRECT),
+        (Engine.BATCHED, TestProtocol.PYTEST),
+        (Engine.PLAIN, TestProtocol.PYTEST),
     ],
 )
 def test_a_failing_subtest_kills_and_a_skipped_one_leaves_its_test_valid(
-    tmp_path: Path, engine: Engine, protocol: Protocol
+    tmp_path: Path, engine: Engine, protocol: TestProtocol
 ) -> None:
     toml = write_python_instance(
         tmp_path / "parts",

@@ -30,7 +30,7 @@ from suitebench.run.executor import make_executor
 from suitebench.run.outcome import Backend
 from suitebench.suite.implementation import score_implementation
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
-from suitebench.suite.runspec import Engine, Protocol, SuiteLimits
+from suitebench.suite.runspec import Engine, SuiteLimits, TestProtocol
 from suitebench.suite.score import DEFAULT_BATCH, ReferenceBuildError, score_suite
 
 # soft_wrap: paths and test ids stay greppable
@@ -135,8 +135,8 @@ def score(
         "--all-tests",
         help="Run every test on every mutant (no coverage-guided test selection).",
     ),
-    protocol: Protocol = typer.Option(
-        Protocol.DIRECT,
+    protocol: TestProtocol = typer.Option(
+        TestProtocol.DIRECT,
         "--protocol",
         help="How a batch runs each test on a mutant: direct (pytest's own per-phase work done "
         "in one place wherever only pytest's plugins take part; failures still reported by "

@@ -21,8 +21,10 @@ class Engine(StrEnum):
     BATCHED = "batched"
 
 
-class Protocol(StrEnum):
+class TestProtocol(StrEnum):
     """How a batch's child runs each test (:mod:`suitebench.suite.inside.direct`)."""
+
+    __test__ = False  # not a pytest test class
 
     DIRECT = "direct"  # pytest's per-phase work in one place, where only its plugins take part
     PYTEST = "pytest"  # every test through pytest's hooks
@@ -38,7 +40,7 @@ class SuiteLimits:
     per_program: float = 600.0
     memory_mb: int | None = 2048
     network: bool = False
-    protocol: Protocol = Protocol.DIRECT
+    protocol: TestProtocol = TestProtocol.DIRECT
     # A mutant's run gives each valid test factor x its reference time + constant seconds,
     # at most ``per_test`` (PIT's timeoutFactor and timeoutConst, with PIT's defaults).
     timeout_factor: float = 1.25
@@ -57,7 +59,7 @@ class SuiteLimits:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SuiteLimits:
-        return cls(**{**d, "protocol": Protocol(d.get("protocol", Protocol.DIRECT))})
+        return cls(**{**d, "protocol": TestProtocol(d.get("protocol", TestProtocol.DIRECT))})
 
 
 @dataclass(frozen=True)
