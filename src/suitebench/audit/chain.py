@@ -35,7 +35,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from suitebench.audit.arms import OFFICIAL, Arm, ArmSource, problem_arms, resolve_arm
@@ -43,14 +42,13 @@ from suitebench.audit.brute import brute_stage
 from suitebench.audit.checkers import Checker
 from suitebench.audit.consensus import consensus_stage
 from suitebench.audit.determinism import determinism_stage
-from suitebench.audit.harness import HarnessLog, Role
+from suitebench.audit.harness import Role
 from suitebench.audit.judge import JudgeTask, judge_limits, judge_many
 from suitebench.audit.legality import LegalityReport, certify_legality
 from suitebench.audit.oracle import consensus_oracle
 from suitebench.audit.records import (
     WRONG_OUTPUT,
     Flag,
-    Gold,
     GoldStatus,
     Judged,
     Legality,
@@ -58,37 +56,24 @@ from suitebench.audit.records import (
     Verdict,
 )
 from suitebench.audit.runs import AuditEngine
-from suitebench.audit.tables import LedgerRow, ProblemAudit, tabulate
+from suitebench.audit.state import DEFAULT_MAX_CANDIDATES, AuditConfig, ChainState
+from suitebench.audit.tables import ProblemAudit, tabulate
 from suitebench.audit.tolerance import tolerance_stage
-from suitebench.metrics.cov_at_k import DEFAULT_KS
-from suitebench.model.problem import ExitStatus, Problem
-from suitebench.run.outcome import Limits
+from suitebench.model.problem import Problem
 from suitebench.run.toolchain import Built
 
 __all__ = [
+    "DEFAULT_MAX_CANDIDATES",
     "AuditConfig",
     "AuditError",
-    "LedgerRow",
     "ProblemAudit",
     "audit_problem",
     "audit_problems",
 ]
 
-DEFAULT_MAX_CANDIDATES = 4
-
 
 class AuditError(ValueError):
     """The audit cannot start: a pool or arm that does not exist, named with the problem."""
-
-
-@dataclass(frozen=True)
-class AuditConfig:
-    """What to audit: the pool, the optional consensus pool, the budgets of the report."""
-
-    pool: str = "accepted"
-    consensus_pool: str | None = None
-    max_candidates: int = DEFAULT_MAX_CANDIDATES
-    ks: tuple[int, ...] = DEFAULT_KS
 
 
 def _official_verdict(sub: str, official: Arm | None, cells: dict[tuple[str, str], Judged]) -> str:
@@ -121,49 +106,7 @@ def _legality_certificate(f: Flag, legality: LegalityReport) -> Flag:
     return dataclasses.replace(f, withdrawn=Stage.LEGALITY, reason=why)
 
 
-@dataclass
-class _Chain:
-    """One problem's audit in progress: what each stage read and wrote."""
-
-    problem: Problem
-    sources: Sequence[ArmSource]
-    config: AuditConfig
-    engine: AuditEngine
-    base: Path
-    refs: list[tuple[str, Built]] = field(default_factory=list)
-    pool: list[tuple[str, Built]] = field(default_factory=list)
-    brutes: list[tuple[str, Built]] = field(default_factory=list)
-    cons: list[tuple[str, Built]] = field(default_factory=list)
-    checker: Checker | None = None
-    arms: list[Arm] = field(default_factory=list)
-    inputs: dict[str, bytes] = field(default_factory=dict)
-    legality: LegalityReport | None = None
-    golds: dict[str, Gold] = field(default_factory=dict)
-    scored: list[str] = field(default_factory=list)
-    gold_bytes: dict[str, bytes] = field(default_factory=dict)
-    cells: dict[tuple[str, str], Judged] = field(default_factory=dict)
-    official_verdicts: dict[str, str] = field(default_factory=dict)
-    candidates: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)
-    flags: dict[tuple[str, str], Flag] = field(default_factory=dict)
-    harness: HarnessLog = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.harness = HarnessLog(self.problem.id)
-
-    @property
-    def limits(self) -> Limits:
-        return judge_limits(self.problem)
-
-    @property
-    def ignore_exit(self) -> bool:
-        return self.problem.exit_status is ExitStatus.IGNORE
-
-    @property
-    def ok_pool(self) -> list[tuple[str, Built]]:
-        return [(n, b) for n, b in self.pool if b.ok]
-
-
-def _stage_build(c: _Chain) -> None:
+def _stage_build(c: ChainState) -> None:
     """Build everything (in parallel through the job queue, cached by content hash)."""
     p, cfg, engine = c.problem, c.config, c.engine
     extra = [x for x in (p.validator, p.checker.program) if x is not None]
@@ -186,7 +129,7 @@ def _stage_build(c: _Chain) -> None:
         c.harness.build_failed("build", Role.CHECKER, p.rel(p.checker.program), c.checker.built)
 
 
-def _stage_arms(c: _Chain) -> None:
+def _stage_arms(c: ChainState) -> None:
     """1. arms: every arm's inputs, deduplicated by sha256 across arms."""
     c.arms = problem_arms(c.problem) + [
         resolve_arm(s, c.problem, c.engine, c.base) for s in c.sources
@@ -199,12 +142,12 @@ def _stage_arms(c: _Chain) -> None:
             c.inputs.setdefault(case.sha256, case.data)
 
 
-def _stage_legality(c: _Chain) -> None:
+def _stage_legality(c: ChainState) -> None:
     """2. legality: the validator's quality gate, then its word on every input."""
     c.legality = certify_legality(c.problem, list(c.inputs.values()), c.engine)
 
 
-def _stage_oracle(c: _Chain) -> None:
+def _stage_oracle(c: ChainState) -> None:
     """3. consensus_oracle on every input the validator does not reject."""
     assert c.legality is not None and c.checker is not None
     cands = [s for s in c.inputs if c.legality.verdicts[s] is not Legality.ILLEGAL]
@@ -215,7 +158,7 @@ def _stage_oracle(c: _Chain) -> None:
     c.gold_bytes = {s: c.golds[s].answer or b"" for s in c.scored}
 
 
-def _stage_judge(c: _Chain) -> None:
+def _stage_judge(c: ChainState) -> None:
     """4. judge: the kill matrix, every pool submission on every scored input."""
     assert c.checker is not None
     ok_pool = c.ok_pool
@@ -229,7 +172,7 @@ def _stage_judge(c: _Chain) -> None:
     c.official_verdicts = {n: _official_verdict(n, official, c.cells) for n, _ in ok_pool}
 
 
-def _new_flag(c: _Chain, sub: str, sha: str) -> Flag:
+def _new_flag(c: ChainState, sub: str, sha: str) -> Flag:
     """A flag on a kill: a wrong answer carries its output (read back from the store if it was
     not kept inline), a crash only its output's sha256."""
     j = c.cells[(sub, sha)]
@@ -239,7 +182,7 @@ def _new_flag(c: _Chain, sub: str, sha: str) -> Flag:
     return Flag(c.problem.id, sub, sha, j.verdict, got, got_sha256=j.output_sha256)
 
 
-def _stage_certify(c: _Chain) -> None:
+def _stage_certify(c: ChainState) -> None:
     """5-10. flags: per arm and submission, its killing inputs in emission order, examined in
     rounds of ``max_candidates`` until one is certified or none is left (so a wrong gold on an
     arm's first inputs cannot hide a real bug further down): determinism, consensus correction,
@@ -299,7 +242,7 @@ def _stage_certify(c: _Chain) -> None:
 
 
 #: One problem's stages, in order; each reads what the ones before it wrote.
-STAGES: tuple[Callable[[_Chain], None], ...] = (
+STAGES: tuple[Callable[[ChainState], None], ...] = (
     _stage_build,
     _stage_arms,
     _stage_legality,
@@ -329,7 +272,7 @@ def audit_problem(
     """Run the whole certification chain on one problem: its :data:`STAGES` in order, then the
     per-arm tables (11)."""
     _check_pools(problem, config)
-    c = _Chain(problem, sources, config, engine, base or Path.cwd())
+    c = ChainState(problem, sources, config, engine, base or Path.cwd())
     for stage in STAGES:
         seen = c.checker.failures if c.checker else 0
         stage(c)
@@ -337,7 +280,7 @@ def audit_problem(
     return tabulate(c)
 
 
-def _log_harness(c: _Chain, stage: str, seen: int) -> None:
+def _log_harness(c: ChainState, stage: str, seen: int) -> None:
     """Log what ``stage`` found broken: the checker's failed calls since it began (``seen``
     before), and the validator's failures (the legality stage)."""
     p = c.problem

@@ -20,12 +20,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from suitebench.audit.chain import LedgerRow
 from suitebench.audit.checkers import Checker
 from suitebench.audit.judge import JudgeTask, judge_limits, judge_many
 from suitebench.audit.legality import certify_legality
 from suitebench.audit.oracle import consensus_oracle
-from suitebench.audit.records import CRASH, WRONG_OUTPUT, GoldStatus, Legality, Retraction, Verdict
+from suitebench.audit.records import (
+    CRASH,
+    WRONG_OUTPUT,
+    GoldStatus,
+    LedgerRow,
+    Legality,
+    Retraction,
+    Verdict,
+)
 from suitebench.audit.runs import AuditEngine, file_sha256
 from suitebench.audit.tables import compile_label
 from suitebench.model.problem import ExitStatus, Problem, ProblemError, load_problem

@@ -8,6 +8,7 @@ traced back to its input, its oracle and its legality certificate.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -192,6 +193,42 @@ class Retraction:
     stage: str
     reason: str
     output_head: str = ""  # the judged output's first 80 characters ("" for a crash)
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    """One certified finding: everything needed to re-check it from scratch."""
+
+    problem: str
+    problem_dir: str
+    arm: str
+    pool: str
+    submission_id: str
+    submission_sha256: str
+    official_verdict: str
+    new_finding: bool
+    input_id: str
+    input_sha256: str
+    validator: str
+    validator_id: str
+    legality: str
+    legality_basis: str
+    oracle_rule: str
+    oracle_references: str
+    expected_head: str
+    expected_sha256: str
+    got_head: str
+    got_sha256: str
+    verdict: str
+    determinism: str
+    consensus: str
+    brute: str
+    exit_status: str = ""  # the problem's rule: "judge" (non-zero exit = RE) or "ignore"
+    compile_flags: str = ""  # the problem's [compile] table (compile_label), "default" if none
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,8 @@ they wrote: every figure of the outputs is computed here from the records.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,55 +20,18 @@ from suitebench.audit.records import (
     Gold,
     GoldStatus,
     Judged,
+    LedgerRow,
     Legality,
     Retraction,
     Stage,
     Verdict,
 )
 from suitebench.audit.runs import file_sha256
+from suitebench.audit.state import AuditConfig, ChainState
 from suitebench.metrics.cov_at_k import cov_at_k_curve
 from suitebench.model.problem import Problem
 
-if TYPE_CHECKING:
-    from suitebench.audit.chain import AuditConfig, _Chain
-
-__all__ = ["ArmResult", "LedgerRow", "ProblemAudit", "compile_label", "tabulate"]
-
-
-@dataclass(frozen=True)
-class LedgerRow:
-    """One certified finding: everything needed to re-check it from scratch."""
-
-    problem: str
-    problem_dir: str
-    arm: str
-    pool: str
-    submission_id: str
-    submission_sha256: str
-    official_verdict: str
-    new_finding: bool
-    input_id: str
-    input_sha256: str
-    validator: str
-    validator_id: str
-    legality: str
-    legality_basis: str
-    oracle_rule: str
-    oracle_references: str
-    expected_head: str
-    expected_sha256: str
-    got_head: str
-    got_sha256: str
-    verdict: str
-    determinism: str
-    consensus: str
-    brute: str
-    exit_status: str = ""  # the problem's rule: "judge" (non-zero exit = RE) or "ignore"
-    compile_flags: str = ""  # the problem's [compile] table (compile_label), "default" if none
-
-    @classmethod
-    def columns(cls) -> list[str]:
-        return [f.name for f in dataclasses.fields(cls)]
+__all__ = ["ArmResult", "ProblemAudit", "compile_label", "tabulate"]
 
 
 @dataclass
@@ -118,7 +79,7 @@ def _head(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")[:80].replace("\n", "\\n")
 
 
-def tabulate(c: _Chain) -> ProblemAudit:
+def tabulate(c: ChainState) -> ProblemAudit:
     """11. per arm: kill matrix, cov@k, funnel, ledger rows and retractions."""
     assert c.legality is not None
     problem, config, legality = c.problem, c.config, c.legality

@@ -35,8 +35,8 @@ from suitebench.datasets.common import (
     tests_from_pairs,
     validate_row,
 )
-from suitebench.datasets.importer import ImportOptions
 from suitebench.datasets.languages import codecontests_language
+from suitebench.datasets.options import ImportOptions
 from suitebench.datasets.source import SourceRow, read_rows
 from suitebench.datasets.writer import Dropped, ProblemDraft, Skipped, TestCase, problem_id
 

@@ -38,13 +38,13 @@ from suitebench.datasets.common import (
     testlib_files,
     validate_row,
 )
-from suitebench.datasets.importer import ImportOptions
 from suitebench.datasets.languages import (
     CODECONTESTS_LANGUAGES,
     Lang,
     LanguageDrop,
     language_from_text,
 )
+from suitebench.datasets.options import ImportOptions
 from suitebench.datasets.source import SourceRow, read_rows
 from suitebench.datasets.writer import Dropped, ProblemDraft, Skipped, TestCase, problem_id
 

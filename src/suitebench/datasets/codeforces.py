@@ -41,8 +41,8 @@ from suitebench.datasets.common import (
     testlib_files,
     validate_row,
 )
-from suitebench.datasets.importer import ImportOptions, schema_reason
 from suitebench.datasets.languages import language_from_text
+from suitebench.datasets.options import ImportOptions, schema_reason
 from suitebench.datasets.source import SourceRow, read_rows
 from suitebench.datasets.writer import Dropped, ProblemDraft, Skipped, TestCase, problem_id
 

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from suitebench.datasets.importer import ImportOptions, schema_reason
 from suitebench.datasets.languages import Lang, LanguageDrop
+from suitebench.datasets.options import ImportOptions, schema_reason
 from suitebench.datasets.source import SourceRow
 from suitebench.datasets.writer import Dropped, Program, Skipped, TestCase
 

@@ -16,9 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from suitebench.datasets.languages import ALL_LANGUAGES, Lang
+from suitebench.datasets.options import ImportOptions, schema_reason
 from suitebench.datasets.source import DatasetError
 from suitebench.datasets.writer import Dropped, ProblemDraft, Skipped, cap_pools, write_problem
 
@@ -32,22 +30,6 @@ __all__ = [
 ]
 
 SUMMARY_FILE = "import-summary.json"
-
-
-@dataclass(frozen=True)
-class ImportOptions:
-    """What the command line passes to a format: how many references to pick (``seed``
-    makes the pick), which languages to keep, at most how many problems, a ``testlib.h`` to
-    place beside testlib programs, at most how many programs a pool keeps (a seeded pick),
-    and the submissions table (Codeforces)."""
-
-    references: int = 3
-    seed: int = 0
-    languages: frozenset[Lang] = frozenset(ALL_LANGUAGES)
-    limit: int | None = None
-    max_pool: int | None = None
-    testlib: Path | None = None
-    submissions: Path | None = None
 
 
 #: A format: the rows of a dataset as drafts, skipped rows, and drops that belong to no
@@ -68,17 +50,6 @@ def _formats() -> dict[str, Reader]:
 
 
 FORMATS = ("codecontests", "codecontests-plus", "codeforces", "taco", "apps")
-
-
-def schema_reason(fmt: str, exc: ValidationError) -> str:
-    """A row that does not match the published schema, as one skip reason."""
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "(row)"
-    if err["type"] == "extra_forbidden":
-        return f"not the {fmt} schema: unexpected field {where!r}"
-    if err["type"] == "missing":
-        return f"not the {fmt} schema: field {where!r} missing"
-    return f"not the {fmt} schema: field {where!r}: {err['msg']}"
 
 
 @dataclass

@@ -38,8 +38,8 @@ from suitebench.datasets.common import (
     limits,
     validate_row,
 )
-from suitebench.datasets.importer import ImportOptions
 from suitebench.datasets.languages import Lang
+from suitebench.datasets.options import ImportOptions
 from suitebench.datasets.source import SourceRow, read_rows
 from suitebench.datasets.writer import (
     Dropped,
