@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from suitebench.model.instance import load_instance
-from suitebench.suite import build
-from suitebench.suite.build import Builder, BuildStatus
+from suitebench.suite import programs as build
+from suitebench.suite.programs import Builder, BuildStatus
 
 
 def _count_patches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -73,7 +73,7 @@ def test_a_built_package_carries_bytecode_but_for_modules_that_warn(tmp_path: Pa
     """The bytecode saves every process a test starts compiling the package again; a module
     whose compile draws a SyntaxWarning gets none, so that importing it warns as the
     project's own run does (an error under ``filterwarnings = error``)."""
-    from suitebench.suite.build import compile_check
+    from suitebench.run.pycompile import compile_check
 
     pkg = tmp_path / "pkg"
     pkg.mkdir()

@@ -16,7 +16,8 @@ from suitebench.model.instance import load_instance
 from suitebench.run.program import Language
 from suitebench.run.recipes import available, compiler
 from suitebench.run.store import Store
-from suitebench.suite.build import Builder, needed_toolchains
+from suitebench.run.tree import needed_toolchains
+from suitebench.suite.programs import Builder
 from suitebench.suite.result import MutantStatus
 from suitebench.suite.score import score_suite
 

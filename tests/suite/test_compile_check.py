@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.suite.build import compile_check
+from suitebench.run.pycompile import compile_check
 
 
 def test_compile_check_names_the_module_that_does_not_compile(tmp_path: Path) -> None:

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from suitebench.suite.build import Builder, build_all
 
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
 from suitebench.suite.inside.hotpatch import LivePrograms, NotPatchable, apply
+from suitebench.suite.programs import Builder, build_all
 from suitebench.suite.runner import run_batched, run_plain
 from suitebench.suite.runspec import Engine
 from suitebench.suite.score import score_suite

@@ -16,8 +16,8 @@ from suitebench.model.instance import load_instance
 from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
 from suitebench.suite import jobs
-from suitebench.suite.build import Builder, build_all
 from suitebench.suite.implementation import score_implementation
+from suitebench.suite.programs import Builder, build_all
 from suitebench.suite.records import TestStatus
 from suitebench.suite.result import NOT_COMPUTED, MutantStatus, SuiteResult
 from suitebench.suite.runspec import Engine

@@ -63,7 +63,7 @@ from suitebench.agents.workspace import (
 )
 from suitebench.model.instance import Instance, load_instance
 from suitebench.model.problem import Problem, load_problem
-from suitebench.suite.build import Builder
+from suitebench.suite.programs import Builder
 
 
 @dataclass

@@ -32,8 +32,9 @@ from suitebench.construct.treesitter_ops import language_of, treesitter_sites
 from suitebench.construct.writing import OPERATOR, MutantRecord, prepare_target, write_generated
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor
-from suitebench.suite.build import Builder, build_all, compile_quietly
+from suitebench.run.pycompile import compile_quietly
 from suitebench.suite.interpreter import suite_interpreter
+from suitebench.suite.programs import Builder, build_all
 
 __all__ = [
     "BLOCK_BEGIN",

@@ -11,17 +11,20 @@ Python programs run with one fixed interpreter by absolute path (by default the 
 suitebench) with ``-E -s``: environment variables and the user's site directory cannot change
 what a program does, but the script's own directory stays importable (``-I`` would drop it and
 break multi-file programs) and installed packages remain available.
+
+Two kinds of program share one build cache (:mod:`suitebench.run.buildcache`): a
+:class:`Program` (sources and their language's recipe, built here) and a
+:class:`~suitebench.run.tree.TreeProgram` (a source tree, its build script and the product it
+must leave, built by :func:`build_tree`), both re-exported here.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
 import os
 import shutil
-import stat
 import tempfile
 import threading
 import time
@@ -29,6 +32,17 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from suitebench.run import limits as named_limits
+from suitebench.run.buildcache import (
+    RECORD,
+    SCRATCH,
+    load_cached,
+    recall,
+    remember,
+    seal,
+    sweep_stale,
+    verdict,
+)
 from suitebench.run.outcome import Limits, Status
 from suitebench.run.program import (
     COMPILED,
@@ -50,6 +64,7 @@ from suitebench.run.recipes import (
     toolchain_binds,
     toolchain_version,
 )
+from suitebench.run.tree import TreeProgram, build_tree, tree_hash, tree_program_id
 
 __all__ = [
     "BUILD_LIMITS",
@@ -61,9 +76,11 @@ __all__ = [
     "Language",
     "Program",
     "ToolchainError",
+    "TreeProgram",
     "available",
     "build",
     "build_many",
+    "build_tree",
     "compiler",
     "default_interpreter",
     "language_of",
@@ -72,18 +89,13 @@ __all__ = [
     "recipe",
     "toolchain_binds",
     "toolchain_version",
+    "tree_hash",
+    "tree_program_id",
 ]
 
 RECIPE_VERSION = "1"  # bump when a recipe changes in a way the command line does not show
 
-BUILD_LIMITS = Limits(
-    wall_time=60.0,
-    memory_mb=2048,
-    output_bytes=1024 * 1024,
-    file_size_bytes=512 * 1024 * 1024,
-    processes=64,
-    network=False,
-)
+BUILD_LIMITS = named_limits.BUILD  # the table's entry (suitebench.run.limits)
 
 
 # -- identity --------------------------------------------------------------------------------
@@ -134,10 +146,6 @@ def program_id(program: Program) -> str:
 
 # -- building --------------------------------------------------------------------------------
 
-_built_memo: dict[tuple[str, str], Built] = {}
-_memo_lock = threading.Lock()
-_META = "built.json"
-
 
 def _resolve(argv: Sequence[str]) -> list[str]:
     """Absolute paths for the tools of a recipe (the sandbox gets a minimal PATH)."""
@@ -152,9 +160,6 @@ def _resolve(argv: Sequence[str]) -> list[str]:
     return out
 
 
-_SCRATCH = ".suitebench-scratch"  # compiler temp files, Go caches: removed after the build
-
-
 def _build_env(builddir: Path) -> dict[str, str]:
     """A fixed, minimal environment: the build must not depend on the caller's shell.
 
@@ -162,7 +167,7 @@ def _build_env(builddir: Path) -> dict[str, str]:
     /tmp may be private and not writable by its unprivileged user, and gcc writes its object
     files there before linking.
     """
-    scratch = builddir / _SCRATCH
+    scratch = builddir / SCRATCH
     return {
         "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
         "LANG": "C.UTF-8",
@@ -177,21 +182,6 @@ def _build_env(builddir: Path) -> dict[str, str]:
         "GO111MODULE": "auto",
         "CARGO_NET_OFFLINE": "true",
     }
-
-
-def _load_cached(final: Path, pid: str) -> Built | None:
-    meta = final / _META
-    try:
-        d = json.loads(meta.read_text())
-    except (OSError, ValueError):
-        return None
-    if d.get("program_id") != pid:
-        return None
-    built = Built.from_dict(d)
-    # The entry may have been built where the cache used to be: paths follow the directory.
-    old = d.get("workdir", "")
-    argv = tuple(a.replace(old, str(final)) if old else a for a in built.argv)
-    return dataclasses.replace(built, workdir=final, cached=True, argv=argv)
 
 
 def build(
@@ -212,16 +202,13 @@ def build(
     """
     cache = Path(cache_dir).absolute()
     pid = program_id(program)
-    memo_key = (str(cache), pid)
-    with _memo_lock:
-        hit = _built_memo.get(memo_key)
+    hit = recall(cache, pid)
     final = cache / pid
-    if hit is not None and (final / _META).exists():
+    if hit is not None:
         return hit
-    cached = _load_cached(final, pid)
+    cached = load_cached(final, pid)
     if cached is not None:
-        with _memo_lock:
-            _built_memo[memo_key] = cached
+        remember(cache, pid, cached)
         return cached
 
     ok, why = available(program.language)
@@ -229,48 +216,30 @@ def build(
         return Built(pid, Status.BUILD_ERROR, (), final, why, program.language)
 
     cache.mkdir(parents=True, exist_ok=True)
-    _sweep_stale(cache)
+    sweep_stale(cache)
     tmp = Path(tempfile.mkdtemp(prefix=f".build-{pid[:16]}-", dir=cache))
     try:
         binds = [*toolchain_binds(program.language, program.interpreter), *map(str, ro_binds)]
         built, cacheable = _build_into(program, pid, tmp, final, limits, binds)
         if not cacheable:
             return built
-        (tmp / _META).write_text(json.dumps(built.to_dict(), sort_keys=True, indent=1))
+        (tmp / RECORD).write_text(json.dumps(built.to_dict(), sort_keys=True, indent=1))
         try:
             os.rename(tmp, final)
         except OSError:
             # Someone else finished the same build first: theirs is as good as ours.
-            again = _load_cached(final, pid)
+            again = load_cached(final, pid)
             if again is None:
                 raise
             built = again
         else:
             tmp = final  # nothing to clean up
         built = dataclasses.replace(built, cached=False)
-        with _memo_lock:
-            _built_memo[memo_key] = dataclasses.replace(built, cached=True)
+        remember(cache, pid, built)
         return built
     finally:
         if tmp != final:
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-_swept: set[Path] = set()
-STALE_SECONDS = 3600.0
-
-
-def _sweep_stale(cache: Path) -> None:
-    """Remove build directories a killed process left behind (once per cache per process)."""
-    with _memo_lock:
-        if cache in _swept:
-            return
-        _swept.add(cache)
-    now = time.time()
-    for p in cache.glob(".build-*"):
-        with contextlib.suppress(OSError):
-            if now - p.stat().st_mtime > STALE_SECONDS:
-                shutil.rmtree(p, ignore_errors=True)
 
 
 def _build_into(
@@ -289,9 +258,9 @@ def _build_into(
     cacheable = True
     if build_argv:
         # The build may run as an unprivileged user: let it write its own directory for now;
-        # _seal() takes ownership back afterwards.
-        (tmp / _SCRATCH / "tmp").mkdir(parents=True, exist_ok=True)
-        for d in (tmp, tmp / _SCRATCH, tmp / _SCRATCH / "tmp"):
+        # seal() takes ownership back afterwards.
+        (tmp / SCRATCH / "tmp").mkdir(parents=True, exist_ok=True)
+        for d in (tmp, tmp / SCRATCH, tmp / SCRATCH / "tmp"):
             d.chmod(0o777)
         outcome = sandbox.run(
             _resolve(build_argv),
@@ -301,29 +270,8 @@ def _build_into(
             stdin=b"",
             ro_binds=binds,
         )
-        shutil.rmtree(tmp / _SCRATCH, ignore_errors=True)
-        text = (outcome.stderr + outcome.stdout).decode("utf-8", "replace").strip()
-        if outcome.status is Status.OK:
-            message = text
-        elif outcome.status is Status.SANDBOX_ERROR:
-            status, cacheable = Status.SANDBOX_ERROR, False
-            message = f"build could not run: {outcome.message}\n{text}".strip()
-        elif outcome.status is Status.TIMEOUT:
-            # Limits are not part of the identity: a build that ran out of time or memory may
-            # succeed with more, so it is reported but not cached.
-            status, cacheable = Status.BUILD_ERROR, False
-            message = f"build timed out after {outcome.wall_time:.1f}s\n{text}".strip()
-        elif outcome.status is Status.MEMORY:
-            status, cacheable = Status.BUILD_ERROR, False
-            message = f"build ran out of memory ({limits.memory_mb} MiB)\n{text}".strip()
-        else:
-            status = Status.BUILD_ERROR
-            how = (
-                f"exit code {outcome.exit_code}"
-                if outcome.exit_code is not None
-                else f"{outcome.status} (signal {outcome.signal})"
-            )
-            message = f"build failed ({how})\n{text}".strip()
+        shutil.rmtree(tmp / SCRATCH, ignore_errors=True)
+        status, message, cacheable = verdict(outcome, limits)
     needs_exe = run_argv[0] == "{dir}/" + EXECUTABLE
     if status is Status.OK and needs_exe:
         exe = tmp / EXECUTABLE
@@ -332,38 +280,11 @@ def _build_into(
             message = (f"the build did not leave ./{EXECUTABLE}\n" + message).strip()
         elif not os.access(exe, os.X_OK):
             exe.chmod(exe.stat().st_mode | 0o111)
-    _seal(tmp)
+    seal(tmp)
     argv = tuple(a.replace("{dir}", str(final)) for a in run_argv) if status is Status.OK else ()
     seconds = time.monotonic() - t0
     built = Built(pid, status, argv, final, message, program.language, seconds, False)
     return built, cacheable
-
-
-def _seal(root: Path) -> None:
-    """Make a finished build ours and read-only to everybody else.
-
-    The sandboxed build may have run as an unprivileged user who then owns what it wrote; a
-    later untrusted run as that same user must not be able to change a cached artifact. So
-    (when we can) ownership returns to us, write permission is ours alone, and everything stays
-    readable (and executable where it was) for the sandboxed runs.
-    """
-    uid, gid = os.geteuid(), os.getegid()
-    paths = [root]
-    for dirpath, dirnames, filenames in os.walk(root):
-        paths.extend(Path(dirpath) / d for d in dirnames)
-        paths.extend(Path(dirpath) / f for f in filenames)
-    for p in paths:
-        with contextlib.suppress(OSError):
-            st = p.lstat()
-            if st.st_uid != uid and uid == 0:
-                os.lchown(p, uid, gid)
-            if stat.S_ISLNK(st.st_mode):
-                continue
-            mode = stat.S_IMODE(st.st_mode)
-            if stat.S_ISDIR(st.st_mode):
-                p.chmod(0o755)
-            else:
-                p.chmod((mode & ~0o022 & ~0o7000) | 0o644 | (0o111 if mode & 0o111 else 0))
 
 
 def _build_error(program: Program, message: str, pid: str = "") -> Built:

@@ -11,9 +11,9 @@ from suitebench.model.instance import Instance
 from suitebench.run.executor import Executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
-from suitebench.suite.build import Builder
 from suitebench.suite.interpreter import suite_interpreter, versions
 from suitebench.suite.jobs import SuiteRuns
+from suitebench.suite.programs import Builder
 from suitebench.suite.records import TestStatus
 from suitebench.suite.result import ImplementationResult
 from suitebench.suite.runspec import Engine, SuiteLimits

@@ -17,7 +17,7 @@ from suitebench.run import sandbox
 from suitebench.run.executor import Executor, run_cached
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store, job_key
-from suitebench.suite.build import tree_hash
+from suitebench.run.tree import tree_hash
 from suitebench.suite.continuation import (
     MAX_CONTINUATIONS,
     continuation,

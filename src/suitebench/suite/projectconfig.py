@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from suitebench.model.instance import Instance, InstanceKind
-from suitebench.suite.build import _COMPILING, tree_hash
+from suitebench.run.pycompile import COMPILING as _COMPILING
+from suitebench.run.tree import tree_hash
 
 __all__ = ["Beside", "CarriedConfig", "carry_config", "find_pytest_config", "stage_beside"]
 

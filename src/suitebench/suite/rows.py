@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from suitebench.model.instance import MutantSpec
-from suitebench.suite.build import BuiltProgram
+from suitebench.suite.programs import BuiltProgram
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
 from suitebench.suite.result import MutantResult, MutantStatus, TestInfo
 from suitebench.suite.selection import Selection

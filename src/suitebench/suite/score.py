@@ -2,7 +2,7 @@
 
 The pipeline, each stage reading and writing records:
 
-1. **build** the reference and every mutant (:mod:`suitebench.suite.build`; a patch that does
+1. **build** the reference and every mutant (:mod:`suitebench.suite.programs`; a patch that does
    not apply or a build that fails is a ``build_error`` and leaves the denominator of M);
 2. **reference runs**: the suite runs ``reference_runs`` (3) times on the reference; a test is
    *valid* iff it passed every run, *flaky* iff the runs disagree; validity V = valid / all;
@@ -34,9 +34,9 @@ from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor, LocalExecutor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
-from suitebench.suite.build import Builder, BuiltProgram, build_reference_first
 from suitebench.suite.interpreter import suite_interpreter, versions
 from suitebench.suite.jobs import SuiteRuns
+from suitebench.suite.programs import Builder, BuiltProgram, build_reference_first
 from suitebench.suite.projectconfig import WARNS_REASON, stage_beside, warns_on_compile
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus, test_file
 from suitebench.suite.result import (

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from suitebench.suite.build import BuiltProgram
 from suitebench.suite.jobs import SuiteRuns
+from suitebench.suite.programs import BuiltProgram
 from suitebench.suite.records import SuiteRun, TestStatus
 from suitebench.suite.result import TestInfo
 

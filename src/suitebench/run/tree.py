@@ -1,0 +1,375 @@
+"""Tree programs: a source tree plus a recipe, built in the sandbox into the build cache.
+
+The second kind of program beside :class:`~suitebench.run.program.Program` (a solution's
+sources and its language's recipe): a whole source tree (:class:`TreeProgram`), an optional
+build script run in the sandbox in a copy of it, and the product the build must leave: an
+executable ``./executable``, or a Python package, "built" by compiling it module by module (a
+module with a syntax error does not build; each clean one gets its bytecode). Suite mode's
+programs -- a reference, every mutant, a candidate implementation, the coverage build -- are
+all of this kind.
+
+A tree is built in place at its cache entry (``cache_dir/<program_id>/tree``: a build script
+may bake absolute paths into what it writes, as ``gcc --coverage`` does), under the entry's
+lock, with the record written last (:mod:`suitebench.run.buildcache`, shared with
+:mod:`suitebench.run.toolchain`). Its identity is a content hash of the tree, the recipe and
+product, whatever the caller adds (an interpreter's version) and the versions of the
+toolchains the tree needs.
+
+A build script sees the system's directories, its own tree and, read-only, the toolchains the
+tree needs that live elsewhere: a Rust tree (``*.rs``, ``Cargo.toml``, or a script calling
+``cargo``/``rustc``) gets the rustup toolchain's own directory (its ``bin/`` holds the real
+``rustc`` and ``cargo``, first on ``PATH``), a Go tree its Go installation -- never the rest of
+the home directory they sit in (``~/.cargo``'s registry and credentials stay hidden). Their
+caches (``CARGO_HOME``, ``GOCACHE``) live in a scratch directory removed after the build.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from suitebench.run import sandbox
+from suitebench.run.buildcache import (
+    SCRATCH,
+    entry_lock,
+    load_cached,
+    recall,
+    remember,
+    verdict,
+    write_record,
+)
+from suitebench.run.limits import TREE_BUILD
+from suitebench.run.outcome import Backend, Limits, Status
+from suitebench.run.program import EXECUTABLE, Built, Language
+from suitebench.run.pycompile import COMPILE_CHECK, compile_check
+from suitebench.run.recipes import compiler, toolchain_binds, toolchain_version
+from suitebench.run.store import job_key
+
+__all__ = [
+    "IGNORED",
+    "Toolchain",
+    "TreeProgram",
+    "build_tree",
+    "find_built",
+    "needed_toolchains",
+    "staged_copy",
+    "toolchains_for",
+    "tree_hash",
+    "tree_program_id",
+]
+
+IGNORED = {".git", "__pycache__", ".pytest_cache", ".mypy_cache"}
+TREE = "tree"  # the built tree's place in its cache entry (the record sits beside it)
+_LOG_TAIL = 4000  # characters of a failed build's output kept in its message
+
+# What says a tree is built with a toolchain: its files, or the build script's words.
+_TOOLCHAIN_FILES: dict[Language, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    Language.RUST: ((".rs",), ("Cargo.toml",)),
+    Language.GO: ((".go",), ("go.mod",)),
+}
+_TOOLCHAIN_WORDS: dict[Language, re.Pattern[str]] = {
+    Language.RUST: re.compile(r"(?<![\w.-])(cargo|rustc)(?![\w.-])"),
+    Language.GO: re.compile(r"(?<![\w.-])go\s+(build|run|install)\b"),
+}
+
+
+@dataclass(frozen=True)
+class TreeProgram:
+    """A source tree and how to build it.
+
+    ``build`` is the build script: a file of the tree (run with ``bash``) or a command line
+    (``bash -c``); None: nothing to run. ``package`` makes the product a Python package (the
+    directory relative to the tree, ``""`` for the tree itself) compiled module by module:
+    here when ``compile_here`` and the package is small, else in the sandbox by ``python``
+    (shown ``python_binds``); without ``package`` the build must leave ``./executable``.
+    ``path`` is the ``PATH`` the build sees, ``path_prefix`` a directory put first on it and
+    shown read-only (compiler wrappers). ``identity`` adds the caller's words to the program
+    id (an interpreter's version, the kind of tree), ``tag`` a variant of the same tree (a
+    build with other wrappers)."""
+
+    root: Path
+    build: str | None = None
+    package: str | None = None
+    python: str = ""
+    python_binds: tuple[str, ...] = ()
+    compile_here: bool = True
+    path: str = "/usr/local/bin:/usr/bin:/bin"
+    path_prefix: str | None = None
+    identity: tuple[str, ...] = ()
+    tag: str = ""
+
+    @property
+    def product(self) -> str:
+        return "./" + EXECUTABLE if self.package is None else f"package:{self.package}"
+
+
+def tree_hash(root: Path) -> str:
+    """sha256 over relative paths, executable bits, symlink targets and file bytes."""
+    h = hashlib.sha256()
+    for path in sorted(walk(root)):
+        rel = path.relative_to(root).as_posix()
+        h.update(rel.encode() + b"\0")
+        if path.is_symlink():
+            h.update(b"L" + os.readlink(path).encode() + b"\0")
+        else:
+            h.update(b"X" if os.access(path, os.X_OK) else b"F")
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def walk(root: Path) -> list[Path]:
+    """The files of a tree, but for version control's and caches' directories."""
+    files: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED)
+        files.extend(Path(dirpath) / f for f in filenames)
+    return files
+
+
+# -- toolchains ------------------------------------------------------------------------------
+
+
+def needed_toolchains(tree: Path, build: str | None) -> list[Language]:
+    """The compiled languages whose toolchain a build of ``tree`` may call, besides the
+    system's: by the tree's files (``*.rs``, ``Cargo.toml``; ``*.go``, ``go.mod``) or by the
+    build script's words (``cargo``, ``rustc``; ``go build``)."""
+    script = ""
+    if build:
+        path = tree / build
+        script = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else build
+    files = walk(tree)
+    found: list[Language] = []
+    for language, (suffixes, names) in _TOOLCHAIN_FILES.items():
+        if _TOOLCHAIN_WORDS[language].search(script) or any(
+            f.suffix in suffixes or f.name in names for f in files
+        ):
+            found.append(language)
+    return found
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """A toolchain as a sandboxed build sees it: its tools' directory (first on ``PATH``), the
+    directories shown read-only (empty when it is a system one) and its version."""
+
+    language: Language
+    bin_dir: str
+    binds: tuple[str, ...]
+    version: str
+
+
+def toolchains_for(tree: Path, build: str | None) -> list[Toolchain]:
+    """The toolchains found here that a build of ``tree`` needs (a missing one is left out:
+    the build fails as it would anywhere without it, an outcome)."""
+    out: list[Toolchain] = []
+    for language in needed_toolchains(tree, build):
+        tool = compiler(language)
+        if tool is None:
+            continue
+        out.append(
+            Toolchain(
+                language=language,
+                bin_dir=str(Path(os.path.realpath(tool)).parent),
+                binds=tuple(toolchain_binds(language)),
+                version=toolchain_version(language),
+            )
+        )
+    return out
+
+
+def _toolchain_env(scratch: Path, languages: set[Language]) -> dict[str, str]:
+    """Where the toolchains keep their caches (in the build's scratch directory: the build
+    sees no other writable place) and how they stay offline."""
+    env: dict[str, str] = {}
+    if Language.RUST in languages:
+        env |= {"CARGO_HOME": str(scratch / "cargo"), "CARGO_NET_OFFLINE": "true"}
+    if Language.GO in languages:
+        env |= {
+            "GOCACHE": str(scratch / "gocache"),
+            "GOPATH": str(scratch / "gopath"),
+            "GOTOOLCHAIN": "local",
+            "GOFLAGS": "-buildvcs=false",
+            "GOPROXY": "off",
+        }
+    return env
+
+
+# -- identity and staging --------------------------------------------------------------------
+
+
+def tree_program_id(program: TreeProgram, tree: Path | None = None) -> str:
+    """The program's identity (the name of its cache entry): ``tree`` (default the program's
+    root) with the recipe, product, the caller's identity and the toolchains' versions."""
+    tree = program.root if tree is None else tree
+    return job_key(
+        "tree-build/1",
+        program.build or "",
+        program.product,
+        *program.identity,
+        tree_hash(tree),
+        *(f"{t.language}={t.version}" for t in toolchains_for(tree, program.build)),
+        program.tag,
+    )[:32]
+
+
+@contextlib.contextmanager
+def staged_copy(source: Path, cache_dir: Path) -> Iterator[Path]:
+    """``source`` copied to a fresh directory beside the build cache's entries, so that a
+    build moves it into place by a rename (a copy through a temporary directory elsewhere
+    cost a directory made and removed per mutant, and a second copy across file systems);
+    what is left of it (the build was found cached) is removed on leaving."""
+    staging = Path(cache_dir) / ".staging"
+    staging.mkdir(parents=True, exist_ok=True)
+    tree = staging / uuid.uuid4().hex
+    try:
+        shutil.copytree(source, tree, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED))
+        yield tree
+    finally:
+        if os.path.lexists(tree):
+            shutil.rmtree(tree, ignore_errors=True)
+
+
+def _open_up(root: Path) -> None:
+    """Let the build write its whole tree: the sandbox may run it as an unprivileged uid."""
+    me = os.geteuid()
+    for dirpath, _dirnames, filenames in os.walk(root):
+        if os.stat(dirpath).st_uid == me:
+            os.chmod(dirpath, 0o777)
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path):
+                continue
+            st = os.stat(path)
+            if st.st_uid == me:
+                extra = 0o666 | (0o111 if st.st_mode & 0o100 else 0)
+                os.chmod(path, (st.st_mode & 0o777) | extra)
+
+
+# -- building --------------------------------------------------------------------------------
+
+
+def build_tree(
+    program: TreeProgram,
+    *,
+    cache_dir: str | os.PathLike[str],
+    limits: Limits = TREE_BUILD,
+    backend: Backend | None = None,
+    staged: bool = False,
+) -> Built:
+    """Build ``program`` into ``cache_dir/<program_id>/tree``, or return its cached build.
+
+    ``staged``: the program's root is a copy of :func:`staged_copy`'s, moved into place (else
+    the root is copied first and left as it was). Every outcome is cached but one the harness
+    failed (``sandbox_error``): a tree's limits are the table's, so a build that ran out of
+    them does so again. The built tree is not sealed: it stays as the build left it."""
+    cache = Path(cache_dir).resolve()
+    cache.mkdir(parents=True, exist_ok=True)
+    if not staged:
+        with staged_copy(program.root, cache) as tree:
+            return _build_staged(program, tree, cache, limits, backend)
+    return _build_staged(program, program.root, cache, limits, backend)
+
+
+def find_built(cache_dir: str | os.PathLike[str], pid: str) -> Built | None:
+    """The cached build of the tree program ``pid``, or None when it is not (or no longer) in
+    the cache."""
+    cache = Path(cache_dir).resolve()
+    final = cache / pid
+    return recall(cache, pid) or load_cached(final, pid, final / TREE)
+
+
+def _build_staged(
+    program: TreeProgram, tree: Path, cache: Path, limits: Limits, backend: Backend | None
+) -> Built:
+    pid = tree_program_id(program, tree)
+    final = cache / pid
+    found = find_built(cache, pid)
+    if found is not None:
+        remember(cache, pid, found)
+        return found
+    with entry_lock(cache, pid):
+        found = load_cached(final, pid, final / TREE)  # built while we waited
+        if found is not None:
+            remember(cache, pid, found)
+            return found
+        shutil.rmtree(final, ignore_errors=True)  # a build that died halfway
+        final.mkdir()
+        built_tree = final / TREE
+        shutil.move(str(tree), built_tree)
+        built = _run_build(program, pid, built_tree, limits, backend)
+        if built.status is not Status.SANDBOX_ERROR:
+            write_record(final, built)
+            remember(cache, pid, built)
+        return built
+
+
+def _run_build(
+    program: TreeProgram, pid: str, tree: Path, limits: Limits, backend: Backend | None
+) -> Built:
+    language = Language.SCRIPT if program.package is None else Language.PYTHON
+
+    def fail(message: str, status: Status = Status.BUILD_ERROR) -> Built:
+        return Built(pid, status, (), tree, message, language)
+
+    toolchains = toolchains_for(tree, program.build)
+    # A system toolchain is on PATH already (putting /usr/bin first would change python3).
+    extra = dict.fromkeys(t.bin_dir for t in toolchains if t.binds)
+    path = os.pathsep.join([*extra, program.path])
+    prefix = () if program.path_prefix is None else (program.path_prefix,)
+    env = {
+        "PATH": os.pathsep.join([*prefix, path]),
+        "HOME": str(tree),
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    binds = [b for t in toolchains for b in t.binds]
+    scratch = tree / SCRATCH
+    if toolchains:
+        env.update(_toolchain_env(scratch, {t.language for t in toolchains}))
+        scratch.mkdir(exist_ok=True)
+    _open_up(tree)  # the build may run as an unprivileged uid
+    recipe = _recipe(tree, program.build)
+    if recipe:
+        outcome = sandbox.run(
+            recipe, cwd=tree, env=env, limits=limits, backend=backend, ro_binds=(*binds, *prefix)
+        )
+        shutil.rmtree(scratch, ignore_errors=True)
+        status, message, _cacheable = verdict(outcome, limits, tail=_LOG_TAIL)
+        if status is not Status.OK:
+            return fail(message, status)
+    if program.package is not None:
+        package = tree / program.package
+        # Too large to compile here, or for another Python: in the sandbox, as a build.
+        errors = compile_check(package) if program.compile_here else None
+        if errors is None:
+            outcome = sandbox.run(
+                [program.python, "-I", "-c", COMPILE_CHECK, str(package)],
+                cwd=tree,
+                env=env,
+                limits=limits,
+                backend=backend,
+                ro_binds=program.python_binds,
+            )
+            errors = "" if outcome.status is Status.OK else outcome.stderr_text()
+        if errors:
+            return fail("package does not compile:\n" + errors[-_LOG_TAIL:])
+        return Built(pid, Status.OK, (), tree, "", language)
+    executable = tree / EXECUTABLE
+    if not executable.is_file() or not os.access(executable, os.X_OK):
+        return fail(f"the build left no executable ./{EXECUTABLE}")
+    return Built(pid, Status.OK, (str(executable),), tree, "", language)
+
+
+def _recipe(tree: Path, build: str | None) -> list[str]:
+    if build is None:
+        return []
+    if (tree / build).is_file():
+        return ["bash", build]
+    return ["bash", "-c", build]

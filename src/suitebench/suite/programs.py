@@ -1,0 +1,282 @@
+"""Suite mode's programs: an instance mapped to the tree programs it is scored against -- the
+reference, every mutant, a candidate implementation, the coverage build -- and built by
+:func:`suitebench.run.tree.build_tree` into the build cache.
+
+A mutant is a unified diff against the instance's source directory, applied to a fresh copy with
+``patch -p1 --fuzz=0`` (paths as ``git diff`` writes them, ``a/src.c``/``b/src.c``; no fuzz, so
+a patch means exactly what it says, as with ``git apply``).  A patch that does not apply, a build
+that fails, or a build that leaves no ``./executable`` is a ``build_error``: counted, excluded
+from the mutation_score's denominator, never a crash.
+
+Builds are cached by a content hash of the tree after patching plus the recipe (and the
+interpreter, for Python packages): the same mutant is built once however many suites are
+scored against it.  ``kind = "python"`` instances are "built" by compiling every module of the
+package (a mutant with a syntax error does not build) after running the recipe, if any.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import shutil
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from suitebench.model.instance import Instance, InstanceKind, MutantSpec
+from suitebench.run.executor import Executor, LocalExecutor, run_all
+from suitebench.run.layout import sandbox_path
+from suitebench.run.outcome import Backend, Status
+from suitebench.run.program import Built, Language
+from suitebench.run.store import job_key
+from suitebench.run.tree import (
+    TreeProgram,
+    build_tree,
+    find_built,
+    staged_copy,
+    tree_program_id,
+)
+from suitebench.suite.interpreter import Interpreter, own_binds
+from suitebench.suite.patching import apply_patch
+from suitebench.suite.runspec import Target
+
+
+class BuildStatus(StrEnum):
+    OK = "ok"
+    BUILD_ERROR = "build_error"
+
+
+@dataclass(frozen=True)
+class BuiltProgram:
+    """A program under test after its build: where it lives and how the suite reaches it."""
+
+    program_id: str
+    status: BuildStatus
+    directory: str = ""  # the built tree (in the build cache)
+    executable: str | None = None
+    pythonpath: str | None = None
+    message: str = ""  # why it is a build_error (patch output, compiler output)
+    # A mutant's per-test limits, derived from the reference's times (not stored: a score
+    # derives them from its reference runs; see :func:`suitebench.suite.runspec.derive_timeouts`).
+    timeouts: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.status is BuildStatus.OK
+
+    def target(self) -> Target:
+        return Target(
+            executable=self.executable,
+            pythonpath=self.pythonpath,
+            binds=(self.directory,) if self.directory else (),
+            timeouts=self.timeouts,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "program_id": self.program_id,
+            "status": str(self.status),
+            "directory": self.directory,
+            "executable": self.executable,
+            "pythonpath": self.pythonpath,
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_built(cls, built: Built) -> BuiltProgram:
+        """The suite's view of a tree program's build (a harness failure is a build_error)."""
+        if built.status is not Status.OK:
+            return cls(built.program_id, BuildStatus.BUILD_ERROR, message=built.message)
+        return cls(
+            program_id=built.program_id,
+            status=BuildStatus.OK,
+            directory=str(built.workdir),
+            executable=built.argv[0] if built.argv else None,
+            pythonpath=str(built.workdir) if built.language is Language.PYTHON else None,
+            message=built.message,
+        )
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BuiltProgram:
+        return cls(
+            program_id=d["program_id"],
+            status=BuildStatus(d["status"]),
+            directory=d.get("directory", ""),
+            executable=d.get("executable"),
+            pythonpath=d.get("pythonpath"),
+            message=d.get("message", ""),
+        )
+
+
+class Builder:
+    """Builds programs of one instance into a content-addressed cache directory."""
+
+    def __init__(
+        self,
+        instance: Instance,
+        cache_dir: Path,
+        *,
+        backend: Backend | None = None,
+        python: Interpreter | None = None,
+    ) -> None:
+        self.instance = instance
+        self.cache_dir = Path(cache_dir).resolve()
+        self.backend = backend
+        # The project's interpreter (None: ours): a package compiles with its grammar.
+        self.python = python
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        self._source: str | None = None
+
+    def _program(self, tree: Path, coverage: Path | None = None) -> TreeProgram:
+        """The instance's recipe and product for ``tree``: a Python package compiled module by
+        module (with the project's interpreter, in the sandbox; with ours, here), else the
+        build script's ``./executable``; ``coverage``: compiler wrappers first on ``PATH``."""
+        inst = self.instance
+        python = self.python
+        is_package = inst.kind is InstanceKind.PYTHON
+        return TreeProgram(
+            root=tree,
+            build=inst.build,
+            package=(inst.package or "") if is_package else None,
+            python=sys.executable if python is None else python.executable,
+            python_binds=own_binds() if python is None else python.binds,
+            compile_here=python is None,
+            path=sandbox_path(),
+            path_prefix=None if coverage is None else str(coverage),
+            identity=(str(inst.kind), inst.package or "", sys.version if is_package else ""),
+            tag="" if coverage is None else "coverage",
+        )
+
+    def program_id(self, tree: Path) -> str:
+        return tree_program_id(self._program(tree))
+
+    def reference(self) -> BuiltProgram:
+        """The reference implementation, built from the instance's source directory."""
+        return self._build(self._program(self.instance.source))
+
+    def _source_key(self) -> str:
+        """What a mutant's build depends on besides its patch: the reference source and
+        the recipe, package, interpreter and toolchains (computed once per builder)."""
+        if self._source is None:
+            self._source = job_key("suite-source/1", self.program_id(self.instance.source))
+        return self._source
+
+    def mutant(self, mutant: MutantSpec) -> BuiltProgram:
+        """One mutant: the reference source with the mutant's patch applied, then built.
+
+        A mutant built before (the same source, recipe and patch bytes) is found through a
+        note in the cache, ``by-patch/``, without copying the source and applying the patch
+        again: scoring many suites against one instance pays for its builds once."""
+        patch = mutant.patch.read_bytes()
+        note = self.cache_dir / "by-patch" / job_key(self._source_key(), patch)[:32]
+        try:
+            found = find_built(self.cache_dir, note.read_text(encoding="utf-8")[:32])
+        except OSError:
+            found = None  # not built yet, or the note is gone
+        if found is not None:  # (None too when the build is gone from the cache: build)
+            return BuiltProgram.from_built(found)
+        with staged_copy(self.instance.source, self.cache_dir) as tree:
+            applied, output = apply_patch(tree, mutant.patch)
+            if not applied:
+                return BuiltProgram(
+                    program_id=job_key("suite-build/patch-failed", patch),
+                    status=BuildStatus.BUILD_ERROR,
+                    message=f"patch {mutant.patch.name} does not apply (-p1, no fuzz):\n{output}",
+                )
+            built = self._build(self._program(tree), staged=True)
+        note.parent.mkdir(exist_ok=True)
+        fresh = note.with_name(f"{note.name}.{os.getpid()}.{threading.get_ident()}")
+        fresh.write_text(built.program_id, encoding="utf-8")
+        os.replace(fresh, note)
+        return built
+
+    def implementation(self, directory: Path) -> BuiltProgram:
+        """A candidate implementation (for R): its own tree, built with the same recipe."""
+        return self._build(self._program(Path(directory)))
+
+    def coverage(self) -> BuiltProgram | None:
+        """The reference built with ``gcc --coverage`` (per-test coverage of a C or C++
+        program): the recipe runs with compiler wrappers first on ``PATH`` that add the flag.
+        None when the build fails or leaves no coverage notes (``.gcno``): not a gcc build."""
+        if self.instance.kind is InstanceKind.PYTHON:
+            return None
+        wrappers = self.cache_dir / "coverage-compilers"
+        if not wrappers.is_dir():
+            staging = self.cache_dir / f"coverage-compilers.{os.getpid()}"
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir()
+            for name in ("gcc", "cc", "g++", "c++"):
+                real = shutil.which(name, path="/usr/local/bin:/usr/bin:/bin")
+                if real is not None:
+                    script = staging / name
+                    script.write_text(f'#!/bin/sh\nexec {real} --coverage "$@"\n')
+                    script.chmod(0o755)
+            try:
+                os.rename(staging, wrappers)
+            except OSError:
+                shutil.rmtree(staging, ignore_errors=True)
+        built = self._build(self._program(self.instance.source, coverage=wrappers))
+        if not built.ok or not any(Path(built.directory).rglob("*.gcno")):
+            return None
+        return built
+
+    def _build(self, program: TreeProgram, *, staged: bool = False) -> BuiltProgram:
+        built = build_tree(program, cache_dir=self.cache_dir, backend=self.backend, staged=staged)
+        return BuiltProgram.from_built(built)
+
+
+def _build_job(payload: tuple[Builder, MutantSpec | None]) -> BuiltProgram:
+    builder, mutant = payload
+    return builder.reference() if mutant is None else builder.mutant(mutant)
+
+
+def build_all(
+    builder: Builder,
+    mutants: list[MutantSpec],
+    progress: Callable[[int, int], None] | None = None,
+    executor: Executor | None = None,
+) -> tuple[BuiltProgram, dict[str, BuiltProgram]]:
+    """The reference and every mutant, built in parallel on ``executor`` (cached by hash)."""
+    payloads: list[tuple[Builder, MutantSpec | None]] = [(builder, None)]
+    payloads += [(builder, m) for m in mutants]
+    built = run_all(_build_job, payloads, executor=executor, progress=progress)
+    return built[0], {m.id: b for m, b in zip(mutants, built[1:], strict=True)}
+
+
+def build_reference_first(
+    builder: Builder,
+    mutants: list[MutantSpec],
+    *,
+    beside: bool,
+    progress: Callable[[int, int], None] | None = None,
+    executor: Executor | None = None,
+) -> tuple[BuiltProgram, Callable[[], dict[str, BuiltProgram]]]:
+    """The reference, built now, and a call that returns the mutants' builds.  ``beside``: the
+    mutants build on a local thread pool of their own while the caller goes on (it runs the
+    reference's suite meanwhile; the call waits for them); otherwise they are built here with
+    the reference, on ``executor``, as :func:`build_all` does."""
+    if not beside or not mutants:
+        reference, built = build_all(builder, mutants, progress=progress, executor=executor)
+        return reference, lambda: built
+    reference = builder.reference()
+    if progress is not None:
+        progress(1, 1 + len(mutants))
+    if not reference.ok:
+        return reference, lambda: {}
+    own = LocalExecutor(getattr(executor, "jobs", None))
+    thread = cf.ThreadPoolExecutor(1, thread_name_prefix="suitebench-builds")
+    # build_all builds the reference again: found in the cache at once
+    future = thread.submit(build_all, builder, mutants, progress, own)
+
+    def wait() -> dict[str, BuiltProgram]:
+        try:
+            return future.result()[1]
+        finally:
+            thread.shutdown()
+            own.close()
+
+    return reference, wait
