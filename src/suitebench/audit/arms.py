@@ -17,6 +17,7 @@ from pathlib import Path
 from suitebench.audit.records import InputCase
 from suitebench.audit.runs import AuditEngine, RunSpec
 from suitebench.model.problem import Problem
+from suitebench.run.limits import GENERATOR
 from suitebench.run.outcome import Limits
 
 __all__ = ["Arm", "ArmError", "ArmSource", "arm_from_dir", "arm_from_generator", "parse_arm"]
@@ -104,7 +105,7 @@ def arm_from_generator(
     built = engine.build(generator)
     if not built.ok:
         raise ArmError(f"arm {name!r}: generator {generator} did not build: {built.message}")
-    lim = limits or Limits(wall_time=10.0, memory_mb=1024)
+    lim = limits or GENERATOR
     outs = engine.run([RunSpec(built, f"{s}\n".encode(), lim) for s in range(seeds)])
     cases, failed = [], []
     for s, oc in enumerate(outs):

@@ -24,7 +24,8 @@ from enum import StrEnum
 from suitebench.audit.harness import crashed, run_message
 from suitebench.audit.runs import AuditEngine, CheckSpec
 from suitebench.model.problem import CheckerKind, CheckerSpec
-from suitebench.run.outcome import Limits, Status, sha256_bytes
+from suitebench.run.limits import CHECKER
+from suitebench.run.outcome import Status, sha256_bytes
 
 __all__ = [
     "CHECKERS",
@@ -139,7 +140,7 @@ CHECKERS: dict[CheckerKind, Callable[[CheckerSpec], CompareFn]] = {
 _EXIT = {0: CheckVerdict.OK, 1: CheckVerdict.WA, 2: CheckVerdict.PE}
 
 #: Limits of one call of a checker program.
-CHECKER_LIMITS = Limits(wall_time=10.0, memory_mb=1024)
+CHECKER_LIMITS = CHECKER  # the table's (suitebench.run.limits)
 
 
 class Checker:

@@ -34,13 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from suitebench.run import sandbox
+from suitebench.run.limits import VALIDATOR
 from suitebench.run.outcome import Limits, Outcome, Status
 from suitebench.run.toolchain import Built, Program, build
 
 Progress = Callable[[int, int], None]
 
 #: Limits for a validator run: validators read one input and exit, quickly.
-VALIDATOR_LIMITS = Limits(wall_time=10.0, memory_mb=1024)
+VALIDATOR_LIMITS = VALIDATOR  # the table's (suitebench.run.limits)
 
 _CHUNK = 32  # stdins per run_batch call
 

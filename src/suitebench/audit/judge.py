@@ -22,6 +22,7 @@ from suitebench.audit.checkers import Checker, CheckVerdict
 from suitebench.audit.records import INLINE_OUTPUT, WRONG_OUTPUT, Judged, Verdict, normalized
 from suitebench.audit.runs import AuditEngine, RunResult, RunSpec
 from suitebench.model.problem import Problem
+from suitebench.run.limits import judge as judged_run
 from suitebench.run.outcome import Limits, MiB, Outcome, Status, sha256_bytes
 from suitebench.run.toolchain import Built
 
@@ -44,13 +45,11 @@ def judge_limits(problem: Problem, *, time_limit: float | None = None) -> Limits
     """Limits of one judged run: CPU = time limit, wall watchdog = 2x, both + allowance; the
     output limit is the problem's ``output_limit`` (MiB, stdout and stderr each)."""
     tl = problem.time_limit if time_limit is None else time_limit
-    return Limits(
-        wall_time=2 * tl,
-        cpu_time=tl,
+    return judged_run(
+        tl,
         memory_mb=problem.memory_limit,
-        extra_time=problem.allowance,
-        stack_unlimited=True,
-        output_bytes=problem.output_limit * MiB,
+        allowance=problem.allowance,
+        output_mb=problem.output_limit,
     )
 
 

@@ -26,7 +26,8 @@ from suitebench.audit.harness import build_message, run_message
 from suitebench.audit.records import Legality
 from suitebench.audit.runs import AuditEngine, RunResult, RunSpec
 from suitebench.model.problem import Problem
-from suitebench.run.outcome import Limits, Status, sha256_bytes
+from suitebench.run.limits import VALIDATOR
+from suitebench.run.outcome import Status, sha256_bytes
 
 __all__ = [
     "BASIS_PROBLEM_TESTS",
@@ -37,7 +38,7 @@ __all__ = [
     "certify_legality",
 ]
 
-VALIDATOR_LIMITS = Limits(wall_time=10.0, memory_mb=1024)
+VALIDATOR_LIMITS = VALIDATOR  # the table's (suitebench.run.limits)
 BASIS_VALIDATOR = "validator"
 BASIS_PROBLEM_TESTS = "problem_tests"
 
