@@ -1,5 +1,8 @@
 """Audit many problems and write the outputs: results.json, kill matrices, ledger, funnel.
 
+The whole audit of a problem set: the chain on every problem (:mod:`.chain`), then every
+output written. ``results.json`` is built through its typed records (:mod:`.results`).
+
 Every figure in ``results.json`` is traceable: per problem and arm the kill matrix
 (``<problem>/kills.csv`` long form and ``<problem>/kills.npz``, a uint8 verdict matrix with its
 id lists), legal / illegal / unmeasured / no-gold input counts, the killed submissions, cov@k
@@ -11,8 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import json
-import math
 import platform
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,9 +26,17 @@ from suitebench import __version__
 from suitebench.audit.arms import ArmSource
 from suitebench.audit.chain import AuditConfig, ProblemAudit, audit_problems
 from suitebench.audit.harness import HarnessError
-from suitebench.audit.judge import judge_limits
 from suitebench.audit.ledger import write_ledger, write_retractions
 from suitebench.audit.records import Funnel, Judged, Verdict
+from suitebench.audit.results import (
+    ArmEntry,
+    AuditRecord,
+    FunnelEntry,
+    HarnessErrorEntry,
+    RunCounts,
+    finite,
+    problem_entry,
+)
 from suitebench.audit.runs import AuditEngine
 from suitebench.audit.tables import compile_label
 from suitebench.metrics.cov_at_k import macro_recall, micro_coverage
@@ -43,9 +52,10 @@ class AuditResult:
     """What :func:`run_audit` found and where it wrote it."""
 
     audits: list[ProblemAudit]
-    results: dict[str, Any]
+    results: dict[str, Any]  # results.json's content (``record`` as plain JSON values)
     out_dir: Path | None
     funnel: dict[str, Funnel] = field(default_factory=dict)
+    record: AuditRecord | None = None  # the same, typed
 
     @property
     def ledger_rows(self) -> int:
@@ -55,71 +65,6 @@ class AuditResult:
     def harness_errors(self) -> list[HarnessError]:
         """Every broken program of the harness, problem by problem (see :mod:`.harness`)."""
         return [e for a in self.audits for e in a.harness_errors]
-
-
-def _finite(x: float) -> float | None:
-    return None if math.isnan(x) else round(x, 6)
-
-
-def _problem_json(
-    a: ProblemAudit, extras: Callable[[ProblemAudit], Mapping[str, Any]] | None = None
-) -> dict[str, Any]:
-    entry = _problem_entry(a)
-    if extras is not None:
-        added = dict(extras(a))
-        clash = sorted(set(added) & set(entry))
-        if clash:
-            raise ValueError(f"problem extras would replace results.json keys: {clash}")
-        entry.update(added)
-    return entry
-
-
-def _problem_entry(a: ProblemAudit) -> dict[str, Any]:
-    p = a.problem
-    lim = judge_limits(p)
-    arms: dict[str, Any] = {}
-    for name, r in a.arms.items():
-        arms[name] = {
-            "source": r.arm.source,
-            "counts": r.counts,
-            "killed": len(r.killed),
-            "killed_submissions": r.killed,
-            "tle_only_submissions": r.tle_only,
-            "cov_at_k": {str(k): _finite(v) for k, v in r.cov_at_k.items()},
-            "funnel": r.funnel.to_dict(),
-        }
-    no_gold = {s: g.reason for s, g in a.golds.items() if g.reason}
-    return {
-        "problem": p.id,
-        "problem_dir": str(p.root),
-        "limits": {
-            "time_limit": p.time_limit,
-            "allowance": p.allowance,
-            "memory_limit_mb": p.memory_limit,
-            "judge": lim.to_dict(),
-            "brute_time_limit": p.brute_time_limit,
-        },
-        "exit_status": str(p.exit_status),
-        "compile": {lang: list(flags) for lang, flags in sorted(p.compile.items())},
-        "checker": p.checker.label(),
-        "tolerance": p.tolerance,
-        "oracle": {
-            "rule": str(p.oracle.rule),
-            "min_success": p.oracle.min_success,
-            "references": a.references,
-        },
-        "validator": a.legality.validator or None,
-        "validator_gate": a.legality.gate.to_dict() if a.legality.gate else None,
-        "pool": a.config.pool,
-        "pool_size": len(a.submissions),
-        "submissions": a.submissions,
-        "build_errors": a.build_errors,
-        "official_verdicts": a.official_verdicts,
-        "tle_rejudged": _tle_rejudged(a),
-        "no_gold_reasons": no_gold,
-        "arms": arms,
-        "certified": len(a.ledger),
-    }
 
 
 #: Columns of ``<problem>/kills.csv``: the cell, its run's times (and those of the first run
@@ -146,23 +91,6 @@ def _times(j: Judged | None) -> list[str]:
         return ["", "", "", ""]
     first = ["", ""] if j.tle_first is None else [f"{t:.3f}" for t in j.tle_first]
     return [f"{j.wall_time:.3f}", f"{j.cpu_time:.3f}", *first]
-
-
-def _tle_rejudged(a: ProblemAudit) -> list[dict[str, Any]]:
-    """The judge's cells whose first run was a wall-clock TLE with little CPU, re-judged."""
-    return [
-        {
-            "submission_id": n,
-            "input_sha256": s,
-            "verdict": str(j.verdict),
-            "wall_time": round(j.wall_time, 3),
-            "cpu_time": round(j.cpu_time, 3),
-            "first_wall_time": round(j.tle_first[0], 3),
-            "first_cpu_time": round(j.tle_first[1], 3),
-        }
-        for (n, s), j in a.cells.items()
-        if j.tle_first is not None
-    ]
 
 
 def _write_matrix(a: ProblemAudit, out: Path) -> None:
@@ -278,57 +206,89 @@ def run_audit(
     if len(set(ids)) != len(ids):
         raise ValueError(f"problem ids repeat: {ids}")
     audits = audit_problems(loaded, sources, config, engine, base=base)
+    funnel = _pooled_funnels(audits)
+    record = _record(audits, config, engine, funnel, problem_extras)
+    if out_dir is not None:
+        _write_outputs(audits, funnel, record, out_dir)
+    return AuditResult(audits, record.to_dict(), out_dir, funnel, record)
 
-    arm_names: list[str] = []
+
+def _arm_names(audits: Sequence[ProblemAudit]) -> list[str]:
+    """Every arm of the audit, in the order the problems first name them."""
+    names: list[str] = []
     for a in audits:
-        arm_names += [n for n in a.arms if n not in arm_names]
-    per_arm: dict[str, Any] = {}
+        names += [n for n in a.arms if n not in names]
+    return names
+
+
+def _pooled_funnels(audits: Sequence[ProblemAudit]) -> dict[str, Funnel]:
+    """Each arm's funnel summed over the problems it was run on."""
     funnel: dict[str, Funnel] = {}
-    for name in arm_names:
-        mats = [a.arms[name].kill_matrix for a in audits if name in a.arms]
+    for name in _arm_names(audits):
         f = Funnel()
         for a in audits:
             if name in a.arms:
                 f = f + a.arms[name].funnel
         funnel[name] = f
-        per_arm[name] = {
-            "problems": sum(name in a.arms for a in audits),
-            "micro_coverage": _finite(micro_coverage(mats)),
-            "macro_recall": _finite(macro_recall(mats)),
-            "cov_at_k": {str(k): _finite(micro_coverage(mats, k)) for k in config.ks},
-            "macro_cov_at_k": {str(k): _finite(macro_recall(mats, k)) for k in config.ks},
-            "certified": f.certified,
-            "funnel": f.to_dict(),
-        }
-    results: dict[str, Any] = {
-        "suitebench_version": __version__,
-        "python": platform.python_version(),
-        "backend": str(engine.backend),
-        "unsandboxed": engine.backend is Backend.PLAIN,
-        "toolchains": _toolchains(audits),
-        "pool": config.pool,
-        "consensus_pool": config.consensus_pool,
-        "max_candidates": config.max_candidates,
-        "ks": list(config.ks),
-        "basis": "legal-or-unmeasured inputs with gold; kills are WA/PE/RE/MLE/OLE (excl-TLE)",
-        "runs": {"executed": engine.executed_runs, "cached": engine.cached_runs},
-        "harness_errors": [e.to_dict() for a in audits for e in a.harness_errors],
-        "arms": per_arm,
-        "problems": {a.problem.id: _problem_json(a, problem_extras) for a in audits},
-        "certified": sum(len(a.ledger) for a in audits),
-    }
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        rows = [r for a in audits for r in a.ledger]
-        retr = [r for a in audits for r in a.retractions]
-        needed = {r.input_sha256 for r in rows} | {r.input_sha256 for r in retr}
-        inputs = {s: d for a in audits for s, d in a.inputs.items() if s in needed}
-        write_ledger(rows, out_dir, inputs)
-        write_retractions(retr, out_dir)
-        for a in audits:
-            _write_matrix(a, out_dir)
-        (out_dir / "funnel.txt").write_text(format_funnel(funnel), encoding="utf-8")
-        (out_dir / "results.json").write_text(
-            json.dumps(results, indent=1) + "\n", encoding="utf-8"
-        )
-    return AuditResult(audits, results, out_dir, funnel)
+    return funnel
+
+
+def _arm_entry(name: str, audits: Sequence[ProblemAudit], ks: Sequence[int], f: Funnel) -> ArmEntry:
+    """One arm over every problem: micro-pooled coverage, macro recall, both at each k."""
+    mats = [a.arms[name].kill_matrix for a in audits if name in a.arms]
+    return ArmEntry(
+        problems=sum(name in a.arms for a in audits),
+        micro_coverage=finite(micro_coverage(mats)),
+        macro_recall=finite(macro_recall(mats)),
+        cov_at_k={str(k): finite(micro_coverage(mats, k)) for k in ks},
+        macro_cov_at_k={str(k): finite(macro_recall(mats, k)) for k in ks},
+        certified=f.certified,
+        funnel=FunnelEntry.of(f),
+    )
+
+
+def _record(
+    audits: Sequence[ProblemAudit],
+    config: AuditConfig,
+    engine: AuditEngine,
+    funnel: dict[str, Funnel],
+    problem_extras: Callable[[ProblemAudit], Mapping[str, Any]] | None,
+) -> AuditRecord:
+    """``results.json``: the versions, limits and backend used, every arm, every problem."""
+    return AuditRecord(
+        suitebench_version=__version__,
+        python=platform.python_version(),
+        backend=str(engine.backend),
+        unsandboxed=engine.backend is Backend.PLAIN,
+        toolchains=_toolchains(audits),
+        pool=config.pool,
+        consensus_pool=config.consensus_pool,
+        max_candidates=config.max_candidates,
+        ks=list(config.ks),
+        basis="legal-or-unmeasured inputs with gold; kills are WA/PE/RE/MLE/OLE (excl-TLE)",
+        runs=RunCounts(executed=engine.executed_runs, cached=engine.cached_runs),
+        harness_errors=[
+            HarnessErrorEntry.model_validate(e.to_dict()) for a in audits for e in a.harness_errors
+        ],
+        arms={name: _arm_entry(name, audits, config.ks, f) for name, f in funnel.items()},
+        problems={a.problem.id: problem_entry(a, problem_extras) for a in audits},
+        certified=sum(len(a.ledger) for a in audits),
+    )
+
+
+def _write_outputs(
+    audits: Sequence[ProblemAudit], funnel: dict[str, Funnel], record: AuditRecord, out: Path
+) -> None:
+    """The ledger (with the killing inputs), the retractions, each problem's kill matrix, the
+    funnel and results.json."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [r for a in audits for r in a.ledger]
+    retr = [r for a in audits for r in a.retractions]
+    needed = {r.input_sha256 for r in rows} | {r.input_sha256 for r in retr}
+    inputs = {s: d for a in audits for s, d in a.inputs.items() if s in needed}
+    write_ledger(rows, out, inputs)
+    write_retractions(retr, out)
+    for a in audits:
+        _write_matrix(a, out)
+    (out / "funnel.txt").write_text(format_funnel(funnel), encoding="utf-8")
+    (out / "results.json").write_text(record.to_json(), encoding="utf-8")
