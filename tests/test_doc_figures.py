@@ -215,7 +215,7 @@ def test_demo_suite_table_in_readme() -> None:
         cells = [c.strip() for c in line.split("│")]
         if len(cells) != 7 or cells[1] not in ("reference", "bad tests"):
             continue
-        inst, exp = instances()[cells[0]]
+        _inst, exp = instances()[cells[0]]
         if cells[1] == "reference":
             tests, valid = exp["tests"], exp["valid"]
             killed, scored = exp["killed"], len(scored_mutants(exp))
