@@ -82,14 +82,14 @@ def _head(data: bytes) -> str:
 def tabulate(c: ChainState) -> ProblemAudit:
     """11. per arm: kill matrix, cov@k, funnel, ledger rows and retractions."""
     assert c.legality is not None
-    problem, config, legality = c.problem, c.config, c.legality
+    problem, config = c.problem, c.config
     subs = [n for n, _ in c.ok_pool]
     audit = ProblemAudit(
         problem,
         config,
         subs,
         {n: b.message[:300] for n, b in c.pool if not b.ok},
-        legality,
+        c.legality,
         c.golds,
         c.inputs,
         c.cells,
@@ -104,105 +104,8 @@ def tabulate(c: ChainState) -> ProblemAudit:
     scored_set = set(c.scored)
     for a in c.arms:
         arm_scored = [x.sha256 for x in a.inputs if x.sha256 in scored_set]
-        mat = np.array(
-            [[c.cells[(n, s)].verdict.is_kill for n in subs] for s in arm_scored], dtype=bool
-        ).reshape(len(arm_scored), len(subs))
-        killed = [n for j, n in enumerate(subs) if mat[:, j].any()]
-        tle_only = [
-            n
-            for n in subs
-            if n not in killed and any(c.cells[(n, s)].verdict is Verdict.TLE for s in arm_scored)
-        ]
-        flagged = reproducible = corrected = certified = new = off_tle = 0
-        withdrawn_by: dict[str, int] = {}
-        certified_by: dict[str, int] = {}
-        for n in subs:
-            if (a.name, n) not in c.candidates:
-                continue
-            chosen = c.candidates[(a.name, n)]
-            flagged += 1
-            if a.name != OFFICIAL and c.official_verdicts[n] == str(Verdict.TLE):
-                off_tle += 1
-            fl = [(iid, c.flags[(n, s)]) for iid, s in chosen]
-            if any(f.determinism and f.determinism.certifiable for _, f in fl):
-                reproducible += 1
-            if any(
-                f.withdrawn in (None, Stage.LEGALITY)
-                and f.determinism
-                and f.determinism.certifiable
-                for _, f in fl
-            ):
-                corrected += 1
-            for iid, f in fl:
-                if f.withdrawn is not None:
-                    withdrawn_by[str(f.withdrawn)] = withdrawn_by.get(str(f.withdrawn), 0) + 1
-                    audit.retractions.append(
-                        Retraction(
-                            problem.id,
-                            a.name,
-                            n,
-                            iid,
-                            f.input_sha256,
-                            str(f.verdict),
-                            str(f.withdrawn),
-                            f.reason,
-                            _head(f.got) if f.verdict not in CRASH else "",
-                        )
-                    )
-            survivor = next(((iid, f) for iid, f in fl if f.withdrawn is None), None)
-            if survivor is None:
-                continue
-            certified += 1
-            iid, f = survivor
-            basis = legality.basis_of(f.input_sha256)
-            certified_by[basis] = certified_by.get(basis, 0) + 1
-            is_new = a.name != OFFICIAL and c.official_verdicts[n] in (str(Verdict.AC), "unknown")
-            new += is_new
-            g = c.golds[f.input_sha256]
-            audit.ledger.append(
-                LedgerRow(
-                    problem=problem.id,
-                    problem_dir=str(problem.root),
-                    arm=a.name,
-                    pool=config.pool,
-                    submission_id=n,
-                    submission_sha256=sub_sha[n],
-                    official_verdict=c.official_verdicts[n],
-                    new_finding=is_new,
-                    input_id=iid,
-                    input_sha256=f.input_sha256,
-                    validator=legality.validator,
-                    validator_id=legality.validator_id,
-                    legality=str(legality.verdicts[f.input_sha256]),
-                    legality_basis=basis,
-                    oracle_rule=f"{problem.oracle.rule}/min{problem.oracle.min_success}",
-                    oracle_references=";".join(g.references),
-                    expected_head=_head(g.answer or b""),
-                    expected_sha256=g.sha256,
-                    got_head=_head(f.got) if f.verdict not in CRASH else "",
-                    got_sha256=f.got_sha256,
-                    verdict=str(f.verdict),
-                    determinism=str(f.determinism),
-                    consensus=f.consensus,
-                    brute=f.brute,
-                    exit_status=str(problem.exit_status),
-                    compile_flags=compile_label(problem.compile),
-                )
-            )
-        counts = {
-            "inputs": len(a.inputs),
-            "duplicates": a.duplicates,
-            "failed_seeds": len(a.failed_seeds),
-            **{
-                str(lg): sum(legality.verdicts[x.sha256] is lg for x in a.inputs) for lg in Legality
-            },
-            "no_gold": sum(
-                1
-                for x in a.inputs
-                if x.sha256 in c.golds and c.golds[x.sha256].status is GoldStatus.NO_GOLD
-            ),
-            "scored": len(arm_scored),
-        }
+        mat, killed, tle_only = _kill_matrix(c, arm_scored, subs)
+        funnel = _examine(c, a, subs, sub_sha, audit)
         audit.arms[a.name] = ArmResult(
             a,
             arm_scored,
@@ -210,16 +113,137 @@ def tabulate(c: ChainState) -> ProblemAudit:
             cov_at_k_curve(mat, config.ks),
             killed,
             tle_only,
-            Funnel(
-                flagged,
-                off_tle,
-                reproducible,
-                corrected,
-                certified,
-                new,
-                withdrawn_by,
-                certified_by,
-            ),
-            counts,
+            funnel,
+            _arm_counts(c, a, arm_scored),
         )
     return audit
+
+
+def _kill_matrix(
+    c: ChainState, arm_scored: list[str], subs: list[str]
+) -> tuple[np.ndarray, list[str], list[str]]:
+    """An arm's kill matrix (scored inputs x submissions), the submissions it kills and those
+    it only times out."""
+    mat = np.array(
+        [[c.cells[(n, s)].verdict.is_kill for n in subs] for s in arm_scored], dtype=bool
+    ).reshape(len(arm_scored), len(subs))
+    killed = [n for j, n in enumerate(subs) if mat[:, j].any()]
+    tle_only = [
+        n
+        for n in subs
+        if n not in killed and any(c.cells[(n, s)].verdict is Verdict.TLE for s in arm_scored)
+    ]
+    return mat, killed, tle_only
+
+
+def _examine(
+    c: ChainState, a: Arm, subs: list[str], sub_sha: dict[str, str], audit: ProblemAudit
+) -> Funnel:
+    """The funnel of one arm: each flagged submission's examined inputs, counted stage by
+    stage; every withdrawn flag becomes a retraction, every certified one a ledger row (both
+    appended to ``audit``)."""
+    assert c.legality is not None
+    flagged = reproducible = corrected = certified = new = off_tle = 0
+    withdrawn_by: dict[str, int] = {}
+    certified_by: dict[str, int] = {}
+    for n in subs:
+        if (a.name, n) not in c.candidates:
+            continue
+        flagged += 1
+        if a.name != OFFICIAL and c.official_verdicts[n] == str(Verdict.TLE):
+            off_tle += 1
+        fl = [(iid, c.flags[(n, s)]) for iid, s in c.candidates[(a.name, n)]]
+        if any(f.determinism and f.determinism.certifiable for _, f in fl):
+            reproducible += 1
+        if any(
+            f.withdrawn in (None, Stage.LEGALITY) and f.determinism and f.determinism.certifiable
+            for _, f in fl
+        ):
+            corrected += 1
+        for iid, f in fl:
+            if f.withdrawn is not None:
+                withdrawn_by[str(f.withdrawn)] = withdrawn_by.get(str(f.withdrawn), 0) + 1
+                audit.retractions.append(_retraction(c, a, n, iid, f))
+        survivor = next(((iid, f) for iid, f in fl if f.withdrawn is None), None)
+        if survivor is None:
+            continue
+        certified += 1
+        iid, f = survivor
+        basis = c.legality.basis_of(f.input_sha256)
+        certified_by[basis] = certified_by.get(basis, 0) + 1
+        is_new = a.name != OFFICIAL and c.official_verdicts[n] in (str(Verdict.AC), "unknown")
+        new += is_new
+        audit.ledger.append(_ledger_row(c, a, n, sub_sha[n], iid, f, is_new))
+    return Funnel(
+        flagged, off_tle, reproducible, corrected, certified, new, withdrawn_by, certified_by
+    )
+
+
+def _retraction(c: ChainState, a: Arm, sub: str, input_id: str, f: Flag) -> Retraction:
+    assert f.withdrawn is not None
+    return Retraction(
+        c.problem.id,
+        a.name,
+        sub,
+        input_id,
+        f.input_sha256,
+        str(f.verdict),
+        str(f.withdrawn),
+        f.reason,
+        _head(f.got) if f.verdict not in CRASH else "",
+    )
+
+
+def _ledger_row(
+    c: ChainState, a: Arm, sub: str, sub_sha: str, input_id: str, f: Flag, is_new: bool
+) -> LedgerRow:
+    """The ledger's row of a certified flag: everything needed to re-check it from scratch."""
+    assert c.legality is not None
+    problem, legality = c.problem, c.legality
+    g = c.golds[f.input_sha256]
+    return LedgerRow(
+        problem=problem.id,
+        problem_dir=str(problem.root),
+        arm=a.name,
+        pool=c.config.pool,
+        submission_id=sub,
+        submission_sha256=sub_sha,
+        official_verdict=c.official_verdicts[sub],
+        new_finding=is_new,
+        input_id=input_id,
+        input_sha256=f.input_sha256,
+        validator=legality.validator,
+        validator_id=legality.validator_id,
+        legality=str(legality.verdicts[f.input_sha256]),
+        legality_basis=legality.basis_of(f.input_sha256),
+        oracle_rule=f"{problem.oracle.rule}/min{problem.oracle.min_success}",
+        oracle_references=";".join(g.references),
+        expected_head=_head(g.answer or b""),
+        expected_sha256=g.sha256,
+        got_head=_head(f.got) if f.verdict not in CRASH else "",
+        got_sha256=f.got_sha256,
+        verdict=str(f.verdict),
+        determinism=str(f.determinism),
+        consensus=f.consensus,
+        brute=f.brute,
+        exit_status=str(problem.exit_status),
+        compile_flags=compile_label(problem.compile),
+    )
+
+
+def _arm_counts(c: ChainState, a: Arm, arm_scored: list[str]) -> dict[str, int]:
+    """An arm's inputs counted by what became of them (``counts`` in results.json)."""
+    assert c.legality is not None
+    verdicts = c.legality.verdicts
+    return {
+        "inputs": len(a.inputs),
+        "duplicates": a.duplicates,
+        "failed_seeds": len(a.failed_seeds),
+        **{str(lg): sum(verdicts[x.sha256] is lg for x in a.inputs) for lg in Legality},
+        "no_gold": sum(
+            1
+            for x in a.inputs
+            if x.sha256 in c.golds and c.golds[x.sha256].status is GoldStatus.NO_GOLD
+        ),
+        "scored": len(arm_scored),
+    }
