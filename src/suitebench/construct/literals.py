@@ -44,6 +44,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from suitebench.construct.literal_scan import LiteralKind, SourceLiteral, find_literals
 from suitebench.construct.prompts import test_function
@@ -299,6 +300,9 @@ def _check_group(
     wanted: int,
     max_tries: int,
 ) -> dict[str, LiteralCheck]:
+    """The checks of the mutants sharing a target and literals: up to ``wanted`` perturbations
+    that keep the target valid (and killing its controls), each re-run once for them all."""
+
     def verdict(outcome: LiteralOutcome, reason: str, tried: int = 0) -> dict[str, LiteralCheck]:
         return {
             m: LiteralCheck(str(outcome), literals, controls=controls, tried=tried, reason=reason)
@@ -317,6 +321,7 @@ def _check_group(
     applied: list[tuple[dict[str, str], dict[str, bool]]] = []
     rejected: dict[str, list[str]] = {}  # why -> the perturbations rejected for it
     tried = 0
+    runs: dict[str, Any] = {"store": store, "cache_dir": cache_dir, "executor": executor}
     for mapping in _candidate_mappings(literals, body):
         if tried >= max_tries or len(applied) >= wanted:
             break
@@ -324,49 +329,72 @@ def _check_group(
         if perturbed is None:
             continue
         tried += 1
-        with tempfile.TemporaryDirectory(prefix="suitebench-literals-") as tmp:
-            suite = _perturbed_suite(instance, target, perturbed, Path(tmp))
-            result = score_suite(
-                instance,
-                suite,
-                store=store,
-                cache_dir=cache_dir,
-                executor=executor,
-                mutant_ids=[*controls, *members],
-                all_tests=True,
-            )
-        test = next((t for t in result.tests if t.id == target), None)
-        rows = {m.id: m for m in result.mutants}
-        if test is None or not test.valid:
-            how = "is not collected" if test is None else "fails on the reference"
-            rejected.setdefault(f"the target {how}", []).append(_describe(mapping))
-            continue
-        alive = [c for c in controls if target not in rows[c].killed_by]
-        if alive:
-            why = f"the target no longer kills {', '.join(alive)}"
+        kills, why = _run_perturbed(instance, target, perturbed, members, controls, runs)
+        if kills is None:
             rejected.setdefault(why, []).append(_describe(mapping))
             continue
-        crashed = [m for m in members if rows[m].status is MutantStatus.CRASHED]
-        if crashed:
-            rejected.setdefault(f"pytest crashed on {', '.join(crashed)}", []).append(
-                _describe(mapping)
-            )
-            continue
-        applied.append((mapping, {m: target in rows[m].killed_by for m in members}))
+        applied.append((mapping, kills))
     if not applied:
-        why = (
-            "; ".join(f"with {' / '.join(tries)} {how}" for how, tries in rejected.items())
-            if rejected
-            else "there is no perturbation of it to try"
-        )
-        need = "passing on the reference" + (
-            f" and killing {', '.join(controls)}" if controls else ""
-        )
         return verdict(
-            LiteralOutcome.NOT_APPLICABLE,
-            f"no perturbation of {', '.join(literals)} keeps the target {need}: {why}",
-            tried,
+            LiteralOutcome.NOT_APPLICABLE, _none_kept(literals, controls, rejected), tried
         )
+    return _member_checks(literals, members, controls, applied, tried)
+
+
+def _run_perturbed(
+    instance: Instance,
+    target: str,
+    perturbed: str,
+    members: list[str],
+    controls: list[str],
+    runs: dict[str, Any],
+) -> tuple[dict[str, bool] | None, str]:
+    """Score the target's perturbed file on the controls and the members: which members the
+    target kills, or None and why the perturbation is rejected (the target is invalid, no
+    longer kills a control, or pytest crashed on a member)."""
+    with tempfile.TemporaryDirectory(prefix="suitebench-literals-") as tmp:
+        suite = _perturbed_suite(instance, target, perturbed, Path(tmp))
+        result = score_suite(
+            instance,
+            suite,
+            **runs,
+            mutant_ids=[*controls, *members],
+            all_tests=True,
+        )
+    test = next((t for t in result.tests if t.id == target), None)
+    rows = {m.id: m for m in result.mutants}
+    if test is None or not test.valid:
+        how = "is not collected" if test is None else "fails on the reference"
+        return None, f"the target {how}"
+    alive = [c for c in controls if target not in rows[c].killed_by]
+    if alive:
+        return None, f"the target no longer kills {', '.join(alive)}"
+    crashed = [m for m in members if rows[m].status is MutantStatus.CRASHED]
+    if crashed:
+        return None, f"pytest crashed on {', '.join(crashed)}"
+    return {m: target in rows[m].killed_by for m in members}, ""
+
+
+def _none_kept(literals: list[str], controls: list[str], rejected: dict[str, list[str]]) -> str:
+    """Why no perturbation could be used: each rejection with the perturbations it hit."""
+    why = (
+        "; ".join(f"with {' / '.join(tries)} {how}" for how, tries in rejected.items())
+        if rejected
+        else "there is no perturbation of it to try"
+    )
+    need = "passing on the reference" + (f" and killing {', '.join(controls)}" if controls else "")
+    return f"no perturbation of {', '.join(literals)} keeps the target {need}: {why}"
+
+
+def _member_checks(
+    literals: list[str],
+    members: list[str],
+    controls: list[str],
+    applied: list[tuple[dict[str, str], dict[str, bool]]],
+    tried: int,
+) -> dict[str, LiteralCheck]:
+    """Each member's check from the perturbations applied: a genuine kill when the target
+    still kills it under one of them, a literal special case when it passes under all."""
     checks: dict[str, LiteralCheck] = {}
     kills_controls = f" and kills {', '.join(controls)}" if controls else ""
     for m in members:
