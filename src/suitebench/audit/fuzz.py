@@ -338,13 +338,7 @@ def fuzz_validator(
     has not seen the validator. They are reported with kind ``known_illegal`` and
     ``source_index`` -1; unlike a structural variant, accepting one is a definite false accept.
     """
-    ids = (
-        list(input_ids)
-        if input_ids is not None
-        else [f"official[{i}]" for i in range(len(official_inputs))]
-    )
-    if len(ids) != len(official_inputs):
-        raise ValueError(f"{len(ids)} input ids for {len(official_inputs)} official inputs")
+    ids = _names(input_ids, len(official_inputs), "official", "official inputs", "input ids")
     argv, built_binds, name, build_message = _resolve_validator(validator, cache_dir)
     if build_message:
         return FuzzReport(
@@ -356,37 +350,16 @@ def fuzz_validator(
             skipped_identical=0,
             build_message=build_message,
         )
-
-    k_ids = (
-        list(known_illegal_ids)
-        if known_illegal_ids is not None
-        else [f"known_illegal[{i}]" for i in range(len(known_illegal))]
-    )
-    if len(k_ids) != len(known_illegal):
-        raise ValueError(f"{len(k_ids)} ids for {len(known_illegal)} known-illegal inputs")
+    k_ids = _names(known_illegal_ids, len(known_illegal), "known_illegal", "known-illegal inputs")
     originals = {hashlib.sha256(d).hexdigest() for d in official_inputs}
     for j, data in enumerate(known_illegal):
         if hashlib.sha256(data).hexdigest() in originals:
             raise ValueError(
                 f"known-illegal input {k_ids[j]} is byte-identical to an official input"
             )
-
-    binds = [*built_binds, *(str(b) for b in ro_binds)]
-
-    def validate(stdins: Sequence[bytes]) -> list[Outcome]:
-        out: list[Outcome] = []
-        for start in range(0, len(stdins), _CHUNK):
-            out.extend(
-                sandbox.run_batch(
-                    list(argv),
-                    stdins[start : start + _CHUNK],
-                    cwd=Path(cwd),
-                    env=env,
-                    limits=limits,
-                    ro_binds=binds,
-                )
-            )
-        return out
+    run = _FuzzRun(
+        argv, [*built_binds, *(str(b) for b in ro_binds)], Path(cwd), env, limits, originals
+    )
 
     # Steps: the originals, then one per official input's variants, then the supplied track.
     # Variants are generated, run and dropped one official input at a time, so memory stays
@@ -394,22 +367,76 @@ def fuzz_validator(
     n = len(official_inputs)
     total = n + 2
     original_verdicts = tuple(
-        (ids[i], verdict_of(o)) for i, o in enumerate(validate(official_inputs))
+        (ids[i], verdict_of(o)) for i, o in enumerate(run.validate(official_inputs))
     )
     rejected = tuple(i for i, v in original_verdicts if v is not FuzzVerdict.ACCEPTED)
     if progress is not None:
         progress(1, total)
+    for idx, data in enumerate(official_inputs):
+        run.structural(idx, ids[idx], data)
+        if progress is not None:
+            progress(idx + 2, total)
+    run.known_illegal(known_illegal, k_ids)
+    if progress is not None:
+        progress(total, total)
+    return FuzzReport(
+        validator=name,
+        n_originals=n,
+        originals_rejected=rejected,
+        findings=tuple(run.findings),
+        skipped_duplicates=run.duplicates,
+        skipped_identical=run.identical,
+        original_verdicts=original_verdicts,
+    )
 
-    seen: set[str] = set()
-    dup = identical = 0
-    findings: list[FuzzFinding] = []
 
-    def run_group(group: list[tuple[int, str, Variant]]) -> None:
+def _names(
+    given: Sequence[str] | None, n: int, stem: str, what: str, ids: str = "ids"
+) -> list[str]:
+    """The ids of ``n`` inputs: as given (one each), else ``stem[i]``."""
+    names = list(given) if given is not None else [f"{stem}[{i}]" for i in range(n)]
+    if len(names) != n:
+        raise ValueError(f"{len(names)} {ids} for {n} {what}")
+    return names
+
+
+@dataclass
+class _FuzzRun:
+    """One fuzz of a validator under way: how it is run, and what it found so far (inputs
+    already seen are run once: a repeat is counted, an official input's twin skipped)."""
+
+    argv: tuple[str, ...]
+    binds: list[str]
+    cwd: Path
+    env: dict[str, str] | None
+    limits: Limits
+    originals: set[str]
+    seen: set[str] = field(default_factory=set)
+    duplicates: int = 0
+    identical: int = 0
+    findings: list[FuzzFinding] = field(default_factory=list)
+
+    def validate(self, stdins: Sequence[bytes]) -> list[Outcome]:
+        out: list[Outcome] = []
+        for start in range(0, len(stdins), _CHUNK):
+            out.extend(
+                sandbox.run_batch(
+                    list(self.argv),
+                    stdins[start : start + _CHUNK],
+                    cwd=self.cwd,
+                    env=self.env,
+                    limits=self.limits,
+                    ro_binds=self.binds,
+                )
+            )
+        return out
+
+    def run_group(self, group: list[tuple[int, str, Variant]]) -> None:
         for (idx, source_id, v), out in zip(
-            group, validate([v.data for _, _, v in group]), strict=True
+            group, self.validate([v.data for _, _, v in group]), strict=True
         ):
             verdict = verdict_of(out)
-            findings.append(
+            self.findings.append(
                 FuzzFinding(
                     kind=v.kind,
                     detail=v.detail,
@@ -424,39 +451,28 @@ def fuzz_validator(
                 )
             )
 
-    for idx, data in enumerate(official_inputs):
+    def structural(self, idx: int, source_id: str, data: bytes) -> None:
+        """The structural variants of one official input, each new one run."""
         group: list[tuple[int, str, Variant]] = []
         for v in structural_variants(data):
             h = v.sha256
-            if h in originals:
-                identical += 1
-            elif h in seen:
-                dup += 1
+            if h in self.originals:
+                self.identical += 1
+            elif h in self.seen:
+                self.duplicates += 1
             else:
-                seen.add(h)
-                group.append((idx, ids[idx], v))
-        run_group(group)
-        if progress is not None:
-            progress(idx + 2, total)
+                self.seen.add(h)
+                group.append((idx, source_id, v))
+        self.run_group(group)
 
-    known_group: list[tuple[int, str, Variant]] = []
-    for j, data in enumerate(known_illegal):
-        v = Variant(VariantKind.KNOWN_ILLEGAL, f"supplied as illegal: {k_ids[j]}", data)
-        if v.sha256 in seen:
-            dup += 1
-            continue
-        seen.add(v.sha256)
-        known_group.append((-1, k_ids[j], v))
-    run_group(known_group)
-    if progress is not None:
-        progress(total, total)
-
-    return FuzzReport(
-        validator=name,
-        n_originals=n,
-        originals_rejected=rejected,
-        findings=tuple(findings),
-        skipped_duplicates=dup,
-        skipped_identical=identical,
-        original_verdicts=original_verdicts,
-    )
+    def known_illegal(self, inputs: Sequence[bytes], ids: Sequence[str]) -> None:
+        """The supplied semantic track: inputs known to break a constraint."""
+        group: list[tuple[int, str, Variant]] = []
+        for j, data in enumerate(inputs):
+            v = Variant(VariantKind.KNOWN_ILLEGAL, f"supplied as illegal: {ids[j]}", data)
+            if v.sha256 in self.seen:
+                self.duplicates += 1
+                continue
+            self.seen.add(v.sha256)
+            group.append((-1, ids[j], v))
+        self.run_group(group)
