@@ -239,13 +239,7 @@ def fdr_from_review(
     """
     policy = UnsurePolicy(unsure)
     p = Path(path)
-    with p.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        fields = reader.fieldnames or []
-        for col in (VERDICT_COLUMN, "weight"):
-            if col not in fields:
-                raise ReviewError(f"{p}: no {col!r} column (is this a review file?)")
-        rows = list(reader)
+    rows = _review_rows(p)
     weights: list[float] = []
     false_flags: list[bool] = []
     n_bug = n_unsure = n_excluded = 0
@@ -255,21 +249,7 @@ def fdr_from_review(
         if not raw:
             blank.append(line)
             continue
-        try:
-            verdict = HumanVerdict(raw)
-        except ValueError:
-            allowed = ", ".join(v.value for v in HumanVerdict)
-            raise ReviewError(
-                f"{p}: line {line}: {VERDICT_COLUMN} is {raw!r}; expected one of {allowed}"
-            ) from None
-        try:
-            w = float(row.get("weight") or "")
-        except ValueError:
-            raise ReviewError(
-                f"{p}: line {line}: weight {row.get('weight')!r} is not a number"
-            ) from None
-        if not (w > 0 and math.isfinite(w)):
-            raise ReviewError(f"{p}: line {line}: weight must be positive, got {w}")
+        verdict, w = _adjudicated(p, line, raw, row.get("weight"))
         if verdict is HumanVerdict.UNSURE:
             n_unsure += 1
             if policy is UnsurePolicy.EXCLUDE:
@@ -283,9 +263,52 @@ def fdr_from_review(
         shown = ", ".join(map(str, blank[:10])) + (" ..." if len(blank) > 10 else "")
         raise ReviewError(f"{p}: {len(blank)} row(s) without a {VERDICT_COLUMN}: line {shown}")
     n_excluded += len(blank)
-    n = len(weights)
-    if n == 0:
+    if not weights:
         raise ReviewError(f"{p}: no adjudicated row to estimate a false-discovery rate from")
+    return _estimate(weights, false_flags, n_bug, n_unsure, n_excluded, confidence, policy)
+
+
+def _review_rows(p: Path) -> list[dict[str, str]]:
+    """The rows of a review CSV, which must have the verdict and weight columns."""
+    with p.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        fields = reader.fieldnames or []
+        for col in (VERDICT_COLUMN, "weight"):
+            if col not in fields:
+                raise ReviewError(f"{p}: no {col!r} column (is this a review file?)")
+        return list(reader)
+
+
+def _adjudicated(p: Path, line: int, raw: str, weight: str | None) -> tuple[HumanVerdict, float]:
+    """One filled-in row's verdict and weight, or the error naming its line."""
+    try:
+        verdict = HumanVerdict(raw)
+    except ValueError:
+        allowed = ", ".join(v.value for v in HumanVerdict)
+        raise ReviewError(
+            f"{p}: line {line}: {VERDICT_COLUMN} is {raw!r}; expected one of {allowed}"
+        ) from None
+    try:
+        w = float(weight or "")
+    except ValueError:
+        raise ReviewError(f"{p}: line {line}: weight {weight!r} is not a number") from None
+    if not (w > 0 and math.isfinite(w)):
+        raise ReviewError(f"{p}: line {line}: weight must be positive, got {w}")
+    return verdict, w
+
+
+def _estimate(
+    weights: list[float],
+    false_flags: list[bool],
+    n_bug: int,
+    n_unsure: int,
+    n_excluded: int,
+    confidence: float,
+    policy: UnsurePolicy,
+) -> FdrEstimate:
+    """The weighted FDR, its Wilson upper bound at the weights' effective sample size, and
+    the unweighted figures beside them."""
+    n = len(weights)
     wa = np.asarray(weights, dtype=np.float64)
     fa = np.asarray(false_flags, dtype=np.float64)
     fdr = float(np.sum(wa * fa) / np.sum(wa))
