@@ -202,6 +202,39 @@ def source_units(language: Language, sources: Sequence[str]) -> tuple[str, ...]:
     return units
 
 
+def _dir_language(p: Path, files: Sequence[str]) -> Language:
+    """The language of a directory given none: that of its files, which must be one."""
+    langs = {EXTENSIONS[Path(f).suffix.lower()] for f in files if Path(f).suffix in EXTENSIONS}
+    if len(langs) != 1:
+        raise ToolchainError(
+            f"{p}: cannot tell the language (found {sorted(map(str, langs)) or 'none'}); "
+            "pass language= or add a build.sh"
+        )
+    return langs.pop()
+
+
+def _dir_entry(p: Path, lang: Language, units: Sequence[str]) -> str | None:
+    """The file a directory's program starts from: ``main.py``/``__main__.py`` (Python),
+    ``main.sh`` (shell), ``main.rs`` (Rust), else its one unit; None where the language
+    needs no entry."""
+    entry: str | None = None
+    if lang in (Language.PYTHON, Language.PYPY3):
+        entry = next((f for f in ("main.py", "__main__.py") if f in units), None)
+        if entry is None:
+            if len(units) != 1:
+                raise ToolchainError(f"{p}: a Python directory needs main.py or __main__.py")
+            entry = units[0]
+    elif lang is Language.SHELL:
+        if len(units) != 1 and "main.sh" not in units:
+            raise ToolchainError(f"{p}: a shell directory needs main.sh")
+        entry = "main.sh" if "main.sh" in units else units[0]
+    elif lang is Language.RUST:
+        if len(units) != 1 and "main.rs" not in units:
+            raise ToolchainError(f"{p}: a Rust directory needs main.rs (its crate root)")
+        entry = "main.rs" if "main.rs" in units else units[0]
+    return entry
+
+
 def program_from_path(
     path: str | os.PathLike[str],
     language: Language | str | None = None,
@@ -245,31 +278,11 @@ def program_from_path(
             raise ToolchainError(f"{p}: compile flags given for a build-script program")
         return Program(Language.SCRIPT, p, files, build_command=cmd, name=p.name)
     if lang is None:
-        langs = {EXTENSIONS[Path(f).suffix.lower()] for f in files if Path(f).suffix in EXTENSIONS}
-        if len(langs) != 1:
-            raise ToolchainError(
-                f"{p}: cannot tell the language (found {sorted(map(str, langs)) or 'none'}); "
-                "pass language= or add a build.sh"
-            )
-        lang = langs.pop()
+        lang = _dir_language(p, files)
     units = source_units(lang, files)
     if not units:
         raise ToolchainError(f"{p}: no {lang} sources")
-    entry: str | None = None
-    if lang in (Language.PYTHON, Language.PYPY3):
-        entry = next((f for f in ("main.py", "__main__.py") if f in units), None)
-        if entry is None:
-            if len(units) != 1:
-                raise ToolchainError(f"{p}: a Python directory needs main.py or __main__.py")
-            entry = units[0]
-    elif lang is Language.SHELL:
-        if len(units) != 1 and "main.sh" not in units:
-            raise ToolchainError(f"{p}: a shell directory needs main.sh")
-        entry = "main.sh" if "main.sh" in units else units[0]
-    elif lang is Language.RUST:
-        if len(units) != 1 and "main.rs" not in units:
-            raise ToolchainError(f"{p}: a Rust directory needs main.rs (its crate root)")
-        entry = "main.rs" if "main.rs" in units else units[0]
+    entry = _dir_entry(p, lang, units)
     # Every file is part of the program (headers, modules, data next to the code); the recipe
     # compiles the units among them.
     sources = files
