@@ -119,7 +119,6 @@ def audit(
     solution that does not build. Each is named on stderr and listed in results.json
     (harness_errors); the outputs are written either way, and --keep-going exits 0.
     """
-    quiet = OPTIONS.quiet or OPTIONS.json
     chosen = sandbox_backend(backend, allow_unsandboxed)
     if recheck is not None:
         _recheck(recheck, chosen)
@@ -127,6 +126,26 @@ def audit(
     if not problems:
         _err.print("[red]error:[/red] give at least one PROBLEM (or --recheck LEDGER)")
         raise typer.Exit(2)
+    config = AuditConfig(pool=pool, consensus_pool=consensus_pool, max_candidates=max_candidates)
+    result, fuzzed, sample_note = _run(
+        problems, arm, config, out, build_cache, chosen, fuzz=fuzz, review=(review_cap, seed)
+    )
+    _report(result, out, fuzzed if fuzz else None, sample_note, keep_going=keep_going)
+
+
+def _run(
+    problems: list[Path],
+    arm: list[str],
+    config: AuditConfig,
+    out: Path,
+    build_cache: Path | None,
+    backend: Backend,
+    *,
+    fuzz: bool,
+    review: tuple[int | None, int],
+) -> tuple[AuditResult, dict[str, FuzzReport], str]:
+    """The audit itself, under a progress bar: the result, each problem's validator fuzz
+    (with ``fuzz``) and the review sample's line for the summary ("" without one)."""
     try:
         sources: list[ArmSource] = [parse_arm(a) for a in arm]
         store = Store(OPTIONS.store)
@@ -135,7 +154,7 @@ def audit(
         raise typer.Exit(2) from None
     cache = build_cache or OPTIONS.store.parent / "builds"
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
-    config = AuditConfig(pool=pool, consensus_pool=consensus_pool, max_candidates=max_candidates)
+    review_cap, seed = review
     try:
         with Progress(
             TextColumn("[progress.description]{task.description}"),
@@ -143,31 +162,16 @@ def audit(
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             console=_err,
-            disable=quiet,
+            disable=OPTIONS.quiet or OPTIONS.json,
         ) as bar:
             task = bar.add_task("auditing (runs)", total=None)
 
             def progress(done: int, total: int) -> None:
                 bar.update(task, completed=done, total=total)
 
-            engine = AuditEngine(store, executor, cache, backend=chosen, progress=progress)
+            engine = AuditEngine(store, executor, cache, backend=backend, progress=progress)
             fuzzed: dict[str, FuzzReport] = {}
-            extras: Callable[[ProblemAudit], dict[str, Any]] | None = None
-            if fuzz:
-
-                def fuzz_extras(a: ProblemAudit) -> dict[str, Any]:
-                    ftask = bar.add_task(f"validator fuzz {a.problem.id}", total=None)
-
-                    def fprogress(done: int, total: int) -> None:
-                        bar.update(ftask, completed=done, total=total)
-
-                    report = _fuzz_problem(a, engine, out, fprogress)
-                    if report is not None:
-                        fuzzed[a.problem.id] = report
-                    return {"validator_fuzz": _fuzz_summary(a, report)}
-
-                extras = fuzz_extras
-
+            extras = _fuzz_extras(bar, engine, out, fuzzed) if fuzz else None
             result = run_audit(
                 problems, sources, engine, config=config, out_dir=out, problem_extras=extras
             )
@@ -178,10 +182,43 @@ def audit(
     finally:
         executor.close()
         store.close()
+    return result, fuzzed, sample_note
+
+
+def _fuzz_extras(
+    bar: Progress, engine: AuditEngine, out: Path, fuzzed: dict[str, FuzzReport]
+) -> Callable[[ProblemAudit], dict[str, Any]]:
+    """The ``problem_extras`` of ``--fuzz-validator``: each problem's validator fuzzed (its
+    report kept in ``fuzzed``), its summary added to the problem's entry."""
+
+    def fuzz_extras(a: ProblemAudit) -> dict[str, Any]:
+        ftask = bar.add_task(f"validator fuzz {a.problem.id}", total=None)
+
+        def fprogress(done: int, total: int) -> None:
+            bar.update(ftask, completed=done, total=total)
+
+        report = _fuzz_problem(a, engine, out, fprogress)
+        if report is not None:
+            fuzzed[a.problem.id] = report
+        return {"validator_fuzz": _fuzz_summary(a, report)}
+
+    return fuzz_extras
+
+
+def _report(
+    result: AuditResult,
+    out: Path,
+    fuzzed: dict[str, FuzzReport] | None,
+    sample_note: str,
+    *,
+    keep_going: bool,
+) -> None:
+    """What the audit found: the JSON (with --json), the summary, the fuzz, the gates, and
+    the exit status of harness errors."""
     if OPTIONS.json:
         sys.stdout.write(json.dumps(result.results) + "\n")
     _summary(result)  # stdout, or stderr when the JSON holds stdout
-    if fuzz:
+    if fuzzed is not None:
         _print_fuzz(result, fuzzed)
     _out.print(f"ledger: {result.ledger_rows} certified rows; outputs in {out}")
     if sample_note:
