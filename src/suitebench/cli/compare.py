@@ -42,51 +42,61 @@ def _signed(x: float | None) -> str:
 def _print(result: dict[str, Any]) -> None:
     comp = escape(result["comparator"])
     for side in result["sides"]:
-        name = escape(side["name"])
+        _print_side(result, side, comp)
+    _print_noninferiority(result["noninferiority"], comp)
+
+
+def _print_side(result: dict[str, Any], side: dict[str, Any], comp: str) -> None:
+    """One side against the comparator: the paired metrics, then the agreement of the
+    killed labels."""
+    name = escape(side["name"])
+    _out.print(
+        f"[bold]{name}[/bold] vs [bold]{comp}[/bold] over {len(side['problems'])} "
+        f"problem(s); {result['n_boot']} resamples, seed {result['seed']}"
+    )
+    if len(side["problems"]) < 5:
         _out.print(
-            f"[bold]{name}[/bold] vs [bold]{comp}[/bold] over {len(side['problems'])} "
-            f"problem(s); {result['n_boot']} resamples, seed {result['seed']}"
+            f"  only {len(side['problems'])} paired problem(s): the intervals resample too "
+            "few clusters to mean much"
         )
-        if len(side["problems"]) < 5:
-            _out.print(
-                f"  only {len(side['problems'])} paired problem(s): the intervals resample too "
-                "few clusters to mean much"
-            )
-        if side["only_here"] or side["only_comparator"]:
-            _out.print(
-                f"  not paired (left out): {', '.join(side['only_here'] + side['only_comparator'])}"
-            )
-        n_seeds = len(side["metrics"][0]["robustness_seeds"]) + 1
-        t = Table(
-            "metric",
-            "A",
-            "B",
-            "delta",
-            f"{100 * result['confidence']:.0f}% interval",
-            f"over {n_seeds} seeds",
-            "separated",
-            show_edge=False,
-        )
-        for m in side["metrics"]:
-            pooled = "" if m["weighting"] == "macro" else " (pooled)"
-            t.add_row(
-                m["metric"] + pooled,
-                _f(m["value"]),
-                _f(m["comparator_value"]),
-                _signed(m["estimate"]),
-                f"[{m['lo']:+.3f}, {m['hi']:+.3f}]",
-                f"[{m['lo_range'][0]:+.3f}, {m['hi_range'][1]:+.3f}]",
-                f"all {n_seeds}" if m["separated_all_seeds"] else "no",
-            )
-        _out.print(t)
-        k = side["kappa"]
-        kappa = "undefined" if k["kappa"] is None else f"{k['kappa']:.3f}"
-        interval = "" if k["lo"] is None else f" [{k['lo']:.3f}, {k['hi']:.3f}]"
+    if side["only_here"] or side["only_comparator"]:
         _out.print(
-            f"  Cohen's kappa of the killed labels: {kappa}{interval} over {k['items']} items "
-            f"(agreement {_f(k['observed'])}, by chance {_f(k['expected'])})"
+            f"  not paired (left out): {', '.join(side['only_here'] + side['only_comparator'])}"
         )
-    ni = result["noninferiority"]
+    n_seeds = len(side["metrics"][0]["robustness_seeds"]) + 1
+    t = Table(
+        "metric",
+        "A",
+        "B",
+        "delta",
+        f"{100 * result['confidence']:.0f}% interval",
+        f"over {n_seeds} seeds",
+        "separated",
+        show_edge=False,
+    )
+    for m in side["metrics"]:
+        pooled = "" if m["weighting"] == "macro" else " (pooled)"
+        t.add_row(
+            m["metric"] + pooled,
+            _f(m["value"]),
+            _f(m["comparator_value"]),
+            _signed(m["estimate"]),
+            f"[{m['lo']:+.3f}, {m['hi']:+.3f}]",
+            f"[{m['lo_range'][0]:+.3f}, {m['hi_range'][1]:+.3f}]",
+            f"all {n_seeds}" if m["separated_all_seeds"] else "no",
+        )
+    _out.print(t)
+    k = side["kappa"]
+    kappa = "undefined" if k["kappa"] is None else f"{k['kappa']:.3f}"
+    interval = "" if k["lo"] is None else f" [{k['lo']:.3f}, {k['hi']:.3f}]"
+    _out.print(
+        f"  Cohen's kappa of the killed labels: {kappa}{interval} over {k['items']} items "
+        f"(agreement {_f(k['observed'])}, by chance {_f(k['expected'])})"
+    )
+
+
+def _print_noninferiority(ni: dict[str, Any], comp: str) -> None:
+    """The noninferiority family: each side's per-problem delta, its bound and Holm's pass."""
     t = Table(
         "side",
         f"delta {ni['metric']}",
