@@ -4,6 +4,8 @@ The auditors paper compares arms (input sets) by cov@k, "the order-free expected
 killed by a uniform random k-subset of an arm's legal inputs"; "an arm with fewer than k legal
 inputs contributes its whole set". Order-free matters: an arm is not rewarded or punished for
 the order in which it emitted inputs, and arms of different sizes become comparable at a budget.
+"Coverage" in this module is always the pool's (the share of submissions killed: micro-pooled
+coverage, prefix coverage), never code coverage.
 
 For one submission (a column) killed by ``c`` of the ``n`` inputs, a uniform k-subset misses it
 with probability ``C(n-c, k) / C(n, k)``, so cov@k is the mean over columns of
