@@ -46,7 +46,14 @@ from suitebench.datasets.languages import (
 )
 from suitebench.datasets.options import ImportOptions
 from suitebench.datasets.source import SourceRow, read_rows
-from suitebench.datasets.writer import Dropped, ProblemDraft, Skipped, TestCase, problem_id
+from suitebench.datasets.writer import (
+    Dropped,
+    ProblemDraft,
+    Program,
+    Skipped,
+    TestCase,
+    problem_id,
+)
 
 __all__ = ["GENERATOR_BUILD", "CodeContestsPlusRow", "read"]
 
@@ -112,17 +119,13 @@ def _commands(cmd: str | list[str] | None) -> list[str]:
     return [line.strip() for line in lines if line.strip()]
 
 
-def draft(src: SourceRow, options: ImportOptions) -> ProblemDraft | Skipped:
-    name = str(src.data.get("id") or f"row {src.index}")
-    row = validate_row(CodeContestsPlusRow, src, FORMAT, name)
-    if isinstance(row, Skipped):
-        return row
-    if is_interactive(row.description):
-        return Skipped(name, src.file, src.index, INTERACTIVE_REASON)
+def _judge_files(
+    row: CodeContestsPlusRow, commands: list[str], options: ImportOptions, dropped: list[Dropped]
+) -> tuple[dict[str, str], str, str | None, str | None]:
+    """The problem's files for its checker, validator and generator (with ``testlib.h`` when
+    given), and their names (``tokens`` for no checker, None for none); a testlib validator
+    or generator without ``--testlib``, or a generator without command lines, is dropped."""
     has_testlib = options.testlib is not None
-    if needs_testlib(row.checker) and not has_testlib:
-        return Skipped(name, src.file, src.index, TESTLIB_REASON)
-    dropped: list[Dropped] = []
     files: dict[str, str] = {}
     checker = "tokens"
     if row.checker and row.checker.strip():
@@ -136,7 +139,6 @@ def draft(src: SourceRow, options: ImportOptions) -> ProblemDraft | Skipped:
             validator = "validator.cpp"
             files[validator] = row.validator
     generator = None
-    commands = _commands(row.generator_cmd)
     if row.generator and row.generator.strip():
         if needs_testlib(row.generator) and not has_testlib:
             dropped.append(Dropped("generator", "testlib generator needs testlib.h", "field"))
@@ -151,6 +153,13 @@ def draft(src: SourceRow, options: ImportOptions) -> ProblemDraft | Skipped:
                 files["generator/testlib.h"] = testlib_files(options)["testlib.h"]
     if has_testlib and (needs_testlib(row.checker) or needs_testlib(row.validator)):
         files.update(testlib_files(options))
+    return files, checker, validator, generator
+
+
+def _pools(
+    row: CodeContestsPlusRow, options: ImportOptions, dropped: list[Dropped]
+) -> tuple[tuple[Program, ...], tuple[Program, ...]]:
+    """The usable correct submissions (``accepted``) and incorrect ones (``rejected``)."""
 
     def entries(subs: list[_Submission] | None, field: str) -> list[tuple[int | str, str, str]]:
         return [(s.language, s.code, f"{field}[{i}]") for i, s in enumerate(subs or [])]
@@ -169,6 +178,24 @@ def draft(src: SourceRow, options: ImportOptions) -> ProblemDraft | Skipped:
         "i",
         dropped,
     )
+    return accepted, rejected
+
+
+def draft(src: SourceRow, options: ImportOptions) -> ProblemDraft | Skipped:
+    """One row's problem draft, or why it is skipped."""
+    name = str(src.data.get("id") or f"row {src.index}")
+    row = validate_row(CodeContestsPlusRow, src, FORMAT, name)
+    if isinstance(row, Skipped):
+        return row
+    if is_interactive(row.description):
+        return Skipped(name, src.file, src.index, INTERACTIVE_REASON)
+    has_testlib = options.testlib is not None
+    if needs_testlib(row.checker) and not has_testlib:
+        return Skipped(name, src.file, src.index, TESTLIB_REASON)
+    dropped: list[Dropped] = []
+    commands = _commands(row.generator_cmd)
+    files, checker, validator, generator = _judge_files(row, commands, options, dropped)
+    accepted, rejected = _pools(row, options, dropped)
     if not accepted:
         return Skipped(
             name,

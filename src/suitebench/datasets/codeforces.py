@@ -159,9 +159,38 @@ def _tests(
     return tuple(out)
 
 
+def _by_verdict(
+    entries: list[_Sub], dropped: list[Dropped]
+) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    """The submissions judged OK and those judged wrong, as ``(language, source, origin)``;
+    one that did not compile or got no judgement is dropped with the reason."""
+    ok, bad = [], []
+    for verdict, lang, source, origin in entries:
+        v = verdict.strip().upper()
+        if v == "OK":
+            ok.append((lang, source, origin))
+        elif v == "COMPILATION_ERROR":
+            dropped.append(Dropped(origin, "compilation error on the original judge"))
+        elif v in NO_JUDGEMENT:
+            dropped.append(Dropped(origin, f"verdict {verdict or 'missing'}: no judgement"))
+        else:
+            bad.append((lang, source, origin))
+    return ok, bad
+
+
+def _statement(row: CodeforcesProblemRow) -> str:
+    """The statement: the description, input and output formats and note, those given."""
+    return "\n\n".join(
+        part
+        for part in (row.description, row.input_format, row.output_format, row.note)
+        if part and part.strip()
+    )
+
+
 def draft(
     src: SourceRow, subs: dict[str, list[_Sub]], options: ImportOptions
 ) -> ProblemDraft | Skipped:
+    """One problem row's draft, with its submissions from ``subs``, or why it is skipped."""
     name = str(src.data.get("id") or f"row {src.index}")
     row = validate_row(CodeforcesProblemRow, src, FORMAT, name)
     if isinstance(row, Skipped):
@@ -184,17 +213,7 @@ def draft(
         checker = "checker.cpp" if "#include" in checker_src else "checker.py"
         files[checker] = checker_src
     entries = [s for k in _keys(src.data) for s in subs.get(k, [])]
-    ok, bad = [], []
-    for verdict, lang, source, origin in entries:
-        v = verdict.strip().upper()
-        if v == "OK":
-            ok.append((lang, source, origin))
-        elif v == "COMPILATION_ERROR":
-            dropped.append(Dropped(origin, "compilation error on the original judge"))
-        elif v in NO_JUDGEMENT:
-            dropped.append(Dropped(origin, f"verdict {verdict or 'missing'}: no judgement"))
-        else:
-            bad.append((lang, source, origin))
+    ok, bad = _by_verdict(entries, dropped)
     accepted = collect_programs(ok, language_from_text, options, "a", dropped)
     rejected = collect_programs(bad, language_from_text, options, "r", dropped)
     arms = {
@@ -211,16 +230,11 @@ def draft(
     if row.official_tests_complete is False:
         notes.append("official_tests_complete is false: Codeforces showed only some tests")
     time_limit, memory_limit = limits(row.time_limit, row.memory_limit, dropped)
-    statement = "\n\n".join(
-        part
-        for part in (row.description, row.input_format, row.output_format, row.note)
-        if part and part.strip()
-    )
     used = [k for k in CodeforcesProblemRow.model_fields if src.data.get(k) not in (None, "", [])]
     return ProblemDraft(
         id=problem_id(row.id),
         title=row.title or row.id,
-        statement=statement,
+        statement=_statement(row),
         time_limit=time_limit,
         memory_limit=memory_limit,
         source_file=src.file,

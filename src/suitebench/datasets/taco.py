@@ -197,7 +197,43 @@ def _driven(fn_name: str) -> Any:
     return wrap
 
 
+def _drop_outputs(inputs: list[Any], outputs: list[Any], dropped: list[Dropped]) -> None:
+    """Outputs that do not pair with the inputs are not written; says so in ``dropped``."""
+    dropped.append(
+        Dropped(
+            "input_output.outputs",
+            f"{len(outputs)} outputs for {len(inputs)} inputs: outputs not written",
+            "field",
+        )
+    )
+
+
+def _tests(inputs: list[Any], outputs: list[Any] | None, fn_name: Any) -> list[TestCase]:
+    """The official tests: each input (a call's JSON arguments when call-based) with its
+    output, if any."""
+    tests = []
+    for i, inp in enumerate(inputs):
+        out = None if outputs is None else outputs[i]
+        if fn_name:
+            args = inp if isinstance(inp, list) else [inp]
+            tests.append(
+                TestCase(
+                    json.dumps(args) + "\n",
+                    None if out is None else json.dumps(out) + "\n",
+                    f"input_output.inputs[{i}]",
+                )
+            )
+        else:
+            tests.append(
+                TestCase(
+                    _text(inp), None if out is None else _text(out), f"input_output.inputs[{i}]"
+                )
+            )
+    return tests
+
+
 def draft(src: SourceRow, options: ImportOptions, fmt: str) -> ProblemDraft | Skipped:
+    """One row's problem draft, or why it is skipped."""
     label = str(src.data.get("name") or src.data.get("problem_id") or f"row {src.index}")
     row = validate_row(TacoRow, src, fmt, label)
     if isinstance(row, Skipped):
@@ -228,32 +264,9 @@ def draft(src: SourceRow, options: ImportOptions, fmt: str) -> ProblemDraft | Sk
             label, src.file, src.index, "no usable solution for the references", tuple(dropped)
         )
     if outputs is not None and len(outputs) != len(inputs):
-        dropped.append(
-            Dropped(
-                "input_output.outputs",
-                f"{len(outputs)} outputs for {len(inputs)} inputs: outputs not written",
-                "field",
-            )
-        )
+        _drop_outputs(inputs, outputs, dropped)
         outputs = None
-    tests = []
-    for i, inp in enumerate(inputs):
-        out = None if outputs is None else outputs[i]
-        if fn_name:
-            args = inp if isinstance(inp, list) else [inp]
-            tests.append(
-                TestCase(
-                    json.dumps(args) + "\n",
-                    None if out is None else json.dumps(out) + "\n",
-                    f"input_output.inputs[{i}]",
-                )
-            )
-        else:
-            tests.append(
-                TestCase(
-                    _text(inp), None if out is None else _text(out), f"input_output.inputs[{i}]"
-                )
-            )
+    tests = _tests(inputs, outputs, fn_name)
     files = {"checker.py": JSON_CHECKER} if fn_name else {}
     time_limit, memory_limit = limits(_number(row.time_limit), _number(row.memory_limit), dropped)
     name = row.name or (f"{fmt}-{row.problem_id}" if row.problem_id is not None else label)

@@ -198,27 +198,11 @@ def _tests(root: Path, arm: str, tests: Iterable[TestCase]) -> list[dict[str, An
     return written
 
 
-def write_problem(draft: ProblemDraft, root: Path, *, references: int, seed: int) -> dict[str, Any]:
-    """Write ``draft`` into ``root`` (a new directory); return its provenance record."""
-    root.mkdir(parents=True)
-    accepted = draft.pools.get("accepted", ())
-    refs = pick_references(accepted, references, seed, draft.id)
-    lines = [
-        f"id = {_toml_str(draft.id)}",
-        'statement = "statement.md"',
-        f"time_limit = {draft.time_limit!r}",
-        f"memory_limit = {draft.memory_limit}",
-        f"checker = {_toml_str(draft.checker)}",
-    ]
-    if draft.validator:
-        lines.append(f"validator = {_toml_str(draft.validator)}")
-    lines.append('references = ["refs/*"]')
-    if draft.generator:
-        lines.append(f"generator = {_toml_str(draft.generator)}")
-    _write(root / "statement.md", f"# {draft.title}\n\n{draft.statement.rstrip()}\n")
-    for name, text in draft.files.items():
-        _write(root / name, text)
-
+def _write_programs(
+    draft: ProblemDraft, root: Path, refs: Sequence[Program]
+) -> tuple[dict[str, list[dict[str, str]]], list[str], dict[str, str]]:
+    """Write the references under ``refs/`` and each pool under ``submissions/POOL/``: the
+    programs' provenance by pool, the ``[pools]`` lines and each file's language name."""
     languages: dict[str, str] = {}
     programs: dict[str, list[dict[str, str]]] = {}
 
@@ -241,6 +225,31 @@ def write_problem(draft: ProblemDraft, root: Path, *, references: int, seed: int
             for p in progs
         ]
         pool_lines.append(f'{pool} = "submissions/{pool}/*"')
+    return programs, pool_lines, languages
+
+
+def write_problem(draft: ProblemDraft, root: Path, *, references: int, seed: int) -> dict[str, Any]:
+    """Write ``draft`` into ``root`` (a new directory); return its provenance record."""
+    root.mkdir(parents=True)
+    accepted = draft.pools.get("accepted", ())
+    refs = pick_references(accepted, references, seed, draft.id)
+    lines = [
+        f"id = {_toml_str(draft.id)}",
+        'statement = "statement.md"',
+        f"time_limit = {draft.time_limit!r}",
+        f"memory_limit = {draft.memory_limit}",
+        f"checker = {_toml_str(draft.checker)}",
+    ]
+    if draft.validator:
+        lines.append(f"validator = {_toml_str(draft.validator)}")
+    lines.append('references = ["refs/*"]')
+    if draft.generator:
+        lines.append(f"generator = {_toml_str(draft.generator)}")
+    _write(root / "statement.md", f"# {draft.title}\n\n{draft.statement.rstrip()}\n")
+    for name, text in draft.files.items():
+        _write(root / name, text)
+
+    programs, pool_lines, languages = _write_programs(draft, root, refs)
     if pool_lines:
         lines += ["", "[pools]", *pool_lines]
 
