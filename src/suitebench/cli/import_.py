@@ -15,8 +15,9 @@ from rich.markup import escape
 
 from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli.main import OPTIONS
-from suitebench.datasets.importer import FORMATS, SUMMARY_FILE, ImportOptions, run_import
+from suitebench.datasets.importer import FORMATS, SUMMARY_FILE, run_import
 from suitebench.datasets.languages import ALL_LANGUAGES, Lang
+from suitebench.datasets.options import ImportOptions
 from suitebench.datasets.source import DatasetError
 
 _out = HumanConsole(soft_wrap=True)  # the summary: stdout (stderr under --json)

@@ -16,17 +16,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from suitebench.datasets.options import ImportOptions, schema_reason
+from suitebench.datasets.options import ImportOptions
 from suitebench.datasets.source import DatasetError
 from suitebench.datasets.writer import Dropped, ProblemDraft, Skipped, cap_pools, write_problem
 
 __all__ = [
     "FORMATS",
     "SUMMARY_FILE",
-    "ImportOptions",
     "ImportSummary",
     "run_import",
-    "schema_reason",
 ]
 
 SUMMARY_FILE = "import-summary.json"
