@@ -31,6 +31,7 @@ from suitebench.construct.prompts import (
 )
 from suitebench.construct.refine import hardcoded_literals
 from suitebench.construct.writing import REQUIREMENT, MutantRecord, prepare_target, write_generated
+from suitebench.model.diffs import DiffError, read_diff
 from suitebench.model.instance import Instance, MutantSpec
 from suitebench.suite.interpreter import suite_interpreter
 from suitebench.suite.patching import apply_patch
@@ -182,11 +183,7 @@ def requirement_mutants(
                      "problem": problem or ""}
                 )  # fmt: skip
                 if problem is None:
-                    first = next(
-                        (line for line in diff.splitlines() if line.startswith("+++ ")), "+++ b/?"
-                    )
-                    changed_file = first[6:]
-                    line = _first_changed_line(diff)
+                    changed_file, line = _first_change(diff)
                     kept.append(
                         (
                             MutantRecord(
@@ -216,20 +213,20 @@ def requirement_mutants(
     return report
 
 
-def _first_changed_line(diff: str) -> int:
-    """The new file's line number of the first added or removed line of the diff."""
-    line_no = 0
-    for line in diff.splitlines():
-        if line.startswith("@@"):
-            try:
-                line_no = int(line.split("+", 1)[1].split(",", 1)[0].split(" ", 1)[0])
-            except (IndexError, ValueError):
-                line_no = 0
-            continue
-        if line.startswith(("+++", "---")):
-            continue
-        if line.startswith(("+", "-")):
-            return line_no
-        if line.startswith(" "):
-            line_no += 1
-    return line_no
+def _first_change(diff: str) -> tuple[str, int]:
+    """The file a diff changes first (its new name, ``b/`` dropped; "?" if none) and the new
+    file's line number of the diff's first added or removed line (0 if none)."""
+    try:
+        files = read_diff(diff).files
+    except DiffError:
+        return "?", 0
+    name = files[0].new_name[2:] if files else "?"
+    for file in files:
+        for hunk in file.hunks:
+            line_no = hunk.new_start
+            for line in hunk.lines:
+                if line.tag in "+-":
+                    return name, line_no
+                if line.tag == " ":
+                    line_no += 1
+    return name, 0

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import suitebench
+from suitebench.model.diffs import DiffError, DiffLine, read_diff
 from suitebench.model.instance import Instance
 
 __all__ = [
@@ -75,7 +76,6 @@ _LANGUAGES = {
     ".ts": "typescript",
 }
 _RAN = {"passed", "failed", "error", "timeout"}  # outcomes of a test that actually ran
-_HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
 class _Test(Protocol):
@@ -134,66 +134,41 @@ def parse_unified_diff(text: str) -> list[Hunk]:
 
     Paths lose their ``a/``/``b/`` prefix (the diffs are applied with ``patch -p1``).  A hunk's
     body is read by the line counts of its ``@@`` header, so a removed line that reads
-    ``-- note`` or an added one that reads ``++ i`` is not taken for a file header.
+    ``-- note`` or an added one that reads ``++ i`` is not taken for a file header.  Text that
+    is not a unified diff has no hunks.
     """
     hunks: list[Hunk] = []
-    path = ""
-    old_line = 0
-    old_left = new_left = 0
-    removed: list[str] = []
-    added: list[str] = []
-    first = 0
-    start = 0
-
-    def flush() -> None:
-        nonlocal removed, added
-        if removed or added:
-            hunks.append(Hunk(path, start, tuple(removed), tuple(added), first))
-        removed, added = [], []
-
-    for line in text.splitlines():
-        if old_left > 0 or new_left > 0:
-            if line.startswith("\\"):
-                continue  # "\ No newline at end of file"
-            tag, body = line[:1], line[1:]
-            if tag == "-" and old_left > 0:
-                if not removed and not added:
-                    first = old_line
-                removed.append(body)
+    try:
+        files = read_diff(text).files
+    except DiffError:
+        return hunks
+    for file in files:
+        old_path = _strip_prefix(file.old_name)
+        path = old_path if old_path != "/dev/null" else ""
+        new_path = _strip_prefix(file.new_name)
+        if not path and new_path != "/dev/null":
+            path = new_path
+        if not path:
+            continue
+        for hunk in file.hunks:
+            start = hunk.old_start + (1 if hunk.old_length == 0 else 0)  # "-N,0": after N
+            old_line = first = start
+            run: list[DiffLine] = []
+            for line in [*hunk.lines, None]:  # None: the hunk's end closes the last run
+                if line is not None and line.tag == "\\":
+                    continue  # "\ No newline at end of file"
+                if line is not None and line.tag in "-+":
+                    if not run:
+                        first = old_line
+                    run.append(line)
+                    old_line += line.tag == "-"
+                    continue
+                if run:  # context closes a run
+                    removed = tuple(x.text for x in run if x.tag == "-")
+                    added = tuple(x.text for x in run if x.tag == "+")
+                    hunks.append(Hunk(path, start, removed, added, first))
+                run = []
                 old_line += 1
-                old_left -= 1
-            elif tag == "+" and new_left > 0:
-                if not removed and not added:
-                    first = old_line
-                added.append(body)
-                new_left -= 1
-            else:  # context (an empty line is context whose blank was trimmed)
-                flush()
-                old_line += 1
-                old_left -= 1
-                new_left -= 1
-            if old_left <= 0 and new_left <= 0:
-                flush()
-            continue
-        if line.startswith("--- "):
-            flush()
-            old_path = _strip_prefix(line[4:])
-            path = old_path if old_path != "/dev/null" else ""
-            continue
-        if line.startswith("+++ "):
-            new_path = _strip_prefix(line[4:])
-            if not path and new_path != "/dev/null":
-                path = new_path
-            continue
-        match = _HUNK_RE.match(line)
-        if match and path:
-            flush()
-            old_line = start = int(match.group(1))
-            if int(match.group(2) or "1") == 0:
-                old_line = start = old_line + 1  # "-N,0": insertion after old line N
-            old_left = int(match.group(2) or "1")
-            new_left = int(match.group(4) or "1")
-    flush()
     return hunks
 
 

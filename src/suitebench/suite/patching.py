@@ -12,13 +12,13 @@ the diff does not apply.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from pathlib import Path
 
-_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+from suitebench.model.diffs import DiffError, read_diff
+
 # Lines a plain unified diff may carry outside its hunks (``diff -u``, ``git diff`` of edits).
-_HEADER = (b"diff ", b"index ", b"--- ", b"+++ ", b"@@ ")
+_HEADER = ("diff ", "index ", "--- ", "+++ ", "@@ ")
 
 Hunk = tuple[int, int, list[bytes], list[bytes]]  # (old start, old length, old lines, new lines)
 
@@ -72,58 +72,48 @@ def apply_exact(tree: Path, diff: bytes) -> bool:
 
 def _parse(diff: bytes) -> list[tuple[str, list[Hunk]]] | None:
     """The files and hunks of a plain unified diff of edits to existing files, or None."""
-    lines = diff.splitlines(keepends=True)
-    files: list[tuple[str, list[Hunk]]] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith(b"--- "):
-            if i + 1 >= len(lines) or not lines[i + 1].startswith(b"+++ "):
-                return None
-            old, new = _name(line[4:]), _name(lines[i + 1][4:])
-            if old is None or old != new or any(old == seen for seen, _ in files):
-                return None  # created, deleted, renamed, quoted or named twice
-            files.append((old, []))
-            i += 2
-        elif line.startswith(b"@@ "):
-            match = _HUNK.match(line)
-            if match is None or not files:
-                return None
-            old_len = 1 if match.group(2) is None else int(match.group(2))
-            new_len = 1 if match.group(4) is None else int(match.group(4))
-            before: list[bytes] = []
-            after: list[bytes] = []
-            i += 1
-            while len(before) < old_len or len(after) < new_len:
-                if i >= len(lines):
-                    return None
-                tag, body = lines[i][:1], lines[i][1:]
-                if tag == b" ":
-                    before.append(body)
-                    after.append(body)
-                elif tag == b"-":
-                    before.append(body)
-                elif tag == b"+":
-                    after.append(body)
-                else:  # "\ No newline at end of file", or a hunk shorter than its header
-                    return None
-                i += 1
-            if len(before) != old_len or len(after) != new_len:
-                return None
-            files[-1][1].append((int(match.group(1)), old_len, before, after))
-        elif line.startswith(_HEADER):
-            i += 1
-        else:
+    try:
+        read = read_diff(diff)
+    except DiffError:
+        return None
+    outside = read.outside
+    for k, (number, line) in enumerate(outside):
+        if not line.startswith(_HEADER):
+            return None  # text outside the hunks, "\ No newline at end of file"
+        if line.startswith("--- ") and not (
+            k + 1 < len(outside)
+            and outside[k + 1][0] == number + 1
+            and outside[k + 1][1].startswith("+++ ")
+        ):
             return None
+    files: list[tuple[str, list[Hunk]]] = []
+    for file in read.files:
+        old, new = _name(file.old_name), _name(file.new_name)
+        if old is None or old != new or any(old == seen for seen, _ in files):
+            return None  # created, deleted, renamed, quoted or named twice
+        hunks: list[Hunk] = []
+        for hunk in file.hunks:
+            if any(line.tag == "\\" or line.written_empty for line in hunk.lines):
+                return None  # "\ No newline at end of file", or an empty line for context
+            before = [_bytes(line.body) for line in hunk.lines if line.tag in " -"]
+            after = [_bytes(line.body) for line in hunk.lines if line.tag in " +"]
+            if len(before) != hunk.old_length or len(after) != hunk.new_length:
+                return None  # the diff ends inside this hunk
+            hunks.append((hunk.old_start, hunk.old_length, before, after))
+        files.append((old, hunks))
     return files if all(hunks for _, hunks in files) else None
 
 
-def _name(field: bytes) -> str | None:
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _name(field: str) -> str | None:
     """The path a ``---``/``+++`` line names, its first component stripped (``-p1``)."""
-    name = field.split(b"\t", 1)[0].rstrip(b"\r\n")
-    if name.startswith(b'"') or name == b"/dev/null" or b"/" not in name:
+    name = field
+    if name.startswith('"') or name == "/dev/null" or "/" not in name:
         return None
-    rel = name.split(b"/", 1)[1].decode("utf-8", errors="surrogateescape")
+    rel = name.split("/", 1)[1]
     if not rel or rel.startswith("/") or ".." in rel.split("/"):
         return None
     return os.path.normpath(rel)

@@ -36,12 +36,12 @@ on program state an earlier test left behind.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suitebench.model.diffs import DiffError, read_diff
 from suitebench.suite.inside.impact import DYNAMIC_NAMES, STAR, carried_by_state
 from suitebench.suite.inside.tracer import FIXTURE_PREFIX, OUTSIDE
 from suitebench.suite.linecover import (
@@ -53,8 +53,6 @@ from suitebench.suite.linecover import (
     statements,
 )
 from suitebench.suite.patching import patched_sources
-
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
 @dataclass
@@ -89,53 +87,39 @@ def _strip(name: str) -> str | None:
 
 def changed_lines(patch: str) -> dict[str, FileChange]:
     """What a unified diff (``-p1``) changes, per file: removed or replaced reference lines
-    and insertion points (blank and comment-only lines change nothing and are left out)."""
+    and insertion points (blank and comment-only lines change nothing and are left out).
+    Text that is not a unified diff changes nothing this can tell (every test runs)."""
     changes: dict[str, FileChange] = {}
-    current: FileChange | None = None
-    lines = patch.splitlines()
-    i = 0
-    while i < len(lines):
-        text = lines[i]
-        if text.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
-            old, new = _strip(text[4:]), _strip(lines[i + 1][4:])
-            path = old or new or ""
-            current = changes.setdefault(path, FileChange(path))
-            if old is None or new is None or old != new:
-                current.whole_file = True
-                if new is not None and new != path:
-                    changes.setdefault(new, FileChange(new, whole_file=True))
-            i += 2
-            continue
-        match = _HUNK.match(text)
-        if not match or current is None:
-            i += 1
-            continue
-        line_no = int(match.group(1))
-        old_left = int(match.group(2) or "1")
-        new_left = int(match.group(4) or "1")
-        if old_left == 0:  # an insertion into an empty stretch goes after line N
-            line_no += 1
-        i += 1
-        while i < len(lines) and (old_left > 0 or new_left > 0):
-            body = lines[i]
-            tag, rest = (body[:1], body[1:]) if body else (" ", "")
-            if tag in "-+" and not _python(current.path) and rest.strip().startswith("#"):
-                current.preprocessor = True
-            if tag == "-":
-                if not _blank(rest, current.path):
-                    current.lines.add(line_no)
+    try:
+        files = read_diff(patch).files
+    except DiffError:
+        return changes
+    for file in files:
+        old, new = _strip(file.old_name), _strip(file.new_name)
+        path = old or new or ""
+        current = changes.setdefault(path, FileChange(path))
+        if old is None or new is None or old != new:
+            current.whole_file = True
+            if new is not None and new != path:
+                changes.setdefault(new, FileChange(new, whole_file=True))
+        for hunk in file.hunks:
+            line_no = hunk.old_start
+            if hunk.old_length == 0:  # an insertion into an empty stretch goes after line N
                 line_no += 1
-                old_left -= 1
-            elif tag == "+":
-                if not _blank(rest, current.path):
-                    indent = len(rest) - len(rest.lstrip())
-                    current.insertions.append((line_no - 1, indent))
-                new_left -= 1
-            elif tag == " ":
-                line_no += 1
-                old_left -= 1
-                new_left -= 1
-            i += 1
+            for line in hunk.lines:
+                tag, rest = line.tag, line.text
+                if tag in "-+" and not _python(current.path) and rest.strip().startswith("#"):
+                    current.preprocessor = True
+                if tag == "-":
+                    if not _blank(rest, current.path):
+                        current.lines.add(line_no)
+                    line_no += 1
+                elif tag == "+":
+                    if not _blank(rest, current.path):
+                        indent = len(rest) - len(rest.lstrip())
+                        current.insertions.append((line_no - 1, indent))
+                elif tag == " ":
+                    line_no += 1
     return changes
 
 
