@@ -32,6 +32,7 @@ from suitebench.run.layout import (
     DEFAULT_PATH,
     NOBODY,
     START_TIMEOUT,
+    Layout,
     SandboxUnavailable,
     available_backends,
     backend_prefix,
@@ -198,32 +199,17 @@ class Session:
         s.errlog.close()
 
     def _start(self) -> _Started:
+        """Start the sandbox with the runner inside, in the session's cgroups, and wait until
+        the runner is ready; the cgroup limits are set then (above what the runner uses)."""
         limits = self.limits
         if self.jvm:
             limits = dataclasses.replace(limits, processes=limits.processes + jvm.JVM_THREADS)
         cg = RunCgroup(memory=limits.memory_mb is not None, pids=True)
         as_nobody = drops_to_nobody(self.backend)
         if as_nobody:
-            with contextlib.suppress(OSError):
-                mode = self.cwd.stat().st_mode
-                if mode & 0o007 != 0o007:
-                    self.cwd.chmod(stat.S_IMODE(mode) | 0o777)
+            self._open_cwd_for_nobody()
         runner_cmd, runner_needs = runner_argv()
-        layout = None
-        if hides_files(self.backend):
-            auto = [*runner_needs, *interpreter_paths(), *self._shim_roots]
-            auto += program_paths(self.argv, self.env, self.cwd)
-            auto = [Path(os.path.realpath(p)) for p in auto]
-            auto = [p for p in auto if p != self.cwd and self.cwd not in p.parents]
-            if as_nobody:
-                for p in self.ro_binds:
-                    open_for_nobody(p)
-            layout = build_layout(
-                self.cwd,
-                self.ro_binds,
-                auto,
-                tmp_size=None if limits.memory_mb is None else limits.memory_mb * MiB // 2,
-            )
+        layout = self._layout(limits, as_nobody, runner_needs)
         helper = mount_helper() if self.backend is Backend.UNSHARE else None
         cmd = backend_prefix(
             self.backend,
@@ -246,6 +232,41 @@ class Session:
             # Join the session's cgroups before anything of the sandbox starts, so every process
             # of it is counted; a shell does it because preexec_fn is unsafe with threads.
             cmd = ["/bin/sh", "-c", _ENTER_CGROUP, "sh", *procs_files, "--", *cmd]
+        started = self._popen(cmd, cg)
+        self._handshake(started, config, limits)
+        if self.backend is Backend.PLAIN:
+            self._warn_plain()
+        return started
+
+    def _open_cwd_for_nobody(self) -> None:
+        """Make the work dir world-writable, for a program run as nobody."""
+        with contextlib.suppress(OSError):
+            mode = self.cwd.stat().st_mode
+            if mode & 0o007 != 0o007:
+                self.cwd.chmod(stat.S_IMODE(mode) | 0o777)
+
+    def _layout(self, limits: Limits, as_nobody: bool, runner_needs: list[Path]) -> Layout | None:
+        """What the program sees, under a backend that hides files: the work dir, the paths
+        handed in (opened for nobody when it runs as nobody), and what the runner, the
+        interpreter and the program need; None under one that hides nothing."""
+        if not hides_files(self.backend):
+            return None
+        auto = [*runner_needs, *interpreter_paths(), *self._shim_roots]
+        auto += program_paths(self.argv, self.env, self.cwd)
+        auto = [Path(os.path.realpath(p)) for p in auto]
+        auto = [p for p in auto if p != self.cwd and self.cwd not in p.parents]
+        if as_nobody:
+            for p in self.ro_binds:
+                open_for_nobody(p)
+        return build_layout(
+            self.cwd,
+            self.ro_binds,
+            auto,
+            tmp_size=None if limits.memory_mb is None else limits.memory_mb * MiB // 2,
+        )
+
+    def _popen(self, cmd: list[str], cg: RunCgroup) -> _Started:
+        """Start the sandbox's command, its stderr kept in a file for the error messages."""
         errlog = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the session
         try:
             proc = subprocess.Popen(
@@ -261,7 +282,12 @@ class Session:
             cg.close()
             errlog.close()
             raise SandboxError(f"cannot start the {self.backend} sandbox: {exc}") from exc
-        started = _Started(proc, cg, 0, errlog)
+        return _Started(proc, cg, 0, errlog)
+
+    def _handshake(self, started: _Started, config: bytes, limits: Limits) -> None:
+        """Send the runner its config and wait for it to be ready, then set the cgroup limits
+        above what the sandbox uses already; a failure closes the session and says why."""
+        cg = started.cgroup
         try:
             self._send(started, config)
             ready = self._read_exact(started, 4, time.monotonic() + START_TIMEOUT)
@@ -277,16 +303,17 @@ class Session:
             detail = self._stderr_tail(started)
             self.close()
             raise SandboxError(f"{exc}{': ' + detail if detail else ''}") from exc
-        if self.backend is Backend.PLAIN:
-            global _plain_warned
-            level = logging.DEBUG if _plain_warned else logging.WARNING
-            _plain_warned = True
-            log.log(
-                level,
-                "plain backend: %s runs without network or pid isolation (rlimits only)",
-                self.argv[0],
-            )
-        return started
+
+    def _warn_plain(self) -> None:
+        """Warn, the first time in the process, that the plain backend isolates nothing."""
+        global _plain_warned
+        level = logging.DEBUG if _plain_warned else logging.WARNING
+        _plain_warned = True
+        log.log(
+            level,
+            "plain backend: %s runs without network or pid isolation (rlimits only)",
+            self.argv[0],
+        )
 
     # -- protocol ---------------------------------------------------------------------------
     @staticmethod
