@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from suitebench.suite.inside import wire
 from suitebench.suite.inside.wire import MESSAGE_CHARS, TIMEOUT_MARKER, error_line
 from suitebench.suite.records import TestStatus
 
@@ -81,7 +82,7 @@ def parse_junit(
     Raises ``ET.ParseError`` or ``OSError`` if the file is missing or torn (a crashed run).
     """
     root = ET.parse(xml_path).getroot()
-    broken = [e["nodeid"] for e in events if e.get("event") == "collect_error"]
+    broken = [e["nodeid"] for e in events if e.get("event") == wire.EVENT_COLLECT_ERROR]
     file_by_address: dict[str, str] = {}
     for nodeid in broken:
         address = mangle(nodeid)
@@ -108,7 +109,7 @@ def parse_junit(
         if direct:
             continue
         if by_address is None:  # mangled once per run, when a test case names a test
-            started = [e["nodeid"] for e in events if e.get("event") == "start"]
+            started = [e["nodeid"] for e in events if e.get("event") == wire.EVENT_START]
             by_address = {mangle(n): n for n in started}
         nodeid = by_address.get((classname, name)) or _guess_nodeid(classname, name)
         tests[nodeid] = _worse(tests.get(nodeid), status)
@@ -160,16 +161,16 @@ def statuses_from_events(
     for event in events:
         kind = event.get("event")
         nodeid = str(event.get("nodeid", ""))
-        if kind == "collected":
+        if kind == wire.EVENT_COLLECTED:
             for collected in event.get("nodeids", []):
                 tests.setdefault(str(collected), TestStatus.NOT_RUN)
-        elif kind == "collect_error":
+        elif kind == wire.EVENT_COLLECT_ERROR:
             if nodeid not in collect_errors:
                 collect_errors.append(nodeid)
-        elif kind == "start":
+        elif kind == wire.EVENT_START:
             current = nodeid
             tests[nodeid] = TestStatus.PASSED
-        elif kind == "report":
+        elif kind == wire.EVENT_REPORT:
             status = _report_status(event)
             if event.get("subtest"):
                 subtests.setdefault(nodeid, set()).add(status)
@@ -201,7 +202,7 @@ def seconds_from_events(events: list[dict[str, Any]]) -> dict[str, float]:
     return {
         str(e["nodeid"]): float(e["seconds"])
         for e in events
-        if e.get("event") == "report" and e.get("when") == "teardown" and "seconds" in e
+        if e.get("event") == wire.EVENT_REPORT and e.get("when") == "teardown" and "seconds" in e
     }
 
 
@@ -215,7 +216,7 @@ def messages_from_events(events: list[dict[str, Any]]) -> dict[str, str]:
         if message is None:
             continue
         nodeid = str(event.get("nodeid", ""))
-        if event.get("event") == "collect_error" or event.get("outcome") == "failed":
+        if event.get("event") == wire.EVENT_COLLECT_ERROR or event.get("outcome") == "failed":
             failures.setdefault(nodeid, str(message))
         elif event.get("outcome") == "skipped":
             skips.setdefault(nodeid, str(message))

@@ -32,6 +32,7 @@ from suitebench.run import sandbox
 from suitebench.run.layout import sandbox_path
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
 from suitebench.suite.gcov import read_gcov, write_launcher
+from suitebench.suite.inside import wire
 from suitebench.suite.inside.rewrite import SERVED_NAME, write_rewrite_cache
 from suitebench.suite.inside.workdir import collect_only, open_up, populate_workdir
 from suitebench.suite.interpreter import Interpreter, current
@@ -158,7 +159,7 @@ def _collect(
         try:
             # The direct protocol reports only failures to pytest (and so to the XML): every
             # test's status is in the event log (:mod:`suitebench.suite.inside.direct`).
-            direct = any(e.get("event") == "direct" for e in events)
+            direct = any(e.get("event") == wire.EVENT_DIRECT for e in events)
             tests, broken, why = parse_junit(xml, events, direct=direct)
             for nodeid, text in why.items():
                 if nodeid in broken and not messages.get(nodeid):
@@ -223,7 +224,7 @@ def _impact_fields(out_dir: Path, index: int, events: list[dict[str, Any]]) -> d
         except ValueError:
             pass
     for event in events:
-        if event.get("event") == "selected":
+        if event.get("event") == wire.EVENT_SELECTED:
             chosen = event.get("nodeids")
             fields["selected"] = None if chosen is None else tuple(chosen)
             fields["selection_reason"] = str(event.get("reason", ""))

@@ -44,7 +44,7 @@ from typing import Any, TextIO
 
 import pytest
 
-from suitebench.suite.inside import leftovers
+from suitebench.suite.inside import leftovers, wire
 from suitebench.suite.inside.wire import TIMEOUT_MARKER, short_message
 
 _HARD_GRACE = 5.0
@@ -234,7 +234,7 @@ def phase_passed(when: str, encoded_nodeid: str) -> None:
     if stream is not None:
         seconds = round(time.monotonic() - _state["started"], 4)
         stream.write(
-            f'{{"event": "report", "nodeid": {encoded_nodeid}, "when": "teardown", '
+            f'{{"event": "{wire.EVENT_REPORT}", "nodeid": {encoded_nodeid}, "when": "teardown", '
             f'"outcome": "passed", "timeout": false, "seconds": {seconds}}}\n'
         )
 
@@ -242,7 +242,7 @@ def phase_passed(when: str, encoded_nodeid: str) -> None:
 def emit_direct(tests: int) -> None:
     """This child runs ``tests`` of its tests by the direct protocol: its passing tests are in
     the event log only (the JUnit XML has its failures and collection errors)."""
-    _emit({"event": "direct", "tests": tests})
+    _emit({"event": wire.EVENT_DIRECT, "tests": tests})
 
 
 def _limit_of(item: pytest.Item) -> float:
@@ -312,7 +312,7 @@ def disarm_watchdog() -> None:
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[Any]:
-    _emit({"event": "start", "nodeid": item.nodeid})
+    _emit({"event": wire.EVENT_START, "nodeid": item.nodeid})
     _state["timeout"] = _limit_of(item)
     _state["started"] = time.monotonic()
     _keep_watchdog_armed()
@@ -396,7 +396,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         # which would also stop at a collection error before any test ran.
         _state["session"].shouldfail = "suitebench --fast: first kill"
     record: dict[str, Any] = {
-        "event": "report",
+        "event": wire.EVENT_REPORT,
         "nodeid": report.nodeid,
         "when": report.when,
         "outcome": report.outcome,
@@ -413,7 +413,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def emit_collected(items: list[pytest.Item]) -> None:
     """Every test this run will attempt, so a crash leaves the rest marked not_run."""
-    _emit({"event": "collected", "nodeids": [item.nodeid for item in items]})
+    _emit({"event": wire.EVENT_COLLECTED, "nodeids": [item.nodeid for item in items]})
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -465,7 +465,8 @@ def _crash_only(original: Any) -> Any:
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
-        _emit({"event": "collect_error", "nodeid": report.nodeid, "message": short_message(report)})
+        message = short_message(report)
+        _emit({"event": wire.EVENT_COLLECT_ERROR, "nodeid": report.nodeid, "message": message})
 
 
 def order_items(items: list[pytest.Item], order: list[str]) -> list[pytest.Item]:
@@ -539,7 +540,7 @@ def _impact_select(path: str, items: list[pytest.Item]) -> None:
 
 def emit_selected(chosen: list[str] | None, reason: str) -> None:
     """The tests an import-time change reaches (None: all) and why, for the host."""
-    _emit({"event": "selected", "nodeids": chosen, "reason": reason})
+    _emit({"event": wire.EVENT_SELECTED, "nodeids": chosen, "reason": reason})
 
 
 def _selected_names(config: pytest.Config) -> dict[str, set[str]] | None:

@@ -1,13 +1,22 @@
 """What the plugin inside the sandbox and the host agree on about a test's report.
 
-The plugin (:mod:`.plugin`) writes reports; the host (:mod:`.junit`) reads them from the event
-log and the JUnit XML.  Both import this module, which needs nothing but the standard library
-(and pytest's report types, for the plugin's side), so the host never imports the plugin.
+The plugin (:mod:`.plugin`) writes reports; the host (:mod:`suitebench.suite.junit`,
+:mod:`suitebench.suite.runner`) reads them from the event log and the JUnit XML.  Both import
+this module, which needs nothing but the standard library (and pytest's report types, for the
+plugin's side), so the host never imports the plugin.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+# The event log (``--suitebench-events``): one JSON object a line, its kind under "event".
+EVENT_COLLECTED = "collected"  # "nodeids": every test the run will attempt
+EVENT_COLLECT_ERROR = "collect_error"  # "nodeid", "message": a file that did not collect
+EVENT_START = "start"  # "nodeid": a test starts (on disk before it runs)
+EVENT_REPORT = "report"  # "nodeid", "when", "outcome", "timeout"; "seconds", "subtest", "message"
+EVENT_DIRECT = "direct"  # "tests": how many tests a batch's child runs by the direct protocol
+EVENT_SELECTED = "selected"  # "nodeids" (None: all), "reason": import-time impact's choice
 
 TIMEOUT_MARKER = "SuiteTestTimeout"  # in a timed-out phase's report (the exception's name)
 MESSAGE_CHARS = 300  # a failure message is pytest's one line, cut here
