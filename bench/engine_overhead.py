@@ -4,7 +4,7 @@
 
 Prints one line per figure.  The last: a reference run of the generated real-size suite
 (``bench/realsize.py``, 240 tests in 6 modules) with and without the asserts rewritten once on
-this side (``suite/rewrite.py``), alternating, plain and batched engine.  Everything happens
+this side (``suite/inside/rewrite.py``), alternating, plain and batched engine.  Everything happens
 in a temporary directory; nothing touches the network beyond a Dask LocalCluster on loopback.
 """
 

@@ -1,7 +1,7 @@
 """The test modules' asserts are rewritten once on the host; a run must not tell the difference.
 
 Every sandboxed pytest start used to rewrite every test module's asserts.  The worker that
-launches the sandbox now compiles them once per suite (``suite/rewrite.py``) and pytest's pyc
+launches the sandbox now compiles them once per suite (``suite/inside/rewrite.py``) and pytest's pyc
 lookup answers from that code when a file's bytes are the ones compiled.  These tests run real
 suites in the sandbox with and without the host's code, on both engines, and check that a
 failure explains itself the same way, that a suite enabling the assertion pass hook still has
