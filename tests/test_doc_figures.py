@@ -336,3 +336,77 @@ def format_funnel_lines(result: AuditResult) -> list[str]:
     """The funnel's lines for the hand-made arm, without their ``arm NAME`` head."""
     text = format_funnel({"hand": result.funnel["hand"]})
     return text.splitlines()[1:]
+
+
+# --- bench figures the engine notes quote from a recorded run --------------------------------
+
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+# (doc, figures file, where the quote starts, where it ends): every number between the two
+# markers must be one the figures file holds (as printed, or rounded to the digits quoted).
+RECORD_QUOTES = [
+    (
+        "docs/engine/suite.md",
+        "score_throughput.md",
+        "(../figures/score_throughput.md), written by the bench itself:",
+        "s). This instance's tests are",
+    ),
+    (
+        "docs/engine/build.md",
+        "mutation_vs_mutmut.md",
+        "(../figures/mutation_vs_mutmut.md), written by the bench itself:",
+        "the rate of pytest's own.",
+    ),
+    (
+        "docs/engine/audit.md",
+        "judge_throughput.md",
+        "The figures of the last recorded run (`python bench/judge_throughput.py --record`",
+        "are in [figures/judge_throughput.md]",
+    ),
+]
+
+
+def record_numbers(name: str) -> list[str]:
+    lines = (ROOT / "docs" / "figures" / name).read_text().splitlines()
+    # the machine and the bench's output; not the run's date and commit
+    body = "\n".join(line for line in lines if not line.startswith("- run:"))
+    return [n.replace(",", "") for n in NUMBER.findall(body)]
+
+
+def held_by(value: str, record: list[str]) -> bool:
+    """``value`` is a number of the record, or one rounded to as many decimals as quoted."""
+    value = value.replace(",", "")
+    decimals = len(value.split(".")[1]) if "." in value else 0
+    return any(round(float(r), decimals) == float(value) for r in record)
+
+
+def quoted(doc: str, start: str, end: str) -> str:
+    text = (ROOT / doc).read_text()
+    assert text.count(start) == 1, f"{doc}: the quote's start {start!r}"
+    begin = text.index(start) + len(start)
+    return text[begin : text.index(end, begin)]
+
+
+@pytest.mark.parametrize(("doc", "record", "start", "end"), RECORD_QUOTES)
+def test_engine_notes_quote_the_recorded_run(doc: str, record: str, start: str, end: str) -> None:
+    numbers = record_numbers(record)
+    figures = NUMBER.findall(quoted(doc, start, end))
+    assert figures
+    missing = [f for f in figures if not held_by(f, numbers)]
+    assert not missing, f"{doc} quotes figures that docs/figures/{record} does not hold: {missing}"
+
+
+def test_audit_at_scale_second_run_is_the_recorded_one() -> None:
+    """engine/audit.md's table: the second run is the one recorded in audit_at_scale.md."""
+    table = quoted(
+        "docs/engine/audit.md",
+        "| 12 problems, 480 submissions (313 C++, 139 Python 3, 28 Java), 463 tests |",
+        "\n\nWhat the figures say:",
+    )
+    numbers = record_numbers("audit_at_scale.md")
+    rows = [line.split("|") for line in table.splitlines() if line.startswith("| ")]
+    assert len(rows) > 10
+    for cells in rows:
+        second = cells[-2]
+        missing = [f for f in NUMBER.findall(second) if not held_by(f, numbers)]
+        assert not missing, f"{cells[1].strip()}: {missing}"
