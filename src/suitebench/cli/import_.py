@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -102,6 +103,12 @@ def import_(
     data = summary.to_dict()
     if OPTIONS.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
+    _print_summary(fmt, out, data)
+
+
+def _print_summary(fmt: str, out: Path, data: dict[str, Any]) -> None:
+    """The import's summary in words: what was written and skipped, what was dropped and
+    why, and the audit to run next."""
     p = _out.print
     p(
         f"import {fmt}: {data['problems_written']} problem(s) written, "

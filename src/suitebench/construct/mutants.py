@@ -259,35 +259,16 @@ def _python_compiles(site: MutationSite, source: bytes) -> str | None:
     return None
 
 
-def write_mutants(
+def _buildable(
     instance: Instance,
-    *,
-    out: Path | None = None,
-    seed: int = 0,
-    max_total: int | None = None,
-    max_per_file: int | None = 400,
-    max_per_function: int | None = 40,
-    operators: set[str] | None = None,
-    scope: str = "all",
-    paths: PathFilter | None = None,
+    candidates: list[tuple[MutationSite, bytes]],
+    report: MutantsReport,
     cache_dir: Path,
-    executor: Executor | None = None,
-    progress: Progress | None = None,
-) -> MutantsReport:
-    """Generate, build-check and write operator mutants into the instance (or into ``out``,
-    a copy of the instance made first), listing them in its ``instance.toml``."""
-    candidates, report = generate_operator_mutants(
-        instance,
-        seed=seed,
-        max_total=max_total,
-        max_per_file=max_per_file,
-        max_per_function=max_per_function,
-        operators=operators,
-        scope=scope,
-        paths=paths,
-    )
-    target = prepare_target(instance, out)
-
+    executor: Executor | None,
+    progress: Progress | None,
+) -> list[tuple[MutationSite, bytes]]:
+    """The candidates that build (a Python file: that compiles), in their order; each that
+    does not is listed in the report's build errors."""
     with tempfile.TemporaryDirectory(prefix="suitebench-mutants-") as tmp:
         specs: list[MutantSpec] = []
         ok: list[tuple[MutationSite, bytes]] = []
@@ -320,6 +301,38 @@ def write_mutants(
                     report.build_errors.append(_error(site, result.message[-2000:]))
     order = {id(s): i for i, (s, _) in enumerate(candidates)}
     ok.sort(key=lambda pair: order[id(pair[0])])
+    return ok
+
+
+def write_mutants(
+    instance: Instance,
+    *,
+    out: Path | None = None,
+    seed: int = 0,
+    max_total: int | None = None,
+    max_per_file: int | None = 400,
+    max_per_function: int | None = 40,
+    operators: set[str] | None = None,
+    scope: str = "all",
+    paths: PathFilter | None = None,
+    cache_dir: Path,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+) -> MutantsReport:
+    """Generate, build-check and write operator mutants into the instance (or into ``out``,
+    a copy of the instance made first), listing them in its ``instance.toml``."""
+    candidates, report = generate_operator_mutants(
+        instance,
+        seed=seed,
+        max_total=max_total,
+        max_per_file=max_per_file,
+        max_per_function=max_per_function,
+        operators=operators,
+        scope=scope,
+        paths=paths,
+    )
+    target = prepare_target(instance, out)
+    ok = _buildable(instance, candidates, report, cache_dir, executor, progress)
 
     records = [
         (

@@ -66,6 +66,72 @@ class TargetSelection:
         }
 
 
+def _bigraph(
+    links: Mapping[str, Iterable[str]], sections: Iterable[str] | None
+) -> tuple[list[str], dict[str, list[str]]]:
+    """The sections in order (``sections`` first, then those ``links`` names) and each test's
+    sections without repeats."""
+    adjacency: dict[str, list[str]] = {}
+    order: list[str] = list(dict.fromkeys(sections)) if sections is not None else []
+    known = set(order)
+    for test, linked in links.items():
+        unique = list(dict.fromkeys(linked))
+        adjacency[test] = unique
+        for name in unique:
+            if name not in known:
+                known.add(name)
+                order.append(name)
+    return order, adjacency
+
+
+def _free_section(
+    test: str,
+    starts: list[int],
+    adj: Mapping[str, list[str]],
+    index: Mapping[str, int],
+    holders: list[list[str]],
+    load: list[int],
+    dead: list[bool],
+    per_section: int,
+) -> tuple[dict[int, str], int]:
+    """BFS over sections along alternating paths: test -> section -> a test it holds ->
+    another section of that test ... until a section with a free slot. Returns the test
+    each section was reached from and the free section (-1 when there is none)."""
+    parent_test: dict[int, str] = {}
+    queue: deque[int] = deque()
+    for s in starts:
+        if s not in parent_test:
+            parent_test[s] = test
+            queue.append(s)
+    while queue:
+        s = queue.popleft()
+        if load[s] < per_section:
+            return parent_test, s
+        for held in holders[s]:
+            for nxt_name in adj[held]:
+                nxt = index[nxt_name]
+                if not dead[nxt] and nxt not in parent_test:
+                    parent_test[nxt] = held
+                    queue.append(nxt)
+    return parent_test, -1
+
+
+def _augment(
+    s: int, parent_test: Mapping[int, str], match: dict[str, int], holders: list[list[str]]
+) -> None:
+    """Shift the tests along the path found back from the free section ``s``: each takes
+    the section it was reached through, and the new test gets a slot."""
+    while True:
+        mover = parent_test[s]
+        previous = match.get(mover)
+        match[mover] = s
+        holders[s].append(mover)
+        if previous is None:
+            break
+        holders[previous].remove(mover)
+        s = previous
+
+
 def select_targets(
     links: Mapping[str, Iterable[str]],
     sections: Iterable[str] | None = None,
@@ -79,16 +145,7 @@ def select_targets(
     """
     if per_section < 0:
         raise ValueError("per_section must be >= 0")
-    adjacency: dict[str, list[str]] = {}
-    order: list[str] = list(dict.fromkeys(sections)) if sections is not None else []
-    known = set(order)
-    for test, linked in links.items():
-        unique = list(dict.fromkeys(linked))
-        adjacency[test] = unique
-        for name in unique:
-            if name not in known:
-                known.add(name)
-                order.append(name)
+    order, adjacency = _bigraph(links, sections)
     index = {s: i for i, s in enumerate(order)}
     degree = {t: len(ss) for t, ss in adjacency.items()}
     tests = sorted((t for t in adjacency if degree[t] > 0), key=lambda t: (degree[t], t))
@@ -103,41 +160,13 @@ def select_targets(
         starts = [index[s] for s in adj[test] if not dead[index[s]]]
         if not starts:
             continue
-        # BFS over sections along alternating paths: test -> section -> a test it holds ->
-        # another section of that test ... until a section with a free slot.
-        parent_test: dict[int, str] = {}
-        queue: deque[int] = deque()
-        for s in starts:
-            if s not in parent_test:
-                parent_test[s] = test
-                queue.append(s)
-        free = -1
-        while queue:
-            s = queue.popleft()
-            if load[s] < per_section:
-                free = s
-                break
-            for held in holders[s]:
-                for nxt_name in adj[held]:
-                    nxt = index[nxt_name]
-                    if not dead[nxt] and nxt not in parent_test:
-                        parent_test[nxt] = held
-                        queue.append(nxt)
+        parents, free = _free_section(test, starts, adj, index, holders, load, dead, per_section)
         if free < 0:
-            for s in parent_test:
+            for s in parents:
                 dead[s] = True  # full, and every test it holds can only move among these
             continue
-        s = free
-        load[s] += 1
-        while True:
-            mover = parent_test[s]
-            previous = match.get(mover)
-            match[mover] = s
-            holders[s].append(mover)
-            if previous is None:
-                break
-            holders[previous].remove(mover)
-            s = previous
+        load[free] += 1
+        _augment(free, parents, match, holders)
 
     targets: dict[str, list[str]] = {name: [] for name in order}
     for test, slot in match.items():

@@ -132,81 +132,90 @@ def treesitter_sites(path: str, source: bytes) -> list[MutationSite]:
         return []
     tree = _parser(lang).parse(source)
     sites: list[MutationSite] = []
-
-    def add(node: Any, function: str, operator: str, what: str, edit: Edit) -> None:
-        line = node.start_point[0] + 1
-        where = f"{path}:{line}: {what}"
-        sites.append(MutationSite(path, line, operator, where, function, edit, bool(function)))
-
     for node, function in _walk(tree.root_node, "", False):
-        kind = node.type
-        if kind == _BINARY or kind in _ASSIGN:
-            op = _operator_child(node)
-            if op is None:
-                continue
-            token = op.text.decode()
-            table: dict[str, list[str]]
-            for name, table in (
-                ("relational", RELATIONAL),
-                ("arithmetic", ARITHMETIC),
-                ("logical", LOGICAL),
-                ("assignment", ASSIGNMENT),
-            ):
-                if (name == "assignment") != (kind in _ASSIGN):
-                    continue
-                for new in table.get(token, []):
-                    add(
-                        node,
-                        function,
-                        name,
-                        f"'{token}' -> '{new}'",
-                        Edit(op.start_byte, op.end_byte, new.encode()),
-                    )
-        elif kind in _INTEGER:
-            text = node.text.decode("utf-8", "replace")
-            for new, what in _int_variants(text):
-                add(
-                    node,
-                    function,
-                    "constant",
-                    f"integer {what}",
-                    Edit(node.start_byte, node.end_byte, new.encode()),
-                )
-        elif kind in _CONDITIONAL:
-            cond = node.child_by_field_name("condition")
-            if cond is None:
-                continue
-            inner = cond
-            if cond.type in ("parenthesized_expression", "condition_clause"):
-                named = [c for c in cond.children if c.is_named]
-                if len(named) != 1 or named[0].type == "declaration":
-                    continue
-                inner = named[0]
-            if inner.type in ("let_condition", "let_chain", "init_declarator"):
-                continue
-            text = inner.text
-            add(
-                node,
-                function,
-                "negate_condition",
-                f"condition '{_short(text)}' negated",
-                Edit(inner.start_byte, inner.end_byte, b"!(" + text + b")"),
-            )
-        elif kind in _DELETABLE and function:
-            text = node.text
-            if lang == "rust" and not text.rstrip().endswith(b";"):
-                continue  # a block-like expression (if, match, loop): not a plain statement
-            replacement = b";" if lang in ("c", "cpp") else b""
-            if lang == "go" and kind == "expression_statement" and text.strip() == b"":
-                continue
-            add(
-                node,
-                function,
-                "delete_statement",
-                f"statement '{_short(text)}' deleted",
-                Edit(node.start_byte, node.end_byte, replacement),
-            )
+        for operator, what, edit in _node_edits(node, function, lang):
+            line = node.start_point[0] + 1
+            where = f"{path}:{line}: {what}"
+            sites.append(MutationSite(path, line, operator, where, function, edit, bool(function)))
     return sites
+
+
+_NodeEdit = tuple[str, str, Edit]  # (operator, what it does, the edit)
+
+
+def _node_edits(node: Any, function: str, lang: str) -> list[_NodeEdit]:
+    """The mutations of one node, by its kind: an operator swapped, an integer changed, a
+    condition negated, or (inside a function) a statement deleted."""
+    kind = node.type
+    if kind == _BINARY or kind in _ASSIGN:
+        return _operator_edits(node, kind in _ASSIGN)
+    if kind in _INTEGER:
+        text = node.text.decode("utf-8", "replace")
+        return [
+            ("constant", f"integer {what}", Edit(node.start_byte, node.end_byte, new.encode()))
+            for new, what in _int_variants(text)
+        ]
+    if kind in _CONDITIONAL:
+        return _negation_edits(node)
+    if kind in _DELETABLE and function:
+        return _deletion_edits(node, kind, lang)
+    return []
+
+
+def _operator_edits(node: Any, assign: bool) -> list[_NodeEdit]:
+    """The node's operator swapped for each of its relational, arithmetic and logical
+    replacements (or, in an assignment, its assignment ones)."""
+    op = _operator_child(node)
+    if op is None:
+        return []
+    token = op.text.decode()
+    edits: list[_NodeEdit] = []
+    table: dict[str, list[str]]
+    for name, table in (
+        ("relational", RELATIONAL),
+        ("arithmetic", ARITHMETIC),
+        ("logical", LOGICAL),
+        ("assignment", ASSIGNMENT),
+    ):
+        if (name == "assignment") != assign:
+            continue
+        for new in table.get(token, []):
+            edits.append(
+                (name, f"'{token}' -> '{new}'", Edit(op.start_byte, op.end_byte, new.encode()))
+            )
+    return edits
+
+
+def _negation_edits(node: Any) -> list[_NodeEdit]:
+    """The condition of an ``if``/``while``/... negated, unless it is a declaration or a
+    ``let`` pattern (which cannot be negated)."""
+    cond = node.child_by_field_name("condition")
+    if cond is None:
+        return []
+    inner = cond
+    if cond.type in ("parenthesized_expression", "condition_clause"):
+        named = [c for c in cond.children if c.is_named]
+        if len(named) != 1 or named[0].type == "declaration":
+            return []
+        inner = named[0]
+    if inner.type in ("let_condition", "let_chain", "init_declarator"):
+        return []
+    text = inner.text
+    what = f"condition '{_short(text)}' negated"
+    return [("negate_condition", what, Edit(inner.start_byte, inner.end_byte, b"!(" + text + b")"))]
+
+
+def _deletion_edits(node: Any, kind: str, lang: str) -> list[_NodeEdit]:
+    """The statement deleted (``;`` left in C and C++), unless it is a Rust block-like
+    expression or an empty Go statement."""
+    text = node.text
+    if lang == "rust" and not text.rstrip().endswith(b";"):
+        return []  # a block-like expression (if, match, loop): not a plain statement
+    replacement = b";" if lang in ("c", "cpp") else b""
+    if lang == "go" and kind == "expression_statement" and text.strip() == b"":
+        return []
+    what = f"statement '{_short(text)}' deleted"
+    return [("delete_statement", what, Edit(node.start_byte, node.end_byte, replacement))]
 
 
 def _short(text: bytes, width: int = 40) -> str:

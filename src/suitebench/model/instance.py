@@ -289,13 +289,9 @@ def _load_beside(
     return tuple(paths)
 
 
-def load_instance(path: Path | str) -> Instance:
-    """Read ``instance.toml`` (or a directory holding one) strictly.
-
-    Paths are relative to the file's directory and must exist.  ``build`` defaults to
-    ``build.sh`` when the source holds one (the ProgramBench convention).
-    """
-    path = Path(path)
+def _read_instance_toml(path: Path) -> tuple[Path, Path, dict[str, Any]]:
+    """The ``instance.toml`` at ``path`` (or in the directory), its directory and its keys,
+    checked for unknown and missing ones."""
     file = path / "instance.toml" if path.is_dir() else path
     if not file.is_file():
         raise InstanceError(
@@ -316,19 +312,14 @@ def load_instance(path: Path | str) -> Instance:
     for required in ("name", "source", "tests"):
         if required not in data:
             raise InstanceError(file, required, "required key is missing")
+    return file, root, data
 
-    name = _expect_str(file, "name", data["name"])
-    kind_text = data.get("kind", "cli")
-    try:
-        kind = InstanceKind(kind_text)
-    except ValueError:
-        raise InstanceError(
-            file, "kind", f'expected "cli" or "python", got {kind_text!r}'
-        ) from None
-    source = _resolve(file, root, "source", data["source"], directory=True)
-    tests = _resolve(file, root, "tests", data["tests"], directory=True)
-    spec = _resolve(file, root, "spec", data["spec"], directory=False) if "spec" in data else None
 
+def _build_and_package(
+    file: Path, data: dict[str, Any], source: Path, kind: InstanceKind
+) -> tuple[str | None, str | None]:
+    """The build script (``build.sh`` by default when the source holds one) and the package
+    directory, each required by its kind."""
     build: str | None
     if "build" in data:
         build = _expect_str(file, "build", data["build"])
@@ -347,7 +338,41 @@ def load_instance(path: Path | str) -> Instance:
         raise InstanceError(file, "package", 'required for kind = "python" (the package dir)')
     if kind is InstanceKind.CLI and build is None:
         raise InstanceError(file, "build", 'required for kind = "cli" (or a build.sh in source)')
+    return build, package
 
+
+def _python(file: Path, root: Path, data: dict[str, Any]) -> Path | None:
+    """The interpreter the instance names, if any, which must be a file."""
+    python = None
+    if "python" in data:
+        # Not resolved: a venv's bin/python is a link whose own place says which venv it is.
+        text = _expect_str(file, "python", data["python"])
+        python = Path(os.path.normpath(root / Path(text).expanduser()))
+        if not python.is_file():
+            raise InstanceError(file, "python", f"expected an interpreter, {python} is no file")
+    return python
+
+
+def load_instance(path: Path | str) -> Instance:
+    """Read ``instance.toml`` (or a directory holding one) strictly.
+
+    Paths are relative to the file's directory and must exist.  ``build`` defaults to
+    ``build.sh`` when the source holds one (the ProgramBench convention).
+    """
+    file, root, data = _read_instance_toml(Path(path))
+    name = _expect_str(file, "name", data["name"])
+    kind_text = data.get("kind", "cli")
+    try:
+        kind = InstanceKind(kind_text)
+    except ValueError:
+        raise InstanceError(
+            file, "kind", f'expected "cli" or "python", got {kind_text!r}'
+        ) from None
+    source = _resolve(file, root, "source", data["source"], directory=True)
+    tests = _resolve(file, root, "tests", data["tests"], directory=True)
+    spec = _resolve(file, root, "spec", data["spec"], directory=False) if "spec" in data else None
+
+    build, package = _build_and_package(file, data, source, kind)
     sections_map = (
         _load_sections_map(file, root, data["sections_map"]) if "sections_map" in data else {}
     )
@@ -360,13 +385,7 @@ def load_instance(path: Path | str) -> Instance:
         if "pytest_config" in data
         else None
     )
-    python = None
-    if "python" in data:
-        # Not resolved: a venv's bin/python is a link whose own place says which venv it is.
-        text = _expect_str(file, "python", data["python"])
-        python = Path(os.path.normpath(root / Path(text).expanduser()))
-        if not python.is_file():
-            raise InstanceError(file, "python", f"expected an interpreter, {python} is no file")
+    python = _python(file, root, data)
     package_path = source / package if package is not None else None
     beside = _load_beside(file, root, data.get("beside", []), package_path, mutants)
     return Instance(
