@@ -410,3 +410,31 @@ def test_audit_at_scale_second_run_is_the_recorded_one() -> None:
         second = cells[-2]
         missing = [f for f in NUMBER.findall(second) if not held_by(f, numbers)]
         assert not missing, f"{cells[1].strip()}: {missing}"
+
+
+# --- suite.md's selection line on the Python package -------------------------------------------
+
+
+def test_selection_line_of_intervals_in_suite_md(tmp_path: Path) -> None:
+    """`test selection: coverage (...); N of M matrix cells run` under suite.md's intervals run:
+    what one score of the bundled package selects."""
+    from suitebench.suite.score import score_suite
+
+    text = (ROOT / "docs" / "suite.md").read_text()
+    m = re.search(
+        r"\$ suitebench score src/suitebench/data/instances/intervals-pkg .*\n.*\n"
+        r"test selection: (\w+) \((.*)\); (\d+) of (\d+) matrix cells run",
+        text,
+    )
+    assert m, "suite.md's intervals-pkg run"
+    store = Store(tmp_path / "store.sqlite")
+    try:
+        result = score_suite(
+            load_instance(INSTANCES_DIR / "intervals-pkg"), store=store, cache_dir=tmp_path / "b"
+        )
+    finally:
+        store.close()
+    cells = result.counts.tests * sum(1 for mu in result.mutants if mu.outcomes)
+    ran = sum(mu.tests_run for mu in result.mutants)
+    assert (m[1], m[2]) == (result.test_selection, result.coverage.reason)
+    assert (int(m[3]), int(m[4])) == (ran, cells)
