@@ -143,7 +143,7 @@ def _run_arm(
     out: Path,
     options: GenerateOptions,
     build_cache: Path | None,
-    chosen: Backend | None,
+    chosen: Backend,
 ) -> GenerateResult:
     """Run the arm on the executor, with a progress bar; its failure is exit 1, and the
     executor and the store are closed in any case."""
