@@ -412,29 +412,53 @@ def test_audit_at_scale_second_run_is_the_recorded_one() -> None:
         assert not missing, f"{cells[1].strip()}: {missing}"
 
 
-# --- suite.md's selection line on the Python package -------------------------------------------
+# --- the selection lines of bundled instances' score runs ------------------------------------
+
+SELECTION_LINE = re.compile(
+    r"^test selection: (\w+) \((.*)\); (\d+) of (\d+) matrix cells run, the others kept"
+)
 
 
-def test_selection_line_of_intervals_in_suite_md(tmp_path: Path) -> None:
-    """`test selection: coverage (...); N of M matrix cells run` under suite.md's intervals run:
-    what one score of the bundled package selects."""
+def selection_lines() -> dict[str, list[tuple[str, int, re.Match[str]]]]:
+    """Each `test selection: ...; N of M matrix cells run` line right under the score line of a
+    bundled instance's reference suite, by instance directory."""
+    found: dict[str, list[tuple[str, int, re.Match[str]]]] = defaultdict(list)
+    last: str | None = None
+    for where, n, line in doc_lines():
+        m = SCORE_LINE.match(line.removeprefix("$ "))
+        if m:
+            known = m["name"] in instances()
+            full = known and int(m["tests"]) == instances()[m["name"]][1]["tests"]
+            last = m["name"] if full else None
+            continue
+        s = SELECTION_LINE.match(line)
+        if s and last is not None:
+            found[instances()[last][0].root.name].append((where, n, s))
+        last = None
+    return found
+
+
+@pytest.mark.parametrize("name", ["intervals-pkg", "rpn-c"])
+def test_selection_lines_of_bundled_instances(name: str, tmp_path: Path) -> None:
+    """What one score of the bundled instance selects, against every such line the docs print."""
     from suitebench.suite.score import score_suite
 
-    text = (ROOT / "docs" / "suite.md").read_text()
-    m = re.search(
-        r"\$ suitebench score src/suitebench/data/instances/intervals-pkg .*\n.*\n"
-        r"test selection: (\w+) \((.*)\); (\d+) of (\d+) matrix cells run",
-        text,
-    )
-    assert m, "suite.md's intervals-pkg run"
+    lines = selection_lines()[name]
+    assert lines, f"no selection line for {name} in the docs"
     store = Store(tmp_path / "store.sqlite")
     try:
-        result = score_suite(
-            load_instance(INSTANCES_DIR / "intervals-pkg"), store=store, cache_dir=tmp_path / "b"
-        )
+        result = score_suite(load_instance(INSTANCES_DIR / name), store=store, cache_dir=tmp_path)
     finally:
         store.close()
     cells = result.counts.tests * sum(1 for mu in result.mutants if mu.outcomes)
     ran = sum(mu.tests_run for mu in result.mutants)
-    assert (m[1], m[2]) == (result.test_selection, result.coverage.reason)
-    assert (int(m[3]), int(m[4])) == (ran, cells)
+    for where, n, m in lines:
+        assert (m[1], m[2]) == (result.test_selection, result.coverage.reason), f"{where}:{n}"
+        assert (int(m[3]), int(m[4])) == (ran, cells), f"{where}:{n}"
+    if name == "rpn-c":  # suite.md: "the coverage build selects for N of the M mutants that build"
+        text = (ROOT / "docs" / "suite.md").read_text()
+        s = re.search(r"selects for (\d+) of the (\d+) mutants that build", text)
+        assert s, "suite.md's rpn-c selection sentence"
+        built = [mu for mu in result.mutants if str(mu.status) != "build_error"]
+        selected = [mu for mu in built if mu.test_selection == "coverage"]
+        assert (int(s[1]), int(s[2])) == (len(selected), len(built))
