@@ -25,7 +25,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor, LocalExecutor, run_all
@@ -60,8 +59,9 @@ class BuiltProgram:
     executable: str | None = None
     pythonpath: str | None = None
     message: str = ""  # why it is a build_error (patch output, compiler output)
-    # A mutant's per-test limits, derived from the reference's times (not stored: a score
-    # derives them from its reference runs; see :func:`suitebench.suite.runspec.derive_timeouts`).
+    # A mutant's per-test limits, derived from the reference's times (not in its build record:
+    # a score derives them from its reference runs; see
+    # :func:`suitebench.suite.runspec.derive_timeouts`).
     timeouts: tuple[tuple[str, float], ...] = ()
 
     @property
@@ -76,16 +76,6 @@ class BuiltProgram:
             timeouts=self.timeouts,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "program_id": self.program_id,
-            "status": str(self.status),
-            "directory": self.directory,
-            "executable": self.executable,
-            "pythonpath": self.pythonpath,
-            "message": self.message,
-        }
-
     @classmethod
     def from_built(cls, built: Built) -> BuiltProgram:
         """The suite's view of a tree program's build (a harness failure is a build_error)."""
@@ -98,17 +88,6 @@ class BuiltProgram:
             executable=built.argv[0] if built.argv else None,
             pythonpath=str(built.workdir) if built.language is Language.PYTHON else None,
             message=built.message,
-        )
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> BuiltProgram:
-        return cls(
-            program_id=d["program_id"],
-            status=BuildStatus(d["status"]),
-            directory=d.get("directory", ""),
-            executable=d.get("executable"),
-            pythonpath=d.get("pythonpath"),
-            message=d.get("message", ""),
         )
 
 
