@@ -307,6 +307,7 @@ def funnel_block(text: str, arm: str) -> list[str]:
     return block
 
 
+@pytest.mark.slow
 def test_demo_audit_row_in_readme(hand_audit: AuditResult) -> None:
     text = README.read_text()
     got = arm_figures(hand_audit, "hand")
@@ -317,6 +318,7 @@ def test_demo_audit_row_in_readme(hand_audit: AuditResult) -> None:
     assert funnel_block(text, "handmade") == want
 
 
+@pytest.mark.slow
 def test_real_run_in_audit_md(hand_audit: AuditResult) -> None:
     text = (ROOT / "docs" / "audit.md").read_text()
     start = text.index("## A real run")
@@ -438,6 +440,7 @@ def selection_lines() -> dict[str, list[tuple[str, int, re.Match[str]]]]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["intervals-pkg", "rpn-c"])
 def test_selection_lines_of_bundled_instances(name: str, tmp_path: Path) -> None:
     """What one score of the bundled instance selects, against every such line the docs print."""
