@@ -203,6 +203,91 @@ def _component_notes(
     return notes, errors
 
 
+def _mixture(
+    problem: Problem,
+    engine: AuditEngine,
+    out: Path,
+    options: GenerateOptions,
+    seed: int,
+    client: ModelClient | None,
+    gate: InputGate,
+    log: GenerationLog,
+) -> tuple[list[Candidate], list[dict[str, Any]]]:
+    """The mixture's legal inputs, its arms' streams interleaved by position (each with its
+    share of the budget and of the attempts), and each arm's details."""
+    budget = options.budget
+    kept: list[Candidate] = []
+    components: list[dict[str, Any]] = []
+    if len(options.mix) < 2:
+        raise GenerateError("mixture needs --mix with at least two arms, e.g. a,b")
+    if "mixture" in options.mix:
+        raise GenerateError("a mixture cannot contain a mixture")
+    k = len(options.mix)
+    sources = []
+    for i, name in enumerate(options.mix):
+        cseed = derive_seed(seed, "mix", i, name)
+        src = make_source(
+            name,
+            problem,
+            engine,
+            seed=cseed,
+            options=options,
+            work_dir=out / PROGRAMS_DIR / f"{i + 1}-{name}",
+            client=client,
+        )
+        sources.append((name, cseed, src))
+    share = math.ceil(budget / k)
+    cap = math.ceil(options.attempt_cap / k)
+    streams = [legal_stream(s, gate, log, lambda: share, cap) for _, _, s in sources]
+    for c in _interleave(streams):
+        kept.append(c)
+        if len(kept) >= budget:
+            break
+    for name, cseed, src in sources:
+        components.append({"arm": name, "seed": cseed, **src.details()})
+    return kept, components
+
+
+def _single(
+    arm: str,
+    problem: Problem,
+    engine: AuditEngine,
+    out: Path,
+    options: GenerateOptions,
+    seed: int,
+    client: ModelClient | None,
+    gate: InputGate,
+    log: GenerationLog,
+) -> tuple[list[Candidate], list[dict[str, Any]]]:
+    """One arm's legal inputs up to the budget (asking for what is missing, at least 8 at a
+    time), and its details."""
+    budget = options.budget
+    kept: list[Candidate] = []
+    src = make_source(
+        arm, problem, engine, seed=seed, options=options, work_dir=out / PROGRAMS_DIR, client=client
+    )
+
+    def need() -> int:
+        return max(8, budget - len(kept))
+
+    for c in legal_stream(src, gate, log, need):
+        kept.append(c)
+        if len(kept) >= budget:
+            break
+    return kept, [{"arm": arm, "seed": seed, **src.details()}]
+
+
+def _write_inputs(out: Path, kept: list[Candidate], budget: int) -> list[dict[str, Any]]:
+    """Write the kept inputs as numbered ``NNN.in`` files in emission order; their records."""
+    width = max(3, len(str(budget)))
+    files = []
+    for n, c in enumerate(kept, 1):
+        name = f"{n:0{width}d}.in"
+        (out / name).write_bytes(c.data)
+        files.append({"file": name, "sha256": c.sha256, "origin": c.origin})
+    return files
+
+
 def _one(
     arm: str,
     problem: Problem,
@@ -212,62 +297,18 @@ def _one(
     seed: int,
     client: ModelClient | None,
 ) -> GenerateResult:
+    """One repetition of the arm into ``out``: its legal inputs and ``generate.json``."""
     _prepare(out)
     work = out / PROGRAMS_DIR
     gate = InputGate(problem, engine)
     log = GenerationLog(options.attempt_cap)
     budget = options.budget
-    kept: list[Candidate] = []
     usage_before = client.usage.copy() if client is not None else None
-    components: list[dict[str, Any]] = []
     if arm == "mixture":
-        if len(options.mix) < 2:
-            raise GenerateError("mixture needs --mix with at least two arms, e.g. a,b")
-        if "mixture" in options.mix:
-            raise GenerateError("a mixture cannot contain a mixture")
-        k = len(options.mix)
-        sources = []
-        for i, name in enumerate(options.mix):
-            cseed = derive_seed(seed, "mix", i, name)
-            src = make_source(
-                name,
-                problem,
-                engine,
-                seed=cseed,
-                options=options,
-                work_dir=work / f"{i + 1}-{name}",
-                client=client,
-            )
-            sources.append((name, cseed, src))
-        share = math.ceil(budget / k)
-        cap = math.ceil(options.attempt_cap / k)
-        streams = [legal_stream(s, gate, log, lambda: share, cap) for _, _, s in sources]
-        for c in _interleave(streams):
-            kept.append(c)
-            if len(kept) >= budget:
-                break
-        for name, cseed, src in sources:
-            components.append({"arm": name, "seed": cseed, **src.details()})
+        kept, components = _mixture(problem, engine, out, options, seed, client, gate, log)
     else:
-        src = make_source(
-            arm, problem, engine, seed=seed, options=options, work_dir=work, client=client
-        )
-
-        def need() -> int:
-            return max(8, budget - len(kept))
-
-        for c in legal_stream(src, gate, log, need):
-            kept.append(c)
-            if len(kept) >= budget:
-                break
-        components.append({"arm": arm, "seed": seed, **src.details()})
-
-    width = max(3, len(str(budget)))
-    files = []
-    for n, c in enumerate(kept, 1):
-        name = f"{n:0{width}d}.in"
-        (out / name).write_bytes(c.data)
-        files.append({"file": name, "sha256": c.sha256, "origin": c.origin})
+        kept, components = _single(arm, problem, engine, out, options, seed, client, gate, log)
+    files = _write_inputs(out, kept, budget)
     usage: dict[str, Any] | None = None
     if client is not None and usage_before is not None:
         usage = {**client.usage.since(usage_before).to_dict(), "model": client.model}

@@ -146,6 +146,89 @@ def _mean(values: dict[str, float], weights: dict[str, float] | None) -> float |
     return sum(values[p] * weights[p] for p in keep) / sum(weights[p] for p in keep)
 
 
+def _metric_row(
+    side: Side,
+    comp: Side,
+    metric: str,
+    n_boot: int,
+    seed: int,
+    seeds: list[int],
+    confidence: float,
+) -> dict[str, Any]:
+    """One metric of a side against the comparator: both values, the paired interval of the
+    difference, and the same interval under each robustness seed."""
+    a, b, w = _paired(side, comp, metric)
+    if not a:
+        raise ValueError(f"{side.name} and {comp.name} share no problem")
+    main = _interval(a, b, w, n_boot, seed, confidence)
+    robust = [_interval(a, b, w, n_boot, s, confidence) for s in seeds]
+    all_iv = [main, *robust]
+    return {
+        "metric": metric,
+        "weighting": "macro" if w is None else "pooled by pool size",
+        "value": _mean(a, w),
+        "comparator_value": _mean(b, w),
+        **main,
+        "robustness_seeds": seeds,
+        "robust_lo": [r["lo"] for r in robust],
+        "robust_hi": [r["hi"] for r in robust],
+        "lo_range": [min(r["lo"] for r in all_iv), max(r["lo"] for r in all_iv)],
+        "hi_range": [min(r["hi"] for r in all_iv), max(r["hi"] for r in all_iv)],
+        "separated_all_seeds": all(r["lo"] > 0 for r in all_iv) or all(r["hi"] < 0 for r in all_iv),
+    }
+
+
+def _side_entry(
+    side: Side, comp: Side, first: str, rows: list[dict[str, Any]], confidence: float
+) -> dict[str, Any]:
+    """A side's entry: the problems it shares with the comparator (by the ``first`` metric)
+    and those only one has, its metric rows, and the kappa of their labels."""
+    shared = sorted(set(side.labels) & set(comp.labels))
+    kappa = cohen_kappa(
+        [side.labels[i] for i in shared],
+        [comp.labels[i] for i in shared],
+        confidence=confidence,
+    ).to_dict()
+    return {
+        "name": side.name,
+        "problems": sorted(set(side.values[first]) & set(comp.values[first])),
+        "only_here": sorted(set(side.values[first]) - set(comp.values[first])),
+        "only_comparator": sorted(set(comp.values[first]) - set(side.values[first])),
+        "metrics": rows,
+        "kappa": {**kappa, "items": len(shared)},
+    }
+
+
+def _noninferiority(
+    sides: list[Side],
+    comp: Side,
+    ni_metric: str,
+    margin: float,
+    n_boot: int,
+    seed: int,
+    confidence: float,
+) -> list[dict[str, Any]]:
+    """Each side's noninferiority test against the comparator on ``ni_metric``, with whether
+    it passes Holm's correction across the sides."""
+    results = []
+    for side in sides:
+        a, b, _ = _paired(side, comp, ni_metric)
+        results.append(
+            noninferiority(
+                a,
+                b,
+                margin=margin,
+                n_boot=n_boot,
+                seed=seed,
+                confidence=confidence,
+                arm_name=side.name,
+                comparator_name=comp.name,
+            )
+        )
+    passes = holm({r.arm: r.p_value for r in results}, alpha=(1.0 - confidence) / 2.0)
+    return [{**r.to_dict(), "holm_pass": passes[r.arm]} for r in results]
+
+
 def compare(
     specs: Sequence[str],
     *,
@@ -168,68 +251,12 @@ def compare(
     seeds = [seed + i for i in range(1, robustness + 1)]
     out_sides: list[dict[str, Any]] = []
     for side in sides[:-1]:
-        rows = []
-        for metric in metrics:
-            a, b, w = _paired(side, comp, metric)
-            if not a:
-                raise ValueError(f"{side.name} and {comp.name} share no problem")
-            main = _interval(a, b, w, n_boot, seed, confidence)
-            robust = [_interval(a, b, w, n_boot, s, confidence) for s in seeds]
-            all_iv = [main, *robust]
-            rows.append(
-                {
-                    "metric": metric,
-                    "weighting": "macro" if w is None else "pooled by pool size",
-                    "value": _mean(a, w),
-                    "comparator_value": _mean(b, w),
-                    **main,
-                    "robustness_seeds": seeds,
-                    "robust_lo": [r["lo"] for r in robust],
-                    "robust_hi": [r["hi"] for r in robust],
-                    "lo_range": [min(r["lo"] for r in all_iv), max(r["lo"] for r in all_iv)],
-                    "hi_range": [min(r["hi"] for r in all_iv), max(r["hi"] for r in all_iv)],
-                    "separated_all_seeds": all(r["lo"] > 0 for r in all_iv)
-                    or all(r["hi"] < 0 for r in all_iv),
-                }
-            )
-        shared = sorted(set(side.labels) & set(comp.labels))
-        kappa = cohen_kappa(
-            [side.labels[i] for i in shared],
-            [comp.labels[i] for i in shared],
-            confidence=confidence,
-        ).to_dict()
-        out_sides.append(
-            {
-                "name": side.name,
-                "problems": sorted(set(side.values[metrics[0]]) & set(comp.values[metrics[0]])),
-                "only_here": sorted(set(side.values[metrics[0]]) - set(comp.values[metrics[0]])),
-                "only_comparator": sorted(
-                    set(comp.values[metrics[0]]) - set(side.values[metrics[0]])
-                ),
-                "metrics": rows,
-                "kappa": {**kappa, "items": len(shared)},
-            }
-        )
+        rows = [_metric_row(side, comp, m, n_boot, seed, seeds, confidence) for m in metrics]
+        out_sides.append(_side_entry(side, comp, metrics[0], rows, confidence))
     # one family: every side against the comparator (each on the problems it shares with it),
     # Holm across the family at the one-sided level of the two-sided interval
     ni_metric = "recall" if comp.kind == "arm" else "M"
-    results = []
-    for side in sides[:-1]:
-        a, b, _ = _paired(side, comp, ni_metric)
-        results.append(
-            noninferiority(
-                a,
-                b,
-                margin=margin,
-                n_boot=n_boot,
-                seed=seed,
-                confidence=confidence,
-                arm_name=side.name,
-                comparator_name=comp.name,
-            )
-        )
-    passes = holm({r.arm: r.p_value for r in results}, alpha=(1.0 - confidence) / 2.0)
-    noninf = [{**r.to_dict(), "holm_pass": passes[r.arm]} for r in results]
+    noninf = _noninferiority(sides[:-1], comp, ni_metric, margin, n_boot, seed, confidence)
     return {
         "kind": comp.kind,
         "comparator": comp.name,
