@@ -133,9 +133,21 @@ def run(
         allow_visible=allow_visible,
         extra_binds=list(bind),
     )
+    record = _run_contained(task, target, spec, out, opts)
+    if OPTIONS.json:
+        sys.stdout.write(json.dumps(record) + "\n")
+        return
+    _print_record(record, out)
+
+
+def _run_contained(
+    task: Task, target: Path, spec: AgentSpec, out: Path, opts: RunOptions
+) -> dict[str, Any]:
+    """The agent's run record; a refusal to run it uncontained is exit 3, bad input exit 2,
+    a failure of the run (a reference that does not build, a probe) exit 1."""
     with _score_context() as ctx:
         try:
-            record = run_agent(task, target, spec, out, opts, ctx)
+            return run_agent(task, target, spec, out, opts, ctx)
         except ContainmentError as exc:
             _err.print(f"[red]refused:[/red] {exc}")
             raise typer.Exit(3) from None
@@ -155,9 +167,10 @@ def run(
         ) as exc:  # a reference that does not build, a probe that failed
             _err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(1) from None
-    if OPTIONS.json:
-        sys.stdout.write(json.dumps(record) + "\n")
-        return
+
+
+def _print_record(record: dict[str, Any], out: Path) -> None:
+    """The run in words: its status, time and each round's score and refused files."""
     stop = " (stopped at the time limit)" if record["stopped_by_limit"] else ""
     _out.print(
         f"[bold]{escape(record['target_id'])}[/bold]  {record['task']} by {record['agent']}: "

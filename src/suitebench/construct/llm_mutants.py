@@ -126,6 +126,72 @@ def _check(
     return None
 
 
+def _ask_pair(
+    instance: Instance,
+    client: ChatModel,
+    builder: Builder,
+    report: RequirementMutantsReport,
+    pair: tuple[str, str],
+    spec: str,
+    source: str,
+    scratch: Path,
+    *,
+    attempts: int,
+    seed: int | None,
+    retryable: tuple[type[Exception], ...],
+) -> tuple[MutantRecord, bytes] | None:
+    """Ask for the mutant of one (section, target) pair, telling the model what is wrong with
+    each unusable one, up to ``attempts``: the mutant and its diff, or None (each attempt and
+    the pair's failure are recorded in the report)."""
+    section, target = pair
+    target_src = test_source(instance.root, target)
+    messages: list[dict[str, str]] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": PROMPT.format(
+            target=target, section=section_text(spec, section) or f"## {section}\n",
+            test=target_src, source=source)},
+    ]  # fmt: skip
+    problem: str | None = "no attempt"
+    for attempt in range(1, attempts + 1):
+        try:
+            reply = client.chat(messages, seed=seed)
+        except retryable as exc:
+            problem = f"unusable reply: {exc}"
+            report.attempts.append({"section": section, "target": target,
+                                    "attempt": attempt, "problem": problem})  # fmt: skip
+            continue
+        try:
+            diff = normalize_diff_paths(extract_diff(reply.text), instance.source)
+            problem = _check(diff, instance, builder, target_src, scratch)
+        except ReplyFormatError as exc:
+            problem = str(exc)
+        report.attempts.append(
+            {"section": section, "target": target, "attempt": attempt,
+             "problem": problem or ""}
+        )  # fmt: skip
+        if problem is None:
+            changed_file, line = _first_change(diff)
+            return (
+                MutantRecord(
+                    id="", patch="", file=changed_file, line=line,
+                    operator="requirement",
+                    description=f"{changed_file}:{line}: violates '{section}' "
+                    f"(target {target})",
+                    section=section, target=target,
+                ),
+                diff.encode("utf-8"),
+            )  # fmt: skip
+        messages += [
+            {"role": "assistant", "content": reply.text},
+            {"role": "user", "content": f"That mutant cannot be used: {problem}\n"
+             "Reply with a corrected unified diff in a ```diff block."},
+        ]  # fmt: skip
+    if problem is not None:
+        report.failed_pairs.append({"section": section, "target": target,
+                                    "problem": problem})  # fmt: skip
+    return None
+
+
 def requirement_mutants(
     instance: Instance,
     client: ChatModel,
@@ -157,54 +223,12 @@ def requirement_mutants(
     kept: list[tuple[MutantRecord, bytes]] = []
     with tempfile.TemporaryDirectory(prefix="suitebench-llm-mutants-") as tmp:
         for done, (section, target) in enumerate(pairs):
-            target_src = test_source(instance.root, target)
-            messages: list[dict[str, str]] = [
-                {"role": "system", "content": SYSTEM},
-                {"role": "user", "content": PROMPT.format(
-                    target=target, section=section_text(spec, section) or f"## {section}\n",
-                    test=target_src, source=source)},
-            ]  # fmt: skip
-            problem: str | None = "no attempt"
-            for attempt in range(1, attempts + 1):
-                try:
-                    reply = client.chat(messages, seed=seed)
-                except retryable as exc:
-                    problem = f"unusable reply: {exc}"
-                    report.attempts.append({"section": section, "target": target,
-                                            "attempt": attempt, "problem": problem})  # fmt: skip
-                    continue
-                try:
-                    diff = normalize_diff_paths(extract_diff(reply.text), instance.source)
-                    problem = _check(diff, instance, builder, target_src, Path(tmp))
-                except ReplyFormatError as exc:
-                    problem = str(exc)
-                report.attempts.append(
-                    {"section": section, "target": target, "attempt": attempt,
-                     "problem": problem or ""}
-                )  # fmt: skip
-                if problem is None:
-                    changed_file, line = _first_change(diff)
-                    kept.append(
-                        (
-                            MutantRecord(
-                                id="", patch="", file=changed_file, line=line,
-                                operator="requirement",
-                                description=f"{changed_file}:{line}: violates '{section}' "
-                                f"(target {target})",
-                                section=section, target=target,
-                            ),
-                            diff.encode("utf-8"),
-                        )
-                    )  # fmt: skip
-                    break
-                messages += [
-                    {"role": "assistant", "content": reply.text},
-                    {"role": "user", "content": f"That mutant cannot be used: {problem}\n"
-                     "Reply with a corrected unified diff in a ```diff block."},
-                ]  # fmt: skip
-            if problem is not None:
-                report.failed_pairs.append({"section": section, "target": target,
-                                            "problem": problem})  # fmt: skip
+            record = _ask_pair(
+                instance, client, builder, report, (section, target), spec, source, Path(tmp),
+                attempts=attempts, seed=seed, retryable=retryable,
+            )  # fmt: skip
+            if record is not None:
+                kept.append(record)
             if progress is not None:
                 progress(done + 1, len(pairs))
     target_dir = prepare_target(instance, out)
