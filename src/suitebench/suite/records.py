@@ -1,8 +1,9 @@
 """Records of suite mode: one test's outcome on one program, one run of a suite on a program.
 
 A *run* is one pytest session of a suite against one program under test.  Its per-test rows
-come from the JUnit XML pytest writes; a pytest that died without writing it is a run with
-``status = crashed`` and the log kept, never a row of zeros.
+come from the event log suitebench's plugin writes (:mod:`suitebench.suite.eventlog`); a pytest
+that died before its session's end is a run with ``status = crashed`` and the log kept, never a
+row of zeros.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 
 
 class TestStatus(StrEnum):
-    """One test on one program, as the JUnit XML (or, after a crash, the event log) says."""
+    """One test on one program, as the event log says (JUnit's semantics: a failure outside
+    the test's call is an error)."""
 
     __test__ = False  # not a pytest test class
 
@@ -33,8 +35,8 @@ class TestStatus(StrEnum):
 class RunStatus(StrEnum):
     """How one pytest session ended, apart from its tests' outcomes."""
 
-    OK = "ok"  # pytest finished and wrote its JUnit XML
-    CRASHED = "crashed"  # pytest died or was killed without its XML; partial rows from events
+    OK = "ok"  # pytest's session ran to its end (the event log says so)
+    CRASHED = "crashed"  # pytest died or was killed before its end; the rows it reached
     SANDBOX_ERROR = "sandbox_error"  # the harness failed, not the suite
 
 

@@ -1,6 +1,7 @@
 """Run a pytest suite against programs under test, sandboxed: the plain and batched engines.
 
-Both engines run the suite the same way: pytest with ``--junitxml``, plugin autoload off
+Both engines run the suite the same way: pytest with our plugin's event log (the record of
+every test's outcome; ``--junitxml`` is written beside it, an export), plugin autoload off
 (``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``, ``-p no:cacheprovider``), the venv's interpreter by
 absolute path, ``--continue-on-collection-errors`` (a file that does not import breaks only its
 own tests), our plugin for per-test timeouts, inside the sandbox with no network, in a fresh copy
@@ -11,7 +12,7 @@ points at it).  For ``kind = "python"`` the program under test is a source root 
 * ``plain``: one sandbox and one pytest process per program -- the reference path.
 * ``batched``: one sandbox per batch of programs; inside it
   :mod:`suitebench.suite.inside.forkserver` pays pytest's start-up once and forks per program.
-  Same XML, same parser, same matrix.
+  Same event log, same reader, same matrix.
 """
 
 from __future__ import annotations
@@ -31,18 +32,19 @@ from typing import Any
 from suitebench.run import sandbox
 from suitebench.run.layout import sandbox_path
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
+from suitebench.suite.eventlog import (
+    finished_statuses,
+    messages_from_events,
+    read_events,
+    seconds_from_events,
+    session_ended,
+    statuses_from_events,
+)
 from suitebench.suite.gcov import read_gcov, write_launcher
 from suitebench.suite.inside import wire
 from suitebench.suite.inside.rewrite import SERVED_NAME, write_rewrite_cache
 from suitebench.suite.inside.workdir import collect_only, open_up, populate_workdir
 from suitebench.suite.interpreter import Interpreter, current
-from suitebench.suite.junit import (
-    messages_from_events,
-    parse_junit,
-    read_events,
-    seconds_from_events,
-    statuses_from_events,
-)
 from suitebench.suite.records import RunStatus, SuiteRun
 from suitebench.suite.runspec import SuiteLimits, Target
 
@@ -142,7 +144,8 @@ def _collect(
     reason: str | None = None,
     cause: str = "",
 ) -> SuiteRun:
-    """Turn one program's XML + events into a SuiteRun (crashed if the XML is missing).
+    """Turn one program's event log into a SuiteRun (crashed if the log has no end of the
+    session: pytest died, or was killed, before its end).
 
     ``cause``: what ended the run early, as the sandbox saw it (the output or memory limit,
     the wall clock, a signal); a crashed run names the test it ended in as its culprit."""
@@ -154,30 +157,23 @@ def _collect(
         log = _tail(log_file.read_bytes()) + log
     extra = _impact_fields(out_dir, index, events)
     extra["seconds"] = seconds_from_events(events)
-    xml = out_dir / f"{index}.xml"
-    if xml.is_file() and not killed:
-        try:
-            # The direct protocol reports only failures to pytest (and so to the XML): every
-            # test's status is in the event log (:mod:`suitebench.suite.inside.direct`).
-            direct = any(e.get("event") == wire.EVENT_DIRECT for e in events)
-            tests, broken, why = parse_junit(xml, events, direct=direct)
-            for nodeid, text in why.items():
-                if nodeid in broken and not messages.get(nodeid):
-                    messages[nodeid] = text
-            return SuiteRun(
-                status=RunStatus.OK,
-                tests=tests,
-                collect_errors=tuple(broken),
-                exit_code=exit_code,
-                wall_time=wall,
-                log=log[-_LOG_TAIL:],
-                messages=messages,
-                **extra,
-            )
-        except Exception as exc:  # a torn XML file: the run died while writing it
-            message = f"unreadable JUnit XML: {exc}"
+    if session_ended(events) and not killed:
+        # The event log is the record; the JUnit XML beside it is an export.
+        tests, broken = finished_statuses(events)
+        return SuiteRun(
+            status=RunStatus.OK,
+            tests=tests,
+            collect_errors=tuple(broken),
+            exit_code=exit_code,
+            wall_time=wall,
+            log=log[-_LOG_TAIL:],
+            messages=messages,
+            **extra,
+        )
+    if killed:
+        message = "killed at the per-program wall-clock limit"
     else:
-        message = "killed at the per-program wall-clock limit" if killed else "no JUnit XML"
+        message = "its event log has no end of the session"
     if reason is not None:
         message = reason
     watchdog = _WATCHDOG_FIRED.search(log) is not None

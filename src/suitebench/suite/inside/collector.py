@@ -63,6 +63,7 @@ class Collector:
         out_dir = self.out_dir
         index = program["index"]
         plugin.open_events(str(out_dir / f"{index}.events"))
+        plugin.emit_collect_errors()
         # This program's own log for the watchdog, so a hard hang is its own alone.
         plugin._state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
         plugin.use_timeouts(program.get("timeouts"))
@@ -85,10 +86,10 @@ class Collector:
             item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
             if session.shouldfail or session.shouldstop:
                 break
-        plugin.flush_events()
-        if logxml is not None:
+        if logxml is not None:  # the JUnit XML, an export
             logxml.logfile = str(out_dir / f"{index}.xml")
             logxml.pytest_sessionfinish()
+        plugin.emit_finished(0)
         return 0
 
     def plan_direct(self, session: pytest.Session) -> None:

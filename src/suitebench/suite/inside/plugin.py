@@ -73,6 +73,7 @@ _state: dict[str, Any] = {
     "watchdog_deadline": 0.0,  # monotonic time the armed watchdog fires (0: not armed)
     "tracer": None,  # --suitebench-coverage: the per-test function recorder
     "gcov": None,  # --suitebench-gcov-dir: where the running test is named
+    "collect_errors": [],  # this session's collection errors, as logged
 }
 
 
@@ -356,12 +357,18 @@ class SharedFixtures:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     _state["session"] = session
+    _state["collect_errors"] = []
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     disarm_watchdog()  # a run stopped early (``--fast``) leaves it armed
     _disarm()
-    flush_events()
+    emit_finished(int(session.exitstatus))
+
+
+def emit_finished(exitstatus: int) -> None:
+    """The session has ended: the event log is whole (a log without this line is a crash's)."""
+    _emit({"event": wire.EVENT_FINISHED, "exitstatus": exitstatus})
 
 
 # Each phase's budget is armed as the phase starts (not as the one before is reported: a
@@ -466,7 +473,16 @@ def _crash_only(original: Any) -> Any:
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
         message = short_message(report)
-        _emit({"event": wire.EVENT_COLLECT_ERROR, "nodeid": report.nodeid, "message": message})
+        record = {"event": wire.EVENT_COLLECT_ERROR, "nodeid": report.nodeid, "message": message}
+        _state.setdefault("collect_errors", []).append(record)
+        _emit(record)
+
+
+def emit_collect_errors() -> None:
+    """A batch's child of a suite collected once: the files that did not collect, logged in
+    its own event log (the collecting process had none open)."""
+    for record in _state.get("collect_errors") or ():
+        _emit(record)
 
 
 def order_items(items: list[pytest.Item], order: list[str]) -> list[pytest.Item]:

@@ -1,7 +1,8 @@
 """What the plugin inside the sandbox and the host agree on about a test's report.
 
-The plugin (:mod:`.plugin`) writes reports; the host (:mod:`suitebench.suite.junit`,
-:mod:`suitebench.suite.runner`) reads them from the event log and the JUnit XML.  Both import
+The plugin (:mod:`.plugin`) writes reports; the host (:mod:`suitebench.suite.eventlog`,
+:mod:`suitebench.suite.runner`) reads them from the event log, the one record of every test's
+outcome, message and seconds (pytest's JUnit XML is written beside it, an export).  Both import
 this module, which needs nothing but the standard library (and pytest's report types, for the
 plugin's side), so the host never imports the plugin.
 """
@@ -17,6 +18,7 @@ EVENT_START = "start"  # "nodeid": a test starts (on disk before it runs)
 EVENT_REPORT = "report"  # "nodeid", "when", "outcome", "timeout"; "seconds", "subtest", "message"
 EVENT_DIRECT = "direct"  # "tests": how many tests a batch's child runs by the direct protocol
 EVENT_SELECTED = "selected"  # "nodeids" (None: all), "reason": import-time impact's choice
+EVENT_FINISHED = "finished"  # "exitstatus": the session ended (a run without it crashed)
 
 TIMEOUT_MARKER = "SuiteTestTimeout"  # in a timed-out phase's report (the exception's name)
 MESSAGE_CHARS = 300  # a failure message is pytest's one line, cut here
