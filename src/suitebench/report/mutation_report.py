@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 import suitebench
 from suitebench.model.diffs import DiffError, DiffLine, read_diff
-from suitebench.model.instance import Instance
+from suitebench.model.instance import Instance, MutantSpec
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -296,6 +296,63 @@ def _test_files(result: ScoredSuite) -> dict[str, Any]:
     return files
 
 
+def _mutant_entry(
+    mutant: _Mutant,
+    spec: MutantSpec | None,
+    valid: set[str],
+    location: dict[str, Any],
+    replacement: str,
+) -> dict[str, Any]:
+    """One mutant's entry in the report: its status (NoCoverage for a survivor no valid test
+    ran), the reason, the valid tests that killed and covered it, and its duration."""
+    status = str(mutant.status)
+    section = spec.section if spec is not None else None
+    operator = spec.operator if spec is not None else None
+    target = spec.target if spec is not None else None
+    description = spec.description if spec is not None else ""
+    killed_by = [t for t in mutant.killed_by if t in valid]
+    selected: Sequence[str] | None = getattr(mutant, "covered_by", None)
+    if selected is not None:
+        covered_by = [t for t in selected if t in valid]
+    else:
+        covered_by = [t for t, o in mutant.outcomes.items() if t in valid and str(o) in _RAN]
+    report_status = _STATUS.get(status, "RuntimeError")
+    if status == "survived" and selected is not None and not covered_by:
+        report_status = "NoCoverage"
+    kill_messages: Mapping[str, str] = getattr(mutant, "kill_messages", None) or {}
+    reason = _status_reason(
+        status, killed_by, target, mutant.message, kill_messages, bool(covered_by)
+    )
+    completed = getattr(mutant, "tests_run", None)
+    if not isinstance(completed, int):
+        completed = sum(1 for o in mutant.outcomes.values() if str(o) in _RAN)
+    entry: dict[str, Any] = {
+        "id": mutant.id,
+        "mutatorName": operator or (f"requirement: {section}" if section else "requirement"),
+        "location": location,
+        "status": report_status,
+        "statusReason": reason,
+        "description": "; ".join(
+            part
+            for part in (
+                description,
+                f"section: {section}" if section else "",
+                f"target: {target}" if target else "",
+            )
+            if part
+        ),
+        "replacement": replacement,
+        "killedBy": killed_by,
+        "coveredBy": covered_by,
+        "testsCompleted": completed,
+        "static": False,
+    }
+    wall_time = getattr(mutant, "wall_time", 0.0)
+    if isinstance(wall_time, int | float) and wall_time > 0:
+        entry["duration"] = round(wall_time * 1000.0, 1)  # milliseconds, as the schema says
+    return entry
+
+
 def mutation_report(
     instance: Instance,
     suite_result: ScoredSuite,
@@ -322,51 +379,7 @@ def mutation_report(
             files[path] = {"language": _language(path), "source": text or "", "mutants": []}
             sources[path] = (text or "").splitlines()
         location, replacement = location_from_diff(hunks, sources[path])
-        status = str(mutant.status)
-        section = spec.section if spec is not None else None
-        operator = spec.operator if spec is not None else None
-        target = spec.target if spec is not None else None
-        description = spec.description if spec is not None else ""
-        killed_by = [t for t in mutant.killed_by if t in valid]
-        selected: Sequence[str] | None = getattr(mutant, "covered_by", None)
-        if selected is not None:
-            covered_by = [t for t in selected if t in valid]
-        else:
-            covered_by = [t for t, o in mutant.outcomes.items() if t in valid and str(o) in _RAN]
-        report_status = _STATUS.get(status, "RuntimeError")
-        if status == "survived" and selected is not None and not covered_by:
-            report_status = "NoCoverage"
-        kill_messages: Mapping[str, str] = getattr(mutant, "kill_messages", None) or {}
-        reason = _status_reason(
-            status, killed_by, target, mutant.message, kill_messages, bool(covered_by)
-        )
-        completed = getattr(mutant, "tests_run", None)
-        if not isinstance(completed, int):
-            completed = sum(1 for o in mutant.outcomes.values() if str(o) in _RAN)
-        entry: dict[str, Any] = {
-            "id": mutant.id,
-            "mutatorName": operator or (f"requirement: {section}" if section else "requirement"),
-            "location": location,
-            "status": report_status,
-            "statusReason": reason,
-            "description": "; ".join(
-                part
-                for part in (
-                    description,
-                    f"section: {section}" if section else "",
-                    f"target: {target}" if target else "",
-                )
-                if part
-            ),
-            "replacement": replacement,
-            "killedBy": killed_by,
-            "coveredBy": covered_by,
-            "testsCompleted": completed,
-            "static": False,
-        }
-        wall_time = getattr(mutant, "wall_time", 0.0)
-        if isinstance(wall_time, int | float) and wall_time > 0:
-            entry["duration"] = round(wall_time * 1000.0, 1)  # milliseconds, as the schema says
+        entry = _mutant_entry(mutant, spec, valid, location, replacement)
         files[path]["mutants"].append(entry)
         if progress is not None:
             progress(done, total)
