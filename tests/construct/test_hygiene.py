@@ -20,6 +20,7 @@ from suitebench.construct.hygiene import (
     drop_sections,
     scrub_error_locations,
 )
+from suitebench.construct.tomledit import drop_map_entries
 from suitebench.model.instance import load_instance
 from suitebench.suite.records import TestStatus
 
@@ -183,3 +184,13 @@ def test_error_locations_and_section_drop_on_text() -> None:
     assert [c["line"] for c in changes] == [1, 2]
     body, gone = drop_sections("# A\nx\n## B\ny\n```\n# not a heading\n```\n## C\nz\n", {"B"})
     assert body == "# A\nx\n## C\nz\n" and gone == ["B"]
+
+
+def test_dropping_map_entries_keeps_the_rest_byte_for_byte() -> None:
+    text = (
+        'name = "x"  # mine\n\n[sections_map]\n"t/a.py::x" = ["A"]  # why\n'
+        '"t/a.py::y" = [\n  "B",\n  "C",\n]\n# keep me\n\'t/a.py::z\' = ["C"]\n'
+    )
+    out, removed = drop_map_entries(text, {"t/a.py::y", "t/a.py::z", "t/a.py::gone"})
+    assert removed == ["t/a.py::y", "t/a.py::z"]
+    assert out == 'name = "x"  # mine\n\n[sections_map]\n"t/a.py::x" = ["A"]  # why\n# keep me\n'

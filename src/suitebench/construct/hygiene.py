@@ -28,6 +28,7 @@ from typing import Any
 
 import libcst as cst
 
+from suitebench.construct.tomledit import drop_map_entries
 from suitebench.construct.writing import prepare_target
 from suitebench.model.instance import Instance, load_instance
 from suitebench.run.executor import Executor
@@ -203,18 +204,11 @@ def drop_sections(text: str, sections: set[str]) -> tuple[str, list[str]]:
 
 
 def _drop_map_entries(file: Path, tests: set[str]) -> list[str]:
-    """Remove ``"test id" = [...]`` lines from a sections map (instance.toml or its own file)."""
-    lines = file.read_text(encoding="utf-8").splitlines(keepends=True)
-    kept, removed = [], []
-    for line in lines:
-        stripped = line.strip()
-        hit = next((t for t in tests if stripped.startswith(json.dumps(t))), None)
-        if hit is not None and "=" in stripped:
-            removed.append(hit)
-            continue
-        kept.append(line)
+    """Remove ``"test id" = [...]`` entries from a sections map (instance.toml or its own
+    file), everything else kept byte for byte (:func:`.tomledit.drop_map_entries`)."""
+    text, removed = drop_map_entries(file.read_text(encoding="utf-8"), tests)
     if removed:
-        file.write_text("".join(kept), encoding="utf-8")
+        file.write_text(text, encoding="utf-8")
     return removed
 
 

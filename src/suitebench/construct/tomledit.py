@@ -1,4 +1,5 @@
-"""Small, comment-preserving edits of ``instance.toml``: drop ``[[mutants]]`` tables by id.
+"""Small, comment-preserving edits of ``instance.toml``: drop ``[[mutants]]`` tables by id, drop
+sections map entries by test id.
 
 Construction steps edit files a user also edits by hand, so they change only the tables they
 must and keep everything else (comments, order, formatting) byte for byte.  The file is read
@@ -12,11 +13,12 @@ callers.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import tomlkit
-from tomlkit.items import AoT, Table
+from tomlkit.items import AoT, Array, Table
 
-__all__ = ["drop_mutant_tables"]
+__all__ = ["drop_map_entries", "drop_mutant_tables"]
 
 # A generator's block markers (:mod:`suitebench.construct.writing`) are kept even where they
 # fall inside a dropped table's trailing comments: another run finds its block by them.
@@ -61,3 +63,46 @@ def drop_mutant_tables(text: str, ids: set[str]) -> str:
         at = end
     out.append(text[at:])
     return "".join(out)
+
+
+def _entry(key: Any, value: Any) -> str:
+    """A ``key = value`` line (or lines, for a multi-line value) as written, with its
+    indentation, comment and line break."""
+    trivia = value.trivia
+    return (
+        f"{trivia.indent}{key.as_string()}{key.sep}{value.as_string()}"
+        f"{trivia.comment_ws}{trivia.comment}{trivia.trail}"
+    )
+
+
+def drop_map_entries(text: str, tests: set[str]) -> tuple[str, list[str]]:
+    """``text`` (``instance.toml`` with its ``[sections_map]`` table, or a sections map file
+    of its own) without the map's entries for ``tests``, each cut whole (a multi-line list of
+    sections with it), and the tests whose entries were cut, in the file's order."""
+    doc = tomlkit.parse(text)
+    containers = [doc]
+    table = doc.get("sections_map")
+    if isinstance(table, Table):
+        containers.append(table.value)
+    cuts: list[tuple[int, int]] = []
+    removed: list[str] = []
+    at = 0  # the root's entries come before any table's
+    for container in containers:
+        for key, value in container.body:
+            if key is None or isinstance(value, Table | AoT):
+                continue
+            chunk = _entry(key, value)
+            start = text.find(chunk, at)
+            if start < 0:
+                raise ValueError(f"cannot locate a sections map entry as written: {chunk[:80]!r}")
+            at = start + len(chunk)
+            if key.key in tests and isinstance(value, Array):
+                cuts.append((start, at))
+                removed.append(key.key)
+    out: list[str] = []
+    at = 0
+    for start, end in sorted(cuts):
+        out.append(text[at:start])
+        at = end
+    out.append(text[at:])
+    return "".join(out), removed
