@@ -19,7 +19,7 @@ import suitebench
 from suitebench.report import analyses as an
 from suitebench.report import plots
 from suitebench.report.analyses import DEFAULT_DESIGN_BUDGET
-from suitebench.report.load import AuditRun, Results
+from suitebench.report.load import AuditRun, Results, ScoreRun
 from suitebench.report.suite_sections import (
     correlations_table,
     natural_key,
@@ -183,14 +183,13 @@ def _shown_ks(run: AuditRun) -> list[str]:
     return shown or have[:4]
 
 
-def _problem_section(run: AuditRun, problem: str, clusters: Mapping[str, Any]) -> dict[str, Any]:
-    entry = run.results["problems"][problem]
+def _problem_arms_table(run: AuditRun, entry: Mapping[str, Any], pool: int) -> Table:
+    """One row per arm on the problem: its input counts, kills and cov@k."""
     ks = _shown_ks(run)
     arms = table(
         ["arm", "inputs", "scored", "illegal", "no gold", "killed", *[f"cov@{k}" for k in ks]],
         [False] + [True] * (5 + len(ks)),
     )
-    pool = entry.get("pool_size", 0)
     for arm, a in entry["arms"].items():
         c = a.get("counts", {})
         arms.add(
@@ -202,7 +201,11 @@ def _problem_section(run: AuditRun, problem: str, clusters: Mapping[str, Any]) -
             Cell(f"{a.get('killed', 0)}/{pool}", sort=str(a.get("killed", 0))),
             *[num(a.get("cov_at_k", {}).get(k)) for k in ks],
         )
-    ledger = [r for r in run.ledger if r["problem"] == problem]
+    return arms
+
+
+def _ledger_table(run: AuditRun, ledger: list[dict[str, Any]]) -> Table:
+    """The problem's ledger: each kill with its input, the outputs and the checks made."""
     lt = table(
         [
             "arm",
@@ -232,7 +235,11 @@ def _problem_section(run: AuditRun, problem: str, clusters: Mapping[str, Any]) -
             r["determinism"],
             "; ".join(x for x in (r.get("consensus", ""), r.get("brute", "")) if x),
         )
-    retr = [r for r in run.retractions if r["problem"] == problem]
+    return lt
+
+
+def _retractions_table(retr: list[dict[str, Any]]) -> Table:
+    """The problem's retracted kills: at which stage and why."""
     rt = table(["arm", "submission", "input", "verdict", "stage", "reason", "output judged"])
     for r in retr:
         head = r.get("output_head", "")  # older results have no such column
@@ -245,6 +252,19 @@ def _problem_section(run: AuditRun, problem: str, clusters: Mapping[str, Any]) -
             r["reason"],
             Cell(head or "(no output)", code=bool(head)),
         )
+    return rt
+
+
+def _problem_section(run: AuditRun, problem: str, clusters: Mapping[str, Any]) -> dict[str, Any]:
+    """One problem's part of the page: its arms, ledger, retractions, clusters, build errors
+    and heatmap."""
+    entry = run.results["problems"][problem]
+    pool = entry.get("pool_size", 0)
+    arms = _problem_arms_table(run, entry, pool)
+    ledger = [r for r in run.ledger if r["problem"] == problem]
+    lt = _ledger_table(run, ledger)
+    retr = [r for r in run.retractions if r["problem"] == problem]
+    rt = _retractions_table(retr)
     builds = None
     if entry.get("build_errors"):
         builds = table(["submission", "build message"])
@@ -364,6 +384,69 @@ def _environment(results: Results) -> Table:
     return t
 
 
+def _suites_context(scores: Sequence[ScoreRun]) -> dict[str, Any]:
+    """The suites' part of the page: their table, the plots (M per spec section, the kill
+    overlap, sections against M), the overlap's regions and the correlations."""
+    ctx: dict[str, Any] = {"suites_table": suites_table(scores)}
+    suite_plots: list[Plot] = []
+    sections = {
+        r.label: {f"{r.result.instance}: {k}": v for k, v in r.result.per_section.items()}
+        for r in scores
+        if r.result.per_section
+    }
+    if sections:
+        suite_plots.append(
+            Plot(
+                plots.sections_svg(sections),
+                "M per spec section: which requirements the suites leave untested.",
+            )
+        )
+    overlap = an.score_kill_overlap(scores)
+    if overlap is not None:
+        suite_plots.append(
+            Plot(
+                plots.overlap_svg(overlap, "killed mutants"),
+                "Mutants killed by every combination of suites (TestSuiteBench Figure 12), "
+                "their union and the mutants no suite kills.",
+            )
+        )
+        ctx["suite_regions_table"] = _overlap_regions_table(overlap, "mutants")
+        ctx["suite_overlap_instances"] = overlap["instances"]
+    corr = an.suite_correlations(scores)
+    sc = corr["sections_vs_mutation_score"]
+    if sc["n"] >= 2:
+        suite_plots.append(
+            Plot(
+                plots.scatter_svg(
+                    sc["x"], sc["y"], sc["labels"], xlabel="spec sections", ylabel="M"
+                ),
+                "Spec sections (with mutants) against the mutation score M per suite.",
+            )
+        )
+    ctx["suite_plots"] = suite_plots
+    ctx["correlations_table"] = correlations_table(corr)
+    return ctx
+
+
+def _implementations_table(results: Results) -> Table:
+    """One row per implementation scored: its build, R, and the reference tests it fails."""
+    it = table(
+        ["result", "instance", "build", "R", "passed", "failing tests"],
+        [False] * 3 + [True] * 2,
+    )
+    for i in results.implementations:
+        ir = i.result
+        it.add(
+            Cell(i.label, code=True),
+            ir.instance,
+            ir.build_status,
+            pct(ir.reference_pass_rate),
+            Cell(f"{ir.passed}/{ir.total}", sort=str(ir.passed)),
+            "; ".join(f"{k} ({ir.failing[k]})" for k in sorted(ir.failing, key=natural_key)),
+        )
+    return it
+
+
 def render_report(
     results: Results,
     *,
@@ -384,60 +467,9 @@ def render_report(
         "environment_table": _environment(results),
     }
     if results.scores:
-        ctx["suites_table"] = suites_table(results.scores)
-        suite_plots: list[Plot] = []
-        sections = {
-            r.label: {f"{r.result.instance}: {k}": v for k, v in r.result.per_section.items()}
-            for r in results.scores
-            if r.result.per_section
-        }
-        if sections:
-            suite_plots.append(
-                Plot(
-                    plots.sections_svg(sections),
-                    "M per spec section: which requirements the suites leave untested.",
-                )
-            )
-        overlap = an.score_kill_overlap(results.scores)
-        if overlap is not None:
-            suite_plots.append(
-                Plot(
-                    plots.overlap_svg(overlap, "killed mutants"),
-                    "Mutants killed by every combination of suites (TestSuiteBench Figure 12), "
-                    "their union and the mutants no suite kills.",
-                )
-            )
-            ctx["suite_regions_table"] = _overlap_regions_table(overlap, "mutants")
-            ctx["suite_overlap_instances"] = overlap["instances"]
-        corr = an.suite_correlations(results.scores)
-        sc = corr["sections_vs_mutation_score"]
-        if sc["n"] >= 2:
-            suite_plots.append(
-                Plot(
-                    plots.scatter_svg(
-                        sc["x"], sc["y"], sc["labels"], xlabel="spec sections", ylabel="M"
-                    ),
-                    "Spec sections (with mutants) against the mutation score M per suite.",
-                )
-            )
-        ctx["suite_plots"] = suite_plots
-        ctx["correlations_table"] = correlations_table(corr)
+        ctx.update(_suites_context(results.scores))
     if results.implementations:
-        it = table(
-            ["result", "instance", "build", "R", "passed", "failing tests"],
-            [False] * 3 + [True] * 2,
-        )
-        for i in results.implementations:
-            ir = i.result
-            it.add(
-                Cell(i.label, code=True),
-                ir.instance,
-                ir.build_status,
-                pct(ir.reference_pass_rate),
-                Cell(f"{ir.passed}/{ir.total}", sort=str(ir.passed)),
-                "; ".join(f"{k} ({ir.failing[k]})" for k in sorted(ir.failing, key=natural_key)),
-            )
-        ctx["implementations_table"] = it
+        ctx["implementations_table"] = _implementations_table(results)
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     ctx.setdefault("suites_table", None)
     ctx.setdefault("suite_plots", [])
