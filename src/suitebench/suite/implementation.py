@@ -17,13 +17,8 @@ from suitebench.suite.programs import Builder
 from suitebench.suite.records import TestStatus
 from suitebench.suite.result import ImplementationResult
 from suitebench.suite.runspec import Engine, SuiteLimits
-from suitebench.suite.score import (
-    DEFAULT_BATCH,
-    Progress,
-    nan_to_none,
-    refined_out,
-    test_universe,
-)
+from suitebench.suite.score import DEFAULT_BATCH, Progress
+from suitebench.suite.tally import nan_to_none, refined_out, test_universe
 
 __all__ = ["score_implementation"]
 

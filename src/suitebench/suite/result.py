@@ -168,6 +168,10 @@ class SuiteResult(BaseModel):
     limits: dict[str, Any]
     backend: str
     versions: dict[str, str]
+    # Wall seconds per stage of the score (build_reference, reference_runs -- with the
+    # coverage run and the mutants' builds beside it --, selection, mutant_runs,
+    # confirm_timeouts, tally), in the order they ran.
+    phases: dict[str, float] = {}
     wall_time: float
 
     def test_ids(self) -> list[str]:

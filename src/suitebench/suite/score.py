@@ -14,42 +14,33 @@ The pipeline, each stage reading and writing records:
 Every run is a job in the store keyed by what determines it (suite contents, program id,
 limits, backend, engine, mode and, for the reference, the repetition), so a killed run resumes
 and a re-run with one more mutant runs only that mutant.
+
+A score goes in three parts: the plan (:mod:`suitebench.suite.scoreplan`: which programs,
+which runs, keyed how), the runs (here: the reference runs, the selection, the mutants' runs)
+and the tally (:mod:`suitebench.suite.tally`: V, M, the matrix, results.json).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from suitebench.metrics.mutation import (
-    mutation_score,
-    per_section_mutation_score,
-    validity,
-)
-from suitebench.model.instance import Instance, InstanceKind, MutantSpec
-from suitebench.run.executor import Executor, LocalExecutor
+from suitebench.model.instance import Instance, MutantSpec
+from suitebench.run.executor import Executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
-from suitebench.suite.interpreter import suite_interpreter, versions
 from suitebench.suite.jobs import SuiteRuns
-from suitebench.suite.programs import Builder, BuiltProgram, build_reference_first
-from suitebench.suite.projectconfig import WARNS_REASON, stage_beside, warns_on_compile
-from suitebench.suite.records import RunStatus, SuiteRun, TestStatus, test_file
-from suitebench.suite.result import (
-    Counts,
-    CoverageNote,
-    HarnessError,
-    MutantStatus,
-    SuiteResult,
-    TestInfo,
-)
+from suitebench.suite.programs import BuiltProgram
+from suitebench.suite.projectconfig import WARNS_REASON, warns_on_compile
+from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
+from suitebench.suite.result import CoverageNote, SuiteResult, TestInfo
 from suitebench.suite.rows import classify, merged, row
 from suitebench.suite.runner import spec_digest
 from suitebench.suite.runspec import Engine, SuiteLimits, Target, derive_timeouts
+from suitebench.suite.scoreplan import ReferenceBuildError, ScorePlan, plan_score
 from suitebench.suite.selection import (
     Coverage,
     Selection,
@@ -57,64 +48,253 @@ from suitebench.suite.selection import (
     impact_spec,
     select_tests,
 )
+from suitebench.suite.tally import nan_to_none, refined_out, tally, test_infos, test_universe
 from suitebench.suite.timeouts import confirm_timeouts
+
+__all__ = [
+    "DEFAULT_BATCH",
+    "Progress",
+    "ReferenceBuildError",
+    "nan_to_none",
+    "refined_out",
+    "score_suite",
+    "test_universe",
+]
 
 Progress = Callable[[int, int], None]
 DEFAULT_BATCH = 128
 
 
-class ReferenceBuildError(RuntimeError):
-    """The instance's reference does not build: a harness error, nothing can be scored."""
+# -- the runs -----------------------------------------------------------------------------------
 
 
-# -- the protocol -------------------------------------------------------------------------------
+def score_suite(
+    instance: Instance,
+    suite: Path | None = None,
+    *,
+    store: Store,
+    cache_dir: Path | None = None,
+    executor: Executor | None = None,
+    engine: Engine = Engine.BATCHED,
+    reference_runs: int = 3,
+    fast: bool = False,
+    limits: SuiteLimits = SuiteLimits(),
+    backend: Backend | None = None,
+    batch_size: int = DEFAULT_BATCH,
+    mutant_ids: Iterable[str] | None = None,
+    all_tests: bool = False,
+    progress: Progress | None = None,
+) -> SuiteResult:
+    """Validity V, mutation_score M and the kill matrix of ``suite`` (default: the instance's
+    reference suite) against the instance's reference and mutants.
+
+    Each mutant runs only the tests that reach the code it changes, the others keeping their
+    reference outcome (:mod:`suitebench.suite.selection`; the matrix is the full run's);
+    ``all_tests`` runs every test on every mutant.  ``cache_dir`` holds built programs (default:
+    ``builds/`` next to the store).  Progress is reported as (done, total) over builds plus runs.
+    The score goes in three parts: the plan (:func:`~suitebench.suite.scoreplan.plan_score`),
+    the runs (here) and the tally (:func:`~suitebench.suite.tally.tally`); ``phases`` in the
+    result says how long each stage took.
+    """
+    clock = _Clock()
+    chosen = None if mutant_ids is None else set(mutant_ids)
+    count = sum(1 for m in instance.mutants if chosen is None or m.id in chosen)
+    total = 1 + count + reference_runs + count  # builds, then runs
+    report = _reporter(progress, total)
+    plan = plan_score(
+        instance,
+        suite,
+        store=store,
+        cache_dir=cache_dir,
+        executor=executor,
+        engine=engine,
+        reference_runs=reference_runs,
+        fast=fast,
+        limits=limits,
+        backend=backend,
+        batch_size=batch_size,
+        mutant_ids=chosen,
+        all_tests=all_tests,
+        report=report,
+    )
+    clock.mark("build_reference")
+    all_runs, built = _reference_runs(plan, report)
+    clock.mark("reference_runs")
+    runnable = [m for m in plan.mutants if built[m.id].ok]
+    excluded = refined_out(instance, suite is None)
+    selections, impacts, coverage_note = _select(plan, all_runs, built, runnable, excluded)
+    clock.mark("selection")
+    built = _derive_timeouts(plan.runner, built, [all_runs[k] for k in plan.ref_keys[: plan.early]])
+    selected_runs = _mutant_runs(plan, all_runs, built, runnable, selections, impacts, report)
+    ref_runs = [all_runs[k] for k in plan.ref_keys]
+    tests = test_infos(plan, ref_runs, excluded)
+    mutant_runs = _rows(plan, all_runs, built, runnable, tests, selections, impacts, selected_runs)
+    clock.mark("mutant_runs")
+    confirmed = confirm_timeouts(plan.runner, built, mutant_runs, tests)
+    clock.mark("confirm_timeouts")
+    if progress is not None:
+        progress(total, total)
+    finished = all(r.status is RunStatus.OK for r in ref_runs)
+    results = [
+        classify(m, built[m.id], confirmed.get(m.id), tests, selections.get(m.id), finished)
+        for m in plan.mutants
+    ]
+    clock.mark("tally")
+    return tally(
+        plan,
+        ref_runs,
+        tests,
+        results,
+        selections=selections,
+        coverage=coverage_note,
+        excluded=excluded,
+        phases=clock.phases,
+        wall_time=round(clock.elapsed(), 3),
+    )
 
 
-def refined_out(instance: Instance, scoring_reference_suite: bool) -> dict[str, list[str]]:
-    """Tests the instance's own refinement dropped (ProgramBench ``ignored_tests``: gold_fail,
-    gold_flaky, slow_or_hang, ...), with reasons; they apply to the reference suite only."""
-    ignored = getattr(instance, "ignored_tests", None) if scoring_reference_suite else None
-    return {str(k): list(v) for k, v in (ignored or {}).items()}
+def _reporter(progress: Progress | None, total: int) -> Callable[[str, int], None]:
+    """Progress over builds plus runs: each part counts up, and the mutants' builds may go on
+    while the reference runs, so together they never go back."""
+    shown = {"builds": 0, "runs": 0}
+
+    def report(part: str, done: int) -> None:
+        shown[part] = max(shown[part], done)
+        if progress is not None:
+            progress(shown["builds"] + shown["runs"], total)
+
+    return report
 
 
-def test_universe(runs: list[SuiteRun]) -> list[str]:
-    """Every test id any reference run saw, plus files that never collected (one unit each)."""
-    ids: list[str] = []
-    seen: set[str] = set()
-    for run in runs:
-        for test in run.tests:
-            if test not in seen:
-                seen.add(test)
-                ids.append(test)
-    files_with_tests = {test_file(t) for t in ids}
-    for run in runs:
-        for broken in run.collect_errors:
-            if broken not in seen and broken not in files_with_tests:
-                seen.add(broken)
-                ids.append(broken)
-    return ids
+def _rows(
+    plan: ScorePlan,
+    all_runs: dict[str, SuiteRun],
+    built: dict[str, BuiltProgram],
+    runnable: list[MutantSpec],
+    tests: list[TestInfo],
+    selections: dict[str, Selection],
+    impacts: dict[str, dict[str, Any]],
+    selected_runs: dict[str, SuiteRun | None],
+) -> dict[str, SuiteRun]:
+    """Each runnable mutant's row of the matrix: its ``--fast`` run, its full run, or its
+    selected run with the other tests at their reference outcome."""
+    if plan.fast:
+        return _fast_runs(plan.runner, runnable, built, tests, selections, impacts)
+    if plan.full:
+        return {m.id: all_runs[_full_key(plan, built, m)] for m in runnable}
+    return {m.id: row(selected_runs.get(m.id), selections[m.id], tests) for m in runnable}
 
 
-def _first_message(runs: list[SuiteRun], test: str) -> str:
-    """Why a test failed, errored or was skipped on the reference (the first run that says)."""
-    return next((m for run in runs if (m := run.message_of(test))), "")
+class _Clock:
+    """Wall seconds per stage of a score, each mark ending the stage since the last."""
+
+    def __init__(self) -> None:
+        self.started = self.last = time.monotonic()
+        self.phases: dict[str, float] = {}
+
+    def mark(self, stage: str) -> None:
+        now = time.monotonic()
+        self.phases[stage] = round(now - self.last, 3)
+        self.last = now
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
 
 
-def _coverage_request(
-    runner: SuiteRuns, builder: Builder, reference: BuiltProgram
-) -> tuple[str, Target] | None:
-    """The extra reference run that records per-test coverage, where the program can be
-    traced: a Python package (``kind = "python"``; batched with the first reference run by the
-    batched engine), or a program whose build compiles with gcc, rebuilt with ``--coverage``
-    (plain engine)."""
-    if reference.pythonpath is not None:
-        target = replace(reference.target(), coverage_root=reference.pythonpath)
-        return runner.key(reference.program_id, "coverage", None), target
-    built = builder.coverage()
-    if built is None or built.executable is None:
-        return None
-    target = replace(built.target(), coverage_root=built.directory)
-    return runner.key(built.program_id, "coverage", None, engine=Engine.PLAIN), target
+def _reference_runs(
+    plan: ScorePlan, report: Callable[[str, int], None]
+) -> tuple[dict[str, SuiteRun], dict[str, BuiltProgram]]:
+    """The runs before any mutant's (:meth:`ScorePlan.first_requests`), with the mutants'
+    builds that went on beside them; their runs and the mutants' builds."""
+    built = plan.built
+    try:
+        all_runs = plan.runner.run(
+            plan.first_requests(),
+            progress=lambda d, _: report("runs", d),
+            apart=set(plan.ref_keys),
+        )
+    finally:
+        if plan.beside:  # waited for even when the runs failed: no build left running
+            built = plan.wait_builds()
+    return all_runs, built
+
+
+def _select(
+    plan: ScorePlan,
+    all_runs: dict[str, SuiteRun],
+    built: dict[str, BuiltProgram],
+    runnable: list[MutantSpec],
+    excluded: dict[str, list[str]],
+) -> tuple[dict[str, Selection], dict[str, dict[str, Any]], CoverageNote]:
+    """Each mutant's tests from the coverage run (:func:`~suitebench.suite.selection.
+    select_tests`), an import-time mutant's impact spec, and what the result says of coverage."""
+    selections: dict[str, Selection] = {}
+    impacts: dict[str, dict[str, Any]] = {}
+    if plan.coverage_request is None:
+        if plan.all_tests:
+            note = CoverageNote(status="off", reason="--all-tests: every test on every mutant")
+        elif not runnable:
+            note = CoverageNote(status="off", reason="no mutant to run")
+        else:
+            note = CoverageNote(
+                status="unknown",
+                reason="no per-test coverage: not a Python package, nor a gcc build; "
+                "every test runs",
+            )
+            selections = {m.id: Selection(None, note.reason) for m in runnable}
+        return selections, impacts, note
+    ref0 = all_runs[plan.ref_keys[0]]
+    known = [t for t in test_universe([ref0]) if t not in excluded]
+    coverage, note = _coverage(
+        all_runs[plan.coverage_request[0]], plan.coverage_request[1], ref0, known
+    )
+    shared = None if coverage is None else impact_readers(coverage, ref0.fingerprint, known)
+    if coverage is not None:  # compiled once per mutants' batch (warm.warm_patterns)
+        plan.runner.patterns = coverage.patterns
+    for m in runnable:
+        if coverage is None:
+            selections[m.id] = Selection(None, note.reason)
+            continue
+        patch = m.patch.read_text(encoding="utf-8", errors="replace")
+        selections[m.id] = select_tests(coverage, patch, known)
+        if warns_on_compile(plan.carried, built[m.id].pythonpath, patch):
+            selections[m.id] = Selection(None, WARNS_REASON)
+        spec = impact_spec(shared, selections[m.id])
+        if spec is not None:
+            impacts[m.id] = spec
+    _leave_out_failed(selections, impacts, known, ref0)
+    return selections, impacts, note
+
+
+def _full_key(plan: ScorePlan, built: dict[str, BuiltProgram], m: MutantSpec) -> str:
+    return plan.runner.key(built[m.id].program_id, "full", None)
+
+
+def _mutant_runs(
+    plan: ScorePlan,
+    all_runs: dict[str, SuiteRun],
+    built: dict[str, BuiltProgram],
+    runnable: list[MutantSpec],
+    selections: dict[str, Selection],
+    impacts: dict[str, dict[str, Any]],
+    report: Callable[[str, int], None],
+) -> dict[str, SuiteRun | None]:
+    """The mutants' runs (``--fast`` aside: :func:`_fast_runs` makes those) with the later
+    reference runs, added to ``all_runs``; a selected run per mutant, when selected."""
+    later = plan.later_requests()
+    if plan.staged:
+        selected, more = _run_selected(plan.runner, runnable, built, selections, later, impacts)
+        all_runs.update(more)
+        return selected
+    if plan.full:
+        asked = [*later, *((_full_key(plan, built, m), built[m.id].target()) for m in runnable)]
+        done = plan.runner.run(
+            asked,
+            progress=lambda d, _: report("runs", plan.early + d),
+            apart={k for k, _ in later},
+        )
+        all_runs.update(done)
+    return {}
 
 
 def _coverage(
@@ -229,19 +409,6 @@ def _patchable(
     return replace(target, patched_files=selection.files, impact=impact)
 
 
-def _selection_used(selections: dict[str, Selection], all_tests: bool) -> str:
-    """``coverage`` when every mutant ran a coverage-guided selection, ``all`` when none did
-    (``--all-tests``, or coverage unknown), ``mixed`` otherwise."""
-    if all_tests or not selections:
-        return "all"
-    guided = [s.tests is not None for s in selections.values()]
-    return "coverage" if all(guided) else "all" if not any(guided) else "mixed"
-
-
-def nan_to_none(value: float) -> float | None:
-    return None if math.isnan(value) else value
-
-
 def _fast_order(
     mutant: MutantSpec,
     tests: list[TestInfo],
@@ -260,256 +427,6 @@ def _fast_order(
         return (-kills.get(test.id, 0), test.id != mutant.target, not in_section, seconds, index)
 
     return tuple(t.id for _, t in sorted(enumerate(valid), key=rank))
-
-
-def score_suite(
-    instance: Instance,
-    suite: Path | None = None,
-    *,
-    store: Store,
-    cache_dir: Path | None = None,
-    executor: Executor | None = None,
-    engine: Engine = Engine.BATCHED,
-    reference_runs: int = 3,
-    fast: bool = False,
-    limits: SuiteLimits = SuiteLimits(),
-    backend: Backend | None = None,
-    batch_size: int = DEFAULT_BATCH,
-    mutant_ids: Iterable[str] | None = None,
-    all_tests: bool = False,
-    progress: Progress | None = None,
-) -> SuiteResult:
-    """Validity V, mutation_score M and the kill matrix of ``suite`` (default: the instance's
-    reference suite) against the instance's reference and mutants.
-
-    Each mutant runs only the tests that reach the code it changes, the others keeping their
-    reference outcome (:mod:`suitebench.suite.selection`; the matrix is the full run's);
-    ``all_tests`` runs every test on every mutant.  ``cache_dir`` holds built programs (default:
-    ``builds/`` next to the store).  Progress is reported as (done, total) over builds plus runs.
-    """
-    started = time.monotonic()
-    suite_dir = Path(suite if suite is not None else instance.tests).resolve()
-    if not suite_dir.is_dir():
-        raise FileNotFoundError(f"{suite_dir}: the suite to score is not a directory")
-    python = suite_interpreter(instance, backend)
-    builder = Builder(
-        instance, cache_dir or store.path.parent / "builds", backend=backend, python=python
-    )
-    chosen = set(mutant_ids) if mutant_ids is not None else None
-    mutants = [m for m in instance.mutants if chosen is None or m.id in chosen]
-    total = 1 + len(mutants) + reference_runs + len(mutants)  # builds, then runs
-    shown = {"builds": 0, "runs": 0}  # the mutants' builds may go on while the reference runs
-
-    def report(part: str, done: int) -> None:
-        shown[part] = max(shown[part], done)  # each part counts up; together they never go back
-        if progress is not None:
-            progress(shown["builds"] + shown["runs"], total)
-
-    # A Python package's mutants (light builds: copy, patch, compile) build while the
-    # reference's suite runs, when their selection waits for its coverage run anyway.
-    local = executor is None or (isinstance(executor, LocalExecutor) and not executor.processes)
-    beside = instance.kind is InstanceKind.PYTHON and not (fast or all_tests) and local
-    reference, wait_builds = build_reference_first(
-        builder,
-        mutants,
-        beside=beside,
-        progress=lambda d, _: report("builds", d),
-        executor=executor,
-    )
-    built = {} if beside else wait_builds()
-    if not reference.ok:
-        raise ReferenceBuildError(
-            f"the reference of {instance.name} does not build:\n{reference.message}"
-        )
-
-    carried = stage_beside(instance, builder.cache_dir)  # the project's files and pytest config
-    runner = SuiteRuns(
-        suite_dir,
-        kind=str(instance.kind),
-        store=store,
-        executor=executor,
-        engine=engine,
-        limits=limits,
-        backend=backend,
-        batch_size=batch_size,
-        beside=carried,
-        python=python,
-    )
-    ref_target = reference.target()
-    # The first reference run records the fingerprint import-time impact compares with.
-    first_target = ref_target
-    if reference.pythonpath is not None and not all_tests:
-        first_target = replace(ref_target, fingerprint=True)
-    ref_keys = runner.reference_keys(reference.program_id, reference_runs)
-    runnable = list(mutants) if beside else [m for m in mutants if built[m.id].ok]
-    coverage_request = (
-        None if all_tests or not runnable else _coverage_request(runner, builder, reference)
-    )
-    if beside and coverage_request is None:  # nothing to run beside: wait for them now
-        built, beside = wait_builds(), False
-        runnable = [m for m in mutants if built[m.id].ok]
-    # The mutants' runs take per-test limits from the reference runs done before them
-    # (:func:`_derive_timeouts`): the first (with the coverage run, for selection), or, with
-    # ``--fast``, which needs validity first, all of them.  The other reference runs go with
-    # the mutants' runs, so the batched engine fills every worker's batch.
-    staged = coverage_request is not None and not fast
-    full = coverage_request is None and not fast
-    requests = [(k, ref_target if i else first_target) for i, k in enumerate(ref_keys)]
-    # A Python coverage run shares the first reference run's batch (batched engine): then the
-    # other reference runs fill the other workers meanwhile.
-    rides = (
-        coverage_request is not None
-        and coverage_request[1].pythonpath is not None
-        and engine is Engine.BATCHED
-    )
-    early = len(requests) if rides or fast else 1
-    requests = requests[:early]
-    if coverage_request is not None:
-        requests.append(coverage_request)
-    try:
-        all_runs = runner.run(
-            requests, progress=lambda d, _: report("runs", d), apart=set(ref_keys)
-        )
-    finally:
-        if beside:  # waited for even when the runs failed: no build left running
-            built = wait_builds()
-    runnable = [m for m in mutants if built[m.id].ok]
-    excluded = refined_out(instance, suite is None)
-
-    selections: dict[str, Selection] = {}
-    impacts: dict[str, dict[str, Any]] = {}
-    coverage_note = CoverageNote(status="off", reason="--all-tests: every test on every mutant")
-    if coverage_request is not None:
-        ref0 = all_runs[ref_keys[0]]
-        known = [t for t in test_universe([ref0]) if t not in excluded]
-        coverage, coverage_note = _coverage(
-            all_runs[coverage_request[0]], coverage_request[1], ref0, known
-        )
-        shared = None if coverage is None else impact_readers(coverage, ref0.fingerprint, known)
-        if coverage is not None:  # compiled once per mutants' batch (warm.warm_patterns)
-            runner.patterns = coverage.patterns
-        for m in runnable:
-            if coverage is None:
-                selections[m.id] = Selection(None, coverage_note.reason)
-            else:
-                patch = m.patch.read_text(encoding="utf-8", errors="replace")
-                selections[m.id] = select_tests(coverage, patch, known)
-                if warns_on_compile(carried, built[m.id].pythonpath, patch):
-                    selections[m.id] = Selection(None, WARNS_REASON)
-                spec = impact_spec(shared, selections[m.id])
-                if spec is not None:
-                    impacts[m.id] = spec
-        _leave_out_failed(selections, impacts, known, ref0)
-    elif not all_tests and runnable:
-        coverage_note = CoverageNote(
-            status="unknown",
-            reason="no per-test coverage: not a Python package, nor a gcc build; every test runs",
-        )
-        selections = {m.id: Selection(None, coverage_note.reason) for m in runnable}
-    elif not all_tests:
-        coverage_note = CoverageNote(status="off", reason="no mutant to run")
-    selected_runs: dict[str, SuiteRun | None] = {}
-    built = _derive_timeouts(runner, built, [all_runs[k] for k in ref_keys[:early]])
-    later = [(k, ref_target) for k in ref_keys[early:]]
-    full_keys = {m.id: runner.key(built[m.id].program_id, "full", None) for m in runnable}
-    if staged:
-        selected_runs, more = _run_selected(runner, runnable, built, selections, later, impacts)
-        all_runs.update(more)
-    elif full:
-        asked = [*later, *((full_keys[m.id], built[m.id].target()) for m in runnable)]
-        done = runner.run(
-            asked, progress=lambda d, _: report("runs", early + d), apart={k for k, _ in later}
-        )
-        all_runs.update(done)
-    ref_runs = [all_runs[k] for k in ref_keys]
-
-    test_ids = [t for t in test_universe(ref_runs) if t not in excluded]
-    tests: list[TestInfo] = []
-    for test in test_ids:
-        statuses = [run.status_of(test) for run in ref_runs]
-        tests.append(
-            TestInfo(
-                id=test,
-                file=test_file(test),
-                valid=all(s is TestStatus.PASSED for s in statuses),
-                flaky=len(set(statuses)) > 1,
-                reference=statuses,
-                sections=instance.sections_map.get(test, []),
-                message=_first_message(ref_runs, test),
-                seconds=[run.seconds.get(test) for run in ref_runs],
-                mutant_time_limit=dict(runner.timeouts).get(test),
-            )
-        )
-
-    if fast:
-        mutant_runs = _fast_runs(runner, runnable, built, tests, selections, impacts)
-    elif full:
-        mutant_runs = {m.id: all_runs[full_keys[m.id]] for m in runnable}
-    else:
-        mutant_runs = {
-            m.id: row(selected_runs.get(m.id), selections[m.id], tests) for m in runnable
-        }
-    confirmed = confirm_timeouts(runner, built, mutant_runs, tests)
-    if progress is not None:
-        progress(total, total)
-
-    finished = all(r.status is RunStatus.OK for r in ref_runs)
-    results = [
-        classify(m, built[m.id], confirmed.get(m.id), tests, selections.get(m.id), finished)
-        for m in mutants
-    ]
-    counts = Counts(
-        tests=len(tests),
-        valid=sum(t.valid for t in tests),
-        flaky=sum(t.flaky for t in tests),
-        skipped=sum(t.skipped for t in tests),
-        mutants=len(results),
-        scored=sum(r.status.scored for r in results),
-        killed=sum(r.status.detected for r in results),
-        survived=sum(r.status is MutantStatus.SURVIVED for r in results),
-        build_errors=sum(r.status is MutantStatus.BUILD_ERROR for r in results),
-        crashed=sum(r.status is MutantStatus.CRASHED for r in results),
-    )
-    scored = [r for r in results if r.status.scored]
-    broken = [r for r in ref_runs if r.status is not RunStatus.OK]
-    harness_errors = [
-        HarnessError(stage="reference", program="reference", message=r.message, count=len(broken))
-        for r in broken[:1]
-    ] + [
-        HarnessError(stage="mutant", program=m.id, message=m.message, count=1)
-        for m in results
-        if m.run_status is RunStatus.SANDBOX_ERROR
-    ]
-    per_section = per_section_mutation_score(
-        {r.id: r.status.detected for r in scored}, {r.id: r.section or "" for r in scored}
-    )
-    return SuiteResult(
-        instance=instance.name,
-        suite=str(suite_dir),
-        suite_hash=runner.suite_hash,
-        engine=str(engine),
-        mode="fast" if fast else "full",
-        test_selection=_selection_used(selections, all_tests),
-        coverage=coverage_note,
-        reference_runs=reference_runs,
-        validity=nan_to_none(validity(counts.valid, counts.tests)),
-        mutation_score=nan_to_none(mutation_score(counts.killed, counts.scored)),
-        per_section={s: nan_to_none(v) for s, v in per_section.items()},
-        counts=counts,
-        reference_program=reference.program_id,
-        reference_run_status=[r.status for r in ref_runs],
-        tests=tests,
-        excluded_tests=excluded,
-        mutants=results,
-        harness_errors=harness_errors,
-        pytest_config=None
-        if carried is None or carried.config is None
-        else carried.config.to_dict(),
-        limits={**limits.to_dict(), "reference_runs": reference_runs},
-        backend=runner.backend_name,
-        versions=versions(python),
-        wall_time=round(time.monotonic() - started, 3),
-    )
 
 
 def _derive_timeouts(

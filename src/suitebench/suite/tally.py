@@ -1,0 +1,171 @@
+"""The tally of one score: V, M and the kill matrix from its runs (the last of score's parts).
+
+Reads only what the runs returned (:mod:`suitebench.suite.score`) and the plan
+(:mod:`suitebench.suite.scoreplan`): a test is *valid* iff it passed every reference run,
+*flaky* iff the runs disagree (validity V = valid / all); a mutant is killed iff some valid test
+fails on it (mutation_score M = killed / scored mutants, also per spec section); a reference run
+that did not finish and a mutant run the sandbox failed are harness errors.
+"""
+
+from __future__ import annotations
+
+import math
+
+from suitebench.metrics.mutation import mutation_score, per_section_mutation_score, validity
+from suitebench.model.instance import Instance
+from suitebench.suite.interpreter import versions
+from suitebench.suite.jobs import SuiteRuns
+from suitebench.suite.records import RunStatus, SuiteRun, TestStatus, test_file
+from suitebench.suite.result import (
+    Counts,
+    CoverageNote,
+    HarnessError,
+    MutantResult,
+    MutantStatus,
+    SuiteResult,
+    TestInfo,
+)
+from suitebench.suite.scoreplan import ScorePlan
+from suitebench.suite.selection import Selection
+
+
+def refined_out(instance: Instance, scoring_reference_suite: bool) -> dict[str, list[str]]:
+    """Tests the instance's own refinement dropped (ProgramBench ``ignored_tests``: gold_fail,
+    gold_flaky, slow_or_hang, ...), with reasons; they apply to the reference suite only."""
+    ignored = getattr(instance, "ignored_tests", None) if scoring_reference_suite else None
+    return {str(k): list(v) for k, v in (ignored or {}).items()}
+
+
+def test_universe(runs: list[SuiteRun]) -> list[str]:
+    """Every test id any reference run saw, plus files that never collected (one unit each)."""
+    ids: list[str] = []
+    seen: set[str] = set()
+    for run in runs:
+        for test in run.tests:
+            if test not in seen:
+                seen.add(test)
+                ids.append(test)
+    files_with_tests = {test_file(t) for t in ids}
+    for run in runs:
+        for broken in run.collect_errors:
+            if broken not in seen and broken not in files_with_tests:
+                seen.add(broken)
+                ids.append(broken)
+    return ids
+
+
+def test_infos(
+    plan: ScorePlan, ref_runs: list[SuiteRun], excluded: dict[str, list[str]]
+) -> list[TestInfo]:
+    """Each test's reference outcomes, validity, flakiness and times (``excluded`` left out)."""
+    runner: SuiteRuns = plan.runner
+    limits = dict(runner.timeouts)
+    tests: list[TestInfo] = []
+    for test in (t for t in test_universe(ref_runs) if t not in excluded):
+        statuses = [run.status_of(test) for run in ref_runs]
+        tests.append(
+            TestInfo(
+                id=test,
+                file=test_file(test),
+                valid=all(s is TestStatus.PASSED for s in statuses),
+                flaky=len(set(statuses)) > 1,
+                reference=statuses,
+                sections=plan.instance.sections_map.get(test, []),
+                message=next((m for run in ref_runs if (m := run.message_of(test))), ""),
+                seconds=[run.seconds.get(test) for run in ref_runs],
+                mutant_time_limit=limits.get(test),
+            )
+        )
+    return tests
+
+
+def counts_of(tests: list[TestInfo], results: list[MutantResult]) -> Counts:
+    """The counts results.json reports."""
+    return Counts(
+        tests=len(tests),
+        valid=sum(t.valid for t in tests),
+        flaky=sum(t.flaky for t in tests),
+        skipped=sum(t.skipped for t in tests),
+        mutants=len(results),
+        scored=sum(r.status.scored for r in results),
+        killed=sum(r.status.detected for r in results),
+        survived=sum(r.status is MutantStatus.SURVIVED for r in results),
+        build_errors=sum(r.status is MutantStatus.BUILD_ERROR for r in results),
+        crashed=sum(r.status is MutantStatus.CRASHED for r in results),
+    )
+
+
+def harness_errors_of(ref_runs: list[SuiteRun], results: list[MutantResult]) -> list[HarnessError]:
+    """A reference run that did not finish (once, with how many), and every mutant run the
+    sandbox failed."""
+    broken = [r for r in ref_runs if r.status is not RunStatus.OK]
+    return [
+        HarnessError(stage="reference", program="reference", message=r.message, count=len(broken))
+        for r in broken[:1]
+    ] + [
+        HarnessError(stage="mutant", program=m.id, message=m.message, count=1)
+        for m in results
+        if m.run_status is RunStatus.SANDBOX_ERROR
+    ]
+
+
+def selection_used(selections: dict[str, Selection], all_tests: bool) -> str:
+    """``coverage`` when every mutant ran a coverage-guided selection, ``all`` when none did
+    (``--all-tests``, or coverage unknown), ``mixed`` otherwise."""
+    if all_tests or not selections:
+        return "all"
+    guided = [s.tests is not None for s in selections.values()]
+    return "coverage" if all(guided) else "all" if not any(guided) else "mixed"
+
+
+def nan_to_none(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def tally(
+    plan: ScorePlan,
+    ref_runs: list[SuiteRun],
+    tests: list[TestInfo],
+    results: list[MutantResult],
+    *,
+    selections: dict[str, Selection],
+    coverage: CoverageNote,
+    excluded: dict[str, list[str]],
+    phases: dict[str, float],
+    wall_time: float,
+) -> SuiteResult:
+    """The score's record (results.json) from its runs' rows."""
+    counts = counts_of(tests, results)
+    scored = [r for r in results if r.status.scored]
+    per_section = per_section_mutation_score(
+        {r.id: r.status.detected for r in scored}, {r.id: r.section or "" for r in scored}
+    )
+    runner, carried = plan.runner, plan.carried
+    return SuiteResult(
+        instance=plan.instance.name,
+        suite=str(plan.suite_dir),
+        suite_hash=runner.suite_hash,
+        engine=str(runner.engine),
+        mode="fast" if plan.fast else "full",
+        test_selection=selection_used(selections, plan.all_tests),
+        coverage=coverage,
+        reference_runs=len(plan.ref_keys),
+        validity=nan_to_none(validity(counts.valid, counts.tests)),
+        mutation_score=nan_to_none(mutation_score(counts.killed, counts.scored)),
+        per_section={s: nan_to_none(v) for s, v in per_section.items()},
+        counts=counts,
+        reference_program=plan.reference.program_id,
+        reference_run_status=[r.status for r in ref_runs],
+        tests=tests,
+        excluded_tests=excluded,
+        mutants=results,
+        harness_errors=harness_errors_of(ref_runs, results),
+        pytest_config=None
+        if carried is None or carried.config is None
+        else carried.config.to_dict(),
+        limits={**runner.limits.to_dict(), "reference_runs": len(plan.ref_keys)},
+        backend=runner.backend_name,
+        versions=versions(plan.python),
+        phases=phases,
+        wall_time=wall_time,
+    )
