@@ -378,6 +378,27 @@ def test_fingerprint_refuses_objects_with_hidden_state(tmp_path: Path) -> None:
         _fingerprint_of(tmp_path, "rng", files)
 
 
+def test_fingerprint_sees_into_an_empty_lru_cache(tmp_path: Path) -> None:
+    """A ``functools.lru_cache``d function (python-slugify has one) is its wrapped function
+    and its parameters while the cache is empty: a change to either is seen, a shifted line
+    is not; once it holds results the fingerprint is unknown rather than blind to them."""
+    base = (
+        "import functools\n\n\n@functools.lru_cache(maxsize=64)\n"
+        "def width(ch):\n    return 2 if ord(ch) > 0x1100 else 1\n"
+    )
+    ref = _fingerprint_of(tmp_path, "ref", {"fp_lru/__init__.py": base})
+    same = _fingerprint_of(tmp_path, "same", {"fp_lru/__init__.py": "\n" + base})
+    assert changed_globals(ref, same) == set()
+    body = _fingerprint_of(tmp_path, "body", {"fp_lru/__init__.py": base.replace("2 if", "3 if")})
+    assert changed_globals(ref, body) == {"fp_lru:width"}
+    size = _fingerprint_of(tmp_path, "size", {"fp_lru/__init__.py": base.replace("64", "65")})
+    assert changed_globals(ref, size) == {"fp_lru:width"}
+    with _live(tmp_path, "filled", {"fp_lru/__init__.py": base}) as (root, module):
+        module.width("a")
+        with pytest.raises(Unknown):
+            fingerprint(str(root))
+
+
 def test_the_programs_modules_are_found_through_links(tmp_path: Path) -> None:
     """Which imported modules are the program's is decided on real paths, as before the
     per-directory memo: a module reached through a linked directory or a linked file whose

@@ -16,6 +16,7 @@ this runs inside the sandbox.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -175,6 +176,8 @@ class _Graph:
             return "property", (), [obj.fget, obj.fset, obj.fdel, obj.__doc__], False
         if kind is partial:
             return "partial", (), [obj.func, obj.args, obj.keywords], False
+        if kind is _LRU_CACHE:
+            return self._lru_cache(obj)
         if isinstance(obj, type):
             if obj.__module__ not in self.program:
                 return "type", (obj.__module__, obj.__qualname__), [], False
@@ -197,6 +200,15 @@ class _Graph:
             return "extern", (owned,), [], False
         raise Unknown(f"{kind.__module__}.{kind.__qualname__}")
 
+    def _lru_cache(self, obj: Any) -> tuple[str, tuple[str, ...], list[Any], bool]:
+        """``functools.lru_cache``/``cache``: an empty cache is the wrapped function and the
+        cache's parameters; a filled one holds results the fingerprint cannot see into."""
+        if obj.cache_info().currsize:
+            raise Unknown("functools._lru_cache_wrapper holding results")
+        params = obj.cache_parameters()
+        atoms = (str(params["maxsize"]), str(params["typed"]))
+        return "lru_cache", atoms, [obj.__wrapped__, dict(getattr(obj, "__dict__", {}))], True
+
     def _instance(self, obj: Any, kind: type) -> tuple[str, tuple[str, ...], list[Any], bool]:
         kids: list[Any] = [kind]
         value: Any = obj
@@ -217,6 +229,8 @@ class _Graph:
                     kids.append(getattr(obj, slot, _Missing))
         return "object", (), kids, True
 
+
+_LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
 
 _C_LEVEL = (
     types.MethodDescriptorType,
