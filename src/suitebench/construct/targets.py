@@ -354,7 +354,8 @@ def infer_sections_map(
 def write_sections_map(instance: Instance, links: dict[str, list[str]], name: str) -> Path:
     """Write the map as an editable TOML file and point ``instance.toml`` at it."""
     import json
-    import re
+
+    from suitebench.construct.tomledit import has_key, insert_after_key
 
     path = instance.root / name
     lines = [f"{json.dumps(test)} = {json.dumps(sections)}" for test, sections in links.items()]
@@ -366,11 +367,8 @@ def write_sections_map(instance: Instance, links: dict[str, list[str]], name: st
     )
     toml = instance.root / "instance.toml"
     text = toml.read_text(encoding="utf-8")
-    if re.search(r"^sections_map\s*=", text, re.M):
+    if has_key(text, "sections_map"):
         raise InstanceError(toml, "sections_map", "already set: edit that map instead")
-    entry = f"sections_map = {json.dumps(name)}"
-    text = re.sub(
-        r"^(tests\s*=.*)$", lambda m: m.group(1) + "\n" + entry, text, count=1, flags=re.M
-    )
+    text = insert_after_key(text, "tests", f"sections_map = {json.dumps(name)}")
     toml.write_text(text, encoding="utf-8")
     return path

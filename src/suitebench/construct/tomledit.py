@@ -18,7 +18,7 @@ from typing import Any
 import tomlkit
 from tomlkit.items import AoT, Array, Table
 
-__all__ = ["drop_map_entries", "drop_mutant_tables"]
+__all__ = ["drop_map_entries", "drop_mutant_tables", "has_key", "insert_after_key"]
 
 # A generator's block markers (:mod:`suitebench.construct.writing`) are kept even where they
 # fall inside a dropped table's trailing comments: another run finds its block by them.
@@ -106,3 +106,27 @@ def drop_map_entries(text: str, tests: set[str]) -> tuple[str, list[str]]:
         at = end
     out.append(text[at:])
     return "".join(out), removed
+
+
+def has_key(text: str, key: str) -> bool:
+    """Whether the document sets ``key`` at its root (a value or a table of that name)."""
+    return key in tomlkit.parse(text)
+
+
+def insert_after_key(text: str, after: str, line: str) -> str:
+    """``text`` with ``line`` (a ``key = value`` written by the caller) on the line right after
+    the root entry ``after`` (unchanged when there is none)."""
+    doc = tomlkit.parse(text)
+    at = 0
+    for key, value in doc.body:
+        if key is None or isinstance(value, Table | AoT):
+            continue
+        chunk = _entry(key, value)
+        start = text.find(chunk, at)
+        if start < 0:
+            raise ValueError(f"cannot locate an entry as written: {chunk[:80]!r}")
+        at = start + len(chunk)
+        if key.key == after:
+            added = line + "\n" if chunk.endswith("\n") else "\n" + line
+            return text[:at] + added + text[at:]
+    return text
