@@ -15,7 +15,8 @@ happens to be installed), so everything suitebench needs inside the pytest proce
 * **an event log** (``--suitebench-events``): one JSON line per test start and per phase report
   (a teardown's names the test's seconds from its start); a test's reports go to disk with the
   next test's start (one write a test), so a pytest process that dies mid-run still tells
-  what it ran and in which test it died.
+  what it ran and in which test it died; the session's end is its last line.  It is the
+  host's one record of the run (the JUnit XML is an export).
 * **test selection**: ``--suitebench-order`` (``--fast``: only these tests, in this order, stop
   at the first failure) and ``--suitebench-select`` (only these tests, in collected order: the
   tests that reach a mutant);
@@ -73,7 +74,6 @@ _state: dict[str, Any] = {
     "watchdog_deadline": 0.0,  # monotonic time the armed watchdog fires (0: not armed)
     "tracer": None,  # --suitebench-coverage: the per-test function recorder
     "gcov": None,  # --suitebench-gcov-dir: where the running test is named
-    "collect_errors": [],  # this session's collection errors, as logged
 }
 
 
@@ -357,7 +357,7 @@ class SharedFixtures:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     _state["session"] = session
-    _state["collect_errors"] = []
+    _state["collect_errors"] = []  # this session's, as logged (a batch's child logs them again)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
