@@ -48,3 +48,31 @@ def test_a_mutant_drawing_a_syntax_warning_is_checked_quietly(tmp_path: Path) ->
         warnings.simplefilter("error")
         with pytest.raises(SyntaxError):  # the warning really is there to be drawn
             compile((package / "hexes.py").read_text(), "hexes.py", "exec")
+
+
+def test_the_sandbox_check_writes_bytecode_for_clean_modules_alone(tmp_path: Path) -> None:
+    """The check another interpreter runs in the sandbox: the module that does not compile is
+    named (exit 1), and each clean module -- not one drawing a SyntaxWarning, which must draw
+    it again when imported -- gets the bytecode its processes then load instead of compiling."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    from suitebench.run.pycompile import COMPILE_CHECK
+
+    package = tmp_path / "colors"
+    package.mkdir()
+    (package / "clean.py").write_text("def lower(value):\n    return value.lower()\n")
+    (package / "warns.py").write_text('def empty(value):\n    return value is ""\n')
+    (package / "broken.py").write_text("def add(a, b):\n    return a +\n")
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", COMPILE_CHECK, str(package)], capture_output=True, text=True
+    )
+    assert done.returncode == 1
+    assert str(package / "broken.py") in done.stderr and "clean.py" not in done.stderr
+
+    def cached(name: str) -> Path:
+        return Path(importlib.util.cache_from_source(str(package / name)))
+
+    assert cached("clean.py").is_file()
+    assert not cached("warns.py").exists() and not cached("broken.py").exists()

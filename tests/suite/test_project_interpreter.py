@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import pytest
 
 from suitebench.model.instance import InstanceError, load_instance
 from suitebench.run.store import Store
+from suitebench.suite.interpreter import probe
 from suitebench.suite.result import MutantStatus
 from suitebench.suite.score import score_suite
 
@@ -148,6 +150,12 @@ def test_a_suite_runs_on_the_interpreter_its_instance_names(tmp_path: Path) -> N
         "tests/test_slug.py::test_accents_folded",
     }
     assert result.versions["interpreter"] == str(tmp_path / "slugs" / "venv" / "bin" / "python")
+    # A venv of suitebench's own Python compiles as this process does: its programs are
+    # compiled here, with bytecode for the processes its tests start; another compiler's not.
+    python = probe(str(tmp_path / "slugs" / "venv" / "bin" / "python"))
+    assert python.compiles_here
+    assert not replace(python, compiler=python.compiler + "+").compiles_here
+    assert list((tmp_path / "builds").glob("*/tree/slugs/__pycache__/*.pyc"))
     assert result.versions["pytest"] == pytest.__version__
     assert result.versions["pytest_plugins"] == "slugplug"
     assert result.versions["pytest_plugins_left_out"] == "randomly: reorders tests"

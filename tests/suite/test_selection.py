@@ -384,3 +384,69 @@ def test_what_a_test_sees_without_entering_a_function_is_not_its_body() -> None:
     for what, old, new, expected in edits:
         patch = unified_diff("g.py", source, source.replace(old, new))
         assert select_tests(coverage, patch, ["t.py::t"]).tests == expected, what
+
+
+JOINER = """\
+SEPARATOR = "-"
+
+
+def join(words):
+    return SEPARATOR.join(words)
+
+
+def shout(word):
+    return word.upper()
+"""
+
+JOINER_MAIN = """\
+import sys
+
+from joiner import join
+
+print(join(sys.argv[1:]))
+"""
+
+JOINER_TESTS = {
+    "test_joiner.py": (
+        "import subprocess\nimport sys\n\nimport joiner\n\n\n"
+        "def test_join():\n"
+        "    assert joiner.join(['a', 'b']) == 'a-b'\n\n\n"
+        "def test_shout():\n"
+        "    assert joiner.shout('a') == 'A'\n\n\n"
+        "def test_cli():\n"
+        "    out = subprocess.run([sys.executable, '-m', 'joiner', 'a', 'b'],\n"
+        "                         capture_output=True, text=True, check=True).stdout\n"
+        "    assert out == 'a-b\\n'\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("engine", [Engine.BATCHED, Engine.PLAIN])
+def test_an_import_in_a_started_process_selects_that_test_alone(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """A module's own code that a test's ``python -m package`` runs is an import in that
+    process, not in the suite's: an import-time mutant then runs on that test and on those that
+    read what it changed -- not on every test, as a module first imported inside a test of the
+    suite's own process would."""
+    toml = write_instance(
+        tmp_path / "joiner",
+        name="joiner",
+        source_files={"joiner/__init__.py": JOINER, "joiner/__main__.py": JOINER_MAIN},
+        build=None,
+        spec="# joiner\n\n## Joining\nWords.\n",
+        tests=JOINER_TESTS,
+        mutants=[
+            ("sep", "Joining", None, "another separator", 'SEPARATOR = "-"', 'SEPARATOR = "+"')
+        ],
+        mutated_file="joiner/__init__.py",
+        kind="python",
+        package="joiner",
+    )
+    selected, full = score_selected_and_full(toml, tmp_path, engine=engine)
+    sep = selected.mutants[0]
+    cli, join = "tests/test_joiner.py::test_cli", "tests/test_joiner.py::test_join"
+    assert sorted(sep.killed_by) == [cli, join]
+    assert "while a test runs" not in sep.selection_reason
+    assert sep.covered_by == [cli, join]  # test_shout keeps its reference outcome unrun
+    assert full.mutants[0].covered_by is None

@@ -5,7 +5,9 @@ A Python package has no build of its own, but a mutant with a syntax error must 
 program: compiling every module is its build check. Compiling parses and runs nothing of the
 program, so it is done in this process when the package is small (a process per mutant cost
 ~50 ms, more than scoring a small mutant); a large package, or one for another interpreter, is
-compiled in the sandbox by :data:`COMPILE_CHECK`.
+compiled in the sandbox by :data:`COMPILE_CHECK`.  Another interpreter whose compiler is this
+process's (a project's venv made from the same Python: the same cache tag, bytecode magic and
+version) compiles to the same code and warnings, so it is compiled here too.
 """
 
 from __future__ import annotations
@@ -19,18 +21,33 @@ from types import CodeType
 
 __all__ = ["COMPILE_CHECK", "COMPILING", "compile_check", "compile_quietly", "write_bytecode"]
 
-#: The check run in the sandbox: ``python -I -c COMPILE_CHECK <package>``; exit 1 and one line
-#: per module that does not compile on stderr.
-COMPILE_CHECK = (
-    "import pathlib, sys\n"
-    "bad = 0\n"
-    "for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.py')):\n"
-    "    try:\n"
-    "        compile(p.read_bytes(), str(p), 'exec')\n"
-    "    except (SyntaxError, ValueError) as exc:\n"
-    "        print(f'{p}: {exc}', file=sys.stderr); bad = 1\n"
-    "sys.exit(bad)\n"
-)
+#: The check run in the sandbox, for an interpreter whose compiler is not this process's:
+#: ``python -I -c COMPILE_CHECK <package>``; exit 1 and one line per module that does not
+#: compile on stderr; as :func:`compile_check`, each clean module (no warning) gets its bytecode
+#: written beside it, so the processes the tests start load it instead of compiling again.
+COMPILE_CHECK = """
+import importlib.util, pathlib, sys, warnings
+from importlib import _bootstrap_external as ext
+bad = 0
+for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.py')):
+    try:
+        with warnings.catch_warnings(record=True) as drawn:
+            warnings.simplefilter('always')
+            code = compile(p.read_bytes(), str(p), 'exec', dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        print(f'{p}: {exc}', file=sys.stderr); bad = 1
+        continue
+    if drawn or not hasattr(ext, '_code_to_timestamp_pyc'):
+        continue
+    try:
+        st = p.stat()
+        target = pathlib.Path(importlib.util.cache_from_source(str(p)))
+        target.parent.mkdir(exist_ok=True)
+        target.write_bytes(bytes(ext._code_to_timestamp_pyc(code, int(st.st_mtime), st.st_size)))
+    except OSError:
+        pass
+sys.exit(bad)
+"""
 
 _COMPILE_HERE_BYTES = 4 * 1024 * 1024
 

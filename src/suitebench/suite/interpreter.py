@@ -16,6 +16,7 @@ installed in it -- is probed once, in the sandbox, and is part of every suite ru
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import platform
@@ -33,7 +34,7 @@ from suitebench.run.outcome import Backend, Limits
 
 # What the probe prints: sys and pytest facts, and the installed distributions.
 _PROBE = """
-import json, os, sys
+import importlib.util, json, os, sys
 from importlib import metadata
 try:
     import pytest
@@ -45,6 +46,7 @@ plugins = sorted([ep.name, ep.value] for ep in metadata.entry_points(group="pyte
 print(json.dumps({
     "version": ".".join(map(str, sys.version_info[:3])),
     "at_least_311": sys.version_info >= (3, 11),
+    "compiler": f"{sys.implementation.cache_tag} {importlib.util.MAGIC_NUMBER.hex()} {sys.version}",
     "prefix": sys.prefix,
     "base_prefix": sys.base_prefix,
     "executable": os.path.realpath(sys.executable),
@@ -76,6 +78,10 @@ class Interpreter:
     # stays off), and those left out, with the reason.
     plugins: tuple[str, ...] = ()
     left_out: tuple[tuple[str, str], ...] = ()
+    # Which compiler it is (cache tag, bytecode magic, full version): one equal to
+    # suitebench's own compiles a module to the same code and the same warnings, so a build
+    # may compile for it here instead of in a sandboxed process.
+    compiler: str = ""
 
     @property
     def own(self) -> bool:
@@ -99,6 +105,7 @@ class Interpreter:
             "plugin_root": self.plugin_root,
             "plugins": list(self.plugins),
             "left_out": [list(p) for p in self.left_out],
+            "compiler": self.compiler,
         }
 
     @classmethod
@@ -112,7 +119,13 @@ class Interpreter:
             plugin_root=d.get("plugin_root"),
             plugins=tuple(d.get("plugins", ())),
             left_out=tuple((str(a), str(b)) for a, b in d.get("left_out", ())),
+            compiler=str(d.get("compiler", "")),
         )
+
+    @property
+    def compiles_here(self) -> bool:
+        """Whether suitebench's own compiler is this interpreter's (see ``compiler``)."""
+        return self.own or self.compiler == host_compiler()
 
 
 def _package_dir() -> Path:
@@ -136,6 +149,11 @@ def own_binds() -> tuple[str, ...]:
     return tuple(sorted(p for p in paths if Path(p).exists()))
 
 
+def host_compiler() -> str:
+    """suitebench's own interpreter as :attr:`Interpreter.compiler` records one."""
+    return f"{sys.implementation.cache_tag} {importlib.util.MAGIC_NUMBER.hex()} {sys.version}"
+
+
 def _own_pytest() -> str:
     import pytest
 
@@ -151,6 +169,7 @@ def current() -> Interpreter:
         pytest=_own_pytest(),
         packages="own",
         plugin_root=None,
+        compiler=host_compiler(),
     )
 
 
@@ -269,6 +288,7 @@ def probe(path: str, backend: Backend | None = None) -> Interpreter:
         plugin_root=str(root),
         plugins=plugins,
         left_out=left_out,
+        compiler=str(facts.get("compiler", "")),
     )
 
 

@@ -112,7 +112,7 @@ class Builder:
 
     def _program(self, tree: Path, coverage: Path | None = None) -> TreeProgram:
         """The instance's recipe and product for ``tree``: a Python package compiled module by
-        module (with the project's interpreter, in the sandbox; with ours, here), else the
+        module (here when its compiler is ours, else in the sandbox with the project's), else the
         build script's ``./executable``; ``coverage``: compiler wrappers first on ``PATH``."""
         inst = self.instance
         python = self.python
@@ -123,7 +123,7 @@ class Builder:
             package=(inst.package or "") if is_package else None,
             python=sys.executable if python is None else python.executable,
             python_binds=own_binds() if python is None else python.binds,
-            compile_here=python is None,
+            compile_here=python is None or python.compiles_here,
             path=sandbox_path(),
             path_prefix=None if coverage is None else str(coverage),
             identity=(str(inst.kind), inst.package or "", sys.version if is_package else ""),

@@ -43,6 +43,7 @@ from typing import Any
 
 from suitebench.model.diffs import DiffError, read_diff
 from suitebench.suite.inside.impact import DYNAMIC_NAMES, STAR, carried_by_state
+from suitebench.suite.inside.subcoverage import SPAWNED_IMPORT
 from suitebench.suite.inside.tracer import FIXTURE_PREFIX, OUTSIDE
 from suitebench.suite.linecover import (
     Shape,
@@ -439,6 +440,33 @@ def _statement_level(
     }
 
 
+def _spawned_imports(
+    coverage: Coverage, changes: dict[str, FileChange], tests: list[str]
+) -> set[str] | str:
+    """For an import-time change: the tests that run a changed module's code in a Python
+    process they start (it runs the mutant's import there, so they run on it), or why the
+    change's reach cannot be told -- a module first imported while a test ran in the suite's
+    own process (``from . import sub`` in a function runs its import-time code inside that
+    test, after the fingerprint was taken), or in a process started outside any test."""
+    known = set(tests)
+    spawned: set[str] = set()
+    for context, files in coverage.contexts.items():
+        for path in changes:
+            keys = files.get(path, ())
+            if context != OUTSIDE and 0 in keys:
+                return f"{path} is imported while a test runs ({context})"
+            if SPAWNED_IMPORT not in keys:
+                continue
+            if context in known:
+                spawned.add(context)
+            elif context.startswith(FIXTURE_PREFIX):
+                name = context[len(FIXTURE_PREFIX) :]
+                spawned |= {t for t in tests if name in coverage.fixtures.get(t, ())}
+            else:
+                return f"{path} is imported by a process started outside a test ({context})"
+    return spawned
+
+
 def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
     """The tests of ``tests`` that can see the change ``patch`` makes (see the module doc)."""
     changes = changed_lines(patch)
@@ -505,12 +533,10 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
         tied = carried_by_state({i for i, t in enumerate(tests) if runs(t)}, *links)
         chosen = tuple(t for i, t in enumerate(tests) if i in tied)
     if import_time:
-        # A module first imported while a test ran (``from . import sub`` in a function) runs
-        # its import-time code inside that test, after the fingerprint was taken.
-        for context, files in coverage.contexts.items():
-            for path in changes:
-                if context != OUTSIDE and 0 in files.get(path, ()):
-                    return Selection(None, f"{path} is imported while a test runs ({context})")
+        spawned = _spawned_imports(coverage, changes, tests)
+        if isinstance(spawned, str):
+            return Selection(None, spawned)
+        chosen = tuple(t for t in tests if t in spawned or t in chosen)
         carried = tuple(sorted(changes)) if coverage.suite_calls == frozenset() else ()
         return Selection(None, import_time, import_time=chosen, files=carried)
     return Selection(chosen, "coverage", files=tuple(sorted(changes)))

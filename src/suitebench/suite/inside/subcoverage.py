@@ -31,6 +31,10 @@ from typing import Any
 DIRECTORY = "SUITEBENCH_SUBCOVERAGE"  # where the started processes write their records
 ROOT = "SUITEBENCH_SUBCOVERAGE_ROOT"  # the program's source root (what is traced)
 CONTEXT = "SUITEBENCH_SUBCOVERAGE_CONTEXT"  # the test (or fixture) running now
+# A module's own code (key 0) run in a process the context started: an import there, in a
+# fresh interpreter, is not an import in the suite's process (a change to the module's code
+# reaches that test through its process, and no other test by it).
+SPAWNED_IMPORT = -1
 _PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
 _SITE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "subcover")
 
@@ -103,9 +107,9 @@ def merge(
     starts: Starts,
     directory: str,
 ) -> set[str]:
-    """Fold the started processes' records into ``contexts`` (functions entered) and
-    ``lines`` (statements run); the contexts whose coverage stays unknown (a start not
-    accounted for)."""
+    """Fold the started processes' records into ``contexts`` (functions entered; a module's
+    own code as :data:`SPAWNED_IMPORT`) and ``lines`` (statements run); the contexts whose
+    coverage stays unknown (a start not accounted for)."""
     unknown = set(starts.other)
     records: Counter[str] = Counter()
     try:
@@ -122,9 +126,11 @@ def merge(
         records[context] += 1
         if record["spawned"] or record["preloaded"]:
             unknown.add(context)
-        for into, got in ((contexts, record["files"]), (lines, record.get("lines", {}))):
-            files = into.setdefault(context, {})
-            for rel, keys in got.items():
-                files.setdefault(rel, set()).update(int(k) for k in keys)
+        files = contexts.setdefault(context, {})
+        for rel, keys in record["files"].items():
+            files.setdefault(rel, set()).update(int(k) or SPAWNED_IMPORT for k in keys)
+        files = lines.setdefault(context, {})
+        for rel, keys in record.get("lines", {}).items():
+            files.setdefault(rel, set()).update(int(k) for k in keys)
     unknown.update(c for c, n in starts.python.items() if records[c] < n)
     return unknown
