@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 import tomlkit
+from tomlkit.container import Container
 from tomlkit.items import AoT, Array, Table
 
 __all__ = ["drop_map_entries", "drop_mutant_tables", "has_key", "insert_after_key"]
@@ -80,7 +81,7 @@ def drop_map_entries(text: str, tests: set[str]) -> tuple[str, list[str]]:
     of its own) without the map's entries for ``tests``, each cut whole (a multi-line list of
     sections with it), and the tests whose entries were cut, in the file's order."""
     doc = tomlkit.parse(text)
-    containers = [doc]
+    containers: list[Container] = [doc]  # a document is the root's container
     table = doc.get("sections_map")
     if isinstance(table, Table):
         containers.append(table.value)
