@@ -45,7 +45,7 @@ from typing import Any, TextIO
 
 import pytest
 
-from suitebench.suite.inside import leftovers, wire
+from suitebench.suite.inside import importtime, leftovers, wire
 from suitebench.suite.inside.wire import TIMEOUT_MARKER, short_message
 
 _HARD_GRACE = 5.0
@@ -497,63 +497,6 @@ def select_items(items: list[pytest.Item], selected: list[str]) -> list[pytest.I
     return [item for item in items if item.nodeid in wanted]
 
 
-def _program_root() -> str:
-    """The source root of the program under test (``kind = "python"``): first on PYTHONPATH."""
-    import os
-
-    return os.environ.get("PYTHONPATH", "").split(os.pathsep)[0]
-
-
-def _fingerprint() -> tuple[dict[str, str] | None, str]:
-    from suitebench.suite.inside.fingerprint import Unknown, fingerprint
-
-    root = _program_root()
-    if not root:
-        return None, "no program source root"
-    try:
-        return fingerprint(root), ""
-    except Exception as exc:  # Unknown, or anything the program's objects raise when read
-        why = str(exc) if isinstance(exc, Unknown) else f"{type(exc).__name__}: {exc}"
-        return None, f"cannot fingerprint the program's state: {why}"
-
-
-def _record_impact(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Import-time impact (:mod:`suitebench.suite.inside.impact`): write the fingerprint of the
-    program's globals (a reference run), and, in the coverage run, the names each test's own
-    code reads."""
-    path = config.getoption("--suitebench-fingerprint")
-    if path:
-        found, why = _fingerprint()
-        if _state.get("tracer") is not None:  # instrumented functions are other code
-            found, why = None, "a coverage run's program is instrumented"
-        record = {"fingerprint": found, "reason": why, "collected": [i.nodeid for i in items]}
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(record, fh)
-    tracer = _state.get("tracer")
-    if tracer is not None:
-        from suitebench.suite.inside.impact import TestNames
-
-        names = TestNames(str(config.rootpath))
-        for item in items:
-            try:
-                tracer.test_names[item.nodeid] = sorted(names.of(item))
-            except Exception:  # unknown: the test always runs on an import-time change
-                tracer.test_names.pop(item.nodeid, None)
-
-
-def _impact_select(path: str, items: list[pytest.Item]) -> None:
-    """A mutant whose change runs at import: keep the tests that read a changed global."""
-    from suitebench.suite.inside.impact import choose
-
-    with open(path, encoding="utf-8") as fh:
-        spec = json.load(fh)
-    found, why = _fingerprint()
-    chosen, reason = choose(spec, found, why, [item.nodeid for item in items])
-    emit_selected(chosen, reason)
-    if chosen is not None:
-        items[:] = select_items(items, chosen)
-
-
 def emit_selected(chosen: list[str] | None, reason: str) -> None:
     """The tests an import-time change reaches (None: all) and why, for the host."""
     _emit({"event": wire.EVENT_SELECTED, "nodeids": chosen, "reason": reason})
@@ -600,10 +543,18 @@ def pytest_pycollect_makeitem(collector: Any, name: str, obj: Any) -> list[Any] 
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    _record_impact(config, items)
+    tracer = _state.get("tracer")
+    path = config.getoption("--suitebench-fingerprint")
+    if path:
+        importtime.write_fingerprint(path, items, instrumented=tracer is not None)
+    if tracer is not None:
+        importtime.record_test_names(tracer, str(config.rootpath), items)
     path = config.getoption("--suitebench-impact")
     if path:
-        _impact_select(path, items)
+        chosen, reason = importtime.choose_tests(path, items)
+        emit_selected(chosen, reason)
+        if chosen is not None:
+            items[:] = select_items(items, chosen)
     path = config.getoption("--suitebench-order")
     if path:
         with open(path, encoding="utf-8") as fh:
