@@ -13,6 +13,7 @@ callers.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import tomlkit
@@ -57,6 +58,11 @@ def drop_mutant_tables(text: str, ids: set[str]) -> str:
         if str(table.get("id", "")) in ids:
             marker = _MARKER.search(text, start, end)
             cuts.append((start, end if marker is None else marker.start()))
+    return _without(text, cuts)
+
+
+def _without(text: str, cuts: list[tuple[int, int]]) -> str:
+    """``text`` with the ``(start, end)`` spans cut out (in order, not overlapping)."""
     out: list[str] = []
     at = 0
     for start, end in cuts:
@@ -64,6 +70,22 @@ def drop_mutant_tables(text: str, ids: set[str]) -> str:
         at = end
     out.append(text[at:])
     return "".join(out)
+
+
+def _entries(text: str, containers: list[Container]) -> Iterator[tuple[Any, Any, int, int]]:
+    """Each ``key = value`` entry of ``containers`` (in the file's order), with where it is
+    written in ``text`` (start, end); raises ValueError when tomlkit renders one otherwise."""
+    at = 0
+    for container in containers:
+        for key, value in container.body:
+            if key is None or isinstance(value, Table | AoT):
+                continue
+            chunk = _entry(key, value)
+            start = text.find(chunk, at)
+            if start < 0:
+                raise ValueError(f"cannot locate an entry as written: {chunk[:80]!r}")
+            at = start + len(chunk)
+            yield key, value, start, at
 
 
 def _entry(key: Any, value: Any) -> str:
@@ -87,26 +109,11 @@ def drop_map_entries(text: str, tests: set[str]) -> tuple[str, list[str]]:
         containers.append(table.value)
     cuts: list[tuple[int, int]] = []
     removed: list[str] = []
-    at = 0  # the root's entries come before any table's
-    for container in containers:
-        for key, value in container.body:
-            if key is None or isinstance(value, Table | AoT):
-                continue
-            chunk = _entry(key, value)
-            start = text.find(chunk, at)
-            if start < 0:
-                raise ValueError(f"cannot locate a sections map entry as written: {chunk[:80]!r}")
-            at = start + len(chunk)
-            if key.key in tests and isinstance(value, Array):
-                cuts.append((start, at))
-                removed.append(key.key)
-    out: list[str] = []
-    at = 0
-    for start, end in sorted(cuts):
-        out.append(text[at:start])
-        at = end
-    out.append(text[at:])
-    return "".join(out), removed
+    for key, value, start, end in _entries(text, containers):
+        if key.key in tests and isinstance(value, Array):
+            cuts.append((start, end))
+            removed.append(key.key)
+    return _without(text, cuts), removed
 
 
 def has_key(text: str, key: str) -> bool:
@@ -117,17 +124,8 @@ def has_key(text: str, key: str) -> bool:
 def insert_after_key(text: str, after: str, line: str) -> str:
     """``text`` with ``line`` (a ``key = value`` written by the caller) on the line right after
     the root entry ``after`` (unchanged when there is none)."""
-    doc = tomlkit.parse(text)
-    at = 0
-    for key, value in doc.body:
-        if key is None or isinstance(value, Table | AoT):
-            continue
-        chunk = _entry(key, value)
-        start = text.find(chunk, at)
-        if start < 0:
-            raise ValueError(f"cannot locate an entry as written: {chunk[:80]!r}")
-        at = start + len(chunk)
+    for key, _value, _start, end in _entries(text, [tomlkit.parse(text)]):
         if key.key == after:
-            added = line + "\n" if chunk.endswith("\n") else "\n" + line
-            return text[:at] + added + text[at:]
+            added = line + "\n" if text[:end].endswith("\n") else "\n" + line
+            return text[:end] + added + text[end:]
     return text

@@ -237,7 +237,9 @@ def staged_copy(source: Path, cache_dir: Path) -> Iterator[Path]:
 
 
 def _open_up(root: Path) -> None:
-    """Let the build write its whole tree: the sandbox may run it as an unprivileged uid."""
+    """Let the build write its whole tree: the sandbox may run it as an unprivileged uid.
+    The sandbox side keeps its own (``suite/inside/workdir.open_up``): it imports nothing of
+    ``run/``, and ``run/`` nothing of ``suite/``."""
     me = os.geteuid()
     for dirpath, _dirnames, filenames in os.walk(root):
         if os.stat(dirpath).st_uid == me:
