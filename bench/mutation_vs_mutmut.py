@@ -19,9 +19,11 @@ Then, one right after the other on the same machine:
 
 Prints one row per project and tool (mutants, killed, M, seconds, mutants per second, ratio
 to mutmut) and, per project, where suitebench's full-matrix time went: generating the mutants,
-the score, and within the mutants' runs the tests' own time (each run cell's time on the
-reference) against everything else (the harness).  The machine may be shared: the ratio
-from one run of both is what counts.
+the score by its stages (``results.json``'s ``phases``), the cells run, and the mutants' runs
+summed over workers.  A tool that fails on a project is a row saying why, and the other rows
+still print.  mutmut is told not to mutate tests shipped inside the package
+(``do_not_mutate``): it breaks them.  The machine may be shared: the ratio from one run of
+both is what counts.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from plain_pytest_agreement import (
@@ -66,6 +69,9 @@ def bench_mutmut(root: Path, layout: Layout, python: Path, workdir: Path) -> dic
         cfg.write(f"\n[mutmut]\nsource_paths={package}/\n")
         if shipped:
             cfg.write(f"pytest_add_cli_args_test_selection={' '.join(shipped)}\n")
+        inside = [t for t in layout.tests if t.startswith(package + "/")]
+        if inside:  # tests shipped in the package: not code to mutate (mutmut breaks them)
+            cfg.write("do_not_mutate=\n" + "".join(f"    {t}/*\n" for t in inside))
         if copied:
             cfg.write("also_copy=\n" + "".join(f"    {c}\n" for c in copied))
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
@@ -101,11 +107,9 @@ def bench_suitebench(
          "--keep-going", "--out", str(out)], workdir)  # fmt: skip
     seconds = time.perf_counter() - started
     result = json.loads((out / "results.json").read_text())
-    # Each test's own time: its quickest reference run (the others ran beside the mutants).
+    # One reference run of the suite: each test's quickest reference time.
     took = {t["id"]: min((s for s in t["seconds"] if s is not None), default=0.0)
             for t in result["tests"]}  # fmt: skip
-    cells = [t for m in result["mutants"] for t, s in m["outcomes"].items() if s != "not_run"
-             and (m["covered_by"] is None or t in m["covered_by"])]  # fmt: skip
     return {
         "mutants": result["counts"]["mutants"],
         "killed": result["counts"]["killed"],
@@ -115,8 +119,8 @@ def bench_suitebench(
         "cells": sum(m.get("tests_run", 0) for m in result["mutants"]),
         "matrix": result["counts"]["tests"] * result["counts"]["mutants"],
         "mutant_wall": sum(m["wall_time"] for m in result["mutants"]),
-        "test_seconds": sum(took.get(t, 0.0) for t in cells),
         "reference_seconds": sum(took.values()),
+        "phases": result.get("phases", {}),
     }
 
 
@@ -129,14 +133,22 @@ def bench_project(project: str, args: argparse.Namespace) -> list[tuple[str, dic
     inst = workdir / "instance"
     write_instance(root, layout, python, inst)
     print(f"{project}: package {layout.package}, tests {', '.join(layout.tests)}", flush=True)
-    rows: list[tuple[str, dict[str, object]]] = [
-        ("mutmut run", dict(bench_mutmut(root, layout, python, workdir)))
-    ]
-    rows.append(
-        ("suitebench, full matrix", bench_suitebench(inst, layout, workdir, args.max, False))
-    )
+    rows: list[tuple[str, dict[str, object]]] = []
+    tools: list[tuple[str, Callable[[], dict[str, object]]]] = [
+        ("mutmut run", lambda: dict(bench_mutmut(root, layout, python, workdir))),
+        ("suitebench, full matrix",
+         lambda: bench_suitebench(inst, layout, workdir, args.max, False)),
+    ]  # fmt: skip
     if not args.no_fast:
-        rows.append(("suitebench --fast", bench_suitebench(inst, layout, workdir, args.max, True)))
+        tools.append(
+            ("suitebench --fast", lambda: bench_suitebench(inst, layout, workdir, args.max, True))
+        )
+    for tool, measure in tools:
+        try:
+            rows.append((tool, measure()))
+        except SystemExit as exc:  # one tool failing on one project is a row, not the end
+            print(f"{project}: {tool} failed: {exc}", flush=True)
+            rows.append((tool, {"failed": str(exc)[:200]}))
     return rows
 
 
@@ -159,22 +171,25 @@ def main() -> None:
           f"{'mutants/s':>10} {'vs mutmut':>9}")  # fmt: skip
     base: dict[str, float] = {}
     for project, tool, r in table:
+        if "failed" in r:
+            print(f"{project:24} {tool:26} failed: {r['failed']}")
+            continue
         rate = float(r["mutants"]) / float(r["seconds"])  # type: ignore[arg-type]
-        base.setdefault(project, rate)
+        if tool == "mutmut run":
+            base[project] = rate
         score = float(r["killed"]) / max(1.0, float(r["mutants"]))  # type: ignore[arg-type]
         print(f"{project:24} {tool:26} {r['mutants']:>8} {r['killed']:>7} {score:>7.1%} "
               f"{float(r['seconds']):>8.1f} {rate:>10.2f} "  # type: ignore[arg-type]
-              f"{rate / base[project]:>8.2f}x")  # fmt: skip
+              + (f"{rate / base[project]:>8.2f}x" if project in base else "n/a"))  # fmt: skip
     print("\nwhere suitebench's full-matrix time went (seconds; mutant runs summed over workers):")
     for project, tool, r in table:
-        if tool != "suitebench, full matrix":
+        if tool != "suitebench, full matrix" or "failed" in r:
             continue
-        wall, tests = float(r["mutant_wall"]), float(r["test_seconds"])  # type: ignore[arg-type]
-        print(f"{project}: build mutants {float(r['generate_seconds']):.1f}, score "  # type: ignore[arg-type]
-              f"{float(r['score_seconds']):.1f}; {r['cells']} of {r['matrix']} cells run; "  # type: ignore[arg-type]
-              f"mutant runs {wall:.1f}, of which the tests' own time {tests:.1f} "
-              f"({tests / max(wall, 1e-9):.0%}) and the harness {wall - tests:.1f}; one "
-              f"reference run of the suite {float(r['reference_seconds']):.2f}")  # type: ignore[arg-type]  # fmt: skip
+        phases = ", ".join(f"{k} {v:.1f}" for k, v in r["phases"].items())  # type: ignore[attr-defined]
+        print(f"{project}: build mutants {float(r['generate_seconds']):.1f}; score "  # type: ignore[arg-type]
+              f"{float(r['score_seconds']):.1f} ({phases}); {r['cells']} of {r['matrix']} "  # type: ignore[arg-type]
+              f"cells run; the mutants' runs {float(r['mutant_wall']):.1f} summed over workers; "  # type: ignore[arg-type]
+              f"one reference run of the suite {float(r['reference_seconds']):.2f}")  # type: ignore[arg-type]  # fmt: skip
     print("(mutmut keeps one verdict per mutant; suitebench's full matrix every cell)")
 
 
