@@ -155,16 +155,7 @@ def score(
     A broken harness -- a reference that does not build, reference runs that do not finish
     even when continued in fresh runs, a mutant's run the sandbox lost -- is named on stderr,
     listed under harness_errors in results.json, and exits 4 unless --keep-going."""
-    try:
-        if is_programbench_task(instance_path):
-            if (note := branch_note(instance_path)) is not None:
-                _err.print(f"[yellow]note:[/yellow] {escape(note)}")
-            instance: Instance = load_programbench_task(instance_path)
-        else:
-            instance = load_instance(instance_path)
-    except InstanceError as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+    instance = _load(instance_path)
     chosen = sandbox_backend(backend, allow_unsandboxed)
     store = open_store(_err)
     limits = SuiteLimits(
@@ -189,7 +180,6 @@ def score(
                     progress=progress,
                     backend=chosen,
                 )
-                scored: SuiteResult | ImplementationResult = impl
             else:
                 result = score_suite(
                     instance,
@@ -206,7 +196,6 @@ def score(
                     progress=progress,
                     backend=chosen,
                 )
-                scored = result
     except ReferenceBuildError as exc:
         first = str(exc).splitlines()
         end_on_harness_errors([" ".join(first[:2])], keep_going=keep_going, console=_err)
@@ -222,25 +211,55 @@ def score(
         store.close()
 
     if implementation is not None:
-        if out is not None:
-            impl.write(out)
-        if not OPTIONS.json:
-            _print_implementation(impl)
+        _emit_implementation(impl, out)
     else:
+        _emit_suite(result, instance, out, show_failures, keep_going)
+
+
+def _load(instance_path: Path) -> Instance:
+    """The instance at ``instance_path`` (ours or a ProgramBench task), or exit 2 naming why."""
+    try:
+        if is_programbench_task(instance_path):
+            if (note := branch_note(instance_path)) is not None:
+                _err.print(f"[yellow]note:[/yellow] {escape(note)}")
+            return load_programbench_task(instance_path)
+        return load_instance(instance_path)
+    except InstanceError as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+def _emit_implementation(impl: ImplementationResult, out: Path | None) -> None:
+    """R's result: written to ``out``, printed, or as JSON on stdout."""
+    if out is not None:
+        impl.write(out)
+    if not OPTIONS.json:
+        _print_implementation(impl)
         if out is not None:
-            result.write(out)
-            write_mutation_report(out / "mutation-report.json", instance, result)
-        if not OPTIONS.json:
-            _print_suite(result, show_failures)
-    if out is not None and not OPTIONS.json:
-        _out.print(f"results in {out}")
-    if OPTIONS.json:  # the full matrix runs to megabytes: serialized by pydantic's own encoder
-        sys.stdout.write(scored.model_dump_json() + "\n")
-    if implementation is None:
-        broken = [
-            f"{e.stage} {e.program} ({e.count} run(s)): {e.message}" for e in result.harness_errors
-        ]
-        end_on_harness_errors(broken, keep_going=keep_going, console=_err)
+            _out.print(f"results in {out}")
+    else:
+        sys.stdout.write(impl.model_dump_json() + "\n")
+
+
+def _emit_suite(
+    result: SuiteResult, instance: Instance, out: Path | None, show_failures: bool, keep_going: bool
+) -> None:
+    """A suite's result: written to ``out`` (with the mutation-testing report), printed or as
+    JSON on stdout (the full matrix runs to megabytes: pydantic's own encoder); then a broken
+    harness ends the command."""
+    if out is not None:
+        result.write(out)
+        write_mutation_report(out / "mutation-report.json", instance, result)
+    if not OPTIONS.json:
+        _print_suite(result, show_failures)
+        if out is not None:
+            _out.print(f"results in {out}")
+    else:
+        sys.stdout.write(result.model_dump_json() + "\n")
+    broken = [
+        f"{e.stage} {e.program} ({e.count} run(s)): {e.message}" for e in result.harness_errors
+    ]
+    end_on_harness_errors(broken, keep_going=keep_going, console=_err)
 
 
 def register(app: typer.Typer) -> None:

@@ -262,39 +262,10 @@ def run_plain(
     with contextlib.ExitStack() as stack:
         base = _base(stack, "suitebench-run-", workspace)
         workdir, out_dir = _scratch(base)
-        extra: list[str] = []
-        gcov_dir: Path | None = None
-        exe_link: str | None = None
-        if target.coverage_root is not None and not target.pythonpath and target.executable:
-            gcov_dir = out_dir / "gcov"  # a C or C++ coverage build: counters per test
-            gcov_dir.mkdir()
-            gcov_dir.chmod(0o777)
-            launcher = base / "launcher"
-            launcher.mkdir()
-            write_launcher(launcher / "executable", gcov_dir, target.executable)
-            exe_link = str(launcher / "executable")
-            extra.append(f"--suitebench-gcov-dir={gcov_dir}")
+        extra, gcov_dir, exe_link = _plain_options(target, base, out_dir)
         populate_workdir(workdir, suite_dir, SUITE_DIRNAME, target.executable, exe_link, beside)
         cache = _rewrite_cache(suite_dir, base, rewrite_cache)
-        chosen_by: tuple[tuple[str, Any], ...] = (
-            ("order", None if target.order is None else list(target.order)),
-            ("select", None if target.select is None else list(target.select)),
-            ("impact", target.impact),
-            ("timeouts", dict(target.timeouts) if target.timeouts else None),
-        )
-        for name, chosen in chosen_by:
-            if chosen is not None:
-                path = out_dir / f"0.{name}.json"
-                path.write_text(json.dumps(chosen), encoding="utf-8")
-                extra.append(f"--suitebench-{name}={path}")
-        if target.fingerprint:
-            extra.append(f"--suitebench-fingerprint={out_dir / '0.fingerprint.json'}")
         coverage_file = out_dir / "0.coverage.json"
-        if target.coverage_root is not None and target.pythonpath:
-            extra += [
-                f"--suitebench-coverage={coverage_file}",
-                f"--suitebench-coverage-root={target.coverage_root}",
-            ]
         argv = [
             "/usr/bin/env",
             "-C",
@@ -329,6 +300,44 @@ def run_plain(
         elif target.coverage_root is not None:
             run = _with_coverage(run, coverage_file)
         return run
+
+
+def _plain_options(
+    target: Target, base: Path, out_dir: Path
+) -> tuple[list[str], Path | None, str | None]:
+    """The plugin options of a plain run (what it chooses, records and covers), its C or C++
+    coverage directory and the launcher ``./executable`` links to there (None: the program)."""
+    extra: list[str] = []
+    gcov_dir: Path | None = None
+    exe_link: str | None = None
+    if target.coverage_root is not None and not target.pythonpath and target.executable:
+        gcov_dir = out_dir / "gcov"  # a C or C++ coverage build: counters per test
+        gcov_dir.mkdir()
+        gcov_dir.chmod(0o777)
+        launcher = base / "launcher"
+        launcher.mkdir()
+        write_launcher(launcher / "executable", gcov_dir, target.executable)
+        exe_link = str(launcher / "executable")
+        extra.append(f"--suitebench-gcov-dir={gcov_dir}")
+    chosen_by: tuple[tuple[str, Any], ...] = (
+        ("order", None if target.order is None else list(target.order)),
+        ("select", None if target.select is None else list(target.select)),
+        ("impact", target.impact),
+        ("timeouts", dict(target.timeouts) if target.timeouts else None),
+    )
+    for name, chosen in chosen_by:
+        if chosen is not None:
+            path = out_dir / f"0.{name}.json"
+            path.write_text(json.dumps(chosen), encoding="utf-8")
+            extra.append(f"--suitebench-{name}={path}")
+    if target.fingerprint:
+        extra.append(f"--suitebench-fingerprint={out_dir / '0.fingerprint.json'}")
+    if target.coverage_root is not None and target.pythonpath:
+        extra += [
+            f"--suitebench-coverage={out_dir / '0.coverage.json'}",
+            f"--suitebench-coverage-root={target.coverage_root}",
+        ]
+    return extra, gcov_dir, exe_link
 
 
 def _with_coverage(run: SuiteRun, path: Path) -> SuiteRun:
@@ -379,39 +388,10 @@ def run_batched(
         open_up(suite_src.parent)
         staged = None if beside is None else shutil.copytree(beside, base / "beside", symlinks=True)
         cache = _rewrite_cache(suite_dir, base, rewrite_cache)
-        spec = {
-            "beside": None if staged is None else str(staged),
-            "workdir": str(workdir),
-            "out_dir": str(out_dir),
-            "suite_src": str(suite_src),
-            "suite_name": SUITE_DIRNAME,
-            "scratch": [str(p) for p in _home_and_tmp(base)],
-            "collect_once": collect_once,
-            "run_wall": limits.per_program,
-            "protocol": str(limits.protocol),
-            "reference": reference,
-            "patterns": [list(p) for p in patterns],
-            "pytest_args": pytest_args(SUITE_DIRNAME, limits, cache, python.plugins),
-            "programs": [
-                {
-                    "index": i,
-                    "executable": t.executable,
-                    "pythonpath": t.pythonpath,
-                    "order": None if t.order is None else list(t.order),
-                    "select": None if t.select is None else list(t.select),
-                    "binds": list(t.binds),  # hidden from the other programs' tests
-                    "fingerprint": t.fingerprint,
-                    "impact": None if t.impact is None else spec_digest(t.impact),
-                    "patched_files": None if t.patched_files is None else list(t.patched_files),
-                    # the reference's coverage run, batched with a reference run (Python only)
-                    "coverage_root": t.coverage_root if t.pythonpath else None,
-                    "timeouts": [list(pair) for pair in t.timeouts],
-                }
-                for i, t in enumerate(targets)
-            ],
-            # An import-time impact spec is the same for many mutants: written once.
-            "impacts": {spec_digest(t.impact): t.impact for t in targets if t.impact is not None},
-        }
+        spec = _batch_spec(targets, limits, base, workdir, out_dir, staged, cache, python)
+        spec["collect_once"] = collect_once
+        spec["reference"] = reference
+        spec["patterns"] = [list(p) for p in patterns]
         spec_path = base / "spec.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
         binds = sorted({*python.binds, *(b for t in targets for b in t.binds)})
@@ -436,39 +416,90 @@ def run_batched(
         )
         if outcome.status is Status.SANDBOX_ERROR:
             return [_harness_failure(outcome) for _ in targets]
-        batch_log = out_dir / "batch.log"
-        shared_log = _tail(outcome.stdout) + _tail(outcome.stderr)
-        if batch_log.is_file():
-            shared_log = _tail(batch_log.read_bytes()) + shared_log
-        runs: list[SuiteRun] = []
-        for i in range(len(targets)):
-            exit_file = out_dir / f"{i}.exit.json"
-            if exit_file.is_file():
-                info = json.loads(exit_file.read_text(encoding="utf-8"))
-                runs.append(
-                    _collect(
-                        out_dir,
-                        i,
-                        "",
-                        info["exit_code"],
-                        float(info["wall_time"]),
-                        bool(info["killed"]),
-                        cause=_child_cause(info, limits),
-                    )
+        return _batch_runs(targets, out_dir, outcome, limits)
+
+
+def _batch_spec(
+    targets: list[Target],
+    limits: SuiteLimits,
+    base: Path,
+    workdir: Path,
+    out_dir: Path,
+    staged: Path | None,
+    cache: Path | None,
+    python: Interpreter,
+) -> dict[str, Any]:
+    """What the fork server is told about a batch: where things are, the limits, each program."""
+    suite_src = base / "suite-src" / SUITE_DIRNAME
+    return {
+        "beside": None if staged is None else str(staged),
+        "workdir": str(workdir),
+        "out_dir": str(out_dir),
+        "suite_src": str(suite_src),
+        "suite_name": SUITE_DIRNAME,
+        "scratch": [str(p) for p in _home_and_tmp(base)],
+        "run_wall": limits.per_program,
+        "protocol": str(limits.protocol),
+        "pytest_args": pytest_args(SUITE_DIRNAME, limits, cache, python.plugins),
+        "programs": [
+            {
+                "index": i,
+                "executable": t.executable,
+                "pythonpath": t.pythonpath,
+                "order": None if t.order is None else list(t.order),
+                "select": None if t.select is None else list(t.select),
+                "binds": list(t.binds),  # hidden from the other programs' tests
+                "fingerprint": t.fingerprint,
+                "impact": None if t.impact is None else spec_digest(t.impact),
+                "patched_files": None if t.patched_files is None else list(t.patched_files),
+                # the reference's coverage run, batched with a reference run (Python only)
+                "coverage_root": t.coverage_root if t.pythonpath else None,
+                "timeouts": [list(pair) for pair in t.timeouts],
+            }
+            for i, t in enumerate(targets)
+        ],
+        # An import-time impact spec is the same for many mutants: written once.
+        "impacts": {spec_digest(t.impact): t.impact for t in targets if t.impact is not None},
+    }
+
+
+def _batch_runs(
+    targets: list[Target], out_dir: Path, outcome: Outcome, limits: SuiteLimits
+) -> list[SuiteRun]:
+    """One SuiteRun per target, read from what the batch's children left in ``out/``."""
+    batch_log = out_dir / "batch.log"
+    shared_log = _tail(outcome.stdout) + _tail(outcome.stderr)
+    if batch_log.is_file():
+        shared_log = _tail(batch_log.read_bytes()) + shared_log
+    runs: list[SuiteRun] = []
+    for i in range(len(targets)):
+        exit_file = out_dir / f"{i}.exit.json"
+        if exit_file.is_file():
+            info = json.loads(exit_file.read_text(encoding="utf-8"))
+            runs.append(
+                _collect(
+                    out_dir,
+                    i,
+                    "",
+                    info["exit_code"],
+                    float(info["wall_time"]),
+                    bool(info["killed"]),
+                    cause=_child_cause(info, limits),
                 )
-            elif len(targets) == 1:  # run in the batch's own process: its end is the run's
-                killed = outcome.status is Status.TIMEOUT
-                code, wall = outcome.exit_code, outcome.wall_time
-                cause = "" if outcome.status is Status.OK else outcome.message
-                runs.append(_collect(out_dir, i, shared_log, code, wall, killed, cause=cause))
-            else:  # the batch ended before this program ran (e.g. the suite did not collect)
-                reason = f"the batch ended before this program ran ({outcome.status})"
-                runs.append(
-                    _collect(out_dir, i, shared_log, outcome.exit_code, 0.0, False, reason=reason)
-                )
-            if targets[i].coverage_root is not None and targets[i].pythonpath:
-                runs[-1] = _with_coverage(runs[-1], out_dir / f"{i}.coverage.json")
-        return runs
+            )
+        elif len(targets) == 1:  # run in the batch's own process: its end is the run's
+            killed = outcome.status is Status.TIMEOUT
+            code, wall = outcome.exit_code, outcome.wall_time
+            cause = "" if outcome.status is Status.OK else outcome.message
+            runs.append(_collect(out_dir, i, shared_log, code, wall, killed, cause=cause))
+        else:  # the batch ended before this program ran (e.g. the suite did not collect)
+            reason = f"the batch ended before this program ran ({outcome.status})"
+            runs.append(
+                _collect(out_dir, i, shared_log, outcome.exit_code, 0.0, False, reason=reason)
+            )
+        if targets[i].coverage_root is not None and targets[i].pythonpath:
+            runs[-1] = _with_coverage(runs[-1], out_dir / f"{i}.coverage.json")
+    return runs
 
 
 def _base(stack: contextlib.ExitStack, prefix: str, workspace: Path | None) -> Path:
