@@ -148,7 +148,9 @@ def bench_project(project: str, args: argparse.Namespace) -> list[tuple[str, dic
             rows.append((tool, measure()))
         except SystemExit as exc:  # one tool failing on one project is a row, not the end
             print(f"{project}: {tool} failed: {exc}", flush=True)
-            rows.append((tool, {"failed": str(exc)[:200]}))
+            said = [line for line in str(exc).splitlines() if line.strip()]
+            gist = said[0][:120] + (f" ... {said[-1][-160:]}" if len(said) > 1 else "")
+            rows.append((tool, {"failed": gist}))
     return rows
 
 

@@ -65,7 +65,8 @@ KILLS = {"failed", "error", "timeout"}
 def run(argv: list[str], cwd: Path, *, env: dict[str, str] | None = None) -> str:
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:5])} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        said = (proc.stdout[-2000:] + "\n" + proc.stderr[-2000:]).strip()  # mutmut: on stdout
+        raise SystemExit(f"{' '.join(argv[:5])} failed ({proc.returncode}):\n{said}")
     return proc.stdout
 
 
