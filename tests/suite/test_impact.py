@@ -399,6 +399,23 @@ def test_fingerprint_sees_into_an_empty_lru_cache(tmp_path: Path) -> None:
             fingerprint(str(root))
 
 
+def test_a_literal_alias_fills_typings_cache_not_the_programs(tmp_path: Path) -> None:
+    """``Backend = Literal["auto", "text-unidecode"]`` (python-slugify's annotations) fills
+    ``typing``'s own lru_cache on import; that memo is typing's state, so the program's
+    globals still fingerprint, and a change to the literal's values is seen on the alias (the
+    finding: every test ran on each of slugify's 123 import-time mutants)."""
+    base = (
+        "from typing import Literal, Union\n\n"
+        "Backend = Literal['auto', 'text-unidecode']\nStage = Union[int, str]\nLIMIT = 3\n"
+    )
+    ref = _fingerprint_of(tmp_path, "ref", {"fp_lit/__init__.py": base})
+    moved = _fingerprint_of(tmp_path, "moved", {"fp_lit/__init__.py": base.replace("3", "4")})
+    assert changed_globals(ref, moved) == {"fp_lit:LIMIT"}
+    other = base.replace("'auto'", "'XXautoXX'")
+    values = _fingerprint_of(tmp_path, "values", {"fp_lit/__init__.py": other})
+    assert changed_globals(ref, values) == {"fp_lit:Backend"}
+
+
 def test_the_programs_modules_are_found_through_links(tmp_path: Path) -> None:
     """Which imported modules are the program's is decided on real paths, as before the
     per-directory memo: a module reached through a linked directory or a linked file whose

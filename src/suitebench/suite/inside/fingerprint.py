@@ -202,7 +202,15 @@ class _Graph:
 
     def _lru_cache(self, obj: Any) -> tuple[str, tuple[str, ...], list[Any], bool]:
         """``functools.lru_cache``/``cache``: an empty cache is the wrapped function and the
-        cache's parameters; a filled one holds results the fingerprint cannot see into."""
+        cache's parameters; a filled one holds results the fingerprint cannot see into.  A
+        cache of a function of another module (``typing``'s cache of ``Literal[...]`` and
+        ``Union[...]``, filled by a program's annotations on import) is that module's memo,
+        state it owns as :meth:`owner` says of its globals: told apart by whose it is."""
+        wrapped = getattr(obj, "__wrapped__", None)
+        module = getattr(wrapped, "__module__", None)
+        if isinstance(module, str) and module not in self.program:
+            name = getattr(wrapped, "__qualname__", "?")
+            return "extern", (f"{module}.{name}", "lru_cache"), [], False
         if obj.cache_info().currsize:
             raise Unknown("functools._lru_cache_wrapper holding results")
         params = obj.cache_parameters()
