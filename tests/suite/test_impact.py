@@ -14,6 +14,7 @@ import contextlib
 import importlib
 import random
 import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -21,7 +22,7 @@ from types import ModuleType
 import pytest
 
 from suitebench.suite.inside.fingerprint import Unknown, fingerprint, program_modules
-from suitebench.suite.inside.impact import changed_globals
+from suitebench.suite.inside.impact import DYNAMIC_NAMES, changed_globals, code_names
 from suitebench.suite.runspec import Engine
 
 from .conftest import score_selected_and_full, write_python_instance
@@ -275,6 +276,113 @@ def test_random_import_time_mutants_keep_the_full_matrix(seed: int, tmp_path: Pa
     toml = write_units(tmp_path / "units", mutants)
     selected, _full = score_selected_and_full(toml, tmp_path, engine=Engine.BATCHED)
     assert any(m.selection_reason.startswith("import-time change") for m in selected.mutants)
+
+
+# A package that finds a helper module by name and reads its functions by constant names, as
+# python-slugify finds its transliteration backend (``getattr(module, "anyascii" if ... else
+# "unidecode")``), beside a reader by a computed name.
+NAMED_SOURCE = {
+    "textkit/__init__.py": '''\
+"""textkit: slugs and titles."""
+from importlib import import_module
+
+SEPARATOR = "-"
+BACKEND = "string"
+
+
+def slug(text):
+    return SEPARATOR.join(word.lower() for word in text.split())
+
+
+def titled(text):
+    module = import_module(BACKEND)
+    return getattr(module, "capwords")(text)
+
+
+def field(record, name):
+    return getattr(record, name)
+''',
+}
+NAMED_TESTS = {
+    "test_textkit.py": """\
+import types
+
+from textkit import field, slug, titled
+
+
+def test_slug_joins_lowercase_words():
+    assert slug("Hello  World") == "hello-world"
+
+
+def test_titled_capitalises_each_word():
+    assert titled("hello world") == "Hello World"
+
+
+def test_field_reads_an_attribute():
+    assert field(types.SimpleNamespace(size=3), "size") == 3
+""",
+}
+
+
+@pytest.mark.parametrize("engine", [Engine.BATCHED, Engine.PLAIN])
+def test_reads_by_constant_names_are_reads_of_those_names(engine: Engine, tmp_path: Path) -> None:
+    """``import_module(BACKEND)`` and ``getattr(module, "capwords")`` read
+    nothing by a computed name: a changed SEPARATOR does not run the titling test (it ran every
+    import-time mutant's whole suite on slugify), a changed BACKEND does and is killed by it;
+    ``getattr(record, name)`` still reads by a computed name and runs on every such mutant."""
+    mutants = [
+        ("n01", "textkit/__init__.py", 'SEPARATOR = "-"', 'SEPARATOR = "_"'),
+        ("n02", "textkit/__init__.py", 'BACKEND = "string"', 'BACKEND = "XXstringXX"'),
+    ]
+    toml = write_python_instance(
+        tmp_path / "textkit",
+        name="textkit",
+        source=NAMED_SOURCE,
+        tests=NAMED_TESTS,
+        spec="# textkit\n\n## Slugs\nWords joined by a dash.\n",
+        mutants=mutants,
+    )
+    selected, _full = score_selected_and_full(toml, tmp_path, engine=engine)
+    by_id = {m.id: m for m in selected.mutants}
+    slug_t = "tests/test_textkit.py::test_slug_joins_lowercase_words"
+    title_t = "tests/test_textkit.py::test_titled_capitalises_each_word"
+    field_t = "tests/test_textkit.py::test_field_reads_an_attribute"
+    assert "SEPARATOR" in by_id["n01"].selection_reason
+    assert set(by_id["n01"].covered_by or ()) == {slug_t, field_t}
+    assert by_id["n01"].killed_by == [slug_t]
+    assert "BACKEND" in by_id["n02"].selection_reason
+    assert set(by_id["n02"].covered_by or ()) == {title_t, field_t}
+    assert by_id["n02"].killed_by == [title_t]
+
+
+def test_which_getattr_calls_read_by_a_computed_name(tmp_path: Path) -> None:
+    """A constant attribute name, or a choice between constants, is a read of those names
+    (in a function or at module level); a name from a variable, an alias of ``getattr`` or a
+    call through ``builtins`` is a read by a computed name."""
+    source = (
+        "import builtins\n"
+        "LABEL = getattr(str, 'upper')\n\n\n"
+        "def backend(module, name):\n"
+        "    return getattr(module, 'anyascii' if name == 'anyascii' else 'unidecode')\n\n\n"
+        "def ready(obj):\n    return hasattr(obj, 'READY')\n\n\n"
+        "def computed(obj, name):\n    return getattr(obj, name)\n\n\n"
+        "def aliased(obj):\n    get = getattr\n    return get(obj, 'X')\n\n\n"
+        "def through(obj):\n    return builtins.getattr(obj, 'X')\n"
+    )
+    path = tmp_path / "named.py"
+    path.write_text(source)
+    module = compile(source, str(path), "exec")
+    functions = {c.co_name: c for c in module.co_consts if isinstance(c, types.CodeType)}
+
+    def reads(code: types.CodeType) -> set[str]:
+        return code_names(code) & (DYNAMIC_NAMES | {"anyascii", "unidecode", "READY", "upper"})
+
+    assert reads(functions["backend"]) == {"anyascii", "unidecode"}
+    assert reads(functions["ready"]) == {"READY"}
+    assert "upper" in code_names(module, functions=False)
+    assert not code_names(module, functions=False) & DYNAMIC_NAMES
+    for name in ("computed", "aliased", "through"):
+        assert "getattr" in code_names(functions[name]), name
 
 
 # -- the fingerprint itself ---------------------------------------------------------------------

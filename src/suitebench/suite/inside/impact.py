@@ -31,6 +31,7 @@ only: this runs inside the sandbox.
 
 from __future__ import annotations
 
+import ast
 import dis
 import os
 import re
@@ -43,7 +44,7 @@ from typing import Any
 DYNAMIC_NAMES = frozenset(
     {
         "globals", "vars", "dir", "getattr", "hasattr", "setattr", "delattr",
-        "__dict__", "eval", "exec", "compile", "__import__", "import_module", "reload",
+        "__dict__", "eval", "exec", "compile", "__import__", "reload",
         "getmembers", "getmembers_static", "getattr_static", "attrgetter", "methodcaller",
         "__getattribute__", "get_type_hints", "getsource", "getsourcelines", "findsource",
         "getframeinfo", "currentframe", "_getframe", "stack", "extract_stack", "extract_tb",
@@ -51,6 +52,14 @@ DYNAMIC_NAMES = frozenset(
         "co_firstlineno", "f_lineno", "tb_lineno", "linecache", "__all__", "__code__",
     }
 )  # fmt: skip
+# ``importlib.import_module(name)`` is not among them: whatever ``name`` it computes, it reads
+# ``sys.modules``, not a module's globals; what the caller then reads of the module it names
+# (``m.NAME``, ``getattr(m, name)``) is seen as any read is, and a module first imported while a
+# test runs makes the selection run every test anyway (``selection._spawned_imports``).
+# ``getattr``, ``hasattr``, ``setattr`` and ``delattr`` read by computed names only where their
+# second argument is computed: ``getattr(m, "NAME")`` and ``getattr(m, "A" if c else "B")``
+# read NAME, A or B as ``m.NAME`` does (:func:`_constant_sites`).
+_NAMED_BY_ARGUMENT = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 STAR = "*"  # the pseudo-name of ``from module import *``
 _COMPREHENSIONS = frozenset({"<lambda>", "<listcomp>", "<genexpr>", "<setcomp>", "<dictcomp>"})
 _LOAD_OPS = frozenset(
@@ -65,8 +74,72 @@ _STAR_IMPORT = re.compile(r"^\s*from\s+\S+\s+import\s+\*", re.M)
 
 def _loads(code: types.CodeType, ops: frozenset[str] = _LOAD_OPS) -> set[str]:
     """The names a code object's own instructions load (globals, attributes, imports), not
-    those it only stores to (a module's ``def f`` stores ``f``; that reads nothing)."""
-    return {i.argval for i in dis.get_instructions(code) if i.opname in ops}
+    those it only stores to (a module's ``def f`` stores ``f``; that reads nothing).  A call of
+    ``getattr`` (or ``hasattr``, ``setattr``, ``delattr``) by that name whose attribute name is
+    a constant loads that name instead (:func:`_constant_sites`)."""
+    names: set[str] = set()
+    sites: dict[tuple[int, int], frozenset[str]] | None = None
+    for instruction in dis.get_instructions(code):
+        if instruction.opname not in ops:
+            continue
+        name = instruction.argval
+        if name in _NAMED_BY_ARGUMENT and instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            if sites is None:
+                sites = _constant_sites(code.co_filename)
+            where = getattr(instruction, "positions", None)  # Python 3.11 and later
+            at = None if where is None else (where.lineno, where.col_offset)
+            if at in sites:
+                names |= sites[at]
+                continue
+        names.add(name)
+    return names
+
+
+# filename -> (its size and modification time, where its constant-named calls are)
+_SITES: dict[str, tuple[tuple[int, int], dict[tuple[int, int], frozenset[str]]]] = {}
+
+
+def _choices(node: ast.expr) -> frozenset[str] | None:
+    """The strings an expression can be when it is a string constant or a choice between
+    such (``"A" if c else "B"``); None for anything computed."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return frozenset({node.value})
+    if isinstance(node, ast.IfExp):
+        body, orelse = _choices(node.body), _choices(node.orelse)
+        return None if body is None or orelse is None else body | orelse
+    return None
+
+
+def _constant_sites(filename: str) -> dict[tuple[int, int], frozenset[str]]:
+    """Where in a source file ``getattr(obj, NAME)``-like calls name their attribute by
+    constants: the (line, column) of the called name -> the names (empty when the file cannot
+    be read: every such call then counts as a read by a computed name)."""
+    try:
+        info = os.stat(filename)
+    except (OSError, ValueError):
+        return {}
+    stamp = (info.st_size, info.st_mtime_ns)
+    known = _SITES.get(filename)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    sites: dict[tuple[int, int], frozenset[str]] = {}
+    try:
+        with open(filename, "rb") as fh:
+            tree = ast.parse(fh.read(), filename)
+    except (OSError, SyntaxError, ValueError):
+        tree = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+            continue
+        if node.func.id not in _NAMED_BY_ARGUMENT or node.keywords or len(node.args) < 2:
+            continue
+        if any(isinstance(arg, ast.Starred) for arg in node.args):
+            continue
+        found = _choices(node.args[1])
+        if found is not None and all(name.isidentifier() for name in found):
+            sites[(node.func.lineno, node.func.col_offset)] = found
+    _SITES[filename] = (stamp, sites)
+    return sites
 
 
 def code_names(code: types.CodeType, *, functions: bool = True, imports: bool = True) -> set[str]:
