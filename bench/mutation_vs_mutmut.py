@@ -127,6 +127,10 @@ def bench_suitebench(
         "matrix": result["counts"]["tests"] * result["counts"]["mutants"],
         "mutant_wall": sum(m["wall_time"] for m in result["mutants"]),
         "reference_seconds": sum(took.values()),
+        # the cells run, each at its test's reference time: the tests' own share of the runs
+        "cells_at_reference": sum(
+            took.get(t, 0.0) for m in result["mutants"] for t in (m["covered_by"] or took)
+        ),
         "phases": result.get("phases", {}),
     }
 
@@ -197,7 +201,8 @@ def main() -> None:
         phases = ", ".join(f"{k} {v:.1f}" for k, v in r["phases"].items())  # type: ignore[attr-defined]
         print(f"{project}: build mutants {float(r['generate_seconds']):.1f}; score "  # type: ignore[arg-type]
               f"{float(r['score_seconds']):.1f} ({phases}); {r['cells']} of {r['matrix']} "  # type: ignore[arg-type]
-              f"cells run; the mutants' runs {float(r['mutant_wall']):.1f} summed over workers; "  # type: ignore[arg-type]
+              f"cells run; the mutants' runs {float(r['mutant_wall']):.1f} summed over workers, "  # type: ignore[arg-type]
+              f"their cells at the tests' reference times {float(r['cells_at_reference']):.1f}; "  # type: ignore[arg-type]
               f"one reference run of the suite {float(r['reference_seconds']):.2f}")  # type: ignore[arg-type]  # fmt: skip
     print("(mutmut keeps one verdict per mutant; suitebench's full matrix every cell)")
 

@@ -76,3 +76,62 @@ def test_the_sandbox_check_writes_bytecode_for_clean_modules_alone(tmp_path: Pat
 
     assert cached("clean.py").is_file()
     assert not cached("warns.py").exists() and not cached("broken.py").exists()
+
+
+def test_a_mutants_unchanged_modules_compile_once_and_load_from_their_own_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mutant's tree is the reference's copied with its times and one module changed: the
+    unchanged modules are compiled once for all the trees (toolz: ~30 a tree, each mutant
+    compiled them all again), the changed one anew, and each tree's bytecode loads in a fresh
+    interpreter as that tree's own modules (their file names are the tree's, not the first's)."""
+    import importlib.util
+    import shutil
+    import subprocess
+    import sys
+
+    from suitebench.run import pycompile
+
+    reference = tmp_path / "ref" / "shop"
+    reference.mkdir(parents=True)
+    (reference / "__init__.py").write_text("from shop.cart import total\n")
+    (reference / "cart.py").write_text(
+        "def total(prices, discount=0):\n    return sum(prices) - discount\n"
+    )
+    (reference / "tax.py").write_text(
+        "RATE = 0.2\n\n\ndef with_tax(x):\n    return x * (1 + RATE)\n"
+    )
+    compiled: list[str] = []
+    real = pycompile.compile_quietly
+
+    def counting(source: bytes, filename: str):  # type: ignore[no-untyped-def]
+        compiled.append(Path(filename).name)
+        return real(source, filename)
+
+    monkeypatch.setattr(pycompile, "compile_quietly", counting)
+    assert compile_check(reference) == ""
+    mutant = tmp_path / "m1" / "shop"
+    shutil.copytree(reference, mutant, ignore=shutil.ignore_patterns("__pycache__"))
+    (mutant / "cart.py").write_text(
+        "def total(prices, discount=0):\n    return sum(prices) + discount\n"
+    )
+    compiled.clear()
+    assert compile_check(mutant) == ""
+    assert compiled == ["cart.py"]
+    for name in ("__init__.py", "cart.py", "tax.py"):
+        assert Path(importlib.util.cache_from_source(str(mutant / name))).is_file(), name
+    probe = (
+        "import sys, shop, shop.tax; "
+        "print(shop.total([3, 4], 1), shop.tax.with_tax.__code__.co_filename, "
+        "shop.tax.__cached__ is not None)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=mutant.parent,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(mutant.parent), "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    value, filename, cached = done.stdout.split()
+    assert value == "8" and filename == str(mutant / "tax.py") and cached == "True"

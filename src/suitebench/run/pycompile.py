@@ -12,8 +12,10 @@ version) compiles to the same code and warnings, so it is compiled here too.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
+import os
 import threading
 import warnings
 from pathlib import Path
@@ -72,13 +74,9 @@ def write_bytecode(path: Path, code: CodeType) -> None:
     again (runs set ``PYTHONDONTWRITEBYTECODE``).  Only for a module that compiles without a
     warning: one that draws a ``SyntaxWarning`` must draw it again when imported (under
     ``filterwarnings = error`` it fails the import), which loading bytecode would not."""
-    to_pyc = getattr(importlib._bootstrap_external, "_code_to_timestamp_pyc", None)
-    if to_pyc is None:
-        return
-    stat = path.stat()
-    target = Path(importlib.util.cache_from_source(str(path)))
-    target.parent.mkdir(exist_ok=True)
-    target.write_bytes(bytes(to_pyc(code, int(stat.st_mtime), stat.st_size)))
+    pyc = _pyc_bytes(code, path.stat())
+    if pyc:
+        _write_pyc(path, pyc)
 
 
 def compile_check(package: Path) -> str | None:
@@ -92,14 +90,47 @@ def compile_check(package: Path) -> str | None:
         return None
     errors: list[str] = []
     for p in files:
+        source = p.read_bytes()
+        stat = p.stat()
+        key = (hashlib.blake2b(source, digest_size=16).digest(), int(stat.st_mtime), stat.st_size)
+        pyc = _COMPILED.get(key)
+        if pyc is None:
+            try:
+                code, warned = compile_quietly(source, str(p))
+            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+                errors.append(f"{p}: {exc}")
+                continue
+            pyc = b"" if warned else _pyc_bytes(code, stat)
+            _remember(key, pyc)
         try:
-            code, warned = compile_quietly(p.read_bytes(), str(p))
-        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-            errors.append(f"{p}: {exc}")
-            continue
-        try:
-            if not warned:
-                write_bytecode(p, code)
+            if pyc:
+                _write_pyc(p, pyc)
         except OSError:
             pass  # a read-only tree: its processes compile the source, as before
     return "".join(line + "\n" for line in errors)
+
+
+# (source digest, mtime, size) -> the module's bytecode file (b"": it compiles with a warning):
+# a mutant's tree is the reference's with a file or two changed, its other modules copied with
+# their times, so each of them compiles once, not once a mutant (toolz: ~30 modules a tree).
+# The code's file name inside is the first tree's; importing fixes it to the module's own path.
+_COMPILED: dict[tuple[bytes, int, int], bytes] = {}
+_COMPILED_MOST = 4096
+
+
+def _remember(key: tuple[bytes, int, int], pyc: bytes) -> None:
+    with COMPILING:
+        if len(_COMPILED) >= _COMPILED_MOST:
+            _COMPILED.clear()
+        _COMPILED[key] = pyc
+
+
+def _pyc_bytes(code: CodeType, stat: os.stat_result) -> bytes:
+    to_pyc = getattr(importlib._bootstrap_external, "_code_to_timestamp_pyc", None)
+    return b"" if to_pyc is None else bytes(to_pyc(code, int(stat.st_mtime), stat.st_size))
+
+
+def _write_pyc(path: Path, pyc: bytes) -> None:
+    target = Path(importlib.util.cache_from_source(str(path)))
+    target.parent.mkdir(exist_ok=True)
+    target.write_bytes(pyc)
