@@ -144,6 +144,13 @@ def detect_layout(root: Path, name: str) -> Layout:
         p.read_text(errors="replace") for t in tests for p in (root / t).rglob("*.py")
     )
     beside = sorted(p.name for p in root.glob("README*") if p.stem in texts)
+    # a top-level folder the tests name (humanize's tests run ``scripts/update-translations.sh``)
+    beside += sorted(
+        d.name
+        for d in root.iterdir()
+        if d.is_dir() and d.name not in {*tests, source or base.split("/")[0], "docs"}
+        and not d.name.startswith(".") and (f'"{d.name}"' in texts or f"'{d.name}'" in texts)
+    )  # fmt: skip
     return Layout(base, source, tests, config, beside, requirements(root))
 
 
