@@ -135,3 +135,22 @@ def test_a_mutants_unchanged_modules_compile_once_and_load_from_their_own_tree(
     assert done.returncode == 0, done.stderr
     value, filename, cached = done.stdout.split()
     assert value == "8" and filename == str(mutant / "tax.py") and cached == "True"
+
+
+def test_the_builds_verdict_on_warnings_is_read_from_its_bytecode(tmp_path: Path) -> None:
+    """Selection asks whether a mutant's module draws a warning ``filterwarnings = error``
+    would raise; a module the build compiled quietly has bytecode made from that very source,
+    so it is not compiled again (toolz: 10 ms a mutant); one that warned, or changed since,
+    has none that fits."""
+    from suitebench.run.pycompile import compiled_quietly
+
+    package = tmp_path / "colors"
+    package.mkdir()
+    (package / "clean.py").write_text("def lower(value):\n    return value.lower()\n")
+    (package / "warns.py").write_text('def empty(value):\n    return value is ""\n')
+    assert compile_check(package) == ""
+    assert compiled_quietly(package / "clean.py")
+    assert not compiled_quietly(package / "warns.py")
+    (package / "clean.py").write_text("def lower(value):\n    return value.upper()  # changed\n")
+    assert not compiled_quietly(package / "clean.py")
+    assert not compiled_quietly(package / "missing.py")

@@ -20,6 +20,7 @@ import threading
 import warnings
 from pathlib import Path
 from types import CodeType
+from typing import Any
 
 __all__ = ["COMPILE_CHECK", "COMPILING", "compile_check", "compile_quietly", "write_bytecode"]
 
@@ -93,7 +94,7 @@ def compile_check(package: Path) -> str | None:
         source = p.read_bytes()
         stat = p.stat()
         key = (hashlib.blake2b(source, digest_size=16).digest(), int(stat.st_mtime), stat.st_size)
-        pyc = _COMPILED.get(key)
+        pyc = _recall(key)
         if pyc is None:
             try:
                 code, warned = compile_quietly(source, str(p))
@@ -110,19 +111,31 @@ def compile_check(package: Path) -> str | None:
     return "".join(line + "\n" for line in errors)
 
 
-# (source digest, mtime, size) -> the module's bytecode file (b"": it compiles with a warning):
-# a mutant's tree is the reference's with a file or two changed, its other modules copied with
-# their times, so each of them compiles once, not once a mutant (toolz: ~30 modules a tree).
-# The code's file name inside is the first tree's; importing fixes it to the module's own path.
-_COMPILED: dict[tuple[bytes, int, int], bytes] = {}
-_COMPILED_MOST = 4096
+# (source digest, mtime, size) -> [the module's bytecode file (b"": it compiles with a
+# warning), times reused]: a mutant's tree is the reference's with a file or two changed, its
+# other modules copied with their times, so each of them compiles once, not once a mutant
+# (toolz: ~30 modules a tree).  The code's file name inside is the first tree's; importing fixes
+# it to the module's own path.  Past a budget, the entries never reused (a mutant's own
+# changed module) are dropped.
+_COMPILED: dict[tuple[bytes, int, int], list[Any]] = {}
+_COMPILED_BUDGET = 32 * 1024 * 1024
+
+
+def _recall(key: tuple[bytes, int, int]) -> bytes | None:
+    with COMPILING:
+        entry = _COMPILED.get(key)
+        if entry is None:
+            return None
+        entry[1] += 1
+        return bytes(entry[0])
 
 
 def _remember(key: tuple[bytes, int, int], pyc: bytes) -> None:
     with COMPILING:
-        if len(_COMPILED) >= _COMPILED_MOST:
-            _COMPILED.clear()
-        _COMPILED[key] = pyc
+        if sum(len(e[0]) for e in _COMPILED.values()) + len(pyc) > _COMPILED_BUDGET:
+            for stale in [k for k, e in _COMPILED.items() if not e[1]]:
+                del _COMPILED[stale]
+        _COMPILED[key] = [pyc, 0]
 
 
 def _pyc_bytes(code: CodeType, stat: os.stat_result) -> bytes:
@@ -134,3 +147,22 @@ def _write_pyc(path: Path, pyc: bytes) -> None:
     target = Path(importlib.util.cache_from_source(str(path)))
     target.parent.mkdir(exist_ok=True)
     target.write_bytes(pyc)
+
+
+def compiled_quietly(path: Path) -> bool:
+    """Whether the build compiled the module at ``path`` without a warning: its bytecode
+    (written only for such modules, by this interpreter's cache tag) stands beside it and was
+    made from this very source (its size and time)."""
+    try:
+        stat = path.stat()
+        with open(importlib.util.cache_from_source(str(path)), "rb") as fh:
+            head = fh.read(16)
+    except (OSError, ValueError, NotImplementedError):
+        return False
+    stamp = int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF
+    return (
+        len(head) == 16
+        and head[:4] == importlib.util.MAGIC_NUMBER
+        and int.from_bytes(head[4:8], "little") == 0  # checked by time, not by hash
+        and (int.from_bytes(head[8:12], "little"), int.from_bytes(head[12:16], "little")) == stamp
+    )
