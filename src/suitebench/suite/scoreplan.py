@@ -115,9 +115,7 @@ def plan_score(
     )
     chosen = set(mutant_ids) if mutant_ids is not None else None
     mutants = [m for m in instance.mutants if chosen is None or m.id in chosen]
-    reference, built, beside, wait_builds = _start_builds(
-        builder, mutants, fast or all_tests, executor, report
-    )
+    reference, built, beside, wait_builds = _start_builds(builder, mutants, executor, report)
     carried = stage_beside(instance, builder.cache_dir)  # the project's files and pytest config
     runner = SuiteRuns(
         suite_dir,
@@ -172,17 +170,16 @@ def plan_score(
 def _start_builds(
     builder: Builder,
     mutants: list[MutantSpec],
-    eager: bool,
     executor: Executor | None,
     report: Report,
 ) -> tuple[BuiltProgram, dict[str, BuiltProgram], bool, Callable[[], dict[str, BuiltProgram]]]:
     """Build the reference now and the mutants now or beside the reference runs: a Python
     package's mutants (light builds: copy, patch, compile) build while the reference's suite
-    runs, when their selection waits for its coverage run anyway (not ``eager``: neither
-    ``--fast`` nor ``--all-tests``), on a local machine.  Raises :class:`ReferenceBuildError`."""
+    runs, on a local machine -- ``--fast`` and ``--all-tests`` too (building them first cost
+    ``--fast`` 17 s of its 129 on python-slugify's 556).  Raises :class:`ReferenceBuildError`."""
     instance = builder.instance
     local = executor is None or (isinstance(executor, LocalExecutor) and not executor.processes)
-    beside = instance.kind is InstanceKind.PYTHON and not eager and local
+    beside = instance.kind is InstanceKind.PYTHON and local
     reference, wait_builds = build_reference_first(
         builder,
         mutants,
