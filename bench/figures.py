@@ -67,6 +67,15 @@ def header(name: str, argv: list[str]) -> str:
     )
 
 
+def scrub(text: str, argv: list[str]) -> str:
+    """What a bench printed, without this machine's directories: the ones its command line
+    names are ``DIR`` (as in the header), this checkout is ``.`` (a failing tool's command line
+    names both)."""
+    for arg in sorted({a for a in argv if os.path.isabs(a)}, key=len, reverse=True):
+        text = text.replace(str(Path(arg).resolve()), "DIR").replace(arg, "DIR")
+    return text.replace(str(FIGURES_DIR.parent.parent) + "/", "./")
+
+
 def run_recorded(name: str, main: Callable[[], int | None]) -> int:
     """Run a bench's ``main``; with ``--record``, also write what it printed to the docs."""
     record = "--record" in sys.argv[1:]
@@ -81,6 +90,7 @@ def run_recorded(name: str, main: Callable[[], int | None]) -> int:
     if code == 0:
         FIGURES_DIR.mkdir(parents=True, exist_ok=True)
         path = FIGURES_DIR / f"{name}.md"
-        path.write_text(top + "```\n" + tee.copy.getvalue().rstrip() + "\n```\n")
+        printed = scrub(tee.copy.getvalue().rstrip(), sys.argv[1:])
+        path.write_text(top + "```\n" + printed + "\n```\n")
         print(f"figures recorded in {path.relative_to(FIGURES_DIR.parent.parent)}", file=sys.stderr)
     return code
