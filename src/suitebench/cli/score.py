@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.markup import escape
@@ -169,26 +168,33 @@ def score(
     quiet = OPTIONS.quiet or OPTIONS.json
     try:
         with progress_bar("scoring", console=_err, quiet=quiet) as progress:
-            common: dict[str, Any] = dict(
-                store=store,
-                executor=executor,
-                engine=engine,
-                reference_runs=reference_runs,
-                limits=limits,
-                progress=progress,
-                backend=chosen,
-            )
             if implementation is not None:
-                impl = score_implementation(instance, implementation, **common)
+                impl = score_implementation(
+                    instance,
+                    implementation,
+                    store=store,
+                    executor=executor,
+                    engine=engine,
+                    reference_runs=reference_runs,
+                    limits=limits,
+                    progress=progress,
+                    backend=chosen,
+                )
             else:
                 result = score_suite(
                     instance,
                     suite,
+                    store=store,
+                    executor=executor,
+                    engine=engine,
+                    reference_runs=reference_runs,
                     fast=fast,
+                    limits=limits,
                     batch_size=batch_size,
                     mutant_ids=mutant or None,
                     all_tests=all_tests,
-                    **common,
+                    progress=progress,
+                    backend=chosen,
                 )
     except ReferenceBuildError as exc:
         first = str(exc).splitlines()
