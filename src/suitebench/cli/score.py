@@ -157,19 +157,57 @@ def score(
     listed under harness_errors in results.json, and exits 4 unless --keep-going."""
     instance = _load(instance_path)
     chosen = sandbox_backend(backend, allow_unsandboxed)
-    store = open_store(_err)
     limits = SuiteLimits(
         per_test=per_test,
         protocol=protocol,
         timeout_factor=timeout_factor,
         timeout_constant=timeout_constant,
     )
+    result = _compute(
+        instance,
+        suite,
+        implementation,
+        engine=engine,
+        reference_runs=reference_runs,
+        fast=fast,
+        limits=limits,
+        batch_size=batch_size,
+        mutant_ids=mutant or None,
+        all_tests=all_tests,
+        backend=chosen,
+        keep_going=keep_going,
+    )
+    if isinstance(result, ImplementationResult):
+        _emit_implementation(result, out)
+    else:
+        _emit_suite(result, instance, out, show_failures, keep_going)
+
+
+def _compute(
+    instance: Instance,
+    suite: Path | None,
+    implementation: Path | None,
+    *,
+    engine: Engine,
+    reference_runs: int,
+    fast: bool,
+    limits: SuiteLimits,
+    batch_size: int,
+    mutant_ids: list[str] | None,
+    all_tests: bool,
+    backend: Backend,
+    keep_going: bool,
+) -> ImplementationResult | SuiteResult:
+    """R of ``implementation`` or the suite's score, under a progress bar. A reference that
+    does not build ends the command as a harness error (exit 4, or 0 under --keep-going); an
+    instance whose interpreter cannot run suites exits 2; any other failure to start, 1."""
+    store = open_store(_err)
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     quiet = OPTIONS.quiet or OPTIONS.json
     try:
         with progress_bar("scoring", console=_err, quiet=quiet) as progress:
             if implementation is not None:
-                impl = score_implementation(
+                return score_implementation(
                     instance,
                     implementation,
                     store=store,
@@ -178,24 +216,23 @@ def score(
                     reference_runs=reference_runs,
                     limits=limits,
                     progress=progress,
-                    backend=chosen,
+                    backend=backend,
                 )
-            else:
-                result = score_suite(
-                    instance,
-                    suite,
-                    store=store,
-                    executor=executor,
-                    engine=engine,
-                    reference_runs=reference_runs,
-                    fast=fast,
-                    limits=limits,
-                    batch_size=batch_size,
-                    mutant_ids=mutant or None,
-                    all_tests=all_tests,
-                    progress=progress,
-                    backend=chosen,
-                )
+            return score_suite(
+                instance,
+                suite,
+                store=store,
+                executor=executor,
+                engine=engine,
+                reference_runs=reference_runs,
+                fast=fast,
+                limits=limits,
+                batch_size=batch_size,
+                mutant_ids=mutant_ids,
+                all_tests=all_tests,
+                progress=progress,
+                backend=backend,
+            )
     except ReferenceBuildError as exc:
         first = str(exc).splitlines()
         end_on_harness_errors([" ".join(first[:2])], keep_going=keep_going, console=_err)
@@ -209,11 +246,6 @@ def score(
     finally:
         executor.close()
         store.close()
-
-    if implementation is not None:
-        _emit_implementation(impl, out)
-    else:
-        _emit_suite(result, instance, out, show_failures, keep_going)
 
 
 def _load(instance_path: Path) -> Instance:
