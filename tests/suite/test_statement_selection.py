@@ -69,6 +69,7 @@ def _instance(tmp_path: Path) -> Path:
         tests=TESTS,
         mutants=[
             ("a_bound", "Grades", None, "90 is not an A", "score >= 90", "score > 90"),
+            ("a_from_89", "Grades", None, "89 is an A", "score >= 90", "score >= 89"),
             ("b_bound", "Grades", None, "B starts at 85", "score >= 75", "score >= 85"),
             ("c_letter", "Grades", None, "C becomes D", 'letter = "C"', 'letter = "D"'),
             # Deleting the only "C" assignment leaves ``letter`` local still (other branches
@@ -110,10 +111,13 @@ def test_statement_level_selection_equals_the_full_matrix(engine: Engine, tmp_pa
     assert selected.coverage.unknown_tests == []
     by_id = {m.id: m for m in selected.mutants}
     # The first `if` runs in every test that calls grade (the CLI's process too).
-    assert set(by_id["a_bound"].covered_by or ()) == set(
+    assert set(by_id["a_from_89"].covered_by or ()) == set(
         [T + n for n in ("top", "middle", "low", "many", "cli")]
     )
-    assert set(by_id["a_bound"].killed_by or ()) == set([])  # no test grades exactly 90
+    assert set(by_id["a_from_89"].killed_by or ()) == set([])  # no test grades 89
+    # `>=` -> `>` differs only at 90, which no test grades (weak mutation: test_weak_mutation)
+    assert set(by_id["a_bound"].covered_by or ()) == set([])
+    assert set(by_id["a_bound"].killed_by or ()) == set([])
     # The `elif` runs only where the first test failed: not for 95.
     assert set(by_id["b_bound"].covered_by or ()) == set(
         [T + n for n in ("middle", "low", "many", "cli")]

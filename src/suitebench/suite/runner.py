@@ -324,6 +324,7 @@ def _plain_options(
         ("select", None if target.select is None else list(target.select)),
         ("impact", target.impact),
         ("timeouts", dict(target.timeouts) if target.timeouts else None),
+        ("probes", [list(probe) for probe in target.probes] if target.probes else None),
     )
     for name, chosen in chosen_by:
         if chosen is not None:
@@ -455,6 +456,7 @@ def _batch_spec(
                 # the reference's coverage run, batched with a reference run (Python only)
                 "coverage_root": t.coverage_root if t.pythonpath else None,
                 "timeouts": [list(pair) for pair in t.timeouts],
+                "probes": [list(probe) for probe in t.probes] if t.probes else None,
             }
             for i, t in enumerate(targets)
         ],

@@ -88,6 +88,9 @@ class Target:
     # Per-test limits below ``SuiteLimits.per_test`` (a mutant's run: :func:`derive_timeouts`),
     # as sorted (node id, seconds) pairs; a test not named here has the per-test limit.
     timeouts: tuple[tuple[str, float], ...] = ()
+    # The reference's coverage run: weak-mutation probes to compile in (one tuple each, as
+    # :func:`suitebench.suite.infection.probes_for` makes them).
+    probes: tuple[tuple[Any, ...], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -101,6 +104,7 @@ class Target:
             "impact": self.impact,
             "patched_files": None if self.patched_files is None else list(self.patched_files),
             "timeouts": [list(pair) for pair in self.timeouts],
+            "probes": [list(probe) for probe in self.probes],
         }
 
     @classmethod
@@ -117,6 +121,7 @@ class Target:
             d.get("impact"),
             None if patched is None else tuple(patched),
             tuple((str(t), float(s)) for t, s in d.get("timeouts") or ()),
+            tuple(tuple(probe) for probe in d.get("probes") or ()),
         )
 
 

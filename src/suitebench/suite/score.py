@@ -256,7 +256,7 @@ def _select(
             selections[m.id] = Selection(None, note.reason)
             continue
         patch = m.patch.read_text(encoding="utf-8", errors="replace")
-        selections[m.id] = select_tests(coverage, patch, known)
+        selections[m.id] = select_tests(coverage, patch, known, plan.probes.sites.get(m.id))
         if warns_on_compile(plan.carried, built[m.id].pythonpath, patch):
             selections[m.id] = Selection(None, WARNS_REASON)
         spec = impact_spec(shared, selections[m.id])

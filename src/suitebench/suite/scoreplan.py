@@ -24,6 +24,7 @@ from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor, LocalExecutor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
+from suitebench.suite.infection import Probes, probes_for
 from suitebench.suite.interpreter import Interpreter, suite_interpreter
 from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.programs import Builder, BuiltProgram, build_reference_first
@@ -59,6 +60,7 @@ class ScorePlan:
     ref_target: Target
     first_target: Target
     coverage_request: Request | None
+    probes: Probes  # the coverage run's weak-mutation probes (:mod:`.infection`)
     fast: bool
     all_tests: bool
     early: int  # the reference runs that go before the mutants' runs
@@ -135,8 +137,13 @@ def plan_score(
     if reference.pythonpath is not None and not all_tests:
         first_target = replace(ref_target, fingerprint=True)
     runnable = list(mutants) if beside else [m for m in mutants if built[m.id].ok]
+    probes = Probes()
+    if reference.pythonpath is not None and not all_tests and runnable:
+        probes = probes_for(Path(reference.pythonpath), instance.mutants)
     coverage_request = (
-        None if all_tests or not runnable else coverage_request_of(runner, builder, reference)
+        None
+        if all_tests or not runnable
+        else coverage_request_of(runner, builder, reference, probes)
     )
     if beside and coverage_request is None:  # nothing to run beside: wait for them now
         built, beside = wait_builds(), False
@@ -161,6 +168,7 @@ def plan_score(
         ref_target=ref_target,
         first_target=first_target,
         coverage_request=coverage_request,
+        probes=probes,
         fast=fast,
         all_tests=all_tests,
         early=reference_runs if rides or fast else 1,
@@ -196,15 +204,19 @@ def _start_builds(
 
 
 def coverage_request_of(
-    runner: SuiteRuns, builder: Builder, reference: BuiltProgram
+    runner: SuiteRuns, builder: Builder, reference: BuiltProgram, probes: Probes | None = None
 ) -> Request | None:
     """The extra reference run that records per-test coverage, where the program can be
     traced: a Python package (``kind = "python"``; batched with the first reference run by the
-    batched engine), or a program whose build compiles with gcc, rebuilt with ``--coverage``
-    (plain engine)."""
+    batched engine; with ``probes`` compiled in), or a program whose build compiles with gcc,
+    rebuilt with ``--coverage`` (plain engine)."""
     if reference.pythonpath is not None:
         target = replace(reference.target(), coverage_root=reference.pythonpath)
-        return runner.key(reference.program_id, "coverage", None), target
+        mode = "coverage"
+        if probes is not None and probes.probes:
+            target = replace(target, probes=probes.probes)
+            mode = f"coverage-probed-{probes.digest()}"
+        return runner.key(reference.program_id, mode, None), target
     built = builder.coverage()
     if built is None or built.executable is None:
         return None

@@ -43,6 +43,7 @@ from typing import Any
 
 from suitebench.model.diffs import DiffError, read_diff
 from suitebench.suite.inside.impact import DYNAMIC_NAMES, STAR, carried_by_state
+from suitebench.suite.inside.infection import INFECTED
 from suitebench.suite.inside.subcoverage import SPAWNED_IMPORT
 from suitebench.suite.inside.tracer import FIXTURE_PREFIX, OUTSIDE
 from suitebench.suite.linecover import (
@@ -193,6 +194,9 @@ class Coverage:
     # (only the tests that did); None when the record does not say (the state could not be
     # fingerprinted): then no test is taken to depend on another's.
     writes: dict[str, frozenset[str]] | None = None
+    # Weak mutation (:mod:`.infection`): the probes' sites compiled into the coverage run;
+    # the contexts that infected a site are its "lines" of the pseudo-file ``INFECTED``.
+    probed: frozenset[int] = frozenset()
     order: tuple[str, ...] = ()  # the tests in the order the coverage run started them
     # The regular expressions (pattern, flags) compiled by the end of the coverage run: a
     # mutant's batch compiles them once for its children (warm.warm_patterns).
@@ -290,6 +294,7 @@ class Coverage:
                 None if record.get("suite_calls") is None else frozenset(record["suite_calls"])
             ),
             order=tuple(record.get("order", ())),
+            probed=frozenset(int(k) for k in record.get("probed", ())),
             patterns=tuple(
                 (str(p[0]), int(p[1]))
                 for p in record.get("patterns", ())
@@ -467,8 +472,11 @@ def _spawned_imports(
     return spawned
 
 
-def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
-    """The tests of ``tests`` that can see the change ``patch`` makes (see the module doc)."""
+def select_tests(
+    coverage: Coverage, patch: str, tests: list[str], site: int | None = None
+) -> Selection:
+    """The tests of ``tests`` that can see the change ``patch`` makes (see the module doc);
+    ``site``: the mutant's weak-mutation probe (:mod:`.infection`), if it has one."""
     changes = changed_lines(patch)
     if not changes:
         return Selection(None, "the patch changes no file coverage could track")
@@ -506,6 +514,11 @@ def select_tests(coverage: Coverage, patch: str, tests: list[str]) -> Selection:
 
     reached = {c for f, keys in relevant.items() for k in keys for c in coverage.entering(f, k)}
     reached |= {c for f, ks in relevant_lines.items() for k in ks for c in coverage.hitting(f, k)}
+    if site is not None and site in coverage.probed and not import_time:
+        # Reached but never infected: the test runs as on the reference.  (Outside any test
+        # the change is import-time, and that path decides as before.)
+        infected = coverage.hitting(INFECTED, site)
+        reached = {c for c in reached if c in infected or c == OUTSIDE}
 
     def reaches(context: str) -> bool:
         return context in reached

@@ -80,7 +80,7 @@ def _selection_args(spec: dict[str, Any], program: dict[str, Any]) -> list[str]:
     out_dir = Path(spec["out_dir"])
     index = program["index"]
     args: list[str] = []
-    for key in ("order", "select"):
+    for key in ("order", "select", "probes"):
         if program.get(key) is not None:
             path = out_dir / f"{index}.{key}.json"
             path.write_text(json.dumps(program[key]), encoding="utf-8")
@@ -324,7 +324,8 @@ class BatchHooks(Collector):
             # Configured already: start recording now, before the package is first imported
             # (the parent's configuration imported none of it, or it would not be here).
             coverage = session.config.option.suitebench_coverage
-            plugin.start_tracer(coverage, program["coverage_root"], session.config)
+            probes = getattr(session.config.option, "suitebench_probes", None)
+            plugin.start_tracer(coverage, program["coverage_root"], session.config, probes)
         if program.get("select") is not None:  # collect only the files of the selected tests
             session.config.args = collect_only(list(session.config.args), program["select"])
         return False

@@ -91,6 +91,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--suitebench-coverage-root", default=None, help="trace only files under this root"
     )
     group.addoption(
+        "--suitebench-probes", default=None, help="JSON: weak-mutation probes to compile in"
+    )
+    group.addoption(
         "--suitebench-gcov-dir", default=None, help="name the running test here (gcov runs)"
     )
     group.addoption("--suitebench-faultlog", default=None, help="file for the watchdog's report")
@@ -108,11 +111,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 _SHARED_FIXTURES = "suitebench-shared-fixtures"
 
 
-def start_tracer(path: str | None, root: str | None, config: pytest.Config) -> None:
+def start_tracer(
+    path: str | None, root: str | None, config: pytest.Config, probes: str | None = None
+) -> None:
     if path and _state.get("tracer") is None:
         from suitebench.suite.inside.tracer import LineTracer
 
-        _state["tracer"] = LineTracer(root or "", path)
+        _state["tracer"] = LineTracer(root or "", path, probes)
         _state["tracer"].start(subprocesses=True)
         if not config.pluginmanager.has_plugin(_SHARED_FIXTURES):
             config.pluginmanager.register(SharedFixtures(), _SHARED_FIXTURES)
@@ -129,6 +134,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
         getattr(namespace, "suitebench_coverage", None),
         getattr(namespace, "suitebench_coverage_root", None),
         early_config,
+        getattr(namespace, "suitebench_probes", None),
     )
 
 
@@ -160,6 +166,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.getoption("--suitebench-coverage"),
         config.getoption("--suitebench-coverage-root"),
         config,
+        config.getoption("--suitebench-probes"),
     )
 
     gcov_dir = config.getoption("--suitebench-gcov-dir")

@@ -31,6 +31,7 @@ from typing import Any
 DIRECTORY = "SUITEBENCH_SUBCOVERAGE"  # where the started processes write their records
 ROOT = "SUITEBENCH_SUBCOVERAGE_ROOT"  # the program's source root (what is traced)
 CONTEXT = "SUITEBENCH_SUBCOVERAGE_CONTEXT"  # the test (or fixture) running now
+PROBES = "SUITEBENCH_SUBCOVERAGE_PROBES"  # the weak-mutation probes to compile in (a file)
 # A module's own code (key 0) run in a process the context started: an import there, in a
 # fresh interpreter, is not an import in the suite's process (a change to the module's code
 # reaches that test through its process, and no other test by it).
@@ -86,11 +87,14 @@ class Starts:
             self.other.add(context)
 
 
-def enable(directory: str, root: str) -> None:
-    """Trace the Python processes started from now on (the reference's coverage run)."""
+def enable(directory: str, root: str, probes: str | None = None) -> None:
+    """Trace the Python processes started from now on (the reference's coverage run), with
+    the weak-mutation probes in the file ``probes`` compiled in."""
     os.makedirs(directory, exist_ok=True)
     os.environ[DIRECTORY] = directory
     os.environ[ROOT] = root
+    if probes:
+        os.environ[PROBES] = probes
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     os.environ["PYTHONPATH"] = os.pathsep.join([*paths, _SITE_DIR])
 
@@ -106,10 +110,12 @@ def merge(
     lines: dict[str, dict[str, set[int]]],
     starts: Starts,
     directory: str,
+    probed: set[int] | None = None,
 ) -> set[str]:
     """Fold the started processes' records into ``contexts`` (functions entered; a module's
-    own code as :data:`SPAWNED_IMPORT`) and ``lines`` (statements run); the contexts whose
-    coverage stays unknown (a start not accounted for)."""
+    own code as :data:`SPAWNED_IMPORT`), ``lines`` (statements run, and infections) and
+    ``probed`` (the weak-mutation sites compiled in); the contexts whose coverage stays
+    unknown (a start not accounted for)."""
     unknown = set(starts.other)
     records: Counter[str] = Counter()
     try:
@@ -132,5 +138,7 @@ def merge(
         files = lines.setdefault(context, {})
         for rel, keys in record.get("lines", {}).items():
             files.setdefault(rel, set()).update(int(k) for k in keys)
+        if probed is not None:
+            probed.update(int(k) for k in record.get("probed", ()))
     unknown.update(c for c, n in starts.python.items() if records[c] < n)
     return unknown

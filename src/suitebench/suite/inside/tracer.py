@@ -46,9 +46,11 @@ from typing import Any
 
 from suitebench.suite.inside.fingerprint import program_modules, state_of
 from suitebench.suite.inside.impact import code_names
+from suitebench.suite.inside.infection import PROBE, install, make_probe
 from suitebench.suite.inside.subcoverage import (
     CONTEXT,
     DIRECTORY,
+    PROBES,
     ROOT,
     Starts,
     enable,
@@ -133,10 +135,21 @@ class _Instrument(ast.NodeTransformer):
     visit_AsyncFunctionDef = _function
 
 
-def instrumented(source: bytes, path: str, rel: str) -> CodeType:
+def instrumented(
+    source: bytes,
+    path: str,
+    rel: str,
+    probes: Sequence[list[Any]] = (),
+    installed: set[int] | None = None,
+) -> CodeType:
     """The module's code with a note of every function entered and of every statement run in
-    a function body, by its first line (lines unchanged)."""
+    a function body, by its first line (lines unchanged); and ``probes`` (this file's) compiled
+    in (:mod:`suitebench.suite.inside.infection`), their sites added to ``installed``."""
     tree = ast.parse(source, path)
+    if probes:
+        done = install(tree, probes)
+        if installed is not None:
+            installed |= done
     tree = _Instrument(rel).visit(tree)
     if tree.body:
         at = _after_docstring(tree.body, future=True)
@@ -154,6 +167,7 @@ def function_names(code: CodeType) -> dict[int, set[str]]:
         current = stack.pop()
         names = code_names(current)
         names.discard(HIT)
+        names.discard(PROBE)
         found.setdefault(current.co_firstlineno, set()).update(names)
         stack.extend(c for c in current.co_consts if isinstance(c, CodeType))
     return found
@@ -165,9 +179,12 @@ class _Loader(importlib.machinery.SourceFileLoader):
 
     def get_code(self, fullname: str) -> CodeType:
         path = self.get_filename(fullname)
-        code = instrumented(self.get_data(path), path, self.rel)
-        if self.tracer is not None:
-            self.tracer.names[self.rel] = function_names(code)
+        tracer = self.tracer
+        probes = () if tracer is None else tracer.probes.get(self.rel, ())
+        installed = None if tracer is None else tracer.probed
+        code = instrumented(self.get_data(path), path, self.rel, probes, installed)
+        if tracer is not None:
+            tracer.names[self.rel] = function_names(code)
         return code
 
     def exec_module(self, module: ModuleType) -> None:
@@ -204,9 +221,18 @@ class _Finder(importlib.abc.MetaPathFinder):
 class LineTracer:
     """Records ``{context: {file relative to root: {function key, ...}}}`` while started."""
 
-    def __init__(self, root: str, path: str) -> None:
+    def __init__(self, root: str, path: str, probes: str | None = None) -> None:
         self.root = os.path.realpath(root).rstrip("/") + "/"
         self.path = path
+        # Weak mutation (:mod:`.infection`): the probes to compile in, by file, read from the
+        # file ``probes`` names, and the sites compiled in so far.
+        self.probes_file = probes
+        self.probes: dict[str, list[list[Any]]] = {}
+        if probes:
+            with open(probes, encoding="utf-8") as fh:
+                for probe in json.load(fh):
+                    self.probes.setdefault(str(probe[1]), []).append(probe)
+        self.probed: set[int] = set()
         self.contexts: dict[str, dict[str, set[int]]] = {}
         # {context: {file: {first line of each statement run in a function body}}}
         self.lines: dict[str, dict[str, set[int]]] = {}
@@ -265,13 +291,14 @@ class LineTracer:
         self.active = True
         if subprocesses:
             self.subcoverage = f"{self.path}.processes"
-            enable(self.subcoverage, self.root)
+            enable(self.subcoverage, self.root, self.probes_file)
         for name, module in list(sys.modules.items()):
             origin = getattr(module, "__file__", None)
             if origin and self.relative(origin) is not None:
                 self.preloaded.append(name)
         setattr(builtins, HIT, self.hit)
         setattr(builtins, HIT_LINE, self.line)
+        setattr(builtins, PROBE, make_probe(self.line))
         sys.addaudithook(self._audit)
         sys.meta_path.insert(0, self._finder)
 
@@ -327,12 +354,12 @@ class LineTracer:
         self._switch(FIXTURE_PREFIX + argname)
 
     def leave_fixture(self) -> None:
-        if self.stack:
-            self.name, self.current = self.stack.pop()
+        if self.stack:  # back to the test (its statements, the processes it starts)
+            self._switch(self.stack.pop()[0])
 
     def to_dict(self) -> dict[str, Any]:
         if self.subcoverage is not None:
-            spawned = merge(self.contexts, self.lines, self.starts, self.subcoverage)
+            spawned = merge(self.contexts, self.lines, self.starts, self.subcoverage, self.probed)
         else:
             spawned = self.starts.other | set(self.starts.python)
         return {
@@ -358,6 +385,7 @@ class LineTracer:
             "writes": self.writes,
             "order": list(self.fixtures),  # the tests in the order they started
             "patterns": compiled_patterns(),
+            "probed": sorted(self.probed),  # the weak-mutation sites compiled in
         }
 
     def write(self) -> None:
@@ -369,7 +397,8 @@ def start_here() -> None:
     """In a Python process a test started (its ``sitecustomize``, :mod:`.subcoverage`): record
     what it enters, for that test, and write it when the process exits."""
     directory = os.environ[DIRECTORY]
-    tracer = LineTracer(os.environ[ROOT], os.path.join(directory, f"{os.getpid()}.json"))
+    path = os.path.join(directory, f"{os.getpid()}.json")
+    tracer = LineTracer(os.environ[ROOT], path, os.environ.get(PROBES) or None)
     tracer.writes = None  # its globals end with it: nothing for a later test to read
     context = os.environ.get(CONTEXT, OUTSIDE)
     tracer.enter_context(context)
@@ -382,6 +411,7 @@ def start_here() -> None:
             "lines": {f: sorted(k) for f, k in tracer.lines.get(context, {}).items()},
             "spawned": bool(tracer.starts.python or tracer.starts.other),
             "preloaded": tracer.preloaded,
+            "probed": sorted(tracer.probed),
         }
         with open(tracer.path, "w", encoding="utf-8") as fh:
             json.dump(record, fh)

@@ -1,0 +1,151 @@
+"""Which mutants the coverage run probes for infection (weak mutation), and where.
+
+A mutant is probed when its patch changes one Python file of the package, and the two syntax
+trees -- the reference's and the mutant's, positions aside -- are the same but for one binary
+operator (``BinOp``) or the operator of a one-operator comparison (``Compare``): what the
+``arithmetic`` and ``comparison`` operators of ``build mutants`` write, and any hand-written
+patch of that shape.  Then the mutant's program is the reference with that node's operator
+replaced, and :mod:`suitebench.suite.inside.infection` can tell, in the coverage run, which
+tests ever evaluate the node with a result the mutant's operator would change.  Selection
+(:func:`suitebench.suite.selection.select_tests`) runs only those among the tests that reach
+the node; the others keep their reference outcome.
+
+Probes are worked out for every mutant of the instance (not only those a score asks for), so
+that the coverage run, keyed by them, serves every score of the instance.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from suitebench.model.instance import MutantSpec
+from suitebench.suite.inside.infection import OPERATORS
+from suitebench.suite.patching import patched_sources
+
+__all__ = ["Probes", "probes_for"]
+
+# The operators of ``build mutants`` (``construct.python_ops``) that never write a lone BinOp
+# or Compare change: their mutants are not tried.
+_OTHER_OPERATORS = frozenset(
+    {
+        "assignment", "boolean", "unary", "constant", "string", "return_value",
+        "delete_statement", "remove_call", "slice_bound", "range_bound", "swap_arguments",
+        "break_continue",
+    }
+)  # fmt: skip
+# (site, file, line, col, end line, end col, node type, reference operator, mutant operator)
+Probe = tuple[int, str, int, int, int, int, str, str, str]
+
+
+class Probes:
+    """The probes of one coverage run and the site of each probed mutant."""
+
+    def __init__(self, probes: tuple[Probe, ...] = (), sites: dict[str, int] | None = None):
+        self.probes = probes
+        self.sites = dict(sites or {})
+
+    def digest(self) -> str:
+        text = json.dumps([list(p) for p in self.probes], separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+class _NotOne(Exception):
+    """The trees differ in more than one operator, or in anything else."""
+
+
+def _parse(text: bytes) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _operator_change(before: ast.AST, after: ast.AST) -> tuple[ast.expr, ast.AST, ast.AST]:
+    """The one node whose operator differs between the trees: (node, its operator in
+    ``before``, in ``after``); raises :class:`_NotOne` otherwise."""
+    found: list[tuple[ast.expr, ast.AST, ast.AST]] = []
+
+    def walk(a: Any, b: Any, parent: ast.AST | None) -> None:
+        if isinstance(a, ast.AST) and isinstance(b, ast.AST):
+            if type(a) is not type(b):
+                if _is_operator(a) and _is_operator(b) and isinstance(parent, ast.expr):
+                    found.append((parent, a, b))
+                    return
+                raise _NotOne
+            for name in a._fields:
+                walk(getattr(a, name, None), getattr(b, name, None), a)
+        elif isinstance(a, list) and isinstance(b, list):
+            if len(a) != len(b):
+                raise _NotOne
+            for x, y in zip(a, b, strict=True):
+                walk(x, y, parent)
+        elif type(a) is not type(b) or a != b:
+            raise _NotOne
+
+    walk(before, after, None)
+    if len(found) != 1:
+        raise _NotOne
+    return found[0]
+
+
+def _is_operator(node: ast.AST) -> bool:
+    return isinstance(node, ast.operator | ast.cmpop)
+
+
+def _probe_of(site: int, rel: str, before: ast.Module, after: ast.Module) -> Probe | None:
+    try:
+        node, old, new = _operator_change(before, after)
+    except _NotOne:
+        return None
+    if isinstance(node, ast.BinOp):
+        if node.op is not old:
+            return None  # an augmented assignment's or another node's operator
+    elif not (isinstance(node, ast.Compare) and len(node.ops) == 1 and node.ops[0] is old):
+        return None
+    old_name, new_name = type(old).__name__, type(new).__name__
+    if old_name not in OPERATORS or new_name not in OPERATORS:
+        return None
+    end_line, end_col = node.end_lineno, node.end_col_offset
+    if end_line is None or end_col is None:
+        return None
+    kind = type(node).__name__
+    return (site, rel, node.lineno, node.col_offset, end_line, end_col, kind, old_name, new_name)
+
+
+def probes_for(root: Path, mutants: Iterable[MutantSpec]) -> Probes:
+    """The probes for ``mutants`` against the reference tree at ``root`` (the coverage run's
+    root: patch paths are relative to it)."""
+    parsed: dict[str, ast.Module | None] = {}
+    probes: list[Probe] = []
+    sites: dict[str, int] = {}
+    for mutant in mutants:
+        if mutant.operator in _OTHER_OPERATORS:
+            continue  # build mutants says what it changed: not an operator of this shape
+        try:
+            diff = mutant.patch.read_bytes()
+        except OSError:
+            continue
+        files = patched_sources(root, diff)
+        if files is None or len(files) != 1:
+            continue
+        ((rel, (text, patched)),) = files.items()
+        if not rel.endswith(".py"):
+            continue
+        if rel not in parsed:
+            parsed[rel] = _parse(text)
+        before, after = parsed[rel], _parse(patched)
+        if before is None or after is None:
+            continue
+        probe = _probe_of(len(probes), rel, before, after)
+        if probe is not None:
+            sites[mutant.id] = probe[0]
+            probes.append(probe)
+    return Probes(tuple(probes), sites)
