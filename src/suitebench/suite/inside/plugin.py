@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import faulthandler
 import json
+import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Generator
 from typing import Any, TextIO
@@ -92,6 +94,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--suitebench-probes", default=None, help="JSON: weak-mutation probes to compile in"
+    )
+    group.addoption(
+        "--suitebench-end-lingering",
+        action="store_true",
+        default=False,
+        help="end the process once pytest is done, even with the tests' threads running",
     )
     group.addoption(
         "--suitebench-gcov-dir", default=None, help="name the running test here (gcov runs)"
@@ -184,6 +192,7 @@ def _gcov_current(name: str) -> None:
             fh.write(name)
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
     gcov = _state.get("gcov")
     if gcov is not None:
@@ -194,6 +203,28 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         tracer.stop()
         tracer.write()
         _state["tracer"] = None
+    _end_if_threads_linger(config)
+
+
+def _end_if_threads_linger(config: pytest.Config) -> None:
+    """A plain run (``--suitebench-end-lingering``) whose tests left threads running -- a
+    mutant whose worker threads never finish, after its test timed out -- ends here, with
+    pytest's exit status: every outcome is written, and the interpreter would otherwise wait
+    for those threads until the run's wall limit."""
+    if not config.getoption("--suitebench-end-lingering", False):
+        return
+    main = threading.main_thread()
+    if not any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        return
+    session = _state.get("session")
+    status = int(getattr(session, "exitstatus", 1) if session is not None else 1)
+    flush_events()
+    fault = _state.get("fault_file")
+    if fault is not None:
+        fault.flush()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def open_events(path: str) -> None:
