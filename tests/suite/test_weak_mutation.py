@@ -185,3 +185,10 @@ def test_tests_that_never_infect_keep_their_reference_outcome(
     # not an operator mutant: statement-level selection, the fixture's other user left out
     assert set(by_id["end_longer"].covered_by or ()) == {S + "first_page"}
     assert set(by_id["end_longer"].killed_by) == {S + "first_page"}
+
+
+def test_the_operators_never_probed_are_build_mutants_other_operators() -> None:
+    from suitebench.construct.python_ops import PYTHON_OPERATORS
+    from suitebench.suite.infection import _OTHER_OPERATORS
+
+    assert _OTHER_OPERATORS == set(PYTHON_OPERATORS) - {"arithmetic", "comparison"}

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite.inside import plugin
+from suitebench.suite.inside import choosing, plugin
 from suitebench.suite.inside.direct import DirectProtocol, plan
 from suitebench.suite.inside.fingerprint import forget_digests
 from suitebench.suite.inside.forking import decline, exit_in_child, fork_per_program, wait_child
@@ -71,12 +71,12 @@ class Collector:
         if chosen is not None:
             plugin.emit_selected(*chosen)
             if chosen[0] is not None:
-                items = plugin.select_items(items, chosen[0])
+                items = choosing.select_items(items, chosen[0])
         if program.get("order") is not None:
-            items = plugin.order_items(items, program["order"])
+            items = choosing.order_items(items, program["order"])
             plugin._state["exitfirst"] = True
         if program.get("select") is not None:
-            items = plugin.select_items(items, program["select"])
+            items = choosing.select_items(items, program["select"])
         session.items = items
         plugin.emit_collected(items)
         if self.direct is not None:

@@ -40,14 +40,13 @@ import json
 import os
 import signal
 import sys
-import threading
 import time
 from collections.abc import Generator
 from typing import Any, TextIO
 
 import pytest
 
-from suitebench.suite.inside import importtime, leftovers, wire
+from suitebench.suite.inside import choosing, importtime, leftovers, wire
 from suitebench.suite.inside.wire import TIMEOUT_MARKER, short_message
 
 _HARD_GRACE = 5.0
@@ -213,8 +212,7 @@ def _end_if_threads_linger(config: pytest.Config) -> None:
     for those threads until the run's wall limit."""
     if not config.getoption("--suitebench-end-lingering", False):
         return
-    main = threading.main_thread()
-    if not any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
+    if not leftovers.threads_running():
         return
     session = _state.get("session")
     status = int(getattr(session, "exitstatus", 1) if session is not None else 1)
@@ -523,47 +521,27 @@ def emit_collect_errors() -> None:
         _emit(record)
 
 
-def order_items(items: list[pytest.Item], order: list[str]) -> list[pytest.Item]:
-    """Only the listed node ids, in the listed order (``--fast``: likely killers first)."""
-    by_id = {item.nodeid: item for item in items}
-    return [by_id[nodeid] for nodeid in order if nodeid in by_id]
-
-
-def select_items(items: list[pytest.Item], selected: list[str]) -> list[pytest.Item]:
-    """Only the listed node ids, in collected order (the tests that reach a mutant)."""
-    wanted = set(selected)
-    return [item for item in items if item.nodeid in wanted]
-
-
 def emit_selected(chosen: list[str] | None, reason: str) -> None:
     """The tests an import-time change reaches (None: all) and why, for the host."""
     _emit({"event": wire.EVENT_SELECTED, "nodeids": chosen, "reason": reason})
 
 
 def _selected_names(config: pytest.Config) -> dict[str, set[str]] | None:
-    """``--suitebench-select``: per test file, the names of its selected module-level tests
-    (functions or classes), read once."""
+    """``--suitebench-select``: per test file, its selected module-level tests, read once."""
     path = config.getoption("--suitebench-select", None)
     if not path:
         return None
     cached = _state.get("selected_names")
-    if cached is not None and cached[0] == path:
-        return cached[1]
-    with open(path, encoding="utf-8") as fh:
-        selected = json.load(fh)
-    names: dict[str, set[str]] = {}
-    for nodeid in selected:
-        file, _, rest = nodeid.partition("::")
-        names.setdefault(file, set()).add(rest.split("::", 1)[0].split("[", 1)[0])
-    _state["selected_names"] = (path, names)
-    return names
+    if cached is None or cached[0] != path:
+        cached = _state["selected_names"] = (path, choosing.selected_names(path))
+    return cached[1]
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makeitem(collector: Any, name: str, obj: Any) -> list[Any] | None:
     """A selected run does not build the tests it will not run: a module's other test
     functions and classes are not collected at all (pytest's fixture closure and
-    parametrization cost about a millisecond a function; ``select_items`` would drop them
+    parametrization cost about a millisecond a function; ``choosing.select_items`` would drop them
     anyway).  Their collection cannot differ from the reference's: anything a mutant could
     change while the suite is collected ran outside any test in the coverage run, and such a
     mutant runs every test, collecting everything."""
@@ -592,13 +570,13 @@ def pytest_collection_modifyitems(
         chosen, reason = importtime.choose_tests(path, items)
         emit_selected(chosen, reason)
         if chosen is not None:
-            items[:] = select_items(items, chosen)
+            items[:] = choosing.select_items(items, chosen)
     path = config.getoption("--suitebench-order")
     if path:
         with open(path, encoding="utf-8") as fh:
-            items[:] = order_items(items, json.load(fh))
+            items[:] = choosing.order_items(items, json.load(fh))
         _state["exitfirst"] = True
     path = config.getoption("--suitebench-select")
     if path:
         with open(path, encoding="utf-8") as fh:
-            items[:] = select_items(items, json.load(fh))
+            items[:] = choosing.select_items(items, json.load(fh))
