@@ -21,6 +21,7 @@ import hashlib
 import json
 import warnings
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +44,12 @@ _OTHER_OPERATORS = frozenset(
 Probe = tuple[int, str, int, int, int, int, str, str, str]
 
 
+@dataclass(frozen=True)
 class Probes:
     """The probes of one coverage run and the site of each probed mutant."""
 
-    def __init__(self, probes: tuple[Probe, ...] = (), sites: dict[str, int] | None = None):
-        self.probes = probes
-        self.sites = dict(sites or {})
+    probes: tuple[Probe, ...] = ()
+    sites: dict[str, int] = field(default_factory=dict)
 
     def digest(self) -> str:
         text = json.dumps([list(p) for p in self.probes], separators=(",", ":"))
