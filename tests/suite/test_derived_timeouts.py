@@ -1,11 +1,11 @@
 """A mutant's per-test limits come from the reference's own times (PIT's factor x time +
-constant, capped by the user's limit), and a timeout still counts only when the test times out
-alone at the user's limit.
+constant, capped by the user's limit); a test that used its limit of CPU time timed out, and one that waited past it counts only when it times out alone at the user's limit.
 
 ``stats`` again, with ``sum_loops`` (``i += 0``: ``sum`` never ends) and ``max_off_by_one``.
 ``test_slow`` sleeps 0.5 s on every program, and 2.5 s more when the test before it saw a
 wrong maximum: past the limit derived for it (1.25 x ~0.5 s + 1 s, about 1.7 s) but well
-inside the user's 8 s, as a slow test on a loaded machine would be.
+inside the user's 8 s, as a slow test on a loaded machine would be.  ``test_busy`` computes
+for 3 s of CPU time there instead of waiting: it uses its whole limit of CPU time.
 """
 
 from __future__ import annotations
@@ -36,11 +36,17 @@ SUITE = {
         "def test_slow():\n"
         "    time.sleep(0.5 if SEEN.get('max', '5\\n') == '5\\n' else 3.0)\n"
         "    assert run('max', '7').stdout == '7\\n'\n\n"
+        "def test_busy():\n"
+        "    spin = 0.0 if SEEN.get('max', '5\\n') == '5\\n' else 3.0\n"
+        "    end = time.thread_time() + spin\n"
+        "    while time.thread_time() < end:\n"
+        "        pass\n"
+        "    assert run('max', '7').stdout == '7\\n'\n\n"
         "def test_sum():\n"
         "    assert run('sum', '1', '2').stdout == '3\\n'\n"
     )
 }
-SLOW, SUM, MAX = (f"tests/test_order.py::test_{n}" for n in ("slow", "sum", "max"))
+SLOW, BUSY, SUM, MAX = (f"tests/test_order.py::test_{n}" for n in ("slow", "busy", "sum", "max"))
 
 
 def test_a_limit_is_factor_times_the_longest_reference_time_plus_the_constant() -> None:
@@ -76,10 +82,14 @@ def test_a_mutant_runs_at_limits_from_the_reference_and_slow_tests_do_not_kill(
     assert loops.outcomes[SUM] is TestStatus.TIMEOUT
     assert loops.status is MutantStatus.TIMEOUT and loops.killed_by == [SUM]
     assert f"limit of {fast.mutant_time_limit:g} s" in loops.kill_messages[SUM]
-    # test_slow ran past its derived limit after the wrong maximum, and passes alone.
+    # test_slow waited past its derived limit after the wrong maximum, and passes alone;
+    # test_busy computed past its own there: a timeout on the CPU, the mutant's doing, not
+    # run again (alone, where nothing came before it, it would pass).
     off = by_id["max_off_by_one"]
     assert off.outcomes[SLOW] is TestStatus.PASSED, off.outcomes
-    assert off.killed_by == [MAX] and off.status is MutantStatus.KILLED
+    assert off.outcomes[BUSY] is TestStatus.TIMEOUT, off.outcomes
+    assert "s of CPU time" in off.kill_messages[BUSY]
+    assert sorted(off.killed_by) == sorted([MAX, BUSY]) and off.status is MutantStatus.KILLED
 
 
 LOOPS = (

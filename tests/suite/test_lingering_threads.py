@@ -1,5 +1,6 @@
-"""A test whose threads never finish on a mutant: the test times out, and the run ends when
-pytest is done instead of waiting for those threads until the run's wall limit.
+"""A test whose threads never finish on a mutant: the test times out, and the run ends there
+(the tests after it go on in a fresh run, where those threads take no CPU from them) instead
+of waiting for those threads until the run's wall limit.
 
 ``ticks(n)`` counts down from ``n``; the mutant counts up (``n -= 1`` -> ``n += 1``) and never
 reaches 0.  The suite runs ``ticks`` in two worker threads and joins them, as jmespath 1.0.1's
@@ -43,7 +44,8 @@ TESTS = {
         "    for w in workers:\n        w.start()\n"
         "    for w in workers:\n        w.join()\n"
         "    assert results == [1000, 1000]\n\n\n"
-        "def test_one():\n    assert ticks(1) == 1\n"
+        "def test_one():\n    assert ticks(1) == 1\n\n\n"
+        "def test_zero():\n    assert ticks(0) == 0\n"
     )
 }
 WALL = 60.0  # the run's wall limit: a run held by the threads would end only here
@@ -73,7 +75,14 @@ def test_a_mutants_endless_threads_do_not_hold_its_run(engine: Engine, tmp_path:
     (up,) = result.mutants
     assert up.status == "timeout"
     assert up.outcomes["tests/test_ticks.py::test_ticks_in_threads"] == "timeout"
-    assert up.outcomes["tests/test_ticks.py::test_one"] == "timeout"  # 1 -> 2 -> 3 ...
+    # The run ended after the threads' test: the tests after it ran in a fresh run, where no
+    # thread took the CPU from them -- test_one hung on the CPU by itself (1 -> 2 -> 3 ...),
+    # a timeout counted without running it again, and test_zero passes.
+    assert "timed out and left 2 thread(s) it started running" in up.message, up.message
+    assert "the tests after it ran in a fresh run" in up.message
+    assert up.outcomes["tests/test_ticks.py::test_one"] == "timeout"
+    assert "s of CPU time" in up.kill_messages["tests/test_ticks.py::test_one"]
+    assert up.outcomes["tests/test_ticks.py::test_zero"] == "passed"
     assert up.run_status is RunStatus.OK
     assert result.harness_errors == []
     # every run (the mutant's, and each timeout's confirmation alone) ended by itself once

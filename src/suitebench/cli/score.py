@@ -124,7 +124,7 @@ def score(
         "(at most --per-test-timeout).",
     ),
     timeout_constant: float = typer.Option(
-        4.0, "--timeout-constant", min=0.0, help="Seconds added to a mutant's limit per test."
+        1.0, "--timeout-constant", min=0.0, help="Seconds added to a mutant's limit per test."
     ),
     batch_size: int = typer.Option(
         DEFAULT_BATCH, "--batch-size", min=1, help="Most programs per sandbox (batched engine)."

@@ -120,4 +120,9 @@ def merge_continued(first: SuiteRun, fresh: SuiteRun) -> SuiteRun:
         ended_in=ended_in,
         culprits=culprits,
         seconds={**fresh.seconds, **first.seconds},
+        on_cpu=tuple(
+            t
+            for t in dict.fromkeys((*first.on_cpu, *fresh.on_cpu))
+            if tests.get(t) is TestStatus.TIMEOUT
+        ),
     )

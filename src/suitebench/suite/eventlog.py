@@ -153,6 +153,26 @@ def seconds_from_events(events: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
+def on_cpu_from_events(events: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The tests that timed out having used their limit of CPU time, as the plugin found
+    (their timeouts are the program's doing, not a loaded machine's)."""
+    return tuple(
+        dict.fromkeys(
+            str(e.get("nodeid", ""))
+            for e in events
+            if e.get("event") == wire.EVENT_REPORT and e.get("timeout") and e.get("on_cpu")
+        )
+    )
+
+
+def ended_reason(events: list[dict[str, Any]]) -> str | None:
+    """Why the plugin ended the run early (None: it did not)."""
+    for event in events:
+        if event.get("event") == wire.EVENT_ENDED:
+            return str(event.get("reason", "the plugin ended the run"))
+    return None
+
+
 def messages_from_events(events: list[dict[str, Any]]) -> dict[str, str]:
     """The first failure reason the plugin logged per test (else its skip reason), and per
     file that did not collect: what pytest's one-line summary would say."""

@@ -31,7 +31,8 @@ from suitebench.suite.runner import run_batched, run_plain
 from suitebench.suite.runspec import Engine, SuiteLimits, Target
 
 Progress = Callable[[int, int], None]
-_JOB_VERSION = "suite-run/4"  # 3: a crashed run names its culprit; 4: per-test seconds
+# 3: a crashed run names its culprit; 4: per-test seconds; 5: timeouts on the CPU
+_JOB_VERSION = "suite-run/5"
 
 
 def _plain_only(target: Target) -> bool:

@@ -74,6 +74,8 @@ class SuiteRun:
     culprits: dict[str, str] = field(default_factory=dict)
     # Each finished test's seconds, setup to teardown (the reference's: per-test limits).
     seconds: dict[str, float] = field(default_factory=dict)
+    # Tests that timed out having used their limit of CPU time: no confirmation needed.
+    on_cpu: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,6 +87,7 @@ class SuiteRun:
             "ended_in": None if self.ended_in is None else list(self.ended_in),
             "culprits": self.culprits,
             "seconds": self.seconds,
+            "on_cpu": list(self.on_cpu),
             "status": str(self.status),
             "tests": {k: str(v) for k, v in self.tests.items()},
             "collect_errors": list(self.collect_errors),
@@ -112,6 +115,7 @@ class SuiteRun:
             ended_in=None if not d.get("ended_in") else (d["ended_in"][0], d["ended_in"][1]),
             culprits=dict(d.get("culprits") or {}),
             seconds={k: float(v) for k, v in (d.get("seconds") or {}).items()},
+            on_cpu=tuple(d.get("on_cpu") or ()),
         )
 
     def status_of(self, test_id: str) -> TestStatus:

@@ -33,8 +33,10 @@ from suitebench.run import sandbox
 from suitebench.run.layout import sandbox_path
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
 from suitebench.suite.eventlog import (
+    ended_reason,
     finished_statuses,
     messages_from_events,
+    on_cpu_from_events,
     read_events,
     seconds_from_events,
     session_ended,
@@ -157,6 +159,7 @@ def _collect(
         log = _tail(log_file.read_bytes()) + log
     extra = _impact_fields(out_dir, index, events)
     extra["seconds"] = seconds_from_events(events)
+    extra["on_cpu"] = on_cpu_from_events(events)
     if session_ended(events) and not killed:
         # The event log is the record; the JUnit XML beside it is an export.
         tests, broken = finished_statuses(events)
@@ -181,6 +184,9 @@ def _collect(
     tests, broken, culprit = statuses_from_events(events, died_of_timeout=died_of_timeout)
     if watchdog:
         cause = "the per-test watchdog ended it (a test the time limit could not stop)"
+    ended = ended_reason(events)
+    if ended is not None and not killed:
+        cause = ended
     ended_by = cause or message
     if culprit is not None:
         messages[culprit] = f"the run ended in this test: {ended_by}"

@@ -44,7 +44,7 @@ class SuiteLimits:
     # A mutant's run gives each valid test factor x its reference time + constant seconds,
     # at most ``per_test`` (PIT's timeoutFactor and timeoutConst, with PIT's defaults).
     timeout_factor: float = 1.25
-    timeout_constant: float = 4.0
+    timeout_constant: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite.inside import choosing, plugin
+from suitebench.suite.inside import budget, choosing, plugin
 from suitebench.suite.inside.direct import DirectProtocol, plan
 from suitebench.suite.inside.fingerprint import forget_digests
 from suitebench.suite.inside.forking import decline, exit_in_child, fork_per_program, wait_child
@@ -65,8 +65,8 @@ class Collector:
         plugin.open_events(str(out_dir / f"{index}.events"))
         plugin.emit_collect_errors()
         # This program's own log for the watchdog, so a hard hang is its own alone.
-        plugin._state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
-        plugin.use_timeouts(program.get("timeouts"))
+        budget.state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
+        budget.use_timeouts(program.get("timeouts"))
         items = list(session.items)
         if chosen is not None:
             plugin.emit_selected(*chosen)

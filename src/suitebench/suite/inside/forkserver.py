@@ -42,7 +42,7 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite.inside import plugin
+from suitebench.suite.inside import budget, plugin
 from suitebench.suite.inside.collector import Collector, patchable
 from suitebench.suite.inside.direct import PerProgram
 from suitebench.suite.inside.forking import (
@@ -313,7 +313,7 @@ class BatchHooks(Collector):
         if program.get("pythonpath"):
             self.put_on_path(program["pythonpath"])
         plugin.open_events(str(out_dir / f"{index}.events"))
-        plugin._state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
+        budget.state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
         logxml = session.config.stash.get(xml_key, None)
         if logxml is not None:
             logxml.logfile = str(out_dir / f"{index}.xml")

@@ -4,14 +4,11 @@
 Plugin autoload is off when suitebench runs a suite (a suite's results must not depend on what
 happens to be installed), so everything suitebench needs inside the pytest process lives here:
 
-* **per-test timeouts** (``--suitebench-timeout``, and per test ``--suitebench-timeouts``: a JSON
-  object of node id -> seconds, the limits a mutant's run derives from the reference's times):
-  each phase of a test (setup, call, teardown) gets a SIGALRM-based budget (armed as each
-  phase starts); a
-  hanging test fails alone with :class:`SuiteTestTimeout` and the rest of its row (the other
-  tests on the same program) is kept.  A faulthandler watchdog a few
-  seconds later kills a process stuck where the alarm cannot reach, so the run ends as a crash
-  instead of hanging; the event log tells which test was running.
+* **per-test timeouts** (``--suitebench-timeout``, and per test ``--suitebench-timeouts``):
+  each phase of a test gets a budget (:mod:`.budget`); a hanging test fails alone with
+  :class:`.budget.SuiteTestTimeout` and the rest of its row (the other tests on the same program) is
+  kept.  A test that timed out leaving threads it started running ends the run (the rest goes
+  on in a fresh one).
 * **an event log** (``--suitebench-events``): one JSON line per test start and per phase report
   (a teardown's names the test's seconds from its start); a test's reports go to disk with the
   next test's start (one write a test), so a pytest process that dies mid-run still tells
@@ -35,10 +32,8 @@ fork server does, changes nothing.
 
 from __future__ import annotations
 
-import faulthandler
 import json
 import os
-import signal
 import sys
 import time
 from collections.abc import Generator
@@ -46,72 +41,46 @@ from typing import Any, TextIO
 
 import pytest
 
-from suitebench.suite.inside import choosing, importtime, leftovers, wire
+from suitebench.suite.inside import budget, choosing, importtime, leftovers, wire
 from suitebench.suite.inside.wire import TIMEOUT_MARKER, short_message
 
-_HARD_GRACE = 5.0
-_REARM_SLACK = 1.0
-
-
-try:
-    from _signal import getsignal as _handler
-except ImportError:  # another implementation: the public one
-    _handler = signal.getsignal
-
-
-class SuiteTestTimeout(Exception):
-    """A test phase ran past the per-test time limit."""
-
-
 _state: dict[str, Any] = {
-    "fault_file": None,  # where the watchdog's traceback goes (default: stderr)
-    "timeout": 0.0,  # the running test's limit
-    "cap": 0.0,  # --suitebench-timeout: every test's limit where no limit of its own is given
-    "timeouts": None,  # (the --suitebench-timeouts file read, its node id -> seconds)
     "started": 0.0,  # monotonic time the running test started
+    "threads": frozenset(),  # the threads that ran when the running test started
     "events": None,
     "exitfirst": False,
     "session": None,
-    "watchdog_deadline": 0.0,  # monotonic time the armed watchdog fires (0: not armed)
     "tracer": None,  # --suitebench-coverage: the per-test function recorder
     "gcov": None,  # --suitebench-gcov-dir: where the running test is named
+}
+
+
+_OPTIONS = {  # --suitebench-NAME: help (each takes a value)
+    "timeouts": "JSON: node id -> seconds (below the cap)",
+    "events": "JSON-lines event log path",
+    "order": "JSON list: run these, in order",
+    "select": "JSON list: run only these",
+    "coverage": "write per-test lines here",
+    "coverage-root": "trace only files under this root",
+    "probes": "JSON: weak-mutation probes to compile in",
+    "gcov-dir": "name the running test here (gcov runs)",
+    "faultlog": "file for the watchdog's report",
+    "fingerprint": "write the program's globals' fingerprint",
+    "impact": "JSON: the tests an import-time change reaches",
+    "rewrite-cache": "the host's rewritten test modules",
 }
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("suitebench")
     group.addoption("--suitebench-timeout", type=float, default=0.0, help="per-test seconds")
-    group.addoption(
-        "--suitebench-timeouts", default=None, help="JSON: node id -> seconds (below the cap)"
-    )
-    group.addoption("--suitebench-events", default=None, help="JSON-lines event log path")
-    group.addoption("--suitebench-order", default=None, help="JSON list: run these, in order")
-    group.addoption("--suitebench-select", default=None, help="JSON list: run only these")
-    group.addoption("--suitebench-coverage", default=None, help="write per-test lines here")
-    group.addoption(
-        "--suitebench-coverage-root", default=None, help="trace only files under this root"
-    )
-    group.addoption(
-        "--suitebench-probes", default=None, help="JSON: weak-mutation probes to compile in"
-    )
+    for name, text in _OPTIONS.items():
+        group.addoption(f"--suitebench-{name}", default=None, help=text)
     group.addoption(
         "--suitebench-end-lingering",
         action="store_true",
         default=False,
         help="end the process once pytest is done, even with the tests' threads running",
-    )
-    group.addoption(
-        "--suitebench-gcov-dir", default=None, help="name the running test here (gcov runs)"
-    )
-    group.addoption("--suitebench-faultlog", default=None, help="file for the watchdog's report")
-    group.addoption(
-        "--suitebench-fingerprint", default=None, help="write the program's globals' fingerprint"
-    )
-    group.addoption(
-        "--suitebench-impact", default=None, help="JSON: the tests an import-time change reaches"
-    )
-    group.addoption(
-        "--suitebench-rewrite-cache", default=None, help="the host's rewritten test modules"
     )
 
 
@@ -160,7 +129,9 @@ def _use_rewrite_cache(config: pytest.Config, path: str | None) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _state["timeout"] = _state["cap"] = float(config.getoption("--suitebench-timeout") or 0.0)
+    budget.state["timeout"] = budget.state["cap"] = float(
+        config.getoption("--suitebench-timeout") or 0.0
+    )
     path = config.getoption("--suitebench-events")
     if path:
         open_events(path)
@@ -168,7 +139,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if faultlog:
         # Not stderr: pytest captures it during a test, and a process the watchdog ends never
         # hands the capture back.
-        _state["fault_file"] = open(faultlog, "a")  # noqa: SIM115 - lives for the run
+        budget.state["fault_file"] = open(faultlog, "a")  # noqa: SIM115 - lives for the run
     start_tracer(
         config.getoption("--suitebench-coverage"),
         config.getoption("--suitebench-coverage-root"),
@@ -215,9 +186,13 @@ def _end_if_threads_linger(config: pytest.Config) -> None:
     if not leftovers.threads_running():
         return
     session = _state.get("session")
-    status = int(getattr(session, "exitstatus", 1) if session is not None else 1)
+    _end_now(int(getattr(session, "exitstatus", 1) if session is not None else 1))
+
+
+def _end_now(status: int) -> None:
+    """End the process at once, every event and output on disk first."""
     flush_events()
-    fault = _state.get("fault_file")
+    fault = budget.state["fault_file"]
     if fault is not None:
         fault.flush()
     sys.stdout.flush()
@@ -258,7 +233,7 @@ def flush_events() -> None:
 def arm_phase() -> None:
     """A phase the direct protocol runs is starting (:mod:`suitebench.suite.inside.direct`): its
     budget, as this plugin's phase hooks arm it."""
-    _arm()
+    budget.arm()
 
 
 def phase_passed(when: str, encoded_nodeid: str) -> None:
@@ -266,7 +241,7 @@ def phase_passed(when: str, encoded_nodeid: str) -> None:
     line the test's status is read from (held, as reports are)."""
     if when != "teardown":
         return
-    _disarm()
+    budget.disarm()
     stream: TextIO | None = _state.get("events")
     if stream is not None:
         seconds = round(time.monotonic() - _state["started"], 4)
@@ -282,77 +257,12 @@ def emit_direct(tests: int) -> None:
     _emit({"event": wire.EVENT_DIRECT, "tests": tests})
 
 
-def _limit_of(item: pytest.Item) -> float:
-    """The running test's limit: its own where the run names one (read when the first test
-    starts, since a batch's child is handed its options after configuration), else the cap."""
-    cap = float(_state["cap"])
-    path = getattr(item.config.option, "suitebench_timeouts", None)
-    known = _state["timeouts"]
-    if path and (known is None or known[0] != path):
-        with open(path, encoding="utf-8") as handle:
-            known = _state["timeouts"] = (path, json.load(handle))
-    if known is None or cap <= 0:
-        return cap
-    return min(cap, float(known[1].get(item.nodeid, cap)))
-
-
-def use_timeouts(pairs: list[list[Any]] | None) -> None:
-    """A child of a batch collected once: its program's limits below the cap (none: the cap
-    for every test)."""
-    _state["timeouts"] = ("", {str(t): float(s) for t, s in pairs or ()})
-
-
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise SuiteTestTimeout(f"test phase exceeded the per-test limit of {_state['timeout']:g} s")
-
-
-def _arm() -> None:
-    limit = _state["timeout"]
-    if limit > 0:
-        # A test may have replaced the handler.  ``_signal.getsignal``: ``signal.getsignal``
-        # would build an enum member for every answer (~5 us, three times a test).
-        if _handler(signal.SIGALRM) is not _on_alarm:
-            signal.signal(signal.SIGALRM, _on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, limit)
-
-
-def _disarm() -> None:
-    if _state["timeout"] > 0:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-
-
-def _keep_watchdog_armed() -> None:
-    """The last resort: three phases' budgets plus grace after a test starts, the process dies
-    with a traceback (a crash the event log attributes to that test).
-
-    Re-arming faulthandler wakes its watchdog thread (~35 us a time), so it is re-armed only
-    when the current deadline would come too early for the test now starting, with a second
-    of slack: the deadline stays between 3 x limit + grace and that plus one second after the
-    start of the running test."""
-    limit = _state["timeout"]
-    if limit <= 0:
-        return
-    budget = 3 * limit + _HARD_GRACE
-    now = time.monotonic()
-    if _state["watchdog_deadline"] < now + budget:
-        fault_file = _state.get("fault_file") or sys.stderr
-        faulthandler.dump_traceback_later(budget + _REARM_SLACK, exit=True, file=fault_file)
-        _state["watchdog_deadline"] = now + budget + _REARM_SLACK
-
-
-def disarm_watchdog() -> None:
-    """Cancel the last resort: the last test has ended, or the session has."""
-    if _state["watchdog_deadline"] > 0:
-        faulthandler.cancel_dump_traceback_later()
-        _state["watchdog_deadline"] = 0.0
-
-
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[Any]:
     _emit({"event": wire.EVENT_START, "nodeid": item.nodeid})
-    _state["timeout"] = _limit_of(item)
     _state["started"] = time.monotonic()
-    _keep_watchdog_armed()
+    _state["threads"] = leftovers.thread_idents()
+    budget.start_test(item)
     tracer = _state.get("tracer")
     if tracer is not None:
         tracer.enter_test(item.nodeid, list(getattr(item, "fixturenames", ())))
@@ -369,9 +279,26 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         if gcov is not None:
             _gcov_current("outside")
         if nextitem is None:
-            disarm_watchdog()
-            _disarm()
+            budget.disarm_watchdog()
+            budget.disarm()
             flush_events()
+        elif budget.state["timed_out"] and not _state["exitfirst"]:
+            _end_if_timeout_left_threads(item)
+
+
+def _end_if_timeout_left_threads(item: pytest.Item) -> None:
+    """A test that timed out leaving threads it started still running (a mutant's loop that
+    never ends, run by the test's workers) ends the run here: those threads would take the CPU
+    and the interpreter's lock from every test after it, which would then time out in turn.
+    The tests after it go on in a fresh run (:mod:`suitebench.suite.continuation`)."""
+    left = leftovers.new_threads(_state["threads"])
+    if not left:
+        return
+    budget.disarm_watchdog()
+    budget.disarm()
+    reason = f"{item.nodeid} timed out and left {left} thread(s) it started running"
+    _emit({"event": wire.EVENT_ENDED, "reason": reason}, hold=True)
+    _end_now(3)
 
 
 class SharedFixtures:
@@ -397,8 +324,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    disarm_watchdog()  # a run stopped early (``--fast``) leaves it armed
-    _disarm()
+    budget.disarm_watchdog()  # a run stopped early (``--fast``) leaves it armed
+    budget.disarm()
     emit_finished(int(session.exitstatus))
 
 
@@ -412,24 +339,24 @@ def emit_finished(exitstatus: int) -> None:
 # after the teardown is made into a report.
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    _arm()
+    budget.arm()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item: pytest.Item) -> None:
     leftovers.call_starts()
-    _arm()
+    budget.arm()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_teardown(item: pytest.Item) -> None:
-    _arm()
+    budget.arm()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
     if call.when == "teardown":
-        _disarm()
+        budget.disarm()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -438,13 +365,16 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         # ``--fast``: the first failing (valid) test decides the mutant.  Not pytest's ``-x``,
         # which would also stop at a collection error before any test ran.
         _state["session"].shouldfail = "suitebench --fast: first kill"
+    timed_out = bool(report.failed and TIMEOUT_MARKER in str(report.longrepr))
     record: dict[str, Any] = {
         "event": wire.EVENT_REPORT,
         "nodeid": report.nodeid,
         "when": report.when,
         "outcome": report.outcome,
-        "timeout": bool(report.failed and TIMEOUT_MARKER in str(report.longrepr)),
+        "timeout": timed_out,
     }
+    if timed_out and budget.state["on_cpu"]:
+        record["on_cpu"] = True  # the plugin's own finding, whatever the report says
     if report.when == "teardown":
         record["seconds"] = round(time.monotonic() - _state["started"], 4)
     if hasattr(report, "context"):  # a subtest's (pytest's or pytest-subtests' report type)

@@ -15,12 +15,22 @@ from typing import Any
 EVENT_COLLECTED = "collected"  # "nodeids": every test the run will attempt
 EVENT_COLLECT_ERROR = "collect_error"  # "nodeid", "message": a file that did not collect
 EVENT_START = "start"  # "nodeid": a test starts (on disk before it runs)
-EVENT_REPORT = "report"  # "nodeid", "when", "outcome", "timeout"; "seconds", "subtest", "message"
+# "nodeid", "when", "outcome", "timeout"; "on_cpu", "seconds", "subtest", "message"
+EVENT_REPORT = "report"
 EVENT_DIRECT = "direct"  # "tests": how many tests a batch's child runs by the direct protocol
 EVENT_SELECTED = "selected"  # "nodeids" (None: all), "reason": import-time impact's choice
+EVENT_ENDED = "ended"  # "reason": the plugin ends the run early (the rest goes on afresh)
 EVENT_FINISHED = "finished"  # "exitstatus": the session ended (a run without it crashed)
 
 TIMEOUT_MARKER = "SuiteTestTimeout"  # in a timed-out phase's report (the exception's name)
+# A phase whose thread spent at least this share of its limit on the CPU timed out by its own
+# doing, not by waiting for a loaded machine (a thread's CPU time never exceeds its wall time).
+ON_CPU_SHARE = 0.9
+# A phase at its limit that got at least this share of the CPU but less than its limit of CPU
+# time (computing on a machine others share) runs on, up to this many limits of wall time,
+# until its CPU time decides: the verdict does not depend on the machine's load.
+SHARED_CPU_SHARE = 0.2
+SHARED_WALL_LIMITS = 4.0
 MESSAGE_CHARS = 300  # a failure message is pytest's one line, cut here
 
 

@@ -1,0 +1,81 @@
+"""A test's timeout verdict does not depend on the machine's load (:mod:`.inside.budget`).
+
+The pytest process and two busy hogs share one CPU, so a test gets about a third of it.  A
+test that computes for 3 s of CPU time still uses up its 1 s limit of CPU time (a timeout the
+host counts without running it again), though at the first alarm it has had only ~0.33 s; a
+test that sleeps times out at its limit as a wait; a test that computes 0.5 s of CPU time,
+1.5 s of wall time here, passes.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from suitebench.suite.eventlog import on_cpu_from_events, read_events
+
+TESTS = (
+    "import time\n"
+    "\n"
+    "def _spin(seconds):\n"
+    "    end = time.thread_time() + seconds\n"
+    "    while time.thread_time() < end:\n"
+    "        pass\n"
+    "\n"
+    "def test_loops():\n"
+    "    _spin(3.0)\n"
+    "\n"
+    "def test_sleeps():\n"
+    "    time.sleep(3.0)\n"
+    "\n"
+    "def test_computes_a_while():\n"
+    "    _spin(0.5)\n"
+)
+HOG = "while True:\n    pass\n"
+
+
+def _on_one_cpu() -> None:
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux affinity")
+def test_a_loop_on_a_shared_cpu_is_a_timeout_on_the_cpu(tmp_path: Path) -> None:
+    (tmp_path / "test_load.py").write_text(TESTS, encoding="utf-8")
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+    argv += ["-p", "suitebench.suite.inside.plugin", "--rootdir", ".", "--suitebench-timeout=1"]
+    argv += ["--suitebench-events=out.events", "test_load.py"]
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", HOG], preexec_fn=_on_one_cpu) for _ in range(2)
+    ]
+    try:
+        started = time.monotonic()
+        done = subprocess.run(
+            argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+            preexec_fn=_on_one_cpu,
+        )  # fmt: skip
+        elapsed = time.monotonic() - started
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    events = read_events(tmp_path / "out.events")
+    calls = {
+        e["nodeid"].rpartition("::")[2]: e
+        for e in events
+        if e.get("event") == "report" and e.get("when") == "call"
+    }
+    assert calls["test_loops"]["timeout"] is True, done.stdout
+    assert "used the per-test limit of 1 s of CPU time" in calls["test_loops"]["message"]
+    assert calls["test_sleeps"]["timeout"] is True
+    assert "exceeded the per-test limit of 1 s" in calls["test_sleeps"]["message"]
+    assert calls["test_computes_a_while"]["outcome"] == "passed", done.stdout
+    assert on_cpu_from_events(events) == ("test_load.py::test_loops",)
+    # The loop ran on until it had its limit of CPU time (~3 s of wall at a third of a CPU),
+    # within the four limits of wall time it may take; the sleeper was not kept past its own.
+    assert elapsed < 3 * 4.0 + 3.0 + 10.0, elapsed
