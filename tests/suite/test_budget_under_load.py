@@ -4,7 +4,8 @@ The pytest process and two busy hogs share one CPU, so a test gets about a third
 test that computes for 3 s of CPU time still uses up its 1 s limit of CPU time (a timeout the
 host counts without running it again), though at the first alarm it has had only ~0.33 s; a
 test that sleeps times out at its limit as a wait; a test that computes 0.5 s of CPU time,
-1.5 s of wall time here, passes.
+1.5 s of wall time here, passes.  A test that replaces ``time.thread_time`` before it sleeps
+still waited.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ TESTS = (
     "\n"
     "def test_computes_a_while():\n"
     "    _spin(0.5)\n"
+    "\n"
+    "def test_fakes_its_cpu_time():\n"
+    "    time.thread_time = lambda: 1e12\n"
+    "    time.sleep(3.0)\n"
 )
 HOG = "while True:\n    pass\n"
 
@@ -50,9 +55,7 @@ def test_a_loop_on_a_shared_cpu_is_a_timeout_on_the_cpu(tmp_path: Path) -> None:
     argv += ["-p", "suitebench.suite.inside.plugin", "--rootdir", ".", "--suitebench-timeout=1"]
     argv += ["--suitebench-events=out.events", "test_load.py"]
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    hogs = [
-        subprocess.Popen([sys.executable, "-c", HOG], preexec_fn=_on_one_cpu) for _ in range(2)
-    ]
+    hogs = [subprocess.Popen([sys.executable, "-c", HOG], preexec_fn=_on_one_cpu) for _ in range(2)]
     try:
         started = time.monotonic()
         done = subprocess.run(
@@ -75,6 +78,7 @@ def test_a_loop_on_a_shared_cpu_is_a_timeout_on_the_cpu(tmp_path: Path) -> None:
     assert calls["test_sleeps"]["timeout"] is True
     assert "exceeded the per-test limit of 1 s" in calls["test_sleeps"]["message"]
     assert calls["test_computes_a_while"]["outcome"] == "passed", done.stdout
+    assert "exceeded the per-test limit of 1 s" in calls["test_fakes_its_cpu_time"]["message"]
     assert on_cpu_from_events(events) == ("test_load.py::test_loops",)
     # The loop ran on until it had its limit of CPU time (~3 s of wall at a third of a CPU),
     # within the four limits of wall time it may take; the sleeper was not kept past its own.

@@ -1,5 +1,6 @@
 """A mutant's per-test limits come from the reference's own times (PIT's factor x time +
-constant, capped by the user's limit); a test that used its limit of CPU time timed out, and one that waited past it counts only when it times out alone at the user's limit.
+constant, capped by the user's limit); a test that used its limit of CPU time timed out, and
+one that waited past it counts only when it times out alone at the user's limit.
 
 ``stats`` again, with ``sum_loops`` (``i += 0``: ``sum`` never ends) and ``max_off_by_one``.
 ``test_slow`` sleeps 0.5 s on every program, and 2.5 s more when the test before it saw a

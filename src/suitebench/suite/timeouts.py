@@ -5,11 +5,12 @@ because the machine is loaded (a batch of programs, other jobs), and each such t
 count as a kill.  The plugin tells the two apart where it can (:mod:`.inside.budget`): a test
 whose thread used (nearly) its whole limit of CPU time computed all along, and a thread's CPU
 time never exceeds its wall time, so no machine would have finished it sooner -- that timeout
-stands as it is (``SuiteRun.on_cpu``).  Every other cell where a valid test timed out on a mutant is run again,
-that test alone on that mutant, in a fresh run at the user's per-test limit (not the lower
-limit a mutant's run derives from the reference's times, :func:`.runspec.derive_timeouts`): the
-timeout counts (as ``timeout``, not ``failed``) only if the test times out again; otherwise the
-cell takes the outcome of the run alone.  Each confirmation is a job in the store like any run.
+stands as it is (``SuiteRun.on_cpu``).  Every other cell where a valid test timed out on a
+mutant is run again, that test alone on that mutant, in a fresh run at the user's per-test
+limit (not the lower limit a mutant's run derives from the reference's times,
+:func:`.runspec.derive_timeouts`): the timeout counts (as ``timeout``, not ``failed``) only
+if the test times out again; otherwise the cell takes the outcome of the run alone.  Each
+confirmation is a job in the store like any run.
 """
 
 from __future__ import annotations

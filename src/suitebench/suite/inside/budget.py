@@ -18,7 +18,9 @@ A faulthandler watchdog, three budgets plus grace after a test starts (pushed on
 runs on), ends a process stuck where the alarm cannot reach: a crash the event log attributes
 to the running test.
 
-Importable with nothing but the standard library: it runs inside the sandbox.
+The clocks are bound at import: a test that replaces ``time.thread_time`` (to have its waits
+counted as loops, never run again alone) changes nothing here.  Importable with nothing but
+the standard library: it runs inside the sandbox.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ import faulthandler
 import json
 import signal
 import sys
-import time
+from time import monotonic as _monotonic
+from time import thread_time as _thread_time
 from typing import Any
 
 from suitebench.suite.inside import wire
@@ -91,8 +94,8 @@ def _on_alarm(signum: int, frame: Any) -> None:
     # A handler runs in the main thread, the test's: its CPU time since the phase began tells
     # a test that computed for its whole budget from one that waited.
     limit = state["timeout"]
-    cpu = time.thread_time() - state["phase_cpu"]
-    wall = time.monotonic() - state["phase_wall"]
+    cpu = _thread_time() - state["phase_cpu"]
+    wall = _monotonic() - state["phase_wall"]
     if cpu >= wire.ON_CPU_SHARE * limit:
         state["timed_out"] = state["on_cpu"] = True
         raise SuiteTestTimeout(f"test phase used the per-test limit of {limit:g} s of CPU time")
@@ -115,8 +118,8 @@ def arm() -> None:
         # would build an enum member for every answer (~5 us, three times a test).
         if _handler(signal.SIGALRM) is not _on_alarm:
             signal.signal(signal.SIGALRM, _on_alarm)
-        state["phase_cpu"] = time.thread_time()
-        state["phase_wall"] = time.monotonic()
+        state["phase_cpu"] = _thread_time()
+        state["phase_wall"] = _monotonic()
         signal.setitimer(signal.ITIMER_REAL, limit)
 
 
@@ -131,7 +134,7 @@ def _push_watchdog(seconds: float) -> None:
 
     Re-arming faulthandler wakes its watchdog thread (~35 us a time), so it is re-armed only
     when the current deadline would come too early, with a second of slack."""
-    now = time.monotonic()
+    now = _monotonic()
     if state["watchdog_deadline"] < now + seconds:
         fault_file = state["fault_file"] or sys.stderr
         faulthandler.dump_traceback_later(seconds + _REARM_SLACK, exit=True, file=fault_file)
