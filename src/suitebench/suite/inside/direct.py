@@ -42,7 +42,7 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite.inside import leftovers, plugin
+from suitebench.suite.inside import budget, leftovers, plugin
 
 try:  # pytest's internals this stands in for; another pytest has its tests run by pytest
     from _pytest import timing
@@ -258,7 +258,7 @@ class DirectProtocol:
         pytest's runner would have made of it."""
         if when == "call":
             leftovers.call_starts()
-        plugin.arm_phase()
+        budget.arm()
         instant = timing.Instant()
         excinfo = None
         try:

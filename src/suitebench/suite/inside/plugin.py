@@ -6,9 +6,9 @@ happens to be installed), so everything suitebench needs inside the pytest proce
 
 * **per-test timeouts** (``--suitebench-timeout``, and per test ``--suitebench-timeouts``):
   each phase of a test gets a budget (:mod:`.budget`); a hanging test fails alone with
-  :class:`.budget.SuiteTestTimeout` and the rest of its row (the other tests on the same program) is
-  kept.  A test that timed out leaving threads it started running ends the run (the rest goes
-  on in a fresh one).
+  :class:`.budget.SuiteTestTimeout` and the rest of its row (the other tests on the same
+  program) is kept.  A test that timed out leaving threads it started running ends the run
+  (the rest goes on in a fresh one).
 * **an event log** (``--suitebench-events``): one JSON line per test start and per phase report
   (a teardown's names the test's seconds from its start); a test's reports go to disk with the
   next test's start (one write a test), so a pytest process that dies mid-run still tells
@@ -228,12 +228,6 @@ def flush_events() -> None:
     stream: TextIO | None = _state.get("events")
     if stream is not None:
         stream.flush()
-
-
-def arm_phase() -> None:
-    """A phase the direct protocol runs is starting (:mod:`suitebench.suite.inside.direct`): its
-    budget, as this plugin's phase hooks arm it."""
-    budget.arm()
 
 
 def phase_passed(when: str, encoded_nodeid: str) -> None:
