@@ -85,7 +85,8 @@ def test_bad_suite_scores_only_its_valid_tests(bad_suite: Path, tmp_path: Path) 
 
     isolated = result.backend != "plain"  # the plain backend shares the host's network
     valid = {*GOOD, ALWAYS} | (set() if isolated else {NETWORK})
-    assert {t for t, info in tests.items() if info.valid} == valid
+    how = {t: ([str(s) for s in info.reference], info.message) for t, info in tests.items()}
+    assert {t for t, info in tests.items() if info.valid} == valid, how
     assert result.validity == pytest.approx(len(valid) / 7)
 
     # How each broken test showed up on the three reference runs.

@@ -49,7 +49,7 @@ from suitebench.suite.selection import (
     select_tests,
 )
 from suitebench.suite.tally import nan_to_none, refined_out, tally, test_infos, test_universe
-from suitebench.suite.timeouts import confirm_timeouts
+from suitebench.suite.timeouts import confirm_reference_timeouts, confirm_timeouts
 
 __all__ = [
     "DEFAULT_BATCH",
@@ -119,6 +119,7 @@ def score_suite(
     )
     clock.mark("build_reference")
     all_runs, built = _reference_runs(plan, report)
+    _confirm_reference(plan, all_runs, plan.ref_keys[: plan.early])
     clock.mark("reference_runs")
     runnable = [m for m in plan.mutants if built[m.id].ok]
     excluded = refined_out(instance, suite is None)
@@ -126,6 +127,7 @@ def score_suite(
     clock.mark("selection")
     built = _derive_timeouts(plan.runner, built, [all_runs[k] for k in plan.ref_keys[: plan.early]])
     selected_runs = _mutant_runs(plan, all_runs, built, runnable, selections, impacts, report)
+    _confirm_reference(plan, all_runs, plan.ref_keys[plan.early :])
     ref_runs = [all_runs[k] for k in plan.ref_keys]
     tests = test_infos(plan, ref_runs, excluded)
     mutant_runs = _rows(plan, all_runs, built, runnable, tests, selections, impacts, selected_runs)
@@ -217,6 +219,13 @@ def _reference_runs(
         if plan.beside:  # waited for even when the runs failed: no build left running
             built = plan.wait_builds()
     return all_runs, built
+
+
+def _confirm_reference(plan: ScorePlan, all_runs: dict[str, SuiteRun], keys: list[str]) -> None:
+    """The reference runs ``keys`` of ``all_runs`` with their timeouts confirmed alone
+    (:func:`~suitebench.suite.timeouts.confirm_reference_timeouts`), in place."""
+    runs = {k: all_runs[k] for k in keys if k in all_runs}
+    all_runs.update(confirm_reference_timeouts(plan.runner, plan.reference, runs))
 
 
 def _select(

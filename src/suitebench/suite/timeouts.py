@@ -11,6 +11,12 @@ limit (not the lower limit a mutant's run derives from the reference's times,
 :func:`.runspec.derive_timeouts`): the timeout counts (as ``timeout``, not ``failed``) only
 if the test times out again; otherwise the cell takes the outcome of the run alone.  Each
 confirmation is a job in the store like any run.
+
+The reference runs get the same (:func:`confirm_reference_timeouts`): a test that timed out
+there, not on the CPU, would be dropped as not valid because the machine was busy, and V would
+move with the load.  It runs alone on the reference at the user's limit, once however many
+reference runs it timed out in; when it does not time out alone, those runs take the outcome of
+the run alone.  A test that hangs, or computes past its limit, stays a timeout.
 """
 
 from __future__ import annotations
@@ -32,30 +38,71 @@ def confirm_timeouts(
 ) -> dict[str, SuiteRun | None]:
     """``runs`` (a mutant's row each) with every valid test's timeout confirmed alone."""
     valid = [t.id for t in tests if t.valid]
-    asked: dict[tuple[str, str], str] = {}
-    requests = []
-    for mid, run in runs.items():
-        if run is None:
-            continue
-        for test in valid:
-            if run.status_of(test) is TestStatus.TIMEOUT and test not in run.on_cpu:
-                key = runner.key(built[mid].program_id, "confirm-timeout", (test,))
-                asked[(mid, test)] = key
-                at_cap = replace(built[mid].target(), select=(test,), timeouts=())
-                requests.append((key, at_cap))
+    asked = {
+        (mid, test): built[mid]
+        for mid, run in runs.items()
+        if run is not None
+        for test in valid
+        if _waited_out(run, test)
+    }
+    alone = _alone(runner, asked)
     out = dict(runs)
-    if not requests:
-        return out
-    alone = runner.run(requests)
-    for (mid, test), key in asked.items():
-        again = alone[key].status_of(test)
-        if again is TestStatus.TIMEOUT or again is TestStatus.NOT_RUN:
-            continue  # confirmed (or the run alone could not tell): the timeout stands
+    for (mid, test), again in alone.items():
         row = out[mid]
         assert row is not None
-        messages = dict(row.messages)
-        messages[test] = alone[key].message_of(test) or ""
-        note = f"timed out in the full run, {again} when run alone"
-        messages[test] = f"{note}: {messages[test]}" if messages[test] else note
-        out[mid] = replace(row, tests={**row.tests, test: again}, messages=messages)
+        out[mid] = _take(row, test, again)
     return out
+
+
+def confirm_reference_timeouts(
+    runner: SuiteRuns, reference: BuiltProgram, runs: Mapping[str, SuiteRun]
+) -> dict[str, SuiteRun]:
+    """``runs`` (reference runs by key) with every timeout not spent on the CPU confirmed by
+    the test alone on the reference (one run per test)."""
+    waited = {test for run in runs.values() for test in run.tests if _waited_out(run, test)}
+    alone = _alone(runner, {("reference", test): reference for test in sorted(waited)}, apart=True)
+    out = dict(runs)
+    for (_, test), again in alone.items():
+        for key, run in out.items():
+            if _waited_out(run, test):
+                out[key] = _take(run, test, again)
+    return out
+
+
+def _waited_out(run: SuiteRun, test: str) -> bool:
+    """``test`` timed out in ``run`` without using its limit as CPU time."""
+    return run.status_of(test) is TestStatus.TIMEOUT and test not in run.on_cpu
+
+
+def _alone(
+    runner: SuiteRuns, asked: Mapping[tuple[str, str], BuiltProgram], *, apart: bool = False
+) -> dict[tuple[str, str], SuiteRun]:
+    """Each (row, test) of ``asked`` run alone on its program at the user's per-test limit
+    (``apart``: the reference's, batched only among themselves); only those that did not time
+    out again (nor fail to tell) are returned."""
+    keys = {
+        cell: runner.key(program.program_id, "confirm-timeout", (cell[1],))
+        for cell, program in asked.items()
+    }
+    if not keys:
+        return {}
+    requests = [
+        (keys[cell], replace(program.target(), select=(cell[1],), timeouts=()))
+        for cell, program in asked.items()
+    ]
+    done = runner.run(requests, apart=set(keys.values()) if apart else None)
+    out = {}
+    for cell, key in keys.items():
+        again = done[key].status_of(cell[1])
+        if again is not TestStatus.TIMEOUT and again is not TestStatus.NOT_RUN:
+            out[cell] = done[key]
+    return out
+
+
+def _take(row: SuiteRun, test: str, alone: SuiteRun) -> SuiteRun:
+    """``row`` with ``test``'s outcome and message from the run ``alone``, noted as such."""
+    again = alone.status_of(test)
+    message = alone.message_of(test)
+    note = f"timed out in the full run, {again} when run alone"
+    messages = {**row.messages, test: f"{note}: {message}" if message else note}
+    return replace(row, tests={**row.tests, test: again}, messages=messages)
