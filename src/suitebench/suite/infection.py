@@ -2,13 +2,15 @@
 
 A mutant is probed when its patch changes one Python file of the package, and the two syntax
 trees -- the reference's and the mutant's, positions aside -- are the same but for one binary
-operator (``BinOp``) or the operator of a one-operator comparison (``Compare``): what the
-``arithmetic`` and ``comparison`` operators of ``build mutants`` write, and any hand-written
-patch of that shape.  Then the mutant's program is the reference with that node's operator
-replaced, and :mod:`suitebench.suite.inside.infection` can tell, in the coverage run, which
-tests ever evaluate the node with a result the mutant's operator would change.  Selection
-(:func:`suitebench.suite.selection.select_tests`) runs only those among the tests that reach
-the node; the others keep their reference outcome.
+operator (``BinOp``) or the operator of a one-operator comparison (``Compare``), or but for
+the value of one constant (a number, string, bool or None) that is an operand of either: what
+the ``arithmetic``, ``comparison``, ``constant`` and ``string`` operators of ``build mutants``
+write there, and any hand-written patch of that shape (an identity comparison's constant
+aside: ``is`` depends on the object).  Then the mutant's program is the reference with that
+node's operator or operand replaced, and :mod:`suitebench.suite.inside.infection` can tell,
+in the coverage run, which tests ever evaluate the node with a result the mutant would
+change.  Selection (:func:`suitebench.suite.selection.select_tests`) runs only those among the
+tests that reach the node; the others keep their reference outcome.
 
 Probes are worked out for every mutant of the instance (not only those a score asks for), so
 that the coverage run, keyed by them, serves every score of the instance.
@@ -19,6 +21,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import math
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -35,13 +38,17 @@ __all__ = ["Probes", "probes_for"]
 # or Compare change: their mutants are not tried.
 _OTHER_OPERATORS = frozenset(
     {
-        "assignment", "boolean", "unary", "constant", "string", "return_value",
+        "assignment", "boolean", "unary", "return_value",
         "delete_statement", "remove_call", "slice_bound", "range_bound", "swap_arguments",
         "break_continue",
     }
 )  # fmt: skip
-# (site, file, line, col, end line, end col, node type, reference operator, mutant operator)
-Probe = tuple[int, str, int, int, int, int, str, str, str]
+# (site, file, line, col, end line, end col, kind, reference operator, mutant): kind the node
+# type, the mutant its operator; or "BinOp.left" (.right, "Compare.left", ...), the mutant the
+# constant in place of that operand (:func:`suitebench.suite.inside.infection.install`)
+Probe = tuple[int, str, int, int, int, int, str, str, Any]
+# The constants a probe carries (in JSON, into the sandbox): what the mutant's operand may be.
+_CARRIED = (str, int, float, bool, type(None))
 
 
 @dataclass(frozen=True)
@@ -69,32 +76,43 @@ def _parse(text: bytes) -> ast.Module | None:
         return None
 
 
-def _operator_change(before: ast.AST, after: ast.AST) -> tuple[ast.expr, ast.AST, ast.AST]:
-    """The one node whose operator differs between the trees: (node, its operator in
-    ``before``, in ``after``); raises :class:`_NotOne` otherwise."""
-    found: list[tuple[ast.expr, ast.AST, ast.AST]] = []
+def _one_change(before: ast.AST, after: ast.AST) -> tuple[ast.AST, str, ast.AST, ast.AST]:
+    """The one place the trees differ: (the parent node, the field, the node in ``before``, in
+    ``after``) -- an operator, or a constant's value; raises :class:`_NotOne` otherwise."""
+    found: list[tuple[ast.AST, str, ast.AST, ast.AST]] = []
 
-    def walk(a: Any, b: Any, parent: ast.AST | None) -> None:
+    def walk(a: Any, b: Any, parent: ast.AST | None, name: str) -> None:
         if isinstance(a, ast.AST) and isinstance(b, ast.AST):
             if type(a) is not type(b):
                 if _is_operator(a) and _is_operator(b) and isinstance(parent, ast.expr):
-                    found.append((parent, a, b))
+                    found.append((parent, name, a, b))
                     return
                 raise _NotOne
-            for name in a._fields:
-                walk(getattr(a, name, None), getattr(b, name, None), a)
+            if isinstance(a, ast.Constant) and isinstance(b, ast.Constant) and parent is not None:
+                if _same_constant(a, b):
+                    return
+                if a.kind != b.kind:
+                    raise _NotOne
+                found.append((parent, name, a, b))
+                return
+            for field in a._fields:
+                walk(getattr(a, field, None), getattr(b, field, None), a, field)
         elif isinstance(a, list) and isinstance(b, list):
             if len(a) != len(b):
                 raise _NotOne
             for x, y in zip(a, b, strict=True):
-                walk(x, y, parent)
+                walk(x, y, parent, name)
         elif type(a) is not type(b) or a != b:
             raise _NotOne
 
-    walk(before, after, None)
+    walk(before, after, None, "")
     if len(found) != 1:
         raise _NotOne
     return found[0]
+
+
+def _same_constant(a: ast.Constant, b: ast.Constant) -> bool:
+    return type(a.value) is type(b.value) and repr(a.value) == repr(b.value) and a.kind == b.kind
 
 
 def _is_operator(node: ast.AST) -> bool:
@@ -103,9 +121,11 @@ def _is_operator(node: ast.AST) -> bool:
 
 def _probe_of(site: int, rel: str, before: ast.Module, after: ast.Module) -> Probe | None:
     try:
-        node, old, new = _operator_change(before, after)
+        node, field, old, new = _one_change(before, after)
     except _NotOne:
         return None
+    if isinstance(old, ast.Constant) and isinstance(new, ast.Constant):
+        return _constant_probe(site, rel, node, field, new.value)
     if isinstance(node, ast.BinOp):
         if node.op is not old:
             return None  # an augmented assignment's or another node's operator
@@ -114,11 +134,33 @@ def _probe_of(site: int, rel: str, before: ast.Module, after: ast.Module) -> Pro
     old_name, new_name = type(old).__name__, type(new).__name__
     if old_name not in OPERATORS or new_name not in OPERATORS:
         return None
-    end_line, end_col = node.end_lineno, node.end_col_offset
-    if end_line is None or end_col is None:
+    return _located(site, rel, node, type(node).__name__, old_name, new_name)
+
+
+def _constant_probe(site: int, rel: str, node: ast.AST, field: str, value: Any) -> Probe | None:
+    """The probe of a constant operand of a BinOp or a one-operator Compare, replaced by
+    ``value``."""
+    if type(value) not in _CARRIED or (type(value) is float and not math.isfinite(value)):
         return None
-    kind = type(node).__name__
-    return (site, rel, node.lineno, node.col_offset, end_line, end_col, kind, old_name, new_name)
+    if isinstance(node, ast.BinOp) and field in ("left", "right"):
+        op: ast.AST = node.op
+        operand = field
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and field in ("left", "comparators"):
+        op, operand = node.ops[0], "left" if field == "left" else "right"
+    else:
+        return None
+    name = type(op).__name__
+    if name not in OPERATORS or name in ("Is", "IsNot"):
+        return None
+    return _located(site, rel, node, f"{type(node).__name__}.{operand}", name, value)
+
+
+def _located(site: int, rel: str, node: ast.AST, kind: str, old: str, new: Any) -> Probe | None:
+    line, col = getattr(node, "lineno", None), getattr(node, "col_offset", None)
+    end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+    if line is None or col is None or end_line is None or end_col is None:
+        return None
+    return (site, rel, line, col, end_line, end_col, kind, old, new)
 
 
 def probes_for(root: Path, mutants: Iterable[MutantSpec]) -> Probes:

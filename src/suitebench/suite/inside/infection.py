@@ -4,14 +4,16 @@ A test can kill a mutant only if it reaches the changed code, the change infects
 there (the mutated expression's value differs from the reference's), and the difference
 propagates to what the test checks.  Coverage-guided selection uses the first; this module
 adds the second for the commonest operator mutants: one binary operator (``a + b`` ->
-``a - b``) or the one operator of a comparison (``a < b`` -> ``a <= b``) replaced, nothing
-else of the module changed (the host checks that on the two syntax trees,
+``a - b``) or the one operator of a comparison (``a < b`` -> ``a <= b``) replaced, or one
+constant operand of either (``kind == 'auto'`` -> ``kind == 'XXautoXX'``, ``n > 0`` ->
+``n > 1``), nothing else of the module changed (the host checks that on the two syntax trees,
 :mod:`suitebench.suite.infection`).
 
 While the reference's coverage run imports the program, each such node is compiled as a call
 of a *probe* that evaluates the operands once, in the same order, computes the reference's
 result exactly as the operator does (``operator.add`` is ``+``, ``__radd__`` and all) and
-returns it; beside it, the probe computes each probed mutant's result and notes the mutant's
+returns it; beside it, the probe computes each probed mutant's result (its operator, or its
+constant in place of the reference's operand) and notes the mutant's
 site as infected, in the context running now (the test, a shared fixture, outside any test,
 or the test that started this process), unless the two results are provably the same:
 both operands are plain numbers, strings or bytes (exact types: no user code can run), the
@@ -91,7 +93,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _unchanged(after: str, left: Any, right: Any, result: Any) -> bool:
-    """Whether the mutant's operator provably gives the reference's ``result``."""
+    """Whether the mutant's operator on its operands provably gives the reference's ``result``."""
     if type(left) not in _PLAIN or type(right) not in _PLAIN or _costly(after, left, right):
         return False
     try:
@@ -101,18 +103,25 @@ def _unchanged(after: str, left: Any, right: Any, result: Any) -> bool:
     return _same(result, other)
 
 
+# A mutant's alternative: (site, its operator, the operand its constant replaces or "", the
+# constant).  An operator mutant replaces no operand.
+Alternative = tuple[int, str, str, Any]
+
+
 def make_probe(note: Callable[[str, int], None]) -> Callable[..., Any]:
     """The probe the instrumented code calls; ``note(INFECTED, site)`` records an infection."""
 
-    def probe(alternatives: tuple[tuple[int, str], ...], before: str, left: Any, right: Any) -> Any:
+    def probe(alternatives: tuple[Alternative, ...], before: str, left: Any, right: Any) -> Any:
         try:
             result = OPERATORS[before](left, right)
         except BaseException:
-            for site, _ in alternatives:
+            for site, *_ in alternatives:
                 note(INFECTED, site)
             raise
-        for site, after in alternatives:
-            if not _unchanged(after, left, right, result):
+        for site, after, operand, constant in alternatives:
+            mutant_left = constant if operand == "left" else left
+            mutant_right = constant if operand == "right" else right
+            if not _unchanged(after, mutant_left, mutant_right, result):
                 note(INFECTED, site)
         return result
 
@@ -131,7 +140,7 @@ def _key(node: ast.AST, op: ast.AST) -> tuple[Any, ...]:
 
 
 class _Install(ast.NodeTransformer):
-    def __init__(self, wanted: dict[tuple[Any, ...], list[tuple[int, str]]]) -> None:
+    def __init__(self, wanted: dict[tuple[Any, ...], list[Alternative]]) -> None:
         self.wanted = wanted
         self.installed: set[int] = set()
 
@@ -139,14 +148,14 @@ class _Install(ast.NodeTransformer):
         alternatives = self.wanted.get(_key(node, op))
         if not alternatives:
             return node
-        self.installed.update(site for site, _ in alternatives)
+        self.installed.update(site for site, *_ in alternatives)
         call = ast.Call(
             ast.Name(PROBE, ast.Load()),
             [
                 ast.Tuple(  # folded into one constant by the compiler
                     [
-                        ast.Tuple([ast.Constant(site), ast.Constant(after)], ast.Load())
-                        for site, after in alternatives
+                        ast.Tuple([ast.Constant(part) for part in alternative], ast.Load())
+                        for alternative in alternatives
                     ],
                     ast.Load(),
                 ),
@@ -171,14 +180,28 @@ class _Install(ast.NodeTransformer):
 
 def install(tree: ast.Module, probes: Iterable[list[Any]]) -> set[int]:
     """Compile each probed node of ``tree`` (one module's) as a call of the probe, in place;
-    the sites installed.  A probe is ``[site, file, line, col, end_line, end_col, node type,
-    reference operator, mutant operator]`` (the file already matched by the caller); one whose
-    node is not found, or whose operators are unknown, is left out."""
-    wanted: dict[tuple[Any, ...], list[tuple[int, str]]] = {}
+    the sites installed.  A probe is ``[site, file, line, col, end_line, end_col, kind,
+    reference operator, mutant]`` (the file already matched by the caller): ``kind`` ``BinOp``
+    or ``Compare`` with the mutant's operator, or ``BinOp.left``, ``BinOp.right``,
+    ``Compare.left``, ``Compare.right`` with the mutant's constant in place of that operand (a
+    number, string, bool or None).  One whose node is not found, or whose operators are
+    unknown, is left out."""
+    wanted: dict[tuple[Any, ...], list[Alternative]] = {}
     for site, _, line, col, end_line, end_col, kind, before, after in probes:
-        if before in OPERATORS and after in OPERATORS and kind in ("BinOp", "Compare"):
-            key = (line, col, end_line, end_col, kind, before)
-            wanted.setdefault(key, []).append((int(site), str(after)))
+        node_type, _, operand = str(kind).partition(".")
+        if before not in OPERATORS or node_type not in ("BinOp", "Compare"):
+            continue
+        if operand:  # a constant operand replaced: the operator stays
+            if operand not in ("left", "right") or type(after) not in _PLAIN:
+                continue
+            if before in ("Is", "IsNot"):  # identity: the mutant's own constant object decides
+                continue
+            alternative: Alternative = (int(site), str(before), operand, after)
+        elif after in OPERATORS:
+            alternative = (int(site), str(after), "", None)
+        else:
+            continue
+        wanted.setdefault((line, col, end_line, end_col, node_type, before), []).append(alternative)
     if not wanted:
         return set()
     installer = _Install(wanted)
