@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from suitebench.model.instance import MutantSpec
+from suitebench.suite.inside.defaults import DEFAULT_KIND, defaulted
 from suitebench.suite.inside.infection import OPERATORS
 from suitebench.suite.patching import patched_sources
 
@@ -45,7 +46,9 @@ _OTHER_OPERATORS = frozenset(
 )  # fmt: skip
 # (site, file, line, col, end line, end col, kind, reference operator, mutant): kind the node
 # type, the mutant its operator; or "BinOp.left" (.right, "Compare.left", ...), the mutant the
-# constant in place of that operand (:func:`suitebench.suite.inside.infection.install`)
+# constant in place of that operand (:func:`suitebench.suite.inside.infection.install`); or
+# "Default" at the function's ``def``, with the parameter's name and None
+# (:func:`suitebench.suite.inside.defaults.install_defaults`)
 Probe = tuple[int, str, int, int, int, int, str, str, Any]
 # The constants a probe carries (in JSON, into the sandbox): what the mutant's operand may be.
 _CARRIED = (str, int, float, bool, type(None))
@@ -57,6 +60,14 @@ class Probes:
 
     probes: tuple[Probe, ...] = ()
     sites: dict[str, int] = field(default_factory=dict)
+
+    def is_default(self, site: int | None) -> bool:
+        """``site`` probes a default argument (not an operator or operand)."""
+        return (
+            site is not None
+            and 0 <= site < len(self.probes)
+            and (self.probes[site][6] == DEFAULT_KIND)
+        )
 
     def digest(self) -> str:
         text = json.dumps([list(p) for p in self.probes], separators=(",", ":"))
@@ -119,11 +130,15 @@ def _is_operator(node: ast.AST) -> bool:
     return isinstance(node, ast.operator | ast.cmpop)
 
 
-def _probe_of(site: int, rel: str, before: ast.Module, after: ast.Module) -> Probe | None:
+def _probe_of(
+    site: int, rel: str, before: ast.Module, after: ast.Module, defaults: bool = True
+) -> Probe | None:
     try:
         node, field, old, new = _one_change(before, after)
     except _NotOne:
         return None
+    if isinstance(node, ast.arguments) and isinstance(old, ast.Constant):
+        return _default_probe(site, rel, before, node, old) if defaults else None
     if isinstance(old, ast.Constant) and isinstance(new, ast.Constant):
         return _constant_probe(site, rel, node, field, new.value)
     if isinstance(node, ast.BinOp):
@@ -155,6 +170,38 @@ def _constant_probe(site: int, rel: str, node: ast.AST, field: str, value: Any) 
     return _located(site, rel, node, f"{type(node).__name__}.{operand}", name, value)
 
 
+def _default_probe(
+    site: int, rel: str, tree: ast.Module, args: ast.arguments, default: ast.Constant
+) -> Probe | None:
+    """The probe of a constant default of a function defined on import (at module level or
+    in a module-level class: :mod:`suitebench.suite.inside.defaults`)."""
+    functions = ast.FunctionDef | ast.AsyncFunctionDef
+    owners = [s for s in tree.body if isinstance(s, functions)]
+    for cls in (s for s in tree.body if isinstance(s, ast.ClassDef)):
+        owners += [s for s in cls.body if isinstance(s, functions)]
+    owner = next((f for f in owners if f.args is args), None)
+    if owner is None:
+        return None
+    parameter = next((a.arg for a, d in defaulted(args) if d is default), None)
+    if parameter is None:
+        return None
+    return _located(site, rel, owner, DEFAULT_KIND, parameter, None)
+
+
+def _reads_defaults(roots: Iterable[Path]) -> bool:
+    """Whether a Python file under ``roots`` names a function's defaults (reads or writes them
+    past ``inspect``, which the default probes watch)."""
+    for root in roots:
+        for path in root.rglob("*.py"):
+            try:
+                text = path.read_bytes()
+            except OSError:
+                return True
+            if b"__defaults__" in text or b"__kwdefaults__" in text:
+                return True
+    return False
+
+
 def _located(site: int, rel: str, node: ast.AST, kind: str, old: str, new: Any) -> Probe | None:
     line, col = getattr(node, "lineno", None), getattr(node, "col_offset", None)
     end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
@@ -163,9 +210,11 @@ def _located(site: int, rel: str, node: ast.AST, kind: str, old: str, new: Any) 
     return (site, rel, line, col, end_line, end_col, kind, old, new)
 
 
-def probes_for(root: Path, mutants: Iterable[MutantSpec]) -> Probes:
+def probes_for(root: Path, mutants: Iterable[MutantSpec], suite: Path | None = None) -> Probes:
     """The probes for ``mutants`` against the reference tree at ``root`` (the coverage run's
-    root: patch paths are relative to it)."""
+    root: patch paths are relative to it); no default probes where the tree or the ``suite``
+    names ``__defaults__``."""
+    defaults = not _reads_defaults([root] if suite is None else [root, suite])
     parsed: dict[str, ast.Module | None] = {}
     probes: list[Probe] = []
     sites: dict[str, int] = {}
@@ -187,7 +236,7 @@ def probes_for(root: Path, mutants: Iterable[MutantSpec]) -> Probes:
         before, after = parsed[rel], _parse(patched)
         if before is None or after is None:
             continue
-        probe = _probe_of(len(probes), rel, before, after)
+        probe = _probe_of(len(probes), rel, before, after, defaults)
         if probe is not None:
             sites[mutant.id] = probe[0]
             probes.append(probe)

@@ -265,7 +265,9 @@ def _select(
             selections[m.id] = Selection(None, note.reason)
             continue
         patch = m.patch.read_text(encoding="utf-8", errors="replace")
-        selections[m.id] = select_tests(coverage, patch, known, plan.probes.sites.get(m.id))
+        site = plan.probes.sites.get(m.id)
+        default = plan.probes.is_default(site)
+        selections[m.id] = select_tests(coverage, patch, known, site, default=default)
         if warns_on_compile(plan.carried, built[m.id].pythonpath, patch):
             selections[m.id] = Selection(None, WARNS_REASON)
         spec = impact_spec(shared, selections[m.id])

@@ -139,7 +139,7 @@ def plan_score(
     runnable = list(mutants) if beside else [m for m in mutants if built[m.id].ok]
     probes = Probes()
     if reference.pythonpath is not None and not all_tests and runnable:
-        probes = probes_for(Path(reference.pythonpath), instance.mutants)
+        probes = probes_for(Path(reference.pythonpath), instance.mutants, suite_dir)
     coverage_request = (
         None
         if all_tests or not runnable

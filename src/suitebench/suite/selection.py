@@ -473,13 +473,23 @@ def _spawned_imports(
 
 
 def select_tests(
-    coverage: Coverage, patch: str, tests: list[str], site: int | None = None
+    coverage: Coverage,
+    patch: str,
+    tests: list[str],
+    site: int | None = None,
+    *,
+    default: bool = False,
 ) -> Selection:
     """The tests of ``tests`` that can see the change ``patch`` makes (see the module doc);
-    ``site``: the mutant's weak-mutation probe (:mod:`.infection`), if it has one."""
+    ``site``: the mutant's weak-mutation probe (:mod:`.infection`), if it has one, ``default``
+    when it probes a default argument."""
     changes = changed_lines(patch)
     if not changes:
         return Selection(None, "the patch changes no file coverage could track")
+    if default and site is not None and site in coverage.probed:
+        infected = coverage.hitting(INFECTED, site)
+        if OUTSIDE not in infected:  # else its import uses the default: decided as import-time
+            return _by_default(coverage, changes, tests, infected)
     relevant: dict[str, set[int]] = {}
     statement_level = _statement_level(coverage, patch, changes)
     relevant_lines: dict[str, set[int]] = {}
@@ -553,3 +563,26 @@ def select_tests(
         carried = tuple(sorted(changes)) if coverage.suite_calls == frozenset() else ()
         return Selection(None, import_time, import_time=chosen, files=carried)
     return Selection(chosen, "coverage", files=tuple(sorted(changes)))
+
+
+def _by_default(
+    coverage: Coverage, changes: dict[str, FileChange], tests: list[str], infected: set[str]
+) -> Selection:
+    """A changed default argument (:mod:`.inside.defaults`): the tests that left the parameter
+    to its default (or read the function's signature), the tests using a fixture whose set-up
+    did, any whose coverage is unknown, and those tied to them by state."""
+    fixtures = {c[len(FIXTURE_PREFIX) :] for c in infected if c.startswith(FIXTURE_PREFIX)}
+
+    def runs(test: str) -> bool:
+        if test in coverage.unknown or ("::" in test and test not in coverage.fixtures):
+            return True
+        return test in infected or bool(fixtures & set(coverage.fixtures.get(test, ())))
+
+    chosen = tuple(t for t in tests if runs(t))
+    links = coverage.state_links(tests)
+    if links[0]:
+        tied = carried_by_state({i for i, t in enumerate(tests) if runs(t)}, *links)
+        chosen = tuple(t for i, t in enumerate(tests) if i in tied)
+    return Selection(
+        chosen, "a default argument: the tests that use it", files=tuple(sorted(changes))
+    )

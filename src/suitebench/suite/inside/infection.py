@@ -84,7 +84,8 @@ def _costly(after: str, left: Any, right: Any) -> bool:
     return False
 
 
-def _same(a: Any, b: Any) -> bool:
+def same(a: Any, b: Any) -> bool:
+    """The same plain value: of one type and equal (floats by ``repr``)."""
     if type(a) is not type(b):
         return False
     if type(a) in (float, complex):
@@ -100,7 +101,7 @@ def _unchanged(after: str, left: Any, right: Any, result: Any) -> bool:
         other = OPERATORS[after](left, right)
     except Exception:
         return False
-    return _same(result, other)
+    return same(result, other)
 
 
 # A mutant's alternative: (site, its operator, the operand its constant replaces or "", the

@@ -44,6 +44,12 @@ from collections.abc import Sequence
 from types import CodeType, ModuleType
 from typing import Any
 
+from suitebench.suite.inside.defaults import (
+    DEFAULT_PROBE,
+    install_defaults,
+    make_default_probe,
+    watch_signatures,
+)
 from suitebench.suite.inside.fingerprint import program_modules, state_of
 from suitebench.suite.inside.impact import code_names
 from suitebench.suite.inside.infection import PROBE, install, make_probe
@@ -147,7 +153,7 @@ def instrumented(
     in (:mod:`suitebench.suite.inside.infection`), their sites added to ``installed``."""
     tree = ast.parse(source, path)
     if probes:
-        done = install(tree, probes)
+        done = install(tree, probes) | install_defaults(tree, rel, probes)
         if installed is not None:
             installed |= done
     tree = _Instrument(rel).visit(tree)
@@ -168,6 +174,7 @@ def function_names(code: CodeType) -> dict[int, set[str]]:
         names = code_names(current)
         names.discard(HIT)
         names.discard(PROBE)
+        names.discard(DEFAULT_PROBE)
         found.setdefault(current.co_firstlineno, set()).update(names)
         stack.extend(c for c in current.co_consts if isinstance(c, CodeType))
     return found
@@ -299,6 +306,8 @@ class LineTracer:
         setattr(builtins, HIT, self.hit)
         setattr(builtins, HIT_LINE, self.line)
         setattr(builtins, PROBE, make_probe(self.line))
+        setattr(builtins, DEFAULT_PROBE, make_default_probe(self.line))
+        watch_signatures(self.line)
         sys.addaudithook(self._audit)
         sys.meta_path.insert(0, self._finder)
 
