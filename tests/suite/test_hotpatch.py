@@ -325,9 +325,16 @@ def test_mutants_patched_into_one_collection_give_the_full_matrix(tmp_path: Path
     assert killed == {"boundary", "wrapper", "size", "default", "tax", "doc"}
     assert {by_id[m].status for m in ("shift", "closure")} == {"survived"}
     assert {m for m in by_id if by_id[m].selection_reason == "coverage"} == set(BODY_ONLY)
-    # a docstring and a def line are seen without entering the function: import-time
-    for mid in ("doc", "default", "tax"):
+    # a docstring and a constant are seen without entering the function: import-time
+    for mid in ("doc", "tax"):
         assert by_id[mid].selection_reason.startswith("import-time change"), mid
+    # a default argument: by the tests that leave it to the default (test_default_arguments)
+    assert by_id["default"].selection_reason == "a default argument: the tests that use it"
+    # (both tests add a "pad" at the default quantity: 4.2 and 4 items on the reference)
+    assert set(by_id["default"].killed_by) == {
+        "tests/test_pricing.py::test_cart_default_quantity_is_one",
+        "tests/test_pricing.py::test_cart_size_counts_items",
+    }
     assert by_id["doc"].killed_by == ["tests/test_docs.py::test_unit_price_is_documented"]
 
 

@@ -146,7 +146,10 @@ def test_import_time_mutants_carried_into_one_collection_give_the_full_matrix(
     assert by_id["zone_us"].killed_by == ["tests/test_rates.py::test_us_rate"]
     assert by_id["postcode"].killed_by == ["tests/test_limits.py::test_postcodes"]
     for m in by_id.values():
-        if m.id != "accepts":
+        if m.id == "rounding":  # a default argument: by the tests that use it
+            assert m.selection_reason == "a default argument: the tests that use it"
+            assert m.killed_by == ["tests/test_rates.py::test_rounding_to_cents"]
+        elif m.id != "accepts":
             assert m.selection_reason.startswith("import-time change"), (m.id, m.selection_reason)
 
     # which program of which batch each note is about: the batch's spec lists the mutants'

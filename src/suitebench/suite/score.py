@@ -273,6 +273,9 @@ def _select(
         spec = impact_spec(shared, selections[m.id])
         if spec is not None:
             impacts[m.id] = spec
+        elif selections[m.id].final:  # no import-time impact to ride on: its tests, as chosen
+            sel = selections[m.id]
+            selections[m.id] = Selection(sel.import_time, sel.reason, files=sel.files)
     _leave_out_failed(selections, impacts, known, ref0)
     return selections, impacts, note
 

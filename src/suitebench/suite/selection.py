@@ -384,6 +384,10 @@ class Selection:
     # (:mod:`.hotpatch`); an import-time change's, when the suite ran no program code while
     # collected (:mod:`.reimport`).
     files: tuple[str, ...] = ()
+    # An import-time change whose tests are known already (``import_time``: a changed default
+    # argument's, :func:`_by_default`): its run imports it as any import-time mutant's does, and
+    # runs those tests, not the readers of what its import changed.
+    final: bool = False
 
 
 def impact_readers(
@@ -420,8 +424,10 @@ def impact_spec(shared: dict[str, Any] | None, selection: Selection) -> dict[str
     if shared is None or selection.import_time is None:
         return None
     index = {t: i for i, t in enumerate(shared["tests"])}
-    base = {index[t] for t in selection.import_time if t in index} | set(shared["always"])
-    return {**shared, "base": sorted(base)}
+    base = {index[t] for t in selection.import_time if t in index}
+    if selection.final:
+        return {**shared, "base": sorted(base), "final": selection.reason}
+    return {**shared, "base": sorted(base | set(shared["always"]))}
 
 
 def _statement_level(
@@ -583,6 +589,8 @@ def _by_default(
     if links[0]:
         tied = carried_by_state({i for i, t in enumerate(tests) if runs(t)}, *links)
         chosen = tuple(t for i, t in enumerate(tests) if i in tied)
-    return Selection(
-        chosen, "a default argument: the tests that use it", files=tuple(sorted(changes))
-    )
+    # The function is made on import: its module runs anew (as an import-time change's does)
+    # where the suite's collection ran no program code.
+    carried = tuple(sorted(changes)) if coverage.suite_calls == frozenset() else ()
+    reason = "a default argument: the tests that use it"
+    return Selection(None, reason, import_time=chosen, files=carried, final=True)

@@ -349,7 +349,8 @@ def choose(
     ``spec``: ``reference`` (the reference's fingerprint), ``collected`` (its collected test
     ids), ``tests`` (the test ids indices refer to), ``base`` (indices of the tests that run
     anyway: those reaching a changed function, of unknown coverage, reading by computed names)
-    and ``readers`` (a global's name -> indices of the tests whose code names it)."""
+    and ``readers`` (a global's name -> indices of the tests whose code names it); with
+    ``final`` (the reason), ``base`` is the choice, once the suite collects as the reference's."""
     if found is None:
         return None, why
     reference = spec.get("reference")
@@ -357,6 +358,8 @@ def choose(
         return None, "no fingerprint of the reference"
     if sorted(collected) != sorted(spec.get("collected", ())):
         return None, "the mutant's suite collects other tests than the reference's"
+    if spec.get("final"):  # its tests are known already (a changed default argument's)
+        return [spec["tests"][i] for i in sorted(spec.get("base", ()))], str(spec["final"])
     changed = changed_globals(reference, found)
     names = sorted({key.split(":", 1)[1] for key in changed})
     readers: dict[str, list[int]] = spec.get("readers", {})
