@@ -23,18 +23,11 @@ from suitebench.suite.runspec import Engine, SuiteLimits, derive_timeouts
 from suitebench.suite.score import score_suite
 
 from .conftest import INTERVALS_INIT, INTERVALS_TESTS, write_python_instance
-from .test_timeouts import stats_instance
+from .test_timeouts import ORDER_PREAMBLE, stats_instance
 
 SUITE = {
     "test_order.py": (
-        "import subprocess, time\n\n"
-        "SEEN = {}\n\n"
-        "def run(*args):\n"
-        "    return subprocess.run(['./executable', *args], capture_output=True, text=True)\n\n"
-        "def test_max():\n"
-        "    SEEN['max'] = run('max', '1', '5').stdout\n"
-        "    assert SEEN['max'] == '5\\n'\n\n"
-        "def test_slow():\n"
+        ORDER_PREAMBLE + "def test_slow():\n"
         "    time.sleep(0.5 if SEEN.get('max', '5\\n') == '5\\n' else 3.0)\n"
         "    assert run('max', '7').stdout == '7\\n'\n\n"
         "def test_busy():\n"

@@ -21,18 +21,11 @@ from suitebench.suite.records import TestStatus
 from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
-from .test_timeouts import stats_instance
+from .test_timeouts import ORDER_PREAMBLE, stats_instance
 
 SUITE = {
     "test_order.py": (
-        "import subprocess, time\n\n"
-        "SEEN = {}\n\n"
-        "def run(*args):\n"
-        "    return subprocess.run(['./executable', *args], capture_output=True, text=True)\n\n"
-        "def test_max():\n"
-        "    SEEN['max'] = run('max', '1', '5').stdout\n"
-        "    assert SEEN['max'] == '5\\n'\n\n"
-        "def test_waits():\n"
+        ORDER_PREAMBLE + "def test_waits():\n"
         "    time.sleep(3.0 if 'max' in SEEN else 0.1)\n"
         "    assert run('max', '7').stdout == '7\\n'\n\n"
         "def test_computes():\n"

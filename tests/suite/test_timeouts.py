@@ -20,16 +20,20 @@ from suitebench.suite.score import score_suite
 
 from .conftest import STATS_C, STATS_SPEC, write_instance
 
+# A suite's start: a helper running the program, and test_max, which notes what it printed
+# (the tests after it wait or spin when the maximum was wrong).
+ORDER_PREAMBLE = (
+    "import subprocess, time\n\n"
+    "SEEN = {}\n\n"
+    "def run(*args):\n"
+    "    return subprocess.run(['./executable', *args], capture_output=True, text=True)\n\n"
+    "def test_max():\n"
+    "    SEEN['max'] = run('max', '1', '5').stdout\n"
+    "    assert SEEN['max'] == '5\\n'\n\n"
+)
 SUITE = {
     "test_order.py": (
-        "import subprocess, time\n\n"
-        "SEEN = {}\n\n"
-        "def run(*args):\n"
-        "    return subprocess.run(['./executable', *args], capture_output=True, text=True)\n\n"
-        "def test_max():\n"
-        "    SEEN['max'] = run('max', '1', '5').stdout\n"
-        "    assert SEEN['max'] == '5\\n'\n\n"
-        "def test_slow_after_max():\n"
+        ORDER_PREAMBLE + "def test_slow_after_max():\n"
         "    if SEEN.get('max', '5\\n') != '5\\n':\n"
         "        time.sleep(4)\n"
         "    assert run('max', '7').stdout == '7\\n'\n\n"

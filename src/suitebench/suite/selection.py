@@ -36,7 +36,7 @@ on program state an earlier test left behind.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -556,17 +556,13 @@ def select_tests(
             return True
         return reaches(test) or bool(fixtures & set(coverage.fixtures[test]))
 
-    chosen = tuple(t for t in tests if runs(t))
-    links = coverage.state_links(tests)
-    if links[0]:
-        tied = carried_by_state({i for i, t in enumerate(tests) if runs(t)}, *links)
-        chosen = tuple(t for i, t in enumerate(tests) if i in tied)
+    chosen = _with_state(coverage, tests, runs)
     if import_time:
         spawned = _spawned_imports(coverage, changes, tests)
         if isinstance(spawned, str):
             return Selection(None, spawned)
         chosen = tuple(t for t in tests if t in spawned or t in chosen)
-        carried = tuple(sorted(changes)) if coverage.suite_calls == frozenset() else ()
+        carried = _carried(coverage, changes)
         return Selection(None, import_time, import_time=chosen, files=carried)
     return Selection(chosen, "coverage", files=tuple(sorted(changes)))
 
@@ -584,13 +580,27 @@ def _by_default(
             return True
         return test in infected or bool(fixtures & set(coverage.fixtures.get(test, ())))
 
+    chosen = _with_state(coverage, tests, runs)
+    # The function is made on import: its module runs anew, as an import-time change's does.
+    reason = "a default argument: the tests that use it"
+    return Selection(
+        None, reason, import_time=chosen, files=_carried(coverage, changes), final=True
+    )
+
+
+def _with_state(
+    coverage: Coverage, tests: list[str], runs: Callable[[str], bool]
+) -> tuple[str, ...]:
+    """The tests that ``runs``, and those tied to them by state one test leaves for the next."""
     chosen = tuple(t for t in tests if runs(t))
     links = coverage.state_links(tests)
     if links[0]:
         tied = carried_by_state({i for i, t in enumerate(tests) if runs(t)}, *links)
         chosen = tuple(t for i, t in enumerate(tests) if i in tied)
-    # The function is made on import: its module runs anew (as an import-time change's does)
-    # where the suite's collection ran no program code.
-    carried = tuple(sorted(changes)) if coverage.suite_calls == frozenset() else ()
-    reason = "a default argument: the tests that use it"
-    return Selection(None, reason, import_time=chosen, files=carried, final=True)
+    return chosen
+
+
+def _carried(coverage: Coverage, changes: dict[str, FileChange]) -> tuple[str, ...]:
+    """An import-time change's files, when a batch may run them anew beside its one collection:
+    the suite's collection ran no program code (:mod:`.inside.reimport`)."""
+    return tuple(sorted(changes)) if coverage.suite_calls == frozenset() else ()
