@@ -32,6 +32,7 @@ from suitebench.model.instance import Instance, MutantSpec
 from suitebench.run.executor import Executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
+from suitebench.suite.impactspec import impact_readers, impact_spec
 from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.programs import BuiltProgram
 from suitebench.suite.projectconfig import WARNS_REASON, warns_on_compile
@@ -41,13 +42,7 @@ from suitebench.suite.rows import classify, merged, row
 from suitebench.suite.runner import spec_digest
 from suitebench.suite.runspec import Engine, SuiteLimits, Target, derive_timeouts
 from suitebench.suite.scoreplan import ReferenceBuildError, ScorePlan, plan_score
-from suitebench.suite.selection import (
-    Coverage,
-    Selection,
-    impact_readers,
-    impact_spec,
-    select_tests,
-)
+from suitebench.suite.selection import Coverage, Selection, select_tests
 from suitebench.suite.tally import nan_to_none, refined_out, tally, test_infos, test_universe
 from suitebench.suite.timeouts import confirm_reference_timeouts, confirm_timeouts
 
