@@ -194,9 +194,9 @@ def test_inputs_task_lays_out_appendix_d1_and_audits_the_final_inputs(
     assert "agent" in results["arms"]
     assert record["score"]["inputs"] == 3
     # ~3 x 10^9 overflows an int accumulator, forty tied 7s catch the wrong tie-break, n = 1 the
-    # crash. nondet.c picks a random tied index: with forty ties its four runs agree on one wrong
-    # answer (and so get certified) with odds of about 39 / 40^4, not the 1 / 16 of two ties --
-    # and the big input has one maximum (three equal ones gave it 2 / 81, a failure in ~40 runs).
+    # crash. nondet.c picks a random one of the tied maxima after the first: with forty ties
+    # its four runs agree on one wrong answer (and so get certified) with odds of 1 / 39^3, not
+    # the certainty of two ties -- and the big input has one maximum (three gave it 1 / 8).
     ledger = (out / "ledger.csv").read_text()
     for bug in ("overflow", "tiebreak", "n1crash"):
         assert f"submissions/accepted/{bug}" in ledger

@@ -5,7 +5,7 @@ maxsum (tokens checker, three references, validator, brute force):
   tiebreak.cpp  `>=` keeps last   -> WA on 02-tie (twenty tied maxima)         -> DET_WA
   offbyone.c    stops one early   -> WA on 03-max-last                         -> DET_WA
   n1crash.py    reads a[1]        -> RE on 04-n1                               -> DET_RE
-  nondet.c      random tied index -> WA with a different output on re-judges  -> NONDET
+  nondet.c      random later tie  -> WA with a different output on re-judges  -> NONDET
   05-n0-illegal (n = 0) would crash n1crash.py but the validator rejects it: never judged.
 divsum (lines checker, majority of three references, one of them wrong on squares):
   slow_ok.c     correct, O(N)     -> TLE only: never a bug

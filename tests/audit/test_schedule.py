@@ -86,8 +86,8 @@ def test_problems_audited_at_once_agree_with_each_audited_alone(
             load_problem(dirs[n]), arms, AuditConfig(), make_engine(f"{n}.sqlite")
         )
         a = next(x for x in together.audits if x.problem.id == n)
-        # nondet.c prints a random one of the tied maxima by design: its verdicts (and whether
-        # a lucky streak certifies it) differ from run to run, however the runs are scheduled
+        # nondet.c prints a random one of the later tied maxima by design: its outputs (and
+        # whether a lucky streak certifies it) differ from run to run, however they are scheduled
         assert {k: j.verdict for k, j in a.cells.items() if RANDOM not in k[0]} == {
             k: j.verdict for k, j in alone.cells.items() if RANDOM not in k[0]
         }
