@@ -50,6 +50,7 @@ from plain_pytest_agreement import (
 )
 
 DEFAULT_PROJECTS = ["python-slugify==9.2.0", "webcolors==24.11.1", "humanize==4.17.0"]
+WORKERS = os.cpu_count() or 1  # suitebench's default pool, as mutmut's (one child a core)
 # Source files neither tool mutates, per project, for mutmut to run at all.  (toolz 1.2.0 is not
 # among the projects: mutmut's trampolines put ``MutantDict`` and ``_mutmut_mutated`` in every
 # module they rewrite, ``from toolz.itertoolz import *`` carries them into ``toolz``, and its
@@ -127,6 +128,8 @@ def bench_suitebench(
         "cells": sum(m.get("tests_run", 0) for m in result["mutants"]),
         "matrix": result["counts"]["tests"] * result["counts"]["mutants"],
         "mutant_wall": sum(m["wall_time"] for m in result["mutants"]),
+        # of that, the tests' own time: what the matrix pays whatever the harness does
+        "tests_own": sum(m.get("tests_seconds", 0.0) for m in result["mutants"]),
         "reference_seconds": sum(took.values()),
         # the cells run, each at its test's reference time: the tests' own share of the runs
         "cells_at_reference": sum(
@@ -203,6 +206,9 @@ def main() -> None:
         print(f"{project}: build mutants {float(r['generate_seconds']):.1f}; score "  # type: ignore[arg-type]
               f"{float(r['score_seconds']):.1f} ({phases}); {r['cells']} of {r['matrix']} "  # type: ignore[arg-type]
               f"cells run; the mutants' runs {float(r['mutant_wall']):.1f} summed over workers, "  # type: ignore[arg-type]
+              f"of which the tests' own time {float(r['tests_own']):.1f} (/ {WORKERS} workers: "  # type: ignore[arg-type]
+              f"{float(r['tests_own']) / WORKERS:.1f} s of wall the cells run cost, whatever "  # type: ignore[arg-type]
+              "the harness), "
               f"their cells at the tests' reference times {float(r['cells_at_reference']):.1f}; "  # type: ignore[arg-type]
               f"one reference run of the suite {float(r['reference_seconds']):.2f}")  # type: ignore[arg-type]  # fmt: skip
     print("(mutmut keeps one verdict per mutant; suitebench's full matrix every cell)")

@@ -82,3 +82,71 @@ def test_a_built_package_carries_bytecode_but_for_modules_that_warn(tmp_path: Pa
     assert compile_check(pkg) == ""
     cached = sorted(p.name.split(".")[0] for p in (pkg / "__pycache__").iterdir())
     assert cached == ["clean"]
+
+
+AREA = '''\
+"""Areas of plane shapes."""
+
+
+def rectangle(w, h):
+    return w * h
+
+
+def triangle(b, h):
+    return b * h / 2
+'''
+
+
+def test_package_mutants_link_the_reference_and_never_write_it(tmp_path: Path) -> None:
+    """A Python package's mutant is staged from the reference's build by hard links (making
+    files is what a build of a small package spends most on), but for the file its patch
+    writes: the same builds, under the same ids, as copies of the source make, and the
+    reference's tree is never written -- neither by a patch applied in place nor by one left
+    to ``patch`` (its hunk is two lines off where it says)."""
+    from suitebench.run.tree import tree_hash, walk
+
+    from .conftest import write_python_instance
+
+    toml = write_python_instance(
+        tmp_path / "shapes",
+        name="shapes",
+        source={"shapes/__init__.py": '"""shapes."""\n', "shapes/area.py": AREA},
+        tests={"test_area.py": "from shapes.area import rectangle\n\n\n"
+               "def test_rectangle():\n    assert rectangle(2, 3) == 6\n"},
+        spec="# shapes\n",
+        mutants=[("times_to_plus", "shapes/area.py", "w * h", "w + h"),
+                 ("half_to_third", "shapes/area.py", "h / 2", "h / 3")],
+    )  # fmt: skip
+    offset = tmp_path / "shapes" / "mutants" / "half_to_third.diff"
+    text = offset.read_text()
+    header = next(line for line in text.splitlines() if line.startswith("@@"))
+    old_start = int(header.split()[1].split(",")[0][1:])
+    new_start = int(header.split()[2].split(",")[0][1:])
+    moved = f"@@ -{old_start + 2},{header.split()[1].split(',')[1]} "
+    moved += f"+{new_start + 2},{header.split()[2].split(',')[1]} @@"
+    offset.write_text(text.replace(header, moved))
+    instance = load_instance(toml)
+
+    linking = Builder(instance, tmp_path / "linked")
+    reference = linking.reference()
+    ref_tree = Path(reference.directory)
+    before = {p.relative_to(ref_tree): p.read_bytes() for p in walk(ref_tree)}
+    ref_hash = tree_hash(ref_tree)
+    linked = {m.id: linking.mutant(m) for m in instance.mutants}
+    copied = {m.id: Builder(instance, tmp_path / "copied").mutant(m) for m in instance.mutants}
+
+    assert {k: b.program_id for k, b in linked.items()} == {
+        k: b.program_id for k, b in copied.items()
+    }
+    assert all(b.ok for b in linked.values())
+    assert {p.relative_to(ref_tree): p.read_bytes() for p in walk(ref_tree)} == before
+    assert tree_hash(ref_tree) == ref_hash
+    times = Path(linked["times_to_plus"].directory)
+    assert "return w + h" in (times / "shapes" / "area.py").read_text()
+    third = Path(linked["half_to_third"].directory) / "shapes" / "area.py"
+    assert "return b * h / 3" in third.read_text()
+    # the unchanged module is the reference's file; the changed one a file of its own
+    same = (times / "shapes" / "__init__.py").stat().st_ino
+    assert same == (ref_tree / "shapes" / "__init__.py").stat().st_ino
+    own = (times / "shapes" / "area.py").stat().st_ino
+    assert own != (ref_tree / "shapes" / "area.py").stat().st_ino

@@ -18,6 +18,7 @@ import types
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -324,6 +325,24 @@ def test_field_reads_an_attribute():
 }
 
 
+def _mutants_scored(
+    tmp_path: Path,
+    name: str,
+    source: dict[str, str],
+    tests: dict[str, str],
+    spec: str,
+    mutants: list[tuple[str, str, str, str]],
+    engine: Engine,
+) -> dict[str, Any]:
+    """The package's mutants scored with selection and with every test (the two matrices
+    asserted equal): the selected run's mutants by id."""
+    toml = write_python_instance(
+        tmp_path / name, name=name, source=source, tests=tests, spec=spec, mutants=mutants
+    )
+    selected, _full = score_selected_and_full(toml, tmp_path, engine=engine)
+    return {m.id: m for m in selected.mutants}
+
+
 @pytest.mark.parametrize("engine", [Engine.BATCHED, Engine.PLAIN])
 def test_reads_by_constant_names_are_reads_of_those_names(engine: Engine, tmp_path: Path) -> None:
     """``import_module(BACKEND)`` and ``getattr(module, "capwords")`` read
@@ -334,16 +353,15 @@ def test_reads_by_constant_names_are_reads_of_those_names(engine: Engine, tmp_pa
         ("n01", "textkit/__init__.py", 'SEPARATOR = "-"', 'SEPARATOR = "_"'),
         ("n02", "textkit/__init__.py", 'BACKEND = "string"', 'BACKEND = "XXstringXX"'),
     ]
-    toml = write_python_instance(
-        tmp_path / "textkit",
-        name="textkit",
-        source=NAMED_SOURCE,
-        tests=NAMED_TESTS,
-        spec="# textkit\n\n## Slugs\nWords joined by a dash.\n",
-        mutants=mutants,
+    by_id = _mutants_scored(
+        tmp_path,
+        "textkit",
+        NAMED_SOURCE,
+        NAMED_TESTS,
+        "# textkit\n\n## Slugs\nWords joined by a dash.\n",
+        mutants,
+        engine,
     )
-    selected, _full = score_selected_and_full(toml, tmp_path, engine=engine)
-    by_id = {m.id: m for m in selected.mutants}
     slug_t = "tests/test_textkit.py::test_slug_joins_lowercase_words"
     title_t = "tests/test_textkit.py::test_titled_capitalises_each_word"
     field_t = "tests/test_textkit.py::test_field_reads_an_attribute"
@@ -383,6 +401,158 @@ def test_which_getattr_calls_read_by_a_computed_name(tmp_path: Path) -> None:
     assert not code_names(module, functions=False) & DYNAMIC_NAMES
     for name in ("computed", "aliased", "through"):
         assert "getattr" in code_names(functions[name]), name
+
+
+def test_a_loop_over_literal_names_reads_those_names(tmp_path: Path) -> None:
+    """``for option in ("verbose", "quiet"): getattr(args, option)`` (python-slugify's command
+    line copies its options so) reads those two names, in a loop or a comprehension; rebinding
+    the variable in the loop, a loop over anything but a literal, the loop's ``else``, and a
+    function defined in the loop (it may run after the loop moved on) read by computed names."""
+    source = (
+        "def copied(args):\n"
+        "    out = {}\n"
+        "    for option in ('verbose', 'quiet'):\n"
+        "        if hasattr(args, option):\n"
+        "            out[option] = getattr(args, option)\n"
+        "    return out\n\n\n"
+        "def shown(args):\n"
+        "    return [o for o in ('verbose', 'quiet') if getattr(args, o)]\n\n\n"
+        "def rebound(args):\n"
+        "    for option in ('verbose', 'quiet'):\n"
+        "        option = option.upper()\n"
+        "        getattr(args, option)\n\n\n"
+        "def over_a_variable(args, names):\n"
+        "    for option in names:\n"
+        "        getattr(args, option)\n\n\n"
+        "def in_else(args):\n"
+        "    for option in ('verbose',):\n"
+        "        pass\n"
+        "    else:\n"
+        "        return getattr(args, option)\n\n\n"
+        "def later(args):\n"
+        "    for option in ('verbose',):\n"
+        "        def read():\n"
+        "            return getattr(args, option)\n"
+        "    option = input()\n"
+        "    return read()\n"
+    )
+    path = tmp_path / "loops.py"
+    path.write_text(source)
+    module = compile(source, str(path), "exec")
+    functions = {c.co_name: c for c in module.co_consts if isinstance(c, types.CodeType)}
+    for name in ("copied", "shown"):
+        names = code_names(functions[name])
+        assert {"verbose", "quiet"} <= names and not names & DYNAMIC_NAMES, name
+    for name in ("rebound", "over_a_variable", "in_else", "later"):
+        assert "getattr" in code_names(functions[name]), name
+
+
+# A command line's options copied by a loop over their names, and a unittest class one of whose
+# tests runs documentation code through ``exec``: that test reads by computed names, its
+# neighbours do not; a helper method and ``setUp`` are read as the tests that use them.
+OPTKIT_SOURCE = {
+    "optkit/__init__.py": '''\
+"""optkit: a command line's options as keyword arguments."""
+import argparse
+
+UNITS = {"km": 1000, "m": 1}
+DEFAULT_UNIT = "m"
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(prog="optkit")
+    parser.add_argument("--unit", default=DEFAULT_UNIT)
+    parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("value", type=float)
+    return parser.parse_args(argv)
+
+
+def params(args):
+    out = {"value": args.value * UNITS[args.unit]}
+    for option in ("verbose", "quiet"):
+        if getattr(args, option):
+            out[option] = True
+    return out
+
+
+def describe(args, unit):
+    shown = [option for option in ("verbose", "quiet") if getattr(args, option)]
+    return unit + ": " + ", ".join(shown)
+''',
+}
+OPTKIT_TESTS = {
+    "test_optkit.py": """\
+import types
+import unittest
+
+from optkit import DEFAULT_UNIT, UNITS, describe, params, parse
+
+
+class OptionTests(unittest.TestCase):
+    def setUp(self):
+        self.unit = DEFAULT_UNIT
+
+    def _scale(self, unit):
+        return UNITS[unit]
+
+    def test_default_is_metres(self):
+        self.assertEqual(params(parse(["3"])), {"value": 3.0})
+
+    def test_flags_are_copied(self):
+        self.assertEqual(params(parse(["--verbose", "1"])), {"value": 1.0, "verbose": True})
+
+    def test_kilometres(self):
+        self.assertEqual(params(parse(["--unit", "km", "2"]))["value"], 2000)
+
+    def test_units_table(self):
+        self.assertEqual(self._scale("km"), 1000)
+
+    def test_describe(self):
+        args = types.SimpleNamespace(verbose=True, quiet=False)
+        self.assertEqual(describe(args, self.unit), "m: verbose")
+
+    def test_documented_example(self):
+        namespace = {}
+        exec("from optkit import parse\\nargs = parse(['5'])", namespace)
+        self.assertEqual(namespace["args"].value, 5.0)
+""",
+}
+
+
+@pytest.mark.parametrize("engine", [Engine.BATCHED, Engine.PLAIN])
+def test_a_test_class_reads_what_its_tests_use(engine: Engine, tmp_path: Path) -> None:
+    """A changed UNITS runs the tests whose code or covered functions name it -- the helper
+    ``_scale`` counts for the test calling it -- and the ``exec`` test, not ``test_describe``
+    (it ran on every import-time mutant while the class held one ``exec`` and ``describe`` a
+    loop of ``getattr``); a changed DEFAULT_UNIT also runs ``test_describe``, through
+    ``setUp``, and it kills."""
+    mutants = [
+        ("u01", "optkit/__init__.py", '"km": 1000', '"km": 100'),
+        ("u02", "optkit/__init__.py", 'DEFAULT_UNIT = "m"', 'DEFAULT_UNIT = "km"'),
+    ]
+    by_id = _mutants_scored(
+        tmp_path,
+        "optkit",
+        OPTKIT_SOURCE,
+        OPTKIT_TESTS,
+        "# optkit\n\n## Options\nA value in metres; --unit km scales it.\n",
+        mutants,
+        engine,
+    )
+    test = "tests/test_optkit.py::OptionTests::".__add__
+    assert "UNITS" in by_id["u01"].selection_reason
+    assert set(by_id["u01"].covered_by or ()) == {
+        test(t)
+        for t in ("test_default_is_metres", "test_flags_are_copied", "test_kilometres",
+                  "test_units_table", "test_documented_example")
+    }  # fmt: skip
+    assert by_id["u01"].killed_by == [test("test_kilometres"), test("test_units_table")]
+    assert "DEFAULT_UNIT" in by_id["u02"].selection_reason
+    assert len(by_id["u02"].covered_by or ()) == 6
+    assert by_id["u02"].killed_by == [
+        test("test_default_is_metres"), test("test_describe"), test("test_flags_are_copied")
+    ]  # fmt: skip
 
 
 # -- the fingerprint itself ---------------------------------------------------------------------

@@ -97,6 +97,9 @@ class MutantResult(BaseModel):
     selection_reason: str = ""
     run_status: RunStatus | None = None
     wall_time: float = 0.0
+    # of ``wall_time``, its tests' own: the seconds they took, setup to teardown, summed (the
+    # rest is the run's start, imports, and what the harness does between tests)
+    tests_seconds: float = 0.0
     message: str = ""
     log: str = ""
 

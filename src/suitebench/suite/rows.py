@@ -104,6 +104,7 @@ def classify(
         selection_reason="" if selection is None else selection.reason,
         run_status=run.status,
         wall_time=run.wall_time,
+        tests_seconds=round(sum(run.seconds.get(t, 0.0) for t in ran_ids), 4),
         message=run.message,
         log=run.log if run.status is not RunStatus.OK else "",
         **common,

@@ -9,8 +9,9 @@ taken (:mod:`suitebench.suite.inside.fingerprint`), in the reference's runs and 
 run, and the mutant's run compares the two: the globals whose fingerprints differ are the *changed
 globals*.  A test can only see the change by reading one of them, and reading one means
 executing code that names it (a global or attribute load, ``from m import name``): the mutant
-runs the tests whose own code (the test function and what it names in its test module,
-its fixtures, the module's import-time code, every conftest) or whose covered program
+runs the tests whose own code (the test function and what it names in its test module or
+of its class, what of its class runs unasked, its fixtures, the module's import-time code,
+what a name it uses was imported as, every conftest) or whose covered program
 functions name a changed global (:func:`code_names`), plus the tests a change inside a
 function body reaches as before.  Everything else keeps its reference outcome.
 
@@ -33,12 +34,15 @@ from __future__ import annotations
 
 import ast
 import dis
+import functools
 import os
 import re
 import sys
 import types
 from collections.abc import Iterable
 from typing import Any
+
+from suitebench.suite.inside.namedcalls import NAMED_BY_ARGUMENT, constant_sites
 
 # Names whose use means code reads state by a computed name, or depends on source lines.
 DYNAMIC_NAMES = frozenset(
@@ -58,9 +62,17 @@ DYNAMIC_NAMES = frozenset(
 # test runs makes the selection run every test anyway (``selection._spawned_imports``).
 # ``getattr``, ``hasattr``, ``setattr`` and ``delattr`` read by computed names only where their
 # second argument is computed: ``getattr(m, "NAME")`` and ``getattr(m, "A" if c else "B")``
-# read NAME, A or B as ``m.NAME`` does (:func:`_constant_sites`).
-_NAMED_BY_ARGUMENT = frozenset({"getattr", "hasattr", "setattr", "delattr"})
+# read NAME, A or B as ``m.NAME`` does, and so does a loop variable over literal names
+# (:mod:`.namedcalls`).
 STAR = "*"  # the pseudo-name of ``from module import *``
+# What test frameworks call on a test's class by these names, unasked (unittest, pytest's
+# xunit-style set-up); a test class's other methods run when something names them.
+_FRAMEWORK_METHODS = frozenset(
+    {
+        "setUp", "tearDown", "setUpClass", "tearDownClass", "asyncSetUp", "asyncTearDown",
+        "setup_method", "teardown_method", "setup_class", "teardown_class", "setup", "teardown",
+    }
+)  # fmt: skip
 _COMPREHENSIONS = frozenset({"<lambda>", "<listcomp>", "<genexpr>", "<setcomp>", "<dictcomp>"})
 _LOAD_OPS = frozenset(
     {
@@ -76,16 +88,16 @@ def _loads(code: types.CodeType, ops: frozenset[str] = _LOAD_OPS) -> set[str]:
     """The names a code object's own instructions load (globals, attributes, imports), not
     those it only stores to (a module's ``def f`` stores ``f``; that reads nothing).  A call of
     ``getattr`` (or ``hasattr``, ``setattr``, ``delattr``) by that name whose attribute name is
-    a constant loads that name instead (:func:`_constant_sites`)."""
+    a constant loads that name instead (:mod:`.namedcalls`)."""
     names: set[str] = set()
     sites: dict[tuple[int, int], frozenset[str]] | None = None
     for instruction in dis.get_instructions(code):
         if instruction.opname not in ops:
             continue
         name = instruction.argval
-        if name in _NAMED_BY_ARGUMENT and instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+        if name in NAMED_BY_ARGUMENT and instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
             if sites is None:
-                sites = _constant_sites(code.co_filename)
+                sites = constant_sites(code.co_filename)
             where = getattr(instruction, "positions", None)  # Python 3.11 and later
             at = None if where is None else (where.lineno, where.col_offset)
             if at in sites:
@@ -93,53 +105,6 @@ def _loads(code: types.CodeType, ops: frozenset[str] = _LOAD_OPS) -> set[str]:
                 continue
         names.add(name)
     return names
-
-
-# filename -> (its size and modification time, where its constant-named calls are)
-_SITES: dict[str, tuple[tuple[int, int], dict[tuple[int, int], frozenset[str]]]] = {}
-
-
-def _choices(node: ast.expr) -> frozenset[str] | None:
-    """The strings an expression can be when it is a string constant or a choice between
-    such (``"A" if c else "B"``); None for anything computed."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return frozenset({node.value})
-    if isinstance(node, ast.IfExp):
-        body, orelse = _choices(node.body), _choices(node.orelse)
-        return None if body is None or orelse is None else body | orelse
-    return None
-
-
-def _constant_sites(filename: str) -> dict[tuple[int, int], frozenset[str]]:
-    """Where in a source file ``getattr(obj, NAME)``-like calls name their attribute by
-    constants: the (line, column) of the called name -> the names (empty when the file cannot
-    be read: every such call then counts as a read by a computed name)."""
-    try:
-        info = os.stat(filename)
-    except (OSError, ValueError):
-        return {}
-    stamp = (info.st_size, info.st_mtime_ns)
-    known = _SITES.get(filename)
-    if known is not None and known[0] == stamp:
-        return known[1]
-    sites: dict[tuple[int, int], frozenset[str]] = {}
-    try:
-        with open(filename, "rb") as fh:
-            tree = ast.parse(fh.read(), filename)
-    except (OSError, SyntaxError, ValueError):
-        tree = None
-    for node in ast.walk(tree) if tree is not None else ():
-        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
-            continue
-        if node.func.id not in _NAMED_BY_ARGUMENT or node.keywords or len(node.args) < 2:
-            continue
-        if any(isinstance(arg, ast.Starred) for arg in node.args):
-            continue
-        found = _choices(node.args[1])
-        if found is not None and all(name.isidentifier() for name in found):
-            sites[(node.func.lineno, node.func.col_offset)] = found
-    _SITES[filename] = (stamp, sites)
-    return sites
 
 
 def code_names(code: types.CodeType, *, functions: bool = True, imports: bool = True) -> set[str]:
@@ -188,7 +153,20 @@ def _function_codes(obj: Any) -> Iterable[types.CodeType]:
         if wrapped is not None:
             stack.append(wrapped)
         if isinstance(current, type):
-            stack.extend(v for v in vars(current).values() if callable(v) or hasattr(v, "__func__"))
+            stack.extend(v for v in vars(current).values() if _has_code(v))
+        if isinstance(current, property):
+            stack.extend(f for f in (current.fget, current.fset, current.fdel) if f is not None)
+        elif isinstance(current, (functools.cached_property, functools.partialmethod)):
+            stack.append(current.func)
+
+
+def _has_code(value: Any) -> bool:
+    """A class member that holds code: a function, method, property or nested class."""
+    return (
+        callable(value)
+        or hasattr(value, "__func__")
+        or isinstance(value, (property, functools.cached_property, functools.partialmethod))
+    )
 
 
 class TestNames:
@@ -201,6 +179,7 @@ class TestNames:
             {os.path.realpath(suite_root).rstrip("/") + "/", os.path.abspath(suite_root) + "/"}
         )
         self._module_level: dict[tuple[str, bool], set[str]] = {}
+        self._imports: dict[str, list[tuple[str, frozenset[str]]]] = {}
         self._conftest: tuple[set[str], dict[str, Any]] | None = None
 
     def _source_code(self, path: str, whole: bool, imports: bool = True) -> set[str]:
@@ -222,6 +201,32 @@ class TestNames:
             found = self._source_code(path, False, imports) if path else {STAR}
             self._module_level[key] = found
         return self._module_level[key]
+
+    def imports(self, module: types.ModuleType) -> list[tuple[str, frozenset[str]]]:
+        """The module's imports outside functions: (the name each binds, the names it
+        reads).  A test reads what ``from pkg import TABLE as T`` imported when it names
+        ``T``; else such an import reads nothing a test sees."""
+        path = getattr(module, "__file__", None) or ""
+        if path not in self._imports:
+            found: list[tuple[str, frozenset[str]]] = []
+            try:
+                with open(path, "rb") as fh:
+                    tree: ast.AST = ast.parse(fh.read(), path)
+            except (OSError, SyntaxError, ValueError, RecursionError):
+                tree = ast.Module(body=[], type_ignores=[])
+            pending = [tree]
+            while pending:
+                node = pending.pop()
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    source = getattr(node, "module", None) or ""
+                    for alias in node.names:
+                        bound = alias.asname or alias.name.split(".")[0]
+                        parts = {*source.split("."), *alias.name.split(".")} - {""}
+                        found.append((bound, frozenset(parts)))
+                elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    pending.extend(ast.iter_child_nodes(node))
+            self._imports[path] = found
+        return self._imports[path]
 
     def conftest(self) -> tuple[set[str], dict[str, Any]]:
         """What every test of the suite can run of its conftest files: their import-time code
@@ -268,11 +273,11 @@ class TestNames:
         if module is not None:
             namespace.update(vars(module))
         if module is not None:
-            names |= self.module_level(module)
+            names |= self.module_level(module, imports=False)
         pending: list[Any] = [getattr(item, "obj", None)]
         cls = getattr(item, "cls", None)
         if cls is not None:
-            pending.append(cls)
+            pending.extend(self._called_implicitly(cls))
         info = getattr(item, "_fixtureinfo", None)
         for defs in getattr(info, "name2fixturedefs", {}).values():
             pending.extend(getattr(d, "func", None) for d in defs)
@@ -288,7 +293,42 @@ class TestNames:
                 value = namespace.get(name)
                 if value is not None and self._suite_function(value):
                     pending.append(value)
+                if cls is not None:
+                    pending.extend(self._members(cls, name))
+        if module is not None:
+            for bound, read in self.imports(module):
+                if bound in names:
+                    names |= read
         return names
+
+    def _suite_class(self, klass: type) -> bool:
+        module = sys.modules.get(getattr(klass, "__module__", "") or "")
+        return self._in_suite(getattr(module, "__file__", None) or "")
+
+    def _called_implicitly(self, cls: type) -> list[Any]:
+        """What of a test's class (and its bases in the suite) runs without the test naming
+        it: set-up and tear-down, special methods, and whatever overrides a name the test
+        framework's bases define (``run``, ``subTest``, an ``assertEqual``)."""
+        mro = [k for k in getattr(cls, "__mro__", (cls,)) if isinstance(k, type)]
+        framework: set[str] = set()
+        for klass in mro:
+            if not self._suite_class(klass):
+                framework |= set(vars(klass))
+        found: list[Any] = []
+        for klass in mro:
+            if not self._suite_class(klass):
+                continue
+            for name, value in vars(klass).items():
+                special = name.startswith("__") and name.endswith("__")
+                if special or name in framework or name in _FRAMEWORK_METHODS:
+                    found.append(value)
+        return found
+
+    def _members(self, cls: type, name: str) -> list[Any]:
+        """``name`` as the suite's classes in the test class's MRO define it (``self.name``,
+        ``super().name``)."""
+        mro = [k for k in getattr(cls, "__mro__", (cls,)) if isinstance(k, type)]
+        return [vars(k)[name] for k in mro if name in vars(k) and self._suite_class(k)]
 
 
 def carried_by_state(
