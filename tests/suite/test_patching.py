@@ -176,3 +176,15 @@ def test_a_path_outside_the_tree_is_never_written(tmp_path: Path) -> None:
     diff = _diff("A = 1\n", "A = 2\n", "../secret.py")
     assert not apply_exact(tree, diff.encode())
     assert outside.read_text() == "A = 1\n"
+
+
+def test_a_file_through_a_linked_directory_is_never_written_in_place(tmp_path: Path) -> None:
+    """A tree whose ``shop`` is a link to a directory elsewhere: the in-place writer would
+    write the file there (a mutant's tree staged by links shares what it does not copy)."""
+    elsewhere = _tree(tmp_path / "elsewhere")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "shop").symlink_to(elsewhere / "shop", target_is_directory=True)
+    diff = _diff(LEDGER, LEDGER.replace("return", "return -1 *", 1))
+    assert not apply_exact(tree, diff.encode())
+    assert (elsewhere / "shop" / "ledger.py").read_text() == LEDGER

@@ -62,10 +62,11 @@ def apply_exact(tree: Path, diff: bytes) -> bool:
     if not files:
         return False
     changed: dict[Path, bytes] = {}
+    inside = tree.resolve()
     for rel, hunks in files:
         path = tree / rel
-        if path.is_symlink() or not path.is_file():
-            return False
+        if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(inside):
+            return False  # a link, or a path through a linked directory: left to ``patch``
         text = _applied(path.read_bytes().splitlines(keepends=True), hunks)
         if text is None:
             return False
