@@ -106,22 +106,19 @@ def compile_check(package: Path) -> str | None:
             _remember(key, pyc)
         try:
             if pyc:
-                _write_pyc(p, pyc, key)
+                _write_pyc(p, pyc)
         except OSError:
             pass  # a read-only tree: its processes compile the source, as before
     return "".join(line + "\n" for line in errors)
 
 
 # (source digest, mtime, size) -> [the module's bytecode file (b"": it compiles with a
-# warning), times reused]: a mutant's tree is the reference's with a file or two changed, its
-# other modules copied with their times, so each of them compiles once, not once a mutant
-# (toolz: ~30 modules a tree).  The code's file name inside is the first tree's; importing fixes
-# it to the module's own path.  Past a budget, the entries never reused (a mutant's own
-# changed module) are dropped.
+# warning), times reused]: a mutant's tree is the reference's with a file or two changed, every
+# module sealed to one time (``run/tree.py``, ``seal``), so each unchanged one compiles once,
+# not once a mutant (toolz: ~30 modules a tree).  The code's file name inside is the first
+# tree's; importing fixes it to the module's own path.  Past a budget, the entries never reused
+# (a mutant's own changed module) are dropped.
 _COMPILED: dict[tuple[bytes, int, int], list[Any]] = {}
-# (source digest, mtime, size) -> the bytecode file last written for it (in a built tree,
-# which nothing writes again): what the next tree with that module links.
-_PYC_FILES: dict[tuple[bytes, int, int], str] = {}
 _COMPILED_BUDGET = 32 * 1024 * 1024
 
 
@@ -147,25 +144,14 @@ def _pyc_bytes(code: CodeType, stat: os.stat_result) -> bytes:
     return b"" if to_pyc is None else bytes(to_pyc(code, int(stat.st_mtime), stat.st_size))
 
 
-def _write_pyc(path: Path, pyc: bytes, key: tuple[bytes, int, int] | None = None) -> None:
+def _write_pyc(path: Path, pyc: bytes) -> None:
     """The module's bytecode file, made anew (a file there before is unlinked, never written
-    through: it may be another tree's, linked).  With ``key``, a bytecode file written before
-    for the same source, time and size is linked instead of written (a mutant's unchanged
-    modules link the reference's): making a file costs ext4 ~30 times a link."""
+    through)."""
     target = Path(importlib.util.cache_from_source(str(path)))
     target.parent.mkdir(exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
         target.unlink()
-    earlier = None if key is None else _PYC_FILES.get(key)
-    if earlier is not None:
-        try:
-            os.link(earlier, target)
-            return
-        except OSError:
-            pass  # gone with its tree, or on another file system: write it
     target.write_bytes(pyc)
-    if key is not None:
-        _PYC_FILES[key] = str(target)
 
 
 def compiled_quietly(path: Path) -> bool:

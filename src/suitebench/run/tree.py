@@ -31,7 +31,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,8 +59,8 @@ __all__ = [
     "build_tree",
     "find_built",
     "needed_toolchains",
+    "seal",
     "staged_copy",
-    "staged_links",
     "toolchains_for",
     "tree_hash",
     "tree_program_id",
@@ -125,22 +125,8 @@ def tree_hash(root: Path) -> str:
     return h.hexdigest()
 
 
-# (device, inode, size, mtime) of a file with more than one link -> its sha256: a mutant's
-# tree links the reference's files (:func:`staged_links`), which nothing writes again, so
-# each is read once, not once a mutant.  A file of one link (a copy, a file a patch wrote in
-# place) is always read.
-_DIGESTS: dict[tuple[int, int, int, int], bytes] = {}
-
-
 def _file_digest(path: Path) -> bytes:
-    st = path.stat()
-    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-    if st.st_nlink > 1 and key in _DIGESTS:
-        return _DIGESTS[key]
-    digest = hashlib.sha256(path.read_bytes()).digest()
-    if st.st_nlink > 1:
-        _DIGESTS[key] = digest
-    return digest
+    return hashlib.sha256(path.read_bytes()).digest()
 
 
 def walk(root: Path) -> list[Path]:
@@ -228,7 +214,7 @@ def tree_program_id(program: TreeProgram, tree: Path | None = None) -> str:
     root) with the recipe, product, the caller's identity and the toolchains' versions."""
     tree = program.root if tree is None else tree
     return job_key(
-        "tree-build/1",
+        "tree-build/2",
         program.build or "",
         program.product,
         *program.identity,
@@ -255,50 +241,6 @@ def staged_copy(source: Path, cache_dir: Path) -> Iterator[Path]:
             shutil.rmtree(tree, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def staged_links(built: Path, cache_dir: Path, private: Iterable[str]) -> Iterator[Path]:
-    """As :func:`staged_copy`, from ``built``, a tree this cache built (read-only to every run,
-    never written again): its files hard-linked instead of copied -- creating a file costs
-    ext4 ~30 times a link (~140 us against ~5 us) -- but for ``private`` (relative paths,
-    copied: whoever stages them writes them in place).  Caches' directories are left out
-    (``__pycache__``: the build writes its own), symlinks made again, a file that cannot be
-    linked (another file system) copied."""
-    staging = Path(cache_dir) / ".staging"
-    staging.mkdir(parents=True, exist_ok=True)
-    tree = staging / uuid.uuid4().hex
-    own = {os.path.normpath(p) for p in private}
-    try:
-        os.mkdir(tree)
-        for dirpath, dirnames, filenames in os.walk(built):
-            rel = os.path.relpath(dirpath, built)
-            here = tree if rel == "." else tree / rel
-            kept = []
-            for name in sorted(dirnames):
-                if name in IGNORED:
-                    continue
-                if os.path.islink(os.path.join(dirpath, name)):
-                    os.symlink(os.readlink(os.path.join(dirpath, name)), here / name)
-                    continue
-                os.mkdir(here / name)
-                kept.append(name)
-            dirnames[:] = kept
-            for name in filenames:
-                source = os.path.join(dirpath, name)
-                if os.path.islink(source):
-                    os.symlink(os.readlink(source), here / name)
-                elif os.path.normpath(os.path.join(rel, name)) in own:
-                    shutil.copy2(source, here / name)
-                else:
-                    try:
-                        os.link(source, here / name)
-                    except OSError:
-                        shutil.copy2(source, here / name)
-        yield tree
-    finally:
-        if os.path.lexists(tree):
-            shutil.rmtree(tree, ignore_errors=True)
-
-
 def _open_up(root: Path) -> None:
     """Let the build write its whole tree: the sandbox may run it as an unprivileged uid.
     The sandbox side keeps its own (``suite/inside/workdir.open_up``): it imports nothing of
@@ -314,9 +256,51 @@ def _open_up(root: Path) -> None:
             st = os.stat(path)
             if st.st_uid == me:
                 extra = 0o666 | (0o111 if st.st_mode & 0o100 else 0)
-                mode = (st.st_mode & 0o777) | extra
-                if mode != st.st_mode & 0o777:  # a linked file (staged_links) is open already
-                    os.chmod(path, mode)
+                os.chmod(path, (st.st_mode & 0o777) | extra)
+
+
+# -- sealing ---------------------------------------------------------------------------------
+
+# The time every file and directory of a sealed tree carries (2000-01-01 00:00:00 UTC).
+SEALED_TIME_NS = 946_684_800 * 1_000_000_000
+_ELF = b"\x7fELF"
+
+
+def seal(tree: Path, product: Path | None = None) -> None:
+    """Leave nothing in a built tree's metadata that its history decides, so that a test cannot
+    tell a mutant's tree from the reference's but by what the program does: every file and
+    directory gets the same access and modification time (:data:`SEALED_TIME_NS`), in one pass
+    in sorted order, so their change times follow the same pattern in every tree; files are
+    never hard links of another tree's (each tree is a copy: :func:`staged_copy`), so link
+    counts are the tree's own.  Without this a suite could kill every mutant by asking which
+    file is newer than the others (the one its patch wrote) or shared with fewer trees.
+
+    ``product``: the built ``./executable``; when it is a native (ELF) program and we are root
+    it becomes execute-only to others (root's, mode 0711): the sandboxed tests, which run as
+    another uid, can run it but not read it, so a test cannot compare its bytes with the
+    reference's (an agent given the executable knows them).  A script must stay readable: its
+    interpreter reads it."""
+    _seal_dir(tree)
+    if product is None or os.geteuid() != 0 or product.is_symlink() or not product.is_file():
+        return
+    with open(product, "rb") as fh:
+        if fh.read(4) != _ELF:
+            return
+    os.chown(product, 0, 0)
+    os.chmod(product, 0o711)
+    os.utime(product, ns=(SEALED_TIME_NS, SEALED_TIME_NS))
+
+
+def _seal_dir(path: Path) -> None:
+    times = (SEALED_TIME_NS, SEALED_TIME_NS)
+    with os.scandir(path) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            _seal_dir(Path(entry.path))
+        else:
+            os.utime(entry.path, ns=times, follow_symlinks=False)
+    os.utime(path, ns=times)
 
 
 # -- building --------------------------------------------------------------------------------
@@ -335,7 +319,7 @@ def build_tree(
     ``staged``: the program's root is a copy of :func:`staged_copy`'s, moved into place (else
     the root is copied first and left as it was). Every outcome is cached but one the harness
     failed (``sandbox_error``): a tree's limits are the table's, so a build that ran out of
-    them does so again. The built tree is not sealed: it stays as the build left it."""
+    them does so again. The built tree is sealed (:func:`seal`) once its build succeeds."""
     cache = Path(cache_dir).resolve()
     cache.mkdir(parents=True, exist_ok=True)
     if not staged:
@@ -412,6 +396,7 @@ def _run_build(
         if status is not Status.OK:
             return fail(message, status)
     if program.package is not None:
+        seal(tree)  # first: a module's bytecode records its source's (sealed) time
         package = tree / program.package
         # Too large to compile here, or for another Python: in the sandbox, as a build.
         errors = compile_check(package) if program.compile_here else None
@@ -427,10 +412,12 @@ def _run_build(
             errors = "" if outcome.status is Status.OK else outcome.stderr_text()
         if errors:
             return fail("package does not compile:\n" + errors[-_LOG_TAIL:])
+        seal(tree)
         return Built(pid, Status.OK, (), tree, "", language)
     executable = tree / EXECUTABLE
     if not executable.is_file() or not os.access(executable, os.X_OK):
         return fail(f"the build left no executable ./{EXECUTABLE}")
+    seal(tree, executable)
     return Built(pid, Status.OK, (str(executable),), tree, "", language)
 
 

@@ -48,13 +48,6 @@ def apply_patch(tree: Path, patch: Path) -> tuple[bool, str]:
     return proc.returncode == 0, output
 
 
-def exact_targets(diff: bytes) -> list[str] | None:
-    """The files (relative paths) :func:`apply_exact` writes, in place, when it applies
-    ``diff``; None when it leaves ``diff`` to ``patch``."""
-    files = _parse(diff)
-    return [rel for rel, _ in files] if files else None
-
-
 def apply_exact(tree: Path, diff: bytes) -> bool:
     """Apply ``diff`` when every hunk of it matches exactly at its stated line; False, with
     nothing written, for any diff that is not that simple (``patch`` decides it)."""

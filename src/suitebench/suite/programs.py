@@ -37,11 +37,10 @@ from suitebench.run.tree import (
     build_tree,
     find_built,
     staged_copy,
-    staged_links,
     tree_program_id,
 )
 from suitebench.suite.interpreter import Interpreter, own_binds
-from suitebench.suite.patching import apply_exact, apply_patch, exact_targets
+from suitebench.suite.patching import apply_exact, apply_patch
 from suitebench.suite.runspec import Target
 
 
@@ -110,7 +109,6 @@ class Builder:
         self.python = python
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self._source: str | None = None
-        self._reference_tree: Path | None = None  # its build, once built (mutants link it)
 
     def _program(self, tree: Path, coverage: Path | None = None) -> TreeProgram:
         """The instance's recipe and product for ``tree``: a Python package compiled module by
@@ -137,21 +135,7 @@ class Builder:
 
     def reference(self) -> BuiltProgram:
         """The reference implementation, built from the instance's source directory."""
-        built = self._build(self._program(self.instance.source))
-        if built.ok and built.directory:
-            self._reference_tree = Path(built.directory)
-        return built
-
-    def _linked_stage(self, patch: bytes) -> tuple[Path, list[str]] | None:
-        """Where a mutant's tree may be staged by hard links (:func:`staged_links`): the
-        reference's built tree and the files the patch writes -- for a Python package our
-        own compile check builds (no build script runs in the tree, nothing writes the
-        linked files) and a patch :func:`apply_exact` applies; else None (copy the source)."""
-        inst = self.instance
-        if inst.kind is not InstanceKind.PYTHON or inst.build or self._reference_tree is None:
-            return None
-        targets = exact_targets(patch)
-        return None if targets is None else (self._reference_tree, targets)
+        return self._build(self._program(self.instance.source))
 
     def _source_key(self) -> str:
         """What a mutant's build depends on besides its patch: the reference source and
@@ -174,14 +158,10 @@ class Builder:
             found = None  # not built yet, or the note is gone
         if found is not None:  # (None too when the build is gone from the cache: build)
             return BuiltProgram.from_built(found)
-        built = None
-        linked = self._linked_stage(patch)
-        if linked is not None:
-            with staged_links(linked[0], self.cache_dir, linked[1]) as tree:
-                if apply_exact(tree, patch):
-                    built = self._build(self._program(tree), staged=True)
-        if built is None:
-            with staged_copy(self.instance.source, self.cache_dir) as tree:
+        # A copy, never links to the reference's files: a test would see which file the patch
+        # wrote (``run/tree.py``, ``seal``).
+        with staged_copy(self.instance.source, self.cache_dir) as tree:
+            if not apply_exact(tree, patch):
                 applied, output = apply_patch(tree, mutant.patch)
                 if not applied:
                     return BuiltProgram(
@@ -190,7 +170,7 @@ class Builder:
                         message=f"patch {mutant.patch.name} does not apply (-p1, no fuzz):\n"
                         f"{output}",
                     )
-                built = self._build(self._program(tree), staged=True)
+            built = self._build(self._program(tree), staged=True)
         note.parent.mkdir(exist_ok=True)
         fresh = note.with_name(f"{note.name}.{os.getpid()}.{threading.get_ident()}")
         fresh.write_text(built.program_id, encoding="utf-8")
