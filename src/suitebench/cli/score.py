@@ -76,6 +76,7 @@ def _print_suite(result: SuiteResult, show_failures: bool = False) -> None:
         _out.print(f"{len(invalid)} invalid test(s) (not counted for M):")
         for t in invalid[:20]:
             tag = "flaky" if t.flaky else "/".join(sorted({str(s) for s in t.reference}))
+            tag = tag if t.decoy is None else f"{t.decoy} on a decoy"
             why = f"  {t.message}" if t.message else ""
             _out.print(f"  {escape(t.id)}  {escape(f'[{tag}]')}{escape(why)}")
     if skipped:

@@ -139,20 +139,35 @@ class SuiteRuns:
         """One key per reference run: the repetitions are separate jobs, so flakiness shows."""
         return [job_key(self.key(program_id, "reference", None), rep) for rep in range(runs)]
 
+    @property
+    def workers(self) -> int:
+        return max(1, int(getattr(self.executor, "jobs", None) or os.cpu_count() or 1))
+
+    def batch_count(self, programs: int) -> int:
+        """How many batches :meth:`run` deals ``programs`` runs into (none unbatched)."""
+        return (
+            0
+            if self.engine is Engine.PLAIN
+            else len(_deal([""] * programs, self.batch_size, self.workers))
+        )
+
     def run(
         self,
         requests: list[tuple[str, Target]],
         progress: Progress | None = None,
         apart: set[str] | None = None,
+        spread: list[str] | None = None,
     ) -> dict[str, SuiteRun]:
         """``(job key, target)`` pairs -> runs, computing only what the store lacks.  A target
         recording coverage always runs on its own (plain engine); the keys in ``apart`` (the
         reference's runs) are batched only among themselves, so that no sandbox shows the
-        reference's build to a mutant's tests or a mutant's to the reference's.
+        reference's build to a mutant's tests or a mutant's to the reference's; the keys in
+        ``spread`` (decoys: :mod:`.decoys`) go one to a batch of the others, last in it, as
+        long as they last (:meth:`batch_count` says how many batches to expect).
 
         A run that ended early (:mod:`.continuation`) has its remaining tests run in a fresh
         run, again until every test has an outcome or a fresh run reaches none."""
-        runs = self._run_once(requests, progress, apart)
+        runs = self._run_once(requests, progress, apart, spread=spread)
         targets = dict(requests)
         stuck: set[str] = set()  # a fresh run reached nothing new: the chain ends
         for _ in range(MAX_CONTINUATIONS):
@@ -176,6 +191,7 @@ class SuiteRuns:
         progress: Progress | None,
         apart: set[str] | None,
         plain: bool = False,
+        spread: list[str] | None = None,
     ) -> dict[str, SuiteRun]:
         """:meth:`run`'s one pass: every request once, ``plain`` forcing the plain engine."""
         wanted: dict[str, Target] = {}
@@ -200,12 +216,19 @@ class SuiteRuns:
         # traced) shares the first reference run's batch: one start-up less.
         riders = [k for k in batched if wanted[k].coverage_root]
         separate = [k for k in batched if apart and k in apart]
-        grouped = [k for k in batched if (not apart or k not in apart) and k not in riders]
-        workers = max(1, int(getattr(self.executor, "jobs", None) or os.cpu_count() or 1))
+        decoys = [k for k in batched if spread and k in spread]
+        grouped = [
+            k
+            for k in batched
+            if (not apart or k not in apart) and k not in riders and k not in decoys
+        ]
         batches = [[k] for k in separate]
         if riders:
             batches = [[*batches[0], *riders], *batches[1:]] if batches else [riders]
-        batches += _deal(grouped, self.batch_size, workers)
+        dealt = _deal(grouped, self.batch_size, self.workers)
+        for batch, decoy in zip(dealt, decoys, strict=False):
+            batch.append(decoy)
+        batches += dealt + [[k] for k in decoys[len(dealt) :]]
         jobs: list[tuple[str, dict[str, Any]]] = [
             (k, {**base, "target": wanted[k].to_dict()}) for k in alone
         ]

@@ -55,6 +55,9 @@ class TestInfo(BaseModel):
     valid: bool
     flaky: bool
     reference: list[TestStatus]
+    # Its outcome on a decoy that it failed (the reference run as a mutant is:
+    # :mod:`suitebench.suite.decoys`), which makes it invalid; None: it failed none.
+    decoy: TestStatus | None = None
     sections: list[str] = []
     # pytest's one-line reason when it failed, errored or was skipped on the reference: the
     # exception and its message, or the collection error

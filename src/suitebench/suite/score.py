@@ -32,6 +32,7 @@ from suitebench.model.instance import Instance, MutantSpec
 from suitebench.run.executor import Executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
+from suitebench.suite.decoys import Decoy, as_decoy, cover, failing, replicate
 from suitebench.suite.impactspec import impact_readers, impact_spec
 from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.programs import BuiltProgram
@@ -121,11 +122,18 @@ def score_suite(
     selections, impacts, coverage_note = _select(plan, all_runs, built, runnable, excluded)
     clock.mark("selection")
     built = _derive_timeouts(plan.runner, built, [all_runs[k] for k in plan.ref_keys[: plan.early]])
-    selected_runs = _mutant_runs(plan, all_runs, built, runnable, selections, impacts, report)
+    selected_runs, decoys = _mutant_runs(
+        plan, all_runs, built, runnable, selections, impacts, report
+    )
     _confirm_reference(plan, all_runs, plan.ref_keys[plan.early :])
     ref_runs = [all_runs[k] for k in plan.ref_keys]
-    tests = test_infos(plan, ref_runs, excluded)
-    mutant_runs = _rows(plan, all_runs, built, runnable, tests, selections, impacts, selected_runs)
+    if plan.fast:
+        tests, mutant_runs = _fast_rows(
+            plan, all_runs, built, runnable, selections, impacts, excluded
+        )
+    else:
+        tests = test_infos(plan, ref_runs, excluded, failing(plan, all_runs, decoys, excluded))
+        mutant_runs = _rows(plan, built, runnable, tests, selections, all_runs, selected_runs)
     clock.mark("mutant_runs")
     confirmed = confirm_timeouts(plan.runner, built, mutant_runs, tests)
     clock.mark("confirm_timeouts")
@@ -165,21 +173,45 @@ def _reporter(progress: Progress | None, total: int) -> Callable[[str, int], Non
 
 def _rows(
     plan: ScorePlan,
-    all_runs: dict[str, SuiteRun],
     built: dict[str, BuiltProgram],
     runnable: list[MutantSpec],
     tests: list[TestInfo],
     selections: dict[str, Selection],
-    impacts: dict[str, dict[str, Any]],
+    all_runs: dict[str, SuiteRun],
     selected_runs: dict[str, SuiteRun | None],
 ) -> dict[str, SuiteRun]:
-    """Each runnable mutant's row of the matrix: its ``--fast`` run, its full run, or its
-    selected run with the other tests at their reference outcome."""
-    if plan.fast:
-        return _fast_runs(plan.runner, runnable, built, tests, selections, impacts)
+    """Each runnable mutant's row of the matrix: its full run, or its selected run with the
+    other tests at their reference outcome (``--fast``'s: :func:`_fast_rows`)."""
     if plan.full:
         return {m.id: all_runs[_full_key(plan, built, m)] for m in runnable}
     return {m.id: row(selected_runs.get(m.id), selections[m.id], tests) for m in runnable}
+
+
+def _fast_rows(
+    plan: ScorePlan,
+    all_runs: dict[str, SuiteRun],
+    built: dict[str, BuiltProgram],
+    runnable: list[MutantSpec],
+    selections: dict[str, Selection],
+    impacts: dict[str, dict[str, Any]],
+    excluded: dict[str, list[str]],
+) -> tuple[list[TestInfo], dict[str, SuiteRun]]:
+    """``--fast``'s tests and rows: its runs (:func:`_fast_runs`) go again, without them, while
+    their decoys find tests that fail in a mutant's place (each round leaves one test or more
+    out; a run a cheating test stopped at its first failure has to go on past it)."""
+    ref_runs = [all_runs[k] for k in plan.ref_keys]
+    decoys: list[Decoy] = []
+    invalid: set[str] | None = None
+    runs: dict[str, SuiteRun] = {}
+    while True:
+        tests = test_infos(plan, ref_runs, excluded, failing(plan, all_runs, decoys, excluded))
+        now = {t.id for t in tests if not t.valid}
+        if now == invalid:
+            return tests, runs
+        invalid, chosen = now, dict(selections)
+        runs, more = _fast_runs(plan, built, runnable, tests, chosen, impacts, all_runs)
+        decoys += more
+        selections.update(chosen)
 
 
 class _Clock:
@@ -287,23 +319,34 @@ def _mutant_runs(
     selections: dict[str, Selection],
     impacts: dict[str, dict[str, Any]],
     report: Callable[[str, int], None],
-) -> dict[str, SuiteRun | None]:
+) -> tuple[dict[str, SuiteRun | None], list[Decoy]]:
     """The mutants' runs (``--fast`` aside: :func:`_fast_runs` makes those) with the later
-    reference runs, added to ``all_runs``; a selected run per mutant, when selected."""
+    reference runs and the decoys (:mod:`.decoys`), added to ``all_runs``; a selected run per
+    mutant, when selected, and the decoys asked for."""
     later = plan.later_requests()
     if plan.staged:
-        selected, more = _run_selected(plan.runner, runnable, built, selections, later, impacts)
+        selected, more, decoys = _run_selected(
+            plan.runner, plan.reference, runnable, built, selections, later, impacts
+        )
         all_runs.update(more)
-        return selected
+        return selected, decoys
+    decoys = []
+    if plan.full and runnable:
+        first = runnable[0]
+        key = plan.runner.key(plan.reference.program_id, "decoy", (_full_key(plan, built, first),))
+        decoy = Decoy(first.id, key, as_decoy(built[first.id].target(), plan.reference))
+        decoys = replicate([decoy], plan.runner.batch_count(len(runnable)))
     if plan.full:
-        asked = [*later, *((_full_key(plan, built, m), built[m.id].target()) for m in runnable)]
+        mutants = [(_full_key(plan, built, m), built[m.id].target()) for m in runnable]
+        asked = [*later, *((d.key, d.target) for d in decoys), *mutants]
         done = plan.runner.run(
             asked,
             progress=lambda d, _: report("runs", plan.early + d),
             apart={k for k, _ in later},
+            spread=[d.key for d in decoys],
         )
         all_runs.update(done)
-    return {}
+    return {}, decoys
 
 
 def _coverage(
@@ -332,18 +375,29 @@ def _coverage(
 
 def _run_selected(
     runner: SuiteRuns,
+    reference: BuiltProgram,
     runnable: list[MutantSpec],
     built: dict[str, BuiltProgram],
     selections: dict[str, Selection],
     extra: list[tuple[str, Target]],
     impacts: dict[str, dict[str, Any]],
-) -> tuple[dict[str, SuiteRun | None], dict[str, SuiteRun]]:
+) -> tuple[dict[str, SuiteRun | None], dict[str, SuiteRun], list[Decoy]]:
     """Each mutant runs the tests its selection names (all where it names none; nothing where
-    it names no test), together with ``extra`` runs (the later reference runs, kept apart).
+    it names no test), together with ``extra`` runs (the later reference runs, kept apart) and
+    the decoys (:mod:`.decoys`), each asked for right after the mutant it runs as.
     A mutant with an import-time change and an entry in ``impacts`` chooses its tests in its
     own run, once its import shows which globals changed (:mod:`suitebench.suite.inside.impact`)."""
     requests: list[tuple[str, Target]] = list(extra)
     keys: dict[str, str] = {}
+    decoys: list[Decoy] = []
+    as_mutants = set(
+        cover(
+            (m.id, selections[m.id].tests)
+            for m in runnable
+            if selections[m.id].tests != ()
+            and not (selections[m.id].tests is None and m.id in impacts)
+        )
+    )
     for m in runnable:
         chosen = selections[m.id].tests
         program_id = built[m.id].program_id
@@ -358,7 +412,12 @@ def _run_selected(
             keys[m.id] = runner.key(program_id, "selected", chosen)
             target = _patchable(built[m.id], selections[m.id])
             requests.append((keys[m.id], replace(target, select=chosen)))
-    got = runner.run(requests, apart={k for k, _ in extra})
+        if m.id in as_mutants:
+            key = runner.key(reference.program_id, "decoy", (keys[m.id],))
+            decoys.append(Decoy(m.id, key, as_decoy(requests[-1][1], reference)))
+    decoys = replicate(decoys, runner.batch_count(len(keys)))
+    requests += [(d.key, d.target) for d in decoys]
+    got = runner.run(requests, apart={k for k, _ in extra}, spread=[d.key for d in decoys])
     runs = {m.id: got.get(keys[m.id]) if m.id in keys else None for m in runnable}
     for m in runnable:
         run = runs[m.id]
@@ -380,7 +439,7 @@ def _run_selected(
     if again:
         rerun = runner.run([(again[mid], built[mid].target()) for mid in again])
         runs.update({mid: rerun[key] for mid, key in again.items()})
-    return runs, {k: got[k] for k, _ in extra}
+    return runs, {k: got[k] for k, _ in [*extra, *((d.key, d.target) for d in decoys)]}, decoys
 
 
 def _leave_out_failed(
@@ -454,14 +513,17 @@ def _derive_timeouts(
 
 
 def _fast_runs(
-    runner: SuiteRuns,
-    runnable: list[MutantSpec],
+    plan: ScorePlan,
     built: dict[str, BuiltProgram],
+    runnable: list[MutantSpec],
     tests: list[TestInfo],
     selections: dict[str, Selection],
     impacts: dict[str, dict[str, Any]],
-) -> dict[str, SuiteRun]:
-    """``--fast`` in two waves: first one mutant per section, then all the others, ordered by
+    all_runs: dict[str, SuiteRun],
+) -> tuple[dict[str, SuiteRun], list[Decoy]]:
+    """``--fast`` in two waves, with the decoys (:mod:`.decoys`; their runs added to
+    ``all_runs``) beside the mutants they run as: first one mutant per section, then all the
+    others, ordered by
     what killed the first wave's mutants of their section.  Two waves, not one per mutant: each
     wave is a round of parallel (and, batched, start-up) cost, which is what --fast saves.
     An import-time mutant tries, in that order, only the tests that read a global its import
@@ -473,15 +535,19 @@ def _fast_runs(
         [ms[0] for ms in by_section.values()],
         [m for ms in by_section.values() for m in ms[1:]],
     ]
+    runner = plan.runner
     section_kills: dict[str | None, dict[str, int]] = {}
     valid = {t.id for t in tests if t.valid}
     runs: dict[str, SuiteRun] = {}
+    as_mutants = set(cover((m.id, _reaching(selections, m)) for m in runnable))
+    decoys: list[Decoy] = []
     for members in waves:
         requests: list[tuple[str, Target]] = []
         keys: dict[str, str] = {}
+        wave: list[Decoy] = []
         for m in members:
             order = _fast_order(m, tests, section_kills)
-            chosen = selections[m.id].tests if m.id in selections else None
+            chosen = _reaching(selections, m)
             if chosen is not None:  # only tests that reach the mutant can kill it
                 reaching = set(chosen)
                 order = tuple(t for t in order if t in reaching)
@@ -492,7 +558,15 @@ def _fast_runs(
             keys[m.id] = runner.key(built[m.id].program_id, mode, order)
             target = _patchable(built[m.id], selections.get(m.id), impact)
             requests.append((keys[m.id], replace(target, order=order, impact=impact)))
-        got = runner.run(requests)
+            if m.id in as_mutants:
+                key = runner.key(plan.reference.program_id, "decoy", (keys[m.id],))
+                wave.append(Decoy(m.id, key, as_decoy(requests[-1][1], plan.reference)))
+        wave = replicate(wave, runner.batch_count(len(keys)))
+        got = runner.run(
+            [*requests, *((d.key, d.target) for d in wave)], spread=[d.key for d in wave]
+        )
+        all_runs.update({d.key: got[d.key] for d in wave})
+        decoys += wave
         for m in members:
             selection = selections.get(m.id)
             found = got.get(keys[m.id]) if m.id in keys else None
@@ -508,4 +582,8 @@ def _fast_runs(
                 if test.id in valid and run.status_of(test.id).fails:
                     counter = section_kills.setdefault(m.section, {})
                     counter[test.id] = counter.get(test.id, 0) + 1
-    return runs
+    return runs, decoys
+
+
+def _reaching(selections: dict[str, Selection], m: MutantSpec) -> tuple[str, ...] | None:
+    return selections[m.id].tests if m.id in selections else None

@@ -55,23 +55,37 @@ def test_universe(runs: list[SuiteRun]) -> list[str]:
 
 
 def test_infos(
-    plan: ScorePlan, ref_runs: list[SuiteRun], excluded: dict[str, list[str]]
+    plan: ScorePlan,
+    ref_runs: list[SuiteRun],
+    excluded: dict[str, list[str]],
+    decoys: dict[str, tuple[TestStatus, str, str]] | None = None,
 ) -> list[TestInfo]:
-    """Each test's reference outcomes, validity, flakiness and times (``excluded`` left out)."""
+    """Each test's reference outcomes, validity, flakiness and times (``excluded`` left out).
+    ``decoys``: the tests that failed a decoy (:func:`suitebench.suite.decoys.failing`): not
+    valid, whatever the reference runs say."""
     runner: SuiteRuns = plan.runner
     limits = dict(runner.timeouts)
     tests: list[TestInfo] = []
     for test in (t for t in test_universe(ref_runs) if t not in excluded):
         statuses = [run.status_of(test) for run in ref_runs]
+        message = next((m for run in ref_runs if (m := run.message_of(test))), "")
+        decoy = (decoys or {}).get(test)
+        if decoy is not None and all(s is TestStatus.PASSED for s in statuses):
+            status, mutant, why = decoy
+            message = (
+                f"{status} on the reference run as mutant {mutant} is run (a decoy): it "
+                f"reads the harness, not the program" + (f": {why}" if why else "")
+            )
         tests.append(
             TestInfo(
                 id=test,
                 file=test_file(test),
-                valid=all(s is TestStatus.PASSED for s in statuses),
+                valid=decoy is None and all(s is TestStatus.PASSED for s in statuses),
                 flaky=len(set(statuses)) > 1,
                 reference=statuses,
+                decoy=None if decoy is None else decoy[0],
                 sections=plan.instance.sections_map.get(test, []),
-                message=next((m for run in ref_runs if (m := run.message_of(test))), ""),
+                message=message,
                 seconds=[run.seconds.get(test) for run in ref_runs],
                 mutant_time_limit=limits.get(test),
             )

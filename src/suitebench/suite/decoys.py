@@ -1,0 +1,113 @@
+"""Decoys: the reference, run as a mutant is run, so that no test can tell a mutant by its run.
+
+A mutant's run differs from the reference runs in more than its program: the tests chosen for
+it, its per-test limits (derived from the reference's times), the options its pytest starts
+with, the batch it shares.  A test may read any of these -- its own ``sys.argv``, pytest's
+session, the limits it runs under -- and, knowing nothing of the program, fail on every mutant
+while it passes the three reference runs: M = 100% from a suite that checks no behaviour.
+
+A **decoy** is the reference program run exactly as one mutant is: that mutant's tests, limits
+and options, and, batched, one decoy last in every batch of mutants.  A test that passed the
+reference runs but fails a decoy (failed, error or timeout) reads the harness, not the
+program: it is not valid, and kills nothing.  The decoys run as the fewest mutants whose
+tests together are every test chosen for any mutant (a greedy cover, first mutant first among
+equals), so each test that runs on a mutant runs on a decoy in a mutant's place too.
+
+A decoy cannot catch a test that tells programs apart by what they are made of (comparing
+the bytes it reads with the reference's, which it must then know): that a mutant's tree says
+no more than its bytes is the build's work (:func:`suitebench.run.tree.seal`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from suitebench.run.store import job_key
+from suitebench.suite.programs import BuiltProgram
+from suitebench.suite.records import SuiteRun, TestStatus
+from suitebench.suite.runspec import Target
+from suitebench.suite.scoreplan import ScorePlan
+from suitebench.suite.tally import test_infos
+from suitebench.suite.timeouts import confirm_timeouts
+
+__all__ = ["Decoy", "as_decoy", "cover", "failing", "replicate", "verdict"]
+
+
+@dataclass(frozen=True)
+class Decoy:
+    """One decoy run: the reference run as mutant ``mutant`` is, under job key ``key``."""
+
+    mutant: str
+    key: str
+    target: Target
+
+
+def as_decoy(target: Target, reference: BuiltProgram) -> Target:
+    """A mutant's target with the reference in its place; every other field (tests, order,
+    limits, patched files) the mutant's."""
+    ref = reference.target()
+    return replace(target, executable=ref.executable, pythonpath=ref.pythonpath, binds=ref.binds)
+
+
+def cover(chosen: Iterable[tuple[str, tuple[str, ...] | None]]) -> list[str]:
+    """The mutants a decoy runs as: ``chosen`` pairs each mutant with the tests its run takes
+    (None: every test), in the order they run.  One that runs every test, if any (such a run
+    is a context of its own), and the fewest (greedily) of the others whose tests together are
+    every test any of them takes."""
+    pairs = list(chosen)
+    picked = [mid for mid, tests in pairs if tests is None][:1]
+    sets = [(mid, frozenset(tests)) for mid, tests in pairs if tests is not None]
+    left = frozenset().union(*(tests for _, tests in sets))
+    while left:
+        mid, tests = max(sets, key=lambda pair: len(pair[1] & left))
+        picked.append(mid)
+        left -= tests
+    return picked
+
+
+def replicate(decoys: list[Decoy], count: int) -> list[Decoy]:
+    """``decoys`` and copies of them (the same runs under keys of their own) until there are
+    ``count``: a batched run puts one last in each of its batches (``SuiteRuns.run``'s
+    ``spread``), so that whatever a batch shows its tests -- how many programs it holds, how
+    many ran before -- a decoy sees too."""
+    out = list(decoys)
+    while decoys and len(out) < count:
+        d = decoys[len(out) % len(decoys)]
+        out.append(Decoy(d.mutant, job_key(d.key, len(out)), d.target))
+    return out
+
+
+def verdict(
+    decoys: list[Decoy], runs: Mapping[str, SuiteRun]
+) -> dict[str, tuple[TestStatus, str, str]]:
+    """The tests that failed a decoy: test -> (its outcome, the mutant the decoy ran as, the
+    run's message for it), the first decoy that failed it."""
+    failed: dict[str, tuple[TestStatus, str, str]] = {}
+    for decoy in decoys:
+        run = runs.get(decoy.key)
+        if run is None:
+            continue
+        for test, status in run.tests.items():
+            if status.fails and test not in failed:
+                failed[test] = (status, decoy.mutant, run.message_of(test))
+    return failed
+
+
+def failing(
+    plan: ScorePlan,
+    all_runs: Mapping[str, SuiteRun],
+    decoys: list[Decoy],
+    excluded: dict[str, list[str]],
+) -> dict[str, tuple[TestStatus, str, str]]:
+    """The tests that fail a decoy (:func:`verdict`), a timeout spent waiting confirmed alone
+    as a mutant's is (:func:`~suitebench.suite.timeouts.confirm_timeouts`)."""
+    if not decoys:
+        return {}
+    ref_runs = [all_runs[k] for k in plan.ref_keys]
+    ref = replace(plan.reference, timeouts=plan.runner.timeouts)
+    runs = {d.key: all_runs[d.key] for d in decoys if d.key in all_runs}
+    confirmed = confirm_timeouts(
+        plan.runner, dict.fromkeys(runs, ref), runs, test_infos(plan, ref_runs, excluded)
+    )
+    return verdict(decoys, {k: r for k, r in confirmed.items() if r is not None})
