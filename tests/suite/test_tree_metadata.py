@@ -104,6 +104,22 @@ SHAPES_TESTS = {
 }
 
 
+def _shapes(tmp_path: Path) -> Path:
+    """The two-module package, its source checked out years ago; its instance.toml."""
+    toml = write_python_instance(
+        tmp_path / "shapes",
+        name="shapes",
+        source={"shapes/__init__.py": "from shapes.area import rectangle, triangle\n",
+                "shapes/area.py": AREA},
+        tests=SHAPES_TESTS,
+        spec="# shapes\n",
+        mutants=[("times_to_plus", "shapes/area.py", "w * h", "w + h"),
+                 ("half_to_third", "shapes/area.py", "h / 2", "h / 3")],
+    )  # fmt: skip
+    _age(tmp_path / "shapes" / "src")
+    return toml
+
+
 def _age(root: Path) -> None:
     for path in walk(root):
         os.utime(path, (YEARS_AGO, YEARS_AGO))
@@ -145,19 +161,11 @@ def test_a_c_suite_cannot_tell_a_mutant_by_its_tree(stats_instance: Path, tmp_pa
 
 
 def test_a_package_suite_cannot_tell_a_mutant_by_its_tree(tmp_path: Path) -> None:
-    toml = write_python_instance(
-        tmp_path / "shapes",
-        name="shapes",
-        source={"shapes/__init__.py": "from shapes.area import rectangle, triangle\n",
-                "shapes/area.py": AREA},
-        tests=SHAPES_TESTS,
-        spec="# shapes\n",
-        mutants=[("times_to_plus", "shapes/area.py", "w * h", "w + h"),
-                 ("half_to_third", "shapes/area.py", "h / 2", "h / 3")],
-    )  # fmt: skip
-    _age(tmp_path / "shapes" / "src")
     result = score_suite(
-        load_instance(toml), store=Store(tmp_path / "st.db"), backend=_sandboxed(), limits=LIMITS
+        load_instance(_shapes(tmp_path)),
+        store=Store(tmp_path / "st.db"),
+        backend=_sandboxed(),
+        limits=LIMITS,
     )
     assert result.validity == 1.0, [(t.id, t.message) for t in result.tests if not t.valid]
     assert _killed(result) == {"times_to_plus"}, [(m.id, m.killed_by) for m in result.mutants]
@@ -168,17 +176,7 @@ def test_every_built_tree_is_sealed_alike(tmp_path: Path) -> None:
     """The reference's tree and a mutant's: the same files, each of one link, every time the
     sealed one; the unchanged module's bytecode made from the sealed source (its header says
     the sealed time), so importing it compiles nothing."""
-    toml = write_python_instance(
-        tmp_path / "shapes",
-        name="shapes",
-        source={"shapes/__init__.py": "from shapes.area import rectangle, triangle\n",
-                "shapes/area.py": AREA},
-        tests=SHAPES_TESTS,
-        spec="# shapes\n",
-        mutants=[("times_to_plus", "shapes/area.py", "w * h", "w + h")],
-    )  # fmt: skip
-    _age(tmp_path / "shapes" / "src")
-    instance = load_instance(toml)
+    instance = load_instance(_shapes(tmp_path))
     builder = Builder(instance, tmp_path / "builds")
     trees = [
         Path(builder.reference().directory),

@@ -30,7 +30,7 @@ from suitebench.run.executor import make_executor
 from suitebench.run.outcome import Backend
 from suitebench.suite.implementation import score_implementation
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
-from suitebench.suite.runspec import Engine, SuiteLimits, TestProtocol
+from suitebench.suite.runspec import Engine, SuiteLimits, TestProtocol, engine_for
 from suitebench.suite.score import DEFAULT_BATCH, ReferenceBuildError, score_suite
 
 # soft_wrap: paths and test ids stay greppable
@@ -111,7 +111,13 @@ def score(
         None, "--implementation", help="Report R of this implementation (dir with build.sh)."
     ),
     out: Path | None = typer.Option(None, "--out", help="Write results.json and kills.csv here."),
-    engine: Engine = typer.Option(Engine.BATCHED, "--engine", help="batched (fast) or plain."),
+    engine: Engine | None = typer.Option(
+        None,
+        "--engine",
+        help="batched (one pytest for a batch of programs: fast, for suites you trust) or plain "
+        "(a sandbox and a pytest per program). Default: batched for the instance's own suite, "
+        "plain for any other.",
+    ),
     fast: bool = typer.Option(
         False, "--fast", help="Only M: stop each mutant at its first kill (partial matrix)."
     ),
@@ -158,6 +164,11 @@ def score(
     listed under harness_errors in results.json, and exits 4 unless --keep-going."""
     instance = _load(instance_path)
     chosen = sandbox_backend(backend, allow_unsandboxed)
+    if engine is Engine.BATCHED and engine_for(instance.tests, suite, None) is Engine.PLAIN:
+        _err.print(
+            "note: --engine batched imports this suite once for a batch of programs, where a "
+            "suite written to cheat can move M (docs/threat-model.md): use it for suites you trust"
+        )
     limits = SuiteLimits(
         per_test=per_test,
         protocol=protocol,
@@ -189,7 +200,7 @@ def _compute(
     suite: Path | None,
     implementation: Path | None,
     *,
-    engine: Engine,
+    engine: Engine | None,
     reference_runs: int,
     fast: bool,
     limits: SuiteLimits,
@@ -213,7 +224,7 @@ def _compute(
                     implementation,
                     store=store,
                     executor=executor,
-                    engine=engine,
+                    engine=engine or Engine.BATCHED,  # the instance's own suite
                     reference_runs=reference_runs,
                     limits=limits,
                     progress=progress,

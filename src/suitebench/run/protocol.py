@@ -18,6 +18,8 @@ import shutil
 import signal
 import struct
 import subprocess
+import threading
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -109,9 +111,19 @@ def mount_helper() -> Path | None:
     return _compiled("_mount.c", "mount")
 
 
+# One compile at a time in a process: ``functools.cache`` lets two threads that ask at once
+# both compute, and on a fresh machine a score's pool asks from every thread together.
+_COMPILING = threading.Lock()
+
+
 def _compiled(source: str, name: str) -> Path | None:
     """``source`` compiled once per machine into the cache, named by a hash of the source;
     None if no C compiler works or the binary does not start here."""
+    with _COMPILING:
+        return _compile(source, name)
+
+
+def _compile(source: str, name: str) -> Path | None:
     src = runner_source_path(source)
     try:
         code = src.read_bytes()
@@ -127,7 +139,7 @@ def _compiled(source: str, name: str) -> Path | None:
         return None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
         res = subprocess.run(
             [cc, "-O2", "-o", str(tmp), str(src)],
             capture_output=True,

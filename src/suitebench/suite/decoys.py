@@ -6,10 +6,12 @@ with, the batch it shares.  A test may read any of these -- its own ``sys.argv``
 session, the limits it runs under -- and, knowing nothing of the program, fail on every mutant
 while it passes the three reference runs: M = 100% from a suite that checks no behaviour.
 
-A **decoy** is the reference program run exactly as one mutant is: that mutant's tests, limits
-and options, and, batched, one decoy last in every batch of mutants.  A test that passed the
-reference runs but fails a decoy (failed, error or timeout) reads the harness, not the
-program: it is not valid, and kills nothing.  The decoys run as the fewest mutants whose
+So for a suite from elsewhere (not the instance's own:
+:func:`~suitebench.suite.runspec.own_suite`) a **decoy** runs too: the reference program run
+exactly as one mutant is -- that mutant's tests, limits and options, and, batched, one decoy
+last in every batch of mutants.  A test that passed the reference runs but fails a decoy
+(failed, error or timeout) reads the harness, not the program: it is not valid, and kills
+nothing.  The decoys run as the fewest mutants whose
 tests together are every test chosen for any mutant (a greedy cover, first mutant first among
 equals), so each test that runs on a mutant runs on a decoy in a mutant's place too.
 

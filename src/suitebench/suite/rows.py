@@ -16,6 +16,7 @@ from suitebench.model.instance import MutantSpec
 from suitebench.suite.programs import BuiltProgram
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
 from suitebench.suite.result import MutantResult, MutantStatus, TestInfo
+from suitebench.suite.runspec import Target
 from suitebench.suite.selection import Selection
 
 
@@ -109,3 +110,16 @@ def classify(
         log=run.log if run.status is not RunStatus.OK else "",
         **common,
     )
+
+
+def patchable(
+    built: BuiltProgram, selection: Selection | None, impact: dict[str, Any] | None = None
+) -> Target:
+    """A mutant's target, naming the files it changes when they can be carried into a batch's
+    one collection (:attr:`Selection.files`; an import-time change needs its ``impact``)."""
+    target = built.target()
+    if built.pythonpath is None or selection is None or not selection.files:
+        return target
+    if selection.import_time is not None and impact is None:
+        return target
+    return replace(target, patched_files=selection.files, impact=impact)

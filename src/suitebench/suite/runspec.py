@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 
@@ -19,6 +20,29 @@ class Engine(StrEnum):
 
     PLAIN = "plain"
     BATCHED = "batched"
+
+
+def own_suite(tests: Path, suite: Path | None) -> bool:
+    """Whether ``suite`` is the instance's own (None, or its ``tests`` directory): the
+    benchmark's yardstick, trusted.  Any other -- an agent's, a user's -- is scored as one
+    written to cheat would be: on the plain engine (:func:`engine_for`) and with decoys
+    (:mod:`suitebench.suite.decoys`)."""
+    return suite is None or Path(suite).resolve() == Path(tests).resolve()
+
+
+def engine_for(tests: Path, suite: Path | None, engine: Engine | None) -> Engine:
+    """The engine a score runs on: ``engine`` when one is asked for; else batched for the
+    instance's own suite and plain for any other (:func:`own_suite`).
+
+    The batched engine runs a batch of programs under one pytest whose parent imports the
+    suite once for all of them: fast, but there a suite written to cheat reaches every program
+    of its batch (it could tell the reference's bytes by a vote of their trees) and every
+    earlier program's results (it could rewrite them).  A suite from elsewhere runs in a
+    sandbox and a pytest of its own per program unless its caller vouches for it by asking for
+    the batched engine."""
+    if engine is not None:
+        return engine
+    return Engine.BATCHED if own_suite(tests, suite) else Engine.PLAIN
 
 
 class TestProtocol(StrEnum):

@@ -33,15 +33,16 @@ from suitebench.run.executor import Executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.suite.decoys import Decoy, as_decoy, cover, failing, replicate
+from suitebench.suite.fast import fast_rows
 from suitebench.suite.impactspec import impact_readers, impact_spec
 from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.programs import BuiltProgram
 from suitebench.suite.projectconfig import WARNS_REASON, warns_on_compile
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
 from suitebench.suite.result import CoverageNote, SuiteResult, TestInfo
-from suitebench.suite.rows import classify, merged, row
+from suitebench.suite.rows import classify, patchable, row
 from suitebench.suite.runner import spec_digest
-from suitebench.suite.runspec import Engine, SuiteLimits, Target, derive_timeouts
+from suitebench.suite.runspec import Engine, SuiteLimits, Target, derive_timeouts, engine_for
 from suitebench.suite.scoreplan import ReferenceBuildError, ScorePlan, plan_score
 from suitebench.suite.selection import Coverage, Selection, select_tests
 from suitebench.suite.tally import nan_to_none, refined_out, tally, test_infos, test_universe
@@ -71,7 +72,7 @@ def score_suite(
     store: Store,
     cache_dir: Path | None = None,
     executor: Executor | None = None,
-    engine: Engine = Engine.BATCHED,
+    engine: Engine | None = None,
     reference_runs: int = 3,
     fast: bool = False,
     limits: SuiteLimits = SuiteLimits(),
@@ -90,9 +91,11 @@ def score_suite(
     ``builds/`` next to the store).  Progress is reported as (done, total) over builds plus runs.
     The score goes in three parts: the plan (:func:`~suitebench.suite.scoreplan.plan_score`),
     the runs (here) and the tally (:func:`~suitebench.suite.tally.tally`); ``phases`` in the
-    result says how long each stage took.
+    result says how long each stage took.  ``engine`` None: batched for the instance's own
+    suite, plain for any other (:func:`~suitebench.suite.runspec.engine_for`).
     """
     clock = _Clock()
+    engine = engine_for(instance.tests, suite, engine)
     chosen = None if mutant_ids is None else set(mutant_ids)
     count = sum(1 for m in instance.mutants if chosen is None or m.id in chosen)
     total = 1 + count + reference_runs + count  # builds, then runs
@@ -128,7 +131,7 @@ def score_suite(
     _confirm_reference(plan, all_runs, plan.ref_keys[plan.early :])
     ref_runs = [all_runs[k] for k in plan.ref_keys]
     if plan.fast:
-        tests, mutant_runs = _fast_rows(
+        tests, mutant_runs = fast_rows(
             plan, all_runs, built, runnable, selections, impacts, excluded
         )
     else:
@@ -185,33 +188,6 @@ def _rows(
     if plan.full:
         return {m.id: all_runs[_full_key(plan, built, m)] for m in runnable}
     return {m.id: row(selected_runs.get(m.id), selections[m.id], tests) for m in runnable}
-
-
-def _fast_rows(
-    plan: ScorePlan,
-    all_runs: dict[str, SuiteRun],
-    built: dict[str, BuiltProgram],
-    runnable: list[MutantSpec],
-    selections: dict[str, Selection],
-    impacts: dict[str, dict[str, Any]],
-    excluded: dict[str, list[str]],
-) -> tuple[list[TestInfo], dict[str, SuiteRun]]:
-    """``--fast``'s tests and rows: its runs (:func:`_fast_runs`) go again, without them, while
-    their decoys find tests that fail in a mutant's place (each round leaves one test or more
-    out; a run a cheating test stopped at its first failure has to go on past it)."""
-    ref_runs = [all_runs[k] for k in plan.ref_keys]
-    decoys: list[Decoy] = []
-    invalid: set[str] | None = None
-    runs: dict[str, SuiteRun] = {}
-    while True:
-        tests = test_infos(plan, ref_runs, excluded, failing(plan, all_runs, decoys, excluded))
-        now = {t.id for t in tests if not t.valid}
-        if now == invalid:
-            return tests, runs
-        invalid, chosen = now, dict(selections)
-        runs, more = _fast_runs(plan, built, runnable, tests, chosen, impacts, all_runs)
-        decoys += more
-        selections.update(chosen)
 
 
 class _Clock:
@@ -320,18 +296,19 @@ def _mutant_runs(
     impacts: dict[str, dict[str, Any]],
     report: Callable[[str, int], None],
 ) -> tuple[dict[str, SuiteRun | None], list[Decoy]]:
-    """The mutants' runs (``--fast`` aside: :func:`_fast_runs` makes those) with the later
+    """The mutants' runs (``--fast`` aside: :mod:`.fast` makes those) with the later
     reference runs and the decoys (:mod:`.decoys`), added to ``all_runs``; a selected run per
     mutant, when selected, and the decoys asked for."""
     later = plan.later_requests()
     if plan.staged:
+        reference = plan.reference if plan.decoys else None
         selected, more, decoys = _run_selected(
-            plan.runner, plan.reference, runnable, built, selections, later, impacts
+            plan.runner, reference, runnable, built, selections, later, impacts
         )
         all_runs.update(more)
         return selected, decoys
     decoys = []
-    if plan.full and runnable:
+    if plan.full and runnable and plan.decoys:
         first = runnable[0]
         key = plan.runner.key(plan.reference.program_id, "decoy", (_full_key(plan, built, first),))
         decoy = Decoy(first.id, key, as_decoy(built[first.id].target(), plan.reference))
@@ -375,7 +352,7 @@ def _coverage(
 
 def _run_selected(
     runner: SuiteRuns,
-    reference: BuiltProgram,
+    reference: BuiltProgram | None,
     runnable: list[MutantSpec],
     built: dict[str, BuiltProgram],
     selections: dict[str, Selection],
@@ -384,18 +361,22 @@ def _run_selected(
 ) -> tuple[dict[str, SuiteRun | None], dict[str, SuiteRun], list[Decoy]]:
     """Each mutant runs the tests its selection names (all where it names none; nothing where
     it names no test), together with ``extra`` runs (the later reference runs, kept apart) and
-    the decoys (:mod:`.decoys`), each asked for right after the mutant it runs as.
+    the decoys of ``reference`` (:mod:`.decoys`; None: none).
     A mutant with an import-time change and an entry in ``impacts`` chooses its tests in its
     own run, once its import shows which globals changed (:mod:`suitebench.suite.inside.impact`)."""
     requests: list[tuple[str, Target]] = list(extra)
     keys: dict[str, str] = {}
     decoys: list[Decoy] = []
-    as_mutants = set(
-        cover(
-            (m.id, selections[m.id].tests)
-            for m in runnable
-            if selections[m.id].tests != ()
-            and not (selections[m.id].tests is None and m.id in impacts)
+    as_mutants = (
+        set()
+        if reference is None
+        else set(
+            cover(
+                (m.id, selections[m.id].tests)
+                for m in runnable
+                if selections[m.id].tests != ()
+                and not (selections[m.id].tests is None and m.id in impacts)
+            )
         )
     )
     for m in runnable:
@@ -404,15 +385,15 @@ def _run_selected(
         impact = impacts.get(m.id)
         if chosen is None and impact is not None:
             keys[m.id] = runner.key(program_id, "impact", (spec_digest(impact),))
-            requests.append((keys[m.id], _patchable(built[m.id], selections[m.id], impact)))
+            requests.append((keys[m.id], patchable(built[m.id], selections[m.id], impact)))
         elif chosen is None:
             keys[m.id] = runner.key(program_id, "full", None)
             requests.append((keys[m.id], built[m.id].target()))
         elif chosen:
             keys[m.id] = runner.key(program_id, "selected", chosen)
-            target = _patchable(built[m.id], selections[m.id])
+            target = patchable(built[m.id], selections[m.id])
             requests.append((keys[m.id], replace(target, select=chosen)))
-        if m.id in as_mutants:
+        if reference is not None and m.id in as_mutants:
             key = runner.key(reference.program_id, "decoy", (keys[m.id],))
             decoys.append(Decoy(m.id, key, as_decoy(requests[-1][1], reference)))
     decoys = replicate(decoys, runner.batch_count(len(keys)))
@@ -464,39 +445,6 @@ def _leave_out_failed(
         selections[mid] = replace(sel, tests=kept, reason=f"{sel.reason}; {why}")
 
 
-def _patchable(
-    built: BuiltProgram, selection: Selection | None, impact: dict[str, Any] | None = None
-) -> Target:
-    """A mutant's target, naming the files it changes when they can be carried into a batch's
-    one collection (:attr:`Selection.files`; an import-time change needs its ``impact``)."""
-    target = built.target()
-    if built.pythonpath is None or selection is None or not selection.files:
-        return target
-    if selection.import_time is not None and impact is None:
-        return target
-    return replace(target, patched_files=selection.files, impact=impact)
-
-
-def _fast_order(
-    mutant: MutantSpec,
-    tests: list[TestInfo],
-    section_kills: dict[str | None, dict[str, int]],
-) -> tuple[str, ...]:
-    """Valid tests only, likely killers first: tests that killed mutants of the same section
-    (most kills first), then the mutant's target, then tests mapped to its section; among
-    equals the fastest on the reference first (as mutmut orders), so a kill costs little."""
-    kills = section_kills.get(mutant.section, {})
-    valid = [t for t in tests if t.valid]
-
-    def rank(pair: tuple[int, TestInfo]) -> tuple[int, int, int, float, int]:
-        index, test = pair
-        in_section = mutant.section is not None and mutant.section in test.sections
-        seconds = max((s for s in test.seconds if s is not None), default=0.0)
-        return (-kills.get(test.id, 0), test.id != mutant.target, not in_section, seconds, index)
-
-    return tuple(t.id for _, t in sorted(enumerate(valid), key=rank))
-
-
 def _derive_timeouts(
     runner: SuiteRuns, built: dict[str, BuiltProgram], ref_runs: list[SuiteRun]
 ) -> dict[str, BuiltProgram]:
@@ -510,80 +458,3 @@ def _derive_timeouts(
     ]
     runner.timeouts = derive_timeouts([r.seconds for r in ref_runs], valid, runner.limits)
     return {mid: replace(b, timeouts=runner.timeouts) for mid, b in built.items()}
-
-
-def _fast_runs(
-    plan: ScorePlan,
-    built: dict[str, BuiltProgram],
-    runnable: list[MutantSpec],
-    tests: list[TestInfo],
-    selections: dict[str, Selection],
-    impacts: dict[str, dict[str, Any]],
-    all_runs: dict[str, SuiteRun],
-) -> tuple[dict[str, SuiteRun], list[Decoy]]:
-    """``--fast`` in two waves, with the decoys (:mod:`.decoys`; their runs added to
-    ``all_runs``) beside the mutants they run as: first one mutant per section, then all the
-    others, ordered by
-    what killed the first wave's mutants of their section.  Two waves, not one per mutant: each
-    wave is a round of parallel (and, batched, start-up) cost, which is what --fast saves.
-    An import-time mutant tries, in that order, only the tests that read a global its import
-    changed (a survivor need not run every test to survive)."""
-    by_section: dict[str | None, list[MutantSpec]] = {}
-    for m in runnable:
-        by_section.setdefault(m.section, []).append(m)
-    waves = [
-        [ms[0] for ms in by_section.values()],
-        [m for ms in by_section.values() for m in ms[1:]],
-    ]
-    runner = plan.runner
-    section_kills: dict[str | None, dict[str, int]] = {}
-    valid = {t.id for t in tests if t.valid}
-    runs: dict[str, SuiteRun] = {}
-    as_mutants = set(cover((m.id, _reaching(selections, m)) for m in runnable))
-    decoys: list[Decoy] = []
-    for members in waves:
-        requests: list[tuple[str, Target]] = []
-        keys: dict[str, str] = {}
-        wave: list[Decoy] = []
-        for m in members:
-            order = _fast_order(m, tests, section_kills)
-            chosen = _reaching(selections, m)
-            if chosen is not None:  # only tests that reach the mutant can kill it
-                reaching = set(chosen)
-                order = tuple(t for t in order if t in reaching)
-                if not order:
-                    continue
-            impact = impacts.get(m.id) if chosen is None else None
-            mode = "fast" if impact is None else f"fast-impact-{spec_digest(impact)}"
-            keys[m.id] = runner.key(built[m.id].program_id, mode, order)
-            target = _patchable(built[m.id], selections.get(m.id), impact)
-            requests.append((keys[m.id], replace(target, order=order, impact=impact)))
-            if m.id in as_mutants:
-                key = runner.key(plan.reference.program_id, "decoy", (keys[m.id],))
-                wave.append(Decoy(m.id, key, as_decoy(requests[-1][1], plan.reference)))
-        wave = replicate(wave, runner.batch_count(len(keys)))
-        got = runner.run(
-            [*requests, *((d.key, d.target) for d in wave)], spread=[d.key for d in wave]
-        )
-        all_runs.update({d.key: got[d.key] for d in wave})
-        decoys += wave
-        for m in members:
-            selection = selections.get(m.id)
-            found = got.get(keys[m.id]) if m.id in keys else None
-            if selection is None or selection.tests is None:
-                assert found is not None
-                run = found
-                if m.id in impacts and found.selection_reason:  # what its run chose
-                    selections[m.id] = Selection(found.selected, found.selection_reason)
-            else:
-                run = merged(found, selection, tests)
-            runs[m.id] = run
-            for test in tests:
-                if test.id in valid and run.status_of(test.id).fails:
-                    counter = section_kills.setdefault(m.section, {})
-                    counter[test.id] = counter.get(test.id, 0) + 1
-    return runs, decoys
-
-
-def _reaching(selections: dict[str, Selection], m: MutantSpec) -> tuple[str, ...] | None:
-    return selections[m.id].tests if m.id in selections else None

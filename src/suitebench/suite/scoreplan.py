@@ -29,7 +29,7 @@ from suitebench.suite.interpreter import Interpreter, suite_interpreter
 from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.programs import Builder, BuiltProgram, build_reference_first
 from suitebench.suite.projectconfig import Beside, stage_beside
-from suitebench.suite.runspec import Engine, SuiteLimits, Target
+from suitebench.suite.runspec import Engine, SuiteLimits, Target, own_suite
 
 Report = Callable[[str, int], None]  # (part: "builds" or "runs", done so far)
 Request = tuple[str, Target]
@@ -64,6 +64,7 @@ class ScorePlan:
     fast: bool
     all_tests: bool
     early: int  # the reference runs that go before the mutants' runs
+    decoys: bool = True  # a suite from elsewhere: the reference runs as mutants are too
 
     @property
     def staged(self) -> bool:
@@ -172,6 +173,7 @@ def plan_score(
         fast=fast,
         all_tests=all_tests,
         early=reference_runs if rides or fast else 1,
+        decoys=not own_suite(instance.tests, suite),
     )
 
 
