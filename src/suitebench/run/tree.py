@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import posixpath
 import re
 import shutil
 import uuid
@@ -111,37 +112,45 @@ class TreeProgram:
         return "./" + EXECUTABLE if self.package is None else f"package:{self.package}"
 
 
-def tree_hash(root: Path) -> str:
-    """sha256 over relative paths, executable bits, symlink targets and file bytes."""
+def tree_hash(root: Path, files: list[str] | None = None) -> str:
+    """sha256 over relative paths, executable bits, symlink targets and file bytes;
+    ``files``: the tree's files as :func:`_files` lists them (walked here when None)."""
     h = hashlib.sha256()
-    for path in sorted(walk(root)):
-        rel = path.relative_to(root).as_posix()
+    base = os.fspath(root)
+    for rel in sorted(_files(base) if files is None else files):
+        path = os.path.join(base, rel)
         h.update(rel.encode() + b"\0")
-        if path.is_symlink():
+        if os.path.islink(path):
             h.update(b"L" + os.readlink(path).encode() + b"\0")
         else:
             h.update(b"X" if os.access(path, os.X_OK) else b"F")
-            h.update(_file_digest(path))
+            with open(path, "rb") as fh:
+                h.update(hashlib.sha256(fh.read()).digest())
     return h.hexdigest()
-
-
-def _file_digest(path: Path) -> bytes:
-    return hashlib.sha256(path.read_bytes()).digest()
 
 
 def walk(root: Path) -> list[Path]:
     """The files of a tree, but for version control's and caches' directories."""
-    files: list[Path] = []
+    return [root / rel for rel in _files(os.fspath(root))]
+
+
+def _files(root: str) -> list[str]:
+    """:func:`walk`'s files as POSIX paths relative to ``root`` (strings: a mutant's build
+    walks its tree twice, and paths as objects cost more than the walk)."""
+    files: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in IGNORED)
-        files.extend(Path(dirpath) / f for f in filenames)
+        rel = os.path.relpath(dirpath, root)
+        files.extend(f if rel == "." else f"{rel}/{f}" for f in filenames)
     return files
 
 
 # -- toolchains ------------------------------------------------------------------------------
 
 
-def needed_toolchains(tree: Path, build: str | None) -> list[Language]:
+def needed_toolchains(
+    tree: Path, build: str | None, files: list[str] | None = None
+) -> list[Language]:
     """The compiled languages whose toolchain a build of ``tree`` may call, besides the
     system's: by the tree's files (``*.rs``, ``Cargo.toml``; ``*.go``, ``go.mod``) or by the
     build script's words (``cargo``, ``rustc``; ``go build``)."""
@@ -149,11 +158,11 @@ def needed_toolchains(tree: Path, build: str | None) -> list[Language]:
     if build:
         path = tree / build
         script = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else build
-    files = walk(tree)
+    names = [posixpath.basename(f) for f in (_files(os.fspath(tree)) if files is None else files)]
     found: list[Language] = []
-    for language, (suffixes, names) in _TOOLCHAIN_FILES.items():
+    for language, (suffixes, marks) in _TOOLCHAIN_FILES.items():
         if _TOOLCHAIN_WORDS[language].search(script) or any(
-            f.suffix in suffixes or f.name in names for f in files
+            n.endswith(suffixes) or n in marks for n in names
         ):
             found.append(language)
     return found
@@ -170,11 +179,13 @@ class Toolchain:
     version: str
 
 
-def toolchains_for(tree: Path, build: str | None) -> list[Toolchain]:
+def toolchains_for(
+    tree: Path, build: str | None, files: list[str] | None = None
+) -> list[Toolchain]:
     """The toolchains found here that a build of ``tree`` needs (a missing one is left out:
     the build fails as it would anywhere without it, an outcome)."""
     out: list[Toolchain] = []
-    for language in needed_toolchains(tree, build):
+    for language in needed_toolchains(tree, build, files):
         tool = compiler(language)
         if tool is None:
             continue
@@ -212,16 +223,23 @@ def _toolchain_env(scratch: Path, languages: set[Language]) -> dict[str, str]:
 def tree_program_id(program: TreeProgram, tree: Path | None = None) -> str:
     """The program's identity (the name of its cache entry): ``tree`` (default the program's
     root) with the recipe, product, the caller's identity and the toolchains' versions."""
-    tree = program.root if tree is None else tree
-    return job_key(
+    return _identity(program, program.root if tree is None else tree)[0]
+
+
+def _identity(program: TreeProgram, tree: Path) -> tuple[str, list[Toolchain]]:
+    """:func:`tree_program_id` and the toolchains the build needs, from one walk of ``tree``."""
+    files = _files(os.fspath(tree))
+    toolchains = toolchains_for(tree, program.build, files)
+    pid = job_key(
         "tree-build/2",
         program.build or "",
         program.product,
         *program.identity,
-        tree_hash(tree),
-        *(f"{t.language}={t.version}" for t in toolchains_for(tree, program.build)),
+        tree_hash(tree, files),
+        *(f"{t.language}={t.version}" for t in toolchains),
         program.tag,
     )[:32]
+    return pid, toolchains
 
 
 @contextlib.contextmanager
@@ -339,7 +357,7 @@ def find_built(cache_dir: str | os.PathLike[str], pid: str) -> Built | None:
 def _build_staged(
     program: TreeProgram, tree: Path, cache: Path, limits: Limits, backend: Backend | None
 ) -> Built:
-    pid = tree_program_id(program, tree)
+    pid, toolchains = _identity(program, tree)
     final = cache / pid
     found = find_built(cache, pid)
     if found is not None:
@@ -354,7 +372,7 @@ def _build_staged(
         final.mkdir()
         built_tree = final / TREE
         shutil.move(str(tree), built_tree)
-        built = _run_build(program, pid, built_tree, limits, backend)
+        built = _run_build(program, pid, built_tree, limits, backend, toolchains)
         if built.status is not Status.SANDBOX_ERROR:
             write_record(final, built)
             remember(cache, pid, built)
@@ -362,14 +380,18 @@ def _build_staged(
 
 
 def _run_build(
-    program: TreeProgram, pid: str, tree: Path, limits: Limits, backend: Backend | None
+    program: TreeProgram,
+    pid: str,
+    tree: Path,
+    limits: Limits,
+    backend: Backend | None,
+    toolchains: list[Toolchain],
 ) -> Built:
     language = Language.SCRIPT if program.package is None else Language.PYTHON
 
     def fail(message: str, status: Status = Status.BUILD_ERROR) -> Built:
         return Built(pid, status, (), tree, message, language)
 
-    toolchains = toolchains_for(tree, program.build)
     # A system toolchain is on PATH already (putting /usr/bin first would change python3).
     extra = dict.fromkeys(t.bin_dir for t in toolchains if t.binds)
     path = os.pathsep.join([*extra, program.path])
