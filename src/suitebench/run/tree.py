@@ -407,9 +407,9 @@ def _run_build(
     if toolchains:
         env.update(_toolchain_env(scratch, {t.language for t in toolchains}))
         scratch.mkdir(exist_ok=True)
-    _open_up(tree)  # the build may run as an unprivileged uid
     recipe = _recipe(tree, program.build)
     if recipe:
+        _open_up(tree)  # the build may run as an unprivileged uid
         outcome = sandbox.run(
             recipe, cwd=tree, env=env, limits=limits, backend=backend, ro_binds=(*binds, *prefix)
         )
@@ -423,6 +423,7 @@ def _run_build(
         # Too large to compile here, or for another Python: in the sandbox, as a build.
         errors = compile_check(package) if program.compile_here else None
         if errors is None:
+            _open_up(tree)  # compiled in the sandbox, as an unprivileged uid
             outcome = sandbox.run(
                 [program.python, "-I", "-c", COMPILE_CHECK, str(package)],
                 cwd=tree,
