@@ -120,9 +120,11 @@ def test_bad_suite_every_failure_handled(
     assert net.reference == [TestStatus.FAILED] * 3 and not net.valid
     # V counted by hand from the suite as written: 14 units (2 good, 8 coins, 1 network, 2 in
     # the hang file, 1 for the file that does not parse); valid are the two good tests, the
-    # test after the hang and every coin that passed all three reference runs.
+    # test after the hang and every coin that passed all three reference runs and, the suite
+    # being one from elsewhere, its decoy run (the reference in a mutant's place).
     assert len(result.tests) == 14
-    heads = [t for t in coins if t.reference == [TestStatus.PASSED] * 3]
+    heads = [t for t in coins if t.reference == [TestStatus.PASSED] * 3 and t.decoy is None]
+    assert all(t.decoy.fails for t in coins if t.decoy is not None)
     expected_valid = {
         "tests/test_good.py::test_runs_at_all",
         "tests/test_good.py::test_sum",

@@ -10,10 +10,11 @@ So for a suite from elsewhere (not the instance's own:
 :func:`~suitebench.suite.runspec.own_suite`) a **decoy** runs too: the reference program run
 exactly as one mutant is -- that mutant's tests, limits and options, and, batched, one decoy
 last in every batch of mutants.  A test that passed the reference runs but fails a decoy
-(failed, error or timeout) reads the harness, not the program: it is not valid, and kills
-nothing.  The decoys run as the fewest mutants whose
-tests together are every test chosen for any mutant (a greedy cover, first mutant first among
-equals), so each test that runs on a mutant runs on a decoy in a mutant's place too.
+(failed, error or timeout) tells the runs apart by something other than the program -- or is
+flaky, which the three runs did not show: either way it is not valid, and kills nothing.  The
+decoys run as the fewest mutants whose tests together are every test chosen for any mutant (a
+greedy cover, first mutant first among equals), so each test that runs on a mutant runs on a
+decoy in a mutant's place too.
 
 A decoy cannot catch a test that tells programs apart by what they are made of (comparing
 the bytes it reads with the reference's, which it must then know): that a mutant's tree says

@@ -73,8 +73,8 @@ def test_infos(
         if decoy is not None and all(s is TestStatus.PASSED for s in statuses):
             status, mutant, why = decoy
             message = (
-                f"{status} on the reference run as mutant {mutant} is run (a decoy): it "
-                f"reads the harness, not the program" + (f": {why}" if why else "")
+                f"{status} on a decoy (the reference, run as mutant {mutant} is): it fails the "
+                f"reference in a mutant's place" + (f": {why}" if why else "")
             )
         tests.append(
             TestInfo(
