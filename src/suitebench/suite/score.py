@@ -184,7 +184,7 @@ def _rows(
     selected_runs: dict[str, SuiteRun | None],
 ) -> dict[str, SuiteRun]:
     """Each runnable mutant's row of the matrix: its full run, or its selected run with the
-    other tests at their reference outcome (``--fast``'s: :func:`_fast_rows`)."""
+    other tests at their reference outcome (``--fast``'s: :func:`.fast.fast_rows`)."""
     if plan.full:
         return {m.id: all_runs[_full_key(plan, built, m)] for m in runnable}
     return {m.id: row(selected_runs.get(m.id), selections[m.id], tests) for m in runnable}
