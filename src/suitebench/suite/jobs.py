@@ -216,11 +216,12 @@ class SuiteRuns:
         # traced) shares the first reference run's batch: one start-up less.
         riders = [k for k in batched if wanted[k].coverage_root]
         separate = [k for k in batched if apart and k in apart]
-        decoys = [k for k in batched if spread and k in spread]
+        spreading = set(spread or ())
+        decoys = [k for k in batched if k in spreading]
         grouped = [
             k
             for k in batched
-            if (not apart or k not in apart) and k not in riders and k not in decoys
+            if (not apart or k not in apart) and k not in riders and k not in spreading
         ]
         batches = [[k] for k in separate]
         if riders:
