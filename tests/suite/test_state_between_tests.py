@@ -135,3 +135,114 @@ def test_state_ties_tests_in_both_directions_to_a_fixpoint() -> None:
     # a test whose reads are unknown reads everything
     assert carried_by_state({1}, writers, readers, {0, 5}) == {1, 2, 3, 4, 5}
     assert carried_by_state({3}, {}, readers, set()) == {3}
+
+
+# A module a test imports first (a golden table, a reference implementation kept beside the
+# package) is not state that test left: a later test importing it in a run without that test
+# builds the same globals.  Found on python-slugify 9.2.0, whose golden test imports
+# ``tools.legacy_reference`` (``from slugify import slugify``): every one of its globals
+# counted as written, so every later test naming ``slugify`` was tied to that 78 ms test and it
+# to them -- 416 cells of it where its own coverage reaches 225.  A module imported after the
+# test changed the program's globals (a patched separator captured on import) still ties.
+TEXTKIT = '''\
+"""Small text helpers."""
+
+SEP = "-"
+
+
+def shout(text):
+    return text.upper() + "!"
+
+
+def title(text):
+    return " ".join(word[:1].upper() + word[1:] for word in text.split(" "))
+
+
+def join(words):
+    return SEP.join(words)
+'''
+
+HELPERS = {
+    "helpers/__init__.py": "",
+    "helpers/reference.py": """\
+from textkit import shout, title
+
+EXPECTED = {"hi": "HI!", "a b": "A B!", "": "!"}
+
+
+def check():
+    for text, want in EXPECTED.items():
+        assert shout(text) == want, (text, shout(text))
+    return len(EXPECTED)
+""",
+    "helpers/captured.py": """\
+import textkit
+
+SEP = textkit.SEP  # read once, on import
+""",
+}
+
+TEXT_TESTS = {
+    "test_text.py": """\
+import textkit
+from textkit import join, shout, title
+
+
+def test_reference_table():
+    from helpers import reference
+    assert reference.check() == 3
+
+
+def test_title():
+    assert title("ab cd") == "Ab Cd"
+
+
+def test_shout_keeps_digits():
+    assert shout("r2d2") == "R2D2!"
+
+
+def test_separator_seen_while_patched(monkeypatch):
+    monkeypatch.setattr(textkit, "SEP", "+")
+    from helpers import captured
+    assert join(["a", "b"]) == "a+b"
+
+
+def test_captured_separator():
+    from helpers import captured  # imported by the test before, separator patched
+    assert captured.SEP + shout("x") == "+X!"
+"""
+}
+
+TEXT_MUTANTS = [
+    ("title_lower", "textkit/__init__.py", "word[:1].upper()", "word[:1].lower()"),
+    ("shout_strip", "textkit/__init__.py", "text.upper() + ", "text.upper().strip() + "),
+    ("shout_mark", "textkit/__init__.py", '+ "!"', '+ "?"'),
+]
+
+
+def test_a_module_a_test_imports_first_does_not_tie_later_tests(tmp_path: Path) -> None:
+    toml = write_python_instance(
+        tmp_path / "textkit",
+        name="textkit",
+        source={"textkit/__init__.py": TEXTKIT, **HELPERS},
+        tests=TEXT_TESTS,
+        spec="# textkit\n\n## Helpers\nShout, title, join.\n",
+        mutants=TEXT_MUTANTS,
+    )
+    selected, _full = score_selected_and_full(toml, tmp_path)  # the same matrix
+    by_id = {m.id: m for m in selected.mutants}
+    t = "tests/test_text.py::"
+    # title's change reaches test_title alone; the reference table imported before it is
+    # not state it reads (2 tests run before: the table's test was tied to it by `title`)
+    assert by_id["title_lower"].tests_run == 1
+    assert by_id["title_lower"].killed_by == [t + "test_title"]
+    # shout's: the three tests calling it, and the test that imported `captured` while the
+    # separator was patched (its import read that patch): 4, not all 5
+    assert by_id["shout_strip"].tests_run == 4
+    assert by_id["shout_strip"].status == "survived"  # no test shouts a padded text
+    assert by_id["shout_mark"].tests_run == 4
+    assert by_id["shout_mark"].killed_by == [
+        t + "test_captured_separator",
+        t + "test_reference_table",
+        t + "test_shout_keeps_digits",
+    ]

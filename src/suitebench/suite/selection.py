@@ -44,7 +44,7 @@ from typing import Any
 from suitebench.model.diffs import DiffError, read_diff
 from suitebench.suite.inside.impact import DYNAMIC_NAMES, STAR, carried_by_state
 from suitebench.suite.inside.infection import INFECTED
-from suitebench.suite.inside.subcoverage import SPAWNED_IMPORT
+from suitebench.suite.inside.subcoverage import SPAWNED_IMPORT, SPAWNED_MAIN
 from suitebench.suite.inside.tracer import FIXTURE_PREFIX, OUTSIDE
 from suitebench.suite.linecover import (
     Shape,
@@ -363,7 +363,9 @@ class Coverage:
                 if by_key is None:
                     return None
                 for key in keys:
-                    if key != 0:  # module code runs on import, not in the test
+                    if key == SPAWNED_MAIN:  # a process the test started ran it as a script
+                        names |= by_key.get(0, frozenset())
+                    elif key != 0:  # module code runs on import, not in the test
                         names |= by_key.get(key, frozenset())
         return frozenset(names)
 
@@ -415,18 +417,28 @@ def _spawned_imports(
     coverage: Coverage, changes: dict[str, FileChange], tests: list[str]
 ) -> set[str] | str:
     """For an import-time change: the tests that run a changed module's code in a Python
-    process they start (it runs the mutant's import there, so they run on it), or why the
-    change's reach cannot be told -- a module first imported while a test ran in the suite's
-    own process (``from . import sub`` in a function runs its import-time code inside that
-    test, after the fingerprint was taken), or in a process started outside any test."""
+    process they start and cannot be left to import-time impact, or why the change's reach
+    cannot be told -- a module first imported while a test ran in the suite's own process
+    (``from . import sub`` in a function runs its import-time code inside that test, after the
+    fingerprint was taken), or in a process started outside any test.
+
+    A started process imports the mutant's module as the suite's process does, and builds the
+    same globals: when the suite's own collection imported it too, the mutant's run sees the
+    globals its change makes (the fingerprint), and such a test runs when it reads one -- what
+    the process ran is in its coverage, so its reads are too.  It runs on the change anyway
+    when the process ran the changed module as ``__main__`` (a script's own code, which no
+    import shows), or when the suite's process never imported that module."""
     known = set(tests)
     spawned: set[str] = set()
+    imported = coverage.contexts.get(OUTSIDE, {})
     for context, files in coverage.contexts.items():
         for path in changes:
             keys = files.get(path, ())
             if context != OUTSIDE and 0 in keys:
                 return f"{path} is imported while a test runs ({context})"
-            if SPAWNED_IMPORT not in keys:
+            if SPAWNED_MAIN not in keys and (
+                SPAWNED_IMPORT not in keys or 0 in imported.get(path, ())
+            ):
                 continue
             if context in known:
                 spawned.add(context)

@@ -36,6 +36,10 @@ PROBES = "SUITEBENCH_SUBCOVERAGE_PROBES"  # the weak-mutation probes to compile 
 # fresh interpreter, is not an import in the suite's process (a change to the module's code
 # reaches that test through its process, and no other test by it).
 SPAWNED_IMPORT = -1
+# The module a started process ran as ``__main__`` (``python -m package`` runs its
+# ``__main__.py``): its own code runs as a script there, unlike any import of it, so what a
+# change to it does in that process is not what the suite's import of it shows.
+SPAWNED_MAIN = -2
 _PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
 _SITE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "subcover")
 
@@ -113,7 +117,8 @@ def merge(
     probed: set[int] | None = None,
 ) -> set[str]:
     """Fold the started processes' records into ``contexts`` (functions entered; a module's
-    own code as :data:`SPAWNED_IMPORT`), ``lines`` (statements run, and infections) and
+    own code as :data:`SPAWNED_IMPORT`, the one run as ``__main__`` as :data:`SPAWNED_MAIN`),
+    ``lines`` (statements run, and infections) and
     ``probed`` (the weak-mutation sites compiled in); the contexts whose coverage stays
     unknown (a start not accounted for)."""
     unknown = set(starts.other)
@@ -133,8 +138,10 @@ def merge(
         if record["spawned"] or record["preloaded"]:
             unknown.add(context)
         files = contexts.setdefault(context, {})
+        main = record.get("main")
         for rel, keys in record["files"].items():
-            files.setdefault(rel, set()).update(int(k) or SPAWNED_IMPORT for k in keys)
+            own = SPAWNED_MAIN if rel == main else SPAWNED_IMPORT
+            files.setdefault(rel, set()).update(int(k) or own for k in keys)
         files = lines.setdefault(context, {})
         for rel, keys in record.get("lines", {}).items():
             files.setdefault(rel, set()).update(int(k) for k in keys)

@@ -203,6 +203,8 @@ class _Loader(importlib.machinery.SourceFileLoader):
         finally:
             if tracer is not None:
                 tracer.importing -= 1
+        if tracer is not None:
+            tracer.imported(module)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -261,6 +263,10 @@ class LineTracer:
         # when the program's state cannot be fingerprinted.
         self.writes: dict[str, list[str]] | None = {}
         self.state: dict[str, object] | None = None  # the program's state after the last test
+        # Program modules the running test imported first, by name: their globals as their
+        # import left them, or None when the test had changed the program's state before
+        # (what that import built may differ from what another test's import of it builds).
+        self.fresh: dict[str, dict[str, object] | None] = {}
         self._modules: tuple[int, list[tuple[str, ModuleType]]] | None = None
         self.active = False
         self._finder = _Finder(self)
@@ -329,6 +335,7 @@ class LineTracer:
     def enter_test(self, nodeid: str, fixturenames: list[str]) -> None:
         self.fixtures[nodeid] = fixturenames
         self.stack.clear()
+        self.fresh.clear()
         if self.state is None and self.writes is not None:
             self.state = self._state()
         self._switch(nodeid)
@@ -340,10 +347,52 @@ class LineTracer:
             after = self._state()
             if after is not None:
                 changed = {k for k in self.state.keys() | after.keys()
-                           if self.state.get(k) != after.get(k)}  # fmt: skip
+                           if self.state.get(k) != after.get(k)
+                           and not self._as_imported(k, after)}  # fmt: skip
                 if changed:
                     self.writes[test] = sorted(changed)
             self.state = after
+
+    def imported(self, module: ModuleType) -> None:
+        """A program module's import ended: if a test imported it first, note its globals as
+        the import left them.  A later test importing it in a run without this one builds the
+        same globals, so only what differs from them at the test's end is state the test left
+        (a whole module counted as written tied every later test reading any of its names to
+        this one).  When the test had changed the program's globals before importing it, the
+        import may have read those changes: then all of the module counts, as before."""
+        before = self.state
+        if before is None or self.writes is None or self.name == OUTSIDE:
+            return
+        name = module.__name__
+        prefix = name + ":"
+        if name in self.fresh or any(k.startswith(prefix) for k in before):
+            return
+        now = self._state()
+        if now is None:
+            return
+        known = {k.split(":", 1)[0] for k in before}
+        untouched = all(
+            before.get(k) == v for k, v in now.items() if k.split(":", 1)[0] in known
+        ) and all(k in now for k in before)
+        self.fresh[name] = (
+            {k: v for k, v in now.items() if k.startswith(prefix)} if untouched else None
+        )
+        parent, _, child = name.rpartition(".")
+        if parent and untouched and not (parent in self.fresh and self.fresh[parent] is None):
+            # the import binds it on its package next: that binding is the import's too
+            self.fresh.setdefault(parent, {})[f"{parent}:{child}"] = id(module)  # type: ignore[index]
+
+    def _as_imported(self, label: str, after: dict[str, object]) -> bool:
+        """``label`` is a global of a module the test imported first, as its import left it."""
+        assert self.state is not None
+        snapshot = self.fresh.get(label.split(":", 1)[0])
+        return (
+            snapshot is not None
+            and label not in self.state
+            and label in snapshot
+            and label in after
+            and snapshot[label] == after[label]
+        )
 
     def _state(self) -> dict[str, object] | None:
         """What of the program's globals a test can change (:func:`suitebench.suite.inside.impact.
@@ -414,8 +463,10 @@ def start_here() -> None:
     tracer.start()
 
     def write() -> None:
+        main = getattr(sys.modules.get("__main__"), "__file__", None)
         record = {
             "context": context,
+            "main": tracer.relative(main) if isinstance(main, str) else None,
             "files": {f: sorted(k) for f, k in tracer.contexts.get(context, {}).items()},
             "lines": {f: sorted(k) for f, k in tracer.lines.get(context, {}).items()},
             "spawned": bool(tracer.starts.python or tracer.starts.other),
