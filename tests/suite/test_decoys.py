@@ -9,7 +9,11 @@ a batch of other mutants.  Each test below knows nothing of the program; it call
 * ``limit``: less time left on its per-test alarm than the user's limit (a derived one);
 * ``argv``: an option on pytest's command line that the reference runs do not have (the
   plain engine's; the batched engine's pytest has none);
-* ``batch``: more than one program bound into its sandbox (the batched engine's).
+* ``batch``: more than one program bound into its sandbox (the batched engine's);
+* ``absent``: neither ``test_sum_small`` nor ``test_max_last`` in its session -- what a run
+  of a ``clamp`` mutant holds (only the cheats call ``clamp``), and no session of the fewest
+  mutants covering every test: with decoys chosen that way (a greedy cover, as they first
+  were) it passed them all and killed both ``clamp`` mutants, M = 4/6.
 
 Before decoys, each passed the three reference runs and killed every mutant it ran on: one of
 them took the ``stats`` suite below from M = 2/6 to 6/6 (checked: with :func:`cover` made to
@@ -57,6 +61,9 @@ CHEATS = {
     "argv": "def test_cheat():\n    _call_everything()\n"
     "    assert not any(a.startswith('--suitebench-') and a.split('=')[0] not in {known}\n"
     "                   for a in sys.argv)\n",
+    "absent": "def test_cheat(request):\n    _call_everything()\n"
+    "    names = {{item.name for item in request.session.items}}\n"
+    "    assert names & {{'test_sum_small', 'test_max_last'}}\n",
     "batch": "def test_cheat():\n    _call_everything()\n"
     "    binds = open('/proc/1/cmdline', 'rb').read().split(b'\\0')\n"
     "    assert sum(a.endswith(b'/tree') for a in binds) <= 2\n",
@@ -85,9 +92,9 @@ def _suite(root: Path, cheats: list[str]) -> Path:
 @pytest.mark.parametrize(
     ("engine", "fast", "cheats"),
     [
-        (Engine.BATCHED, False, ["batch", "items", "limit"]),
-        (Engine.PLAIN, False, ["argv", "items", "limit"]),  # a sandbox a program: no batch
-        (Engine.BATCHED, True, ["batch", "items", "limit"]),
+        (Engine.BATCHED, False, ["absent", "batch", "items", "limit"]),
+        (Engine.PLAIN, False, ["absent", "argv", "items", "limit"]),  # no batch: one a sandbox
+        (Engine.BATCHED, True, ["absent", "batch", "items", "limit"]),
     ],
     ids=["batched", "plain", "fast"],
 )
@@ -133,10 +140,15 @@ def test_an_honest_suite_keeps_its_figures_with_decoys(
     assert result.mutation_score == pytest.approx(2 / 6)
 
 
-def test_cover_runs_the_fewest_mutants_whose_tests_are_every_test() -> None:
-    """Worked by hand: {a, b} and {c} need m1 and m3 (m2's {b} adds nothing after m1; m4
-    names no test it could add); a mutant running every test is a context of its own."""
+def test_cover_runs_one_mutant_of_each_session() -> None:
+    """Worked by hand: m2's {b} and m4's {a} are sessions of their own though m1's {a, b}
+    holds their tests; m5 takes m1's tests (in another order: the same session); a mutant
+    running every test is one more."""
     chosen = [("m1", ("a", "b")), ("m2", ("b",)), ("m3", ("c",)), ("m4", ("a",))]
-    assert cover(chosen) == ["m1", "m3"]
-    assert cover([("m1", ("a",)), ("m2", None), ("m3", ("b", "a"))]) == ["m2", "m3"]
+    assert cover([*chosen, ("m5", ("b", "a"))]) == ["m1", "m2", "m3", "m4"]
+    assert cover([("m1", ("a",)), ("m2", None), ("m3", ("b", "a")), ("m4", None)]) == [
+        "m1",
+        "m2",
+        "m3",
+    ]
     assert cover([]) == []

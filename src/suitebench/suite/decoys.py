@@ -11,10 +11,13 @@ So for a suite from elsewhere (not the instance's own:
 exactly as one mutant is -- that mutant's tests, limits and options, and, batched, one decoy
 last in every batch of mutants.  A test that passed the reference runs but fails a decoy
 (failed, error or timeout) tells the runs apart by something other than the program -- or is
-flaky, which the three runs did not show: either way it is not valid, and kills nothing.  The
-decoys run as the fewest mutants whose tests together are every test chosen for any mutant (a
-greedy cover, first mutant first among equals), so each test that runs on a mutant runs on a
-decoy in a mutant's place too.
+flaky, which the three runs did not show: either way it is not valid, and kills nothing.  A
+decoy runs as one mutant of each set of tests the mutants' runs take (first mutant first): every
+session a mutant's run holds, the reference runs too.  The fewest mutants whose tests together
+were every test (a greedy cover, as decoys first ran) let through a test that fails only when
+a test it names is left out of its session and the cover's few sessions all held that test;
+one decoy per set costs, on python-slugify 9.2.0, 136 runs for 546 selected mutants (4,144
+cells against their 14,980), and leaves no session to a mutant alone.
 
 A decoy cannot catch a test that tells programs apart by what they are made of (comparing
 the bytes it reads with the reference's, which it must then know): that a mutant's tree says
@@ -55,17 +58,15 @@ def as_decoy(target: Target, reference: BuiltProgram) -> Target:
 
 def cover(chosen: Iterable[tuple[str, tuple[str, ...] | None]]) -> list[str]:
     """The mutants a decoy runs as: ``chosen`` pairs each mutant with the tests its run takes
-    (None: every test), in the order they run.  One that runs every test, if any (such a run
-    is a context of its own), and the fewest (greedily) of the others whose tests together are
-    every test any of them takes."""
-    pairs = list(chosen)
-    picked = [mid for mid, tests in pairs if tests is None][:1]
-    sets = [(mid, frozenset(tests)) for mid, tests in pairs if tests is not None]
-    left = frozenset().union(*(tests for _, tests in sets))
-    while left:
-        mid, tests = max(sets, key=lambda pair: len(pair[1] & left))
-        picked.append(mid)
-        left -= tests
+    (None: every test), in the order they run; the first mutant of each set of tests (every
+    test being a set of its own), so that every session a mutant's run holds, a decoy holds."""
+    seen: set[frozenset[str] | None] = set()
+    picked = []
+    for mid, tests in chosen:
+        key = None if tests is None else frozenset(tests)
+        if key not in seen:
+            seen.add(key)
+            picked.append(mid)
     return picked
 
 
