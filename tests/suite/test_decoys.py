@@ -152,3 +152,7 @@ def test_cover_runs_one_mutant_of_each_session() -> None:
         "m3",
     ]
     assert cover([]) == []
+    # --fast runs a mutant's tests in an order of its own: each sequence is a session
+    ordered = [("m1", ("a", "b")), ("m2", ("b", "a")), ("m3", ("a", "b")), ("m4", None)]
+    assert cover(ordered, ordered=True) == ["m1", "m2", "m4"]
+    assert cover(ordered) == ["m1", "m4"]

@@ -56,14 +56,18 @@ def as_decoy(target: Target, reference: BuiltProgram) -> Target:
     return replace(target, executable=ref.executable, pythonpath=ref.pythonpath, binds=ref.binds)
 
 
-def cover(chosen: Iterable[tuple[str, tuple[str, ...] | None]]) -> list[str]:
+def cover(
+    chosen: Iterable[tuple[str, tuple[str, ...] | None]], *, ordered: bool = False
+) -> list[str]:
     """The mutants a decoy runs as: ``chosen`` pairs each mutant with the tests its run takes
     (None: every test), in the order they run; the first mutant of each set of tests (every
-    test being a set of its own), so that every session a mutant's run holds, a decoy holds."""
-    seen: set[frozenset[str] | None] = set()
+    test being a set of its own), so that every session a mutant's run holds, a decoy holds.
+    ``ordered``: of each sequence of tests (``--fast`` runs a mutant's tests in an order of its
+    own, and stops at the first failure: the order is part of the session)."""
+    seen: set[object] = set()
     picked = []
     for mid, tests in chosen:
-        key = None if tests is None else frozenset(tests)
+        key = None if tests is None else (tuple(tests) if ordered else frozenset(tests))
         if key not in seen:
             seen.add(key)
             picked.append(mid)

@@ -99,14 +99,12 @@ def _fast_runs(
     section_kills: dict[str | None, dict[str, int]] = {}
     valid = {t.id for t in tests if t.valid}
     runs: dict[str, SuiteRun] = {}
-    as_mutants = set(
-        cover((m.id, _reaching(selections, m)) for m in runnable) if plan.decoys else ()
-    )
     decoys: list[Decoy] = []
     for members in waves:
         requests: list[tuple[str, Target]] = []
         keys: dict[str, str] = {}
         wave: list[Decoy] = []
+        orders: dict[str, tuple[str, ...]] = {}
         for m in members:
             order = fast_order(m, tests, section_kills)
             chosen = _reaching(selections, m)
@@ -115,6 +113,20 @@ def _fast_runs(
                 order = tuple(t for t in order if t in reaching)
                 if not order:
                     continue
+            orders[m.id] = order
+        # a decoy for each sequence of tests the wave's runs take (every test: the runs
+        # whose own import chooses their tests)
+        sessions = [
+            (m.id, None if _reaching(selections, m) is None else orders[m.id])
+            for m in members
+            if m.id in orders
+        ]
+        as_mutants = set(cover(sessions, ordered=True)) if plan.decoys else set()
+        for m in members:
+            if m.id not in orders:
+                continue
+            order = orders[m.id]
+            chosen = _reaching(selections, m)
             impact = impacts.get(m.id) if chosen is None else None
             mode = "fast" if impact is None else f"fast-impact-{spec_digest(impact)}"
             keys[m.id] = runner.key(built[m.id].program_id, mode, order)
