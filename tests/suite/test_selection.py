@@ -392,16 +392,25 @@ def test_what_a_test_sees_without_entering_a_function_is_not_its_body() -> None:
 
 
 JOINER = """\
+from . import settings
+
 SEPARATOR = "-"
 LOUD = "!"
 
 
 def join(words):
-    return SEPARATOR.join(words)
+    text = SEPARATOR.join(words)
+    return text.upper() if settings.SHOUTING else text
 
 
 def shout(word):
     return word.upper() + LOUD
+"""
+
+JOINER_SETTINGS = """\
+import os
+
+SHOUTING = os.environ.get("JOINER_SHOUT") == "1"
 """
 
 JOINER_MAIN = """\
@@ -420,7 +429,8 @@ if __name__ == "__main__":
 
 JOINER_TESTS = {
     "test_joiner.py": (
-        "import subprocess\nimport sys\n\nimport joiner\nfrom joiner.__main__ import main\n\n\n"
+        "import os\nimport subprocess\nimport sys\n\nimport joiner\n"
+        "from joiner.__main__ import main\n\n\n"
         "def test_join():\n"
         "    assert joiner.join(['a', 'b']) == 'a-b'\n\n\n"
         "def test_shout():\n"
@@ -431,7 +441,12 @@ JOINER_TESTS = {
         "def test_cli():\n"
         "    out = subprocess.run([sys.executable, '-m', 'joiner', 'a', 'b'],\n"
         "                         capture_output=True, text=True, check=True).stdout\n"
-        "    assert out == 'a-b\\n'\n"
+        "    assert out == 'a-b\\n'\n\n\n"
+        "def test_cli_shouting():\n"
+        "    env = dict(os.environ, JOINER_SHOUT='1')\n"
+        "    out = subprocess.run([sys.executable, '-m', 'joiner', 'a', 'b'], env=env,\n"
+        "                         capture_output=True, text=True, check=True).stdout\n"
+        "    assert out == 'A-B\\n'\n"
     ),
 }
 
@@ -445,12 +460,18 @@ def test_an_import_in_a_started_process_runs_the_tests_reading_what_changed(
     ran reads what the change made (the suite's own import shows it), not on every test, as a
     module first imported inside a test of the suite's own process would -- and always when
     the change is to the module the process ran as ``__main__``, whose script code no import
-    runs.  Found on python-slugify 9.2.0: three such tests ran on all 87 import-time mutants
-    (81 of them passing), 30 s of its tests' time."""
+    runs, or to a module whose own code reads what its process was started with (an
+    environment variable the test sets for that process alone).  Found on python-slugify
+    9.2.0: three such tests ran on all 87 import-time mutants (81 of those cells passing),
+    30 s of its tests' time."""
     toml = write_python_instance(
         tmp_path / "joiner",
         name="joiner",
-        source={"joiner/__init__.py": JOINER, "joiner/__main__.py": JOINER_MAIN},
+        source={
+            "joiner/__init__.py": JOINER,
+            "joiner/__main__.py": JOINER_MAIN,
+            "joiner/settings.py": JOINER_SETTINGS,
+        },
         spec="# joiner\n\n## Joining\nWords.\n",
         tests=JOINER_TESTS,
         mutants=[
@@ -458,19 +479,25 @@ def test_an_import_in_a_started_process_runs_the_tests_reading_what_changed(
             ("loud", "joiner/__init__.py", 'LOUD = "!"', 'LOUD = "?"'),
             # the program's name joined too
             ("args", "joiner/__main__.py", "main(sys.argv[1:])", "main(sys.argv[0:])"),
+            # shouts on another value of the variable: only where the test sets it
+            ("shout_env", "joiner/settings.py", '== "1"', '== "2"'),
         ],
     )
     selected, full = score_selected_and_full(toml, tmp_path, engine=engine)
     by_id = {m.id: m for m in selected.mutants}
     t = "tests/test_joiner.py::"
-    cli, join, main, shout = (t + n for n in ("test_cli", "test_join", "test_main", "test_shout"))
-    assert sorted(by_id["sep"].killed_by) == [cli, join, main]
+    cli, loud_cli = t + "test_cli", t + "test_cli_shouting"
+    join, main, shout = t + "test_join", t + "test_main", t + "test_shout"
+    assert sorted(by_id["sep"].killed_by) == [cli, loud_cli, join, main]
     assert "while a test runs" not in by_id["sep"].selection_reason
-    assert by_id["sep"].covered_by == [cli, join, main]  # test_shout: its reference outcome
-    # the command line never shouts: the test starting it does not run
+    assert sorted(by_id["sep"].covered_by) == [cli, loud_cli, join, main]  # not test_shout
+    # the command line never shouts: the tests starting it do not run
     assert by_id["loud"].covered_by == [shout]
     assert by_id["loud"].killed_by == [shout]
-    # the script's own code: the test that runs it as __main__, and nothing the suite imports
-    assert by_id["args"].killed_by == [cli]
-    assert by_id["args"].covered_by == [cli]
+    # the script's own code: the tests that run it as __main__, and nothing the suite imports
+    assert sorted(by_id["args"].killed_by) == [cli, loud_cli]
+    assert sorted(by_id["args"].covered_by) == [cli, loud_cli]
+    # the suite's process reads no JOINER_SHOUT: its import of settings changes nothing there
+    assert by_id["shout_env"].killed_by == [loud_cli]
+    assert sorted(by_id["shout_env"].covered_by) == [cli, loud_cli]
     assert all(m.covered_by is None for m in full.mutants)

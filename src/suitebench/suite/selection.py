@@ -413,6 +413,14 @@ def _statement_level(
     }
 
 
+# What a module's own code may read of the process it runs in: a process a test starts has its
+# own (``subprocess.run(..., env=...)``, its arguments), so its import may build other globals.
+PROCESS_NAMES = frozenset(
+    {"environ", "environb", "getenv", "argv", "orig_argv", "stdin", "stdout", "stderr",
+     "isatty", "getpid", "getppid", "getcwd", "executable", "get_terminal_size"}
+)  # fmt: skip
+
+
 def _spawned_imports(
     coverage: Coverage, changes: dict[str, FileChange], tests: list[str]
 ) -> set[str] | str:
@@ -427,18 +435,25 @@ def _spawned_imports(
     globals its change makes (the fingerprint), and such a test runs when it reads one -- what
     the process ran is in its coverage, so its reads are too.  It runs on the change anyway
     when the process ran the changed module as ``__main__`` (a script's own code, which no
-    import shows), or when the suite's process never imported that module."""
+    import shows), when the suite's process never imported that module, or when the module's
+    own code reads what its process is started with (its environment, arguments, standard
+    streams: the same import builds other globals there)."""
     known = set(tests)
     spawned: set[str] = set()
     imported = coverage.contexts.get(OUTSIDE, {})
+    alike = {
+        path
+        for path in changes
+        if 0 in imported.get(path, ())
+        and path in coverage.names
+        and not coverage.names[path].get(0, frozenset()) & PROCESS_NAMES
+    }
     for context, files in coverage.contexts.items():
         for path in changes:
             keys = files.get(path, ())
             if context != OUTSIDE and 0 in keys:
                 return f"{path} is imported while a test runs ({context})"
-            if SPAWNED_MAIN not in keys and (
-                SPAWNED_IMPORT not in keys or 0 in imported.get(path, ())
-            ):
+            if SPAWNED_MAIN not in keys and (SPAWNED_IMPORT not in keys or path in alike):
                 continue
             if context in known:
                 spawned.add(context)

@@ -166,16 +166,14 @@ def instrumented(
 
 def function_names(code: CodeType) -> dict[int, set[str]]:
     """For every function of a module's code, by its key (``co_firstlineno``), the names it
-    can read (:func:`suitebench.suite.inside.impact.code_names`), for import-time impact."""
-    found: dict[int, set[str]] = {}
+    can read (:func:`suitebench.suite.inside.impact.code_names`), for import-time impact; and
+    under key 0 the module's own code's (class bodies included, not the functions')."""
+    ours = {HIT, PROBE, DEFAULT_PROBE}
+    found: dict[int, set[str]] = {0: code_names(code, functions=False) - ours}
     stack = [c for c in code.co_consts if isinstance(c, CodeType)]
     while stack:
         current = stack.pop()
-        names = code_names(current)
-        names.discard(HIT)
-        names.discard(PROBE)
-        names.discard(DEFAULT_PROBE)
-        found.setdefault(current.co_firstlineno, set()).update(names)
+        found.setdefault(current.co_firstlineno, set()).update(code_names(current) - ours)
         stack.extend(c for c in current.co_consts if isinstance(c, CodeType))
     return found
 
