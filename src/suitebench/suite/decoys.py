@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from suitebench.run.store import job_key
+from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.programs import BuiltProgram
 from suitebench.suite.records import SuiteRun, TestStatus
 from suitebench.suite.runspec import Target
@@ -49,11 +50,15 @@ class Decoy:
     target: Target
 
 
-def as_decoy(target: Target, reference: BuiltProgram) -> Target:
-    """A mutant's target with the reference in its place; every other field (tests, order,
-    limits, patched files) the mutant's."""
+def as_decoy(
+    runner: SuiteRuns, reference: BuiltProgram, mutant: str, key: str, target: Target
+) -> Decoy:
+    """The decoy of mutant ``mutant``'s run (job key ``key``, ``target``): the same target with
+    the reference in the mutant's place, every other field (tests, order, limits, patched
+    files) the mutant's."""
     ref = reference.target()
-    return replace(target, executable=ref.executable, pythonpath=ref.pythonpath, binds=ref.binds)
+    decoy = replace(target, executable=ref.executable, pythonpath=ref.pythonpath, binds=ref.binds)
+    return Decoy(mutant, runner.key(reference.program_id, "decoy", (key,)), decoy)
 
 
 def cover(

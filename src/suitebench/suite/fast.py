@@ -133,8 +133,7 @@ def _fast_runs(
             target = patchable(built[m.id], selections.get(m.id), impact)
             requests.append((keys[m.id], replace(target, order=order, impact=impact)))
             if m.id in as_mutants:
-                key = runner.key(plan.reference.program_id, "decoy", (keys[m.id],))
-                wave.append(Decoy(m.id, key, as_decoy(requests[-1][1], plan.reference)))
+                wave.append(as_decoy(runner, plan.reference, m.id, keys[m.id], requests[-1][1]))
         wave = replicate(wave, runner.batch_count(len(keys)))
         got = runner.run(
             [*requests, *((d.key, d.target) for d in wave)], spread=[d.key for d in wave]

@@ -310,8 +310,8 @@ def _mutant_runs(
     decoys = []
     if plan.full and runnable and plan.decoys:
         first = runnable[0]
-        key = plan.runner.key(plan.reference.program_id, "decoy", (_full_key(plan, built, first),))
-        decoy = Decoy(first.id, key, as_decoy(built[first.id].target(), plan.reference))
+        full = _full_key(plan, built, first)
+        decoy = as_decoy(plan.runner, plan.reference, first.id, full, built[first.id].target())
         decoys = replicate([decoy], plan.runner.batch_count(len(runnable)))
     if plan.full:
         mutants = [(_full_key(plan, built, m), built[m.id].target()) for m in runnable]
@@ -394,8 +394,7 @@ def _run_selected(
             target = patchable(built[m.id], selections[m.id])
             requests.append((keys[m.id], replace(target, select=chosen)))
         if reference is not None and m.id in as_mutants:
-            key = runner.key(reference.program_id, "decoy", (keys[m.id],))
-            decoys.append(Decoy(m.id, key, as_decoy(requests[-1][1], reference)))
+            decoys.append(as_decoy(runner, reference, m.id, keys[m.id], requests[-1][1]))
     decoys = replicate(decoys, runner.batch_count(len(keys)))
     requests += [(d.key, d.target) for d in decoys]
     got = runner.run(requests, apart={k for k, _ in extra}, spread=[d.key for d in decoys])
