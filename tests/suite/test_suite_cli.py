@@ -172,3 +172,26 @@ def test_a_sound_score_has_no_harness_errors(stats_instance: Path, tmp_path: Pat
     assert proc.returncode == 0, proc.stderr
     assert "harness error" not in proc.stderr
     assert json.loads((out / "results.json").read_text())["harness_errors"] == []
+
+
+def test_python_m_suitebench_scores_a_package_whose_mutants_build_beside(
+    tmp_path: Path,
+) -> None:
+    """``python -m suitebench`` on a package: its mutants build on a pool of worker processes
+    beside the reference's runs (started afresh, so they import the command line's modules
+    again).  The pager's six mutants: every one killed but ``rest > 1``, which no leftover of
+    these tests meets (worked out in ``test_weak_mutation``)."""
+    from .test_weak_mutation import _instance
+
+    instance = _instance(tmp_path)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "suitebench", "--store", str(tmp_path / "s.sqlite"), "--json",
+         "score", str(instance), "--out", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["validity"] == 1.0 and results["mutation_score"] == 5 / 6
+    survived = [m["id"] for m in results["mutants"] if m["status"] == "survived"]
+    assert survived == ["more_than_one"]

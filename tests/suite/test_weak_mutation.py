@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.suite.infection import _probe_of, probes_for
+from suitebench.suite.infection import _probe_of, _unchanged_lines, probes_for
 from suitebench.suite.inside.infection import INFECTED, install, make_probe
 from suitebench.suite.runspec import Engine
 
@@ -131,6 +131,39 @@ def test_only_a_lone_operator_change_is_probed() -> None:
     # positions aside: a longer operator moves the rest of the line
     floor = (0, "m.py", 1, 4, 1, 9, "BinOp", "Div", "FloorDiv")
     assert _change("x = a / b\n", "x = a // b\n") == floor
+
+
+_SHELF = (
+    "import functools\n\n\n"
+    "class Shelf:\n"
+    "    def fits(self, width, room):\n"
+    "        return width < room\n\n"
+    "    @functools.lru_cache(maxsize=8)\n"
+    "    def rows(self, items, per_row):\n"
+    "        return (items + per_row - 1) // per_row\n"
+)
+
+
+def _lines_change(after: str) -> tuple[object, ...] | None:
+    """``_change`` on ``_SHELF`` walking only the statements on lines that differ."""
+    same = _unchanged_lines(_SHELF.encode(), after.encode())
+    assert same is not None
+    return _probe_of(0, "m.py", ast.parse(_SHELF), ast.parse(after), same=same)
+
+
+def test_statements_on_unchanged_lines_are_not_walked_but_seen_whole() -> None:
+    # one operator in one method of a class: found as by the whole walk
+    fits = _SHELF.replace("width < room", "width <= room")
+    assert _lines_change(fits) == _change(_SHELF, fits) == (
+        0, "m.py", 6, 15, 6, 27, "Compare", "Lt", "LtE",
+    )  # fmt: skip
+    # a decorator stands before its function's first line: changed with an operator in
+    # another method, the change is two places, not one
+    both = _SHELF.replace("maxsize=8", "maxsize=9").replace("width < room", "width <= room")
+    assert _change(_SHELF, both) is None
+    assert _lines_change(both) is None
+    # texts of different lengths: the whole walk
+    assert _unchanged_lines(b"x = 1\n", b"x = 1\ny = 2\n") is None
 
 
 @pytest.mark.parametrize(

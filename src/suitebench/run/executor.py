@@ -17,6 +17,7 @@ import concurrent.futures as cf
 import contextlib
 import heapq
 import json
+import multiprocessing
 import os
 import tempfile
 import threading
@@ -93,11 +94,17 @@ class LocalExecutor(_ExecutorBase):
     does not hold a million futures, and abandoning the iterator cancels what has not started.
     """
 
-    def __init__(self, jobs: int | None = None, *, processes: bool = False) -> None:
+    def __init__(
+        self, jobs: int | None = None, *, processes: bool = False, start: str | None = None
+    ) -> None:
+        """``start``: how worker processes start (``multiprocessing``'s start methods;
+        ``forkserver`` where the caller has threads that may hold a lock a fork would copy
+        held)."""
         self.jobs = max(1, jobs or default_jobs())
         self.processes = processes
+        context = None if start is None else multiprocessing.get_context(start)
         self._pool: cf.Executor = (
-            cf.ProcessPoolExecutor(max_workers=self.jobs)
+            cf.ProcessPoolExecutor(max_workers=self.jobs, mp_context=context)
             if processes
             else cf.ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="suitebench")
         )

@@ -23,7 +23,7 @@ import hashlib
 import json
 import math
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,13 +87,43 @@ def _parse(text: bytes) -> ast.Module | None:
         return None
 
 
-def _one_change(before: ast.AST, after: ast.AST) -> tuple[ast.AST, str, ast.AST, ast.AST]:
+def _unchanged_lines(before: bytes, after: bytes) -> Callable[[ast.AST, ast.AST], bool] | None:
+    """A test of whether two statements stand at the same place on lines the texts share (so
+    their trees are equal: a statement's tree is its text's), when the texts have as many
+    lines; None otherwise."""
+    old, new = before.splitlines(), after.splitlines()
+    if len(old) != len(new):
+        return None
+    differing = [0]  # differing[i]: how many of the first i lines differ
+    for x, y in zip(old, new, strict=True):
+        differing.append(differing[-1] + (x != y))
+
+    def same(a: ast.AST, b: ast.AST) -> bool:
+        if not isinstance(a, ast.stmt) or not isinstance(b, ast.stmt):
+            return False
+        where = (a.lineno, a.col_offset, a.end_lineno, a.end_col_offset)
+        if where != (b.lineno, b.col_offset, b.end_lineno, b.end_col_offset):
+            return False
+        # A definition's decorators stand on lines before its own.
+        start = min([a.lineno, *(d.lineno for d in getattr(a, "decorator_list", ()))])
+        end = a.end_lineno if a.end_lineno is not None else len(old)
+        return differing[end] == differing[start - 1]
+
+    return same
+
+
+def _one_change(
+    before: ast.AST, after: ast.AST, same: Callable[[ast.AST, ast.AST], bool] | None = None
+) -> tuple[ast.AST, str, ast.AST, ast.AST]:
     """The one place the trees differ: (the parent node, the field, the node in ``before``, in
-    ``after``) -- an operator, or a constant's value; raises :class:`_NotOne` otherwise."""
+    ``after``) -- an operator, or a constant's value; raises :class:`_NotOne` otherwise.
+    ``same``: statements known equal without a walk (:func:`_unchanged_lines`)."""
     found: list[tuple[ast.AST, str, ast.AST, ast.AST]] = []
 
     def walk(a: Any, b: Any, parent: ast.AST | None, name: str) -> None:
         if isinstance(a, ast.AST) and isinstance(b, ast.AST):
+            if same is not None and same(a, b):
+                return
             if type(a) is not type(b):
                 if _is_operator(a) and _is_operator(b) and isinstance(parent, ast.expr):
                     found.append((parent, name, a, b))
@@ -131,10 +161,15 @@ def _is_operator(node: ast.AST) -> bool:
 
 
 def _probe_of(
-    site: int, rel: str, before: ast.Module, after: ast.Module, defaults: bool = True
+    site: int,
+    rel: str,
+    before: ast.Module,
+    after: ast.Module,
+    defaults: bool = True,
+    same: Callable[[ast.AST, ast.AST], bool] | None = None,
 ) -> Probe | None:
     try:
-        node, field, old, new = _one_change(before, after)
+        node, field, old, new = _one_change(before, after, same)
     except _NotOne:
         return None
     if isinstance(node, ast.arguments) and isinstance(old, ast.Constant):
@@ -236,7 +271,8 @@ def probes_for(root: Path, mutants: Iterable[MutantSpec], suite: Path | None = N
         before, after = parsed[rel], _parse(patched)
         if before is None or after is None:
             continue
-        probe = _probe_of(len(probes), rel, before, after, defaults)
+        same = _unchanged_lines(text, patched)
+        probe = _probe_of(len(probes), rel, before, after, defaults, same)
         if probe is not None:
             sites[mutant.id] = probe[0]
             probes.append(probe)

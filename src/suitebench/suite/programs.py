@@ -230,6 +230,31 @@ def build_all(
     return built[0], {m.id: b for m, b in zip(mutants, built[1:], strict=True)}
 
 
+def _build_slice(payload: tuple[Builder, list[MutantSpec]]) -> list[BuiltProgram]:
+    builder, mutants = payload
+    return [builder.mutant(m) for m in mutants]
+
+
+def _build_slices(
+    builder: Builder,
+    mutants: list[MutantSpec],
+    progress: Callable[[int, int], None] | None,
+    executor: Executor,
+) -> dict[str, BuiltProgram]:
+    """The mutants' builds on ``executor`` (processes), a few slices per worker: one pickled
+    builder per slice, not per mutant."""
+    count = min(len(mutants), 4 * executor.jobs)
+    slices = [mutants[i::count] for i in range(count)]
+    built: dict[str, BuiltProgram] = {}
+    done = 1
+    for i, programs in executor.map_unordered(_build_slice, [(builder, s) for s in slices]):
+        built.update((m.id, b) for m, b in zip(slices[i], programs, strict=True))
+        done += len(programs)
+        if progress is not None:
+            progress(done, 1 + len(mutants))
+    return {m.id: built[m.id] for m in mutants}
+
+
 def build_reference_first(
     builder: Builder,
     mutants: list[MutantSpec],
@@ -250,14 +275,16 @@ def build_reference_first(
         progress(1, 1 + len(mutants))
     if not reference.ok:
         return reference, lambda: {}
-    own = LocalExecutor(getattr(executor, "jobs", None))
+    # A package's builds copy, patch and compile in Python: threads would share one core
+    # while the reference's suite runs, so they go to processes, a slice of mutants each,
+    # started afresh (a fork would copy a lock another thread of ours holds, held).
+    own = LocalExecutor(getattr(executor, "jobs", None), processes=True, start="forkserver")
     thread = cf.ThreadPoolExecutor(1, thread_name_prefix="suitebench-builds")
-    # build_all builds the reference again: found in the cache at once
-    future = thread.submit(build_all, builder, mutants, progress, own)
+    future = thread.submit(_build_slices, builder, mutants, progress, own)
 
     def wait() -> dict[str, BuiltProgram]:
         try:
-            return future.result()[1]
+            return future.result()
         finally:
             thread.shutdown()
             own.close()
