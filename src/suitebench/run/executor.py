@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import concurrent.futures as cf
 import contextlib
+import functools
 import heapq
 import json
 import multiprocessing
@@ -95,16 +96,26 @@ class LocalExecutor(_ExecutorBase):
     """
 
     def __init__(
-        self, jobs: int | None = None, *, processes: bool = False, start: str | None = None
+        self,
+        jobs: int | None = None,
+        *,
+        processes: bool = False,
+        start: str | None = None,
+        nice: int = 0,
     ) -> None:
         """``start``: how worker processes start (``multiprocessing``'s start methods;
         ``forkserver`` where the caller has threads that may hold a lock a fork would copy
-        held)."""
+        held); ``nice``: worker processes' niceness, for work that should only fill the
+        cores others leave idle."""
         self.jobs = max(1, jobs or default_jobs())
         self.processes = processes
         context = None if start is None else multiprocessing.get_context(start)
         self._pool: cf.Executor = (
-            cf.ProcessPoolExecutor(max_workers=self.jobs, mp_context=context)
+            cf.ProcessPoolExecutor(
+                max_workers=self.jobs,
+                mp_context=context,
+                initializer=functools.partial(os.nice, nice) if nice else None,
+            )
             if processes
             else cf.ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="suitebench")
         )

@@ -277,8 +277,11 @@ def build_reference_first(
         return reference, lambda: {}
     # A package's builds copy, patch and compile in Python: threads would share one core
     # while the reference's suite runs, so they go to processes, a slice of mutants each,
-    # started afresh (a fork would copy a lock another thread of ours holds, held).
-    own = LocalExecutor(getattr(executor, "jobs", None), processes=True, start="forkserver")
+    # started afresh (a fork would copy a lock another thread of ours holds, held), and
+    # niced: the reference's runs and the coverage run, which the selection waits for, first.
+    own = LocalExecutor(
+        getattr(executor, "jobs", None), processes=True, start="forkserver", nice=10
+    )
     thread = cf.ThreadPoolExecutor(1, thread_name_prefix="suitebench-builds")
     future = thread.submit(_build_slices, builder, mutants, progress, own)
 
