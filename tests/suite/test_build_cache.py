@@ -4,6 +4,7 @@ reference source or patch, or a build removed from the cache, means building aga
 
 from __future__ import annotations
 
+import concurrent.futures
 import shutil
 from pathlib import Path
 from typing import Any
@@ -153,3 +154,39 @@ def test_package_mutants_never_write_the_reference(tmp_path: Path) -> None:
     assert "return w + h" in (times / "shapes" / "area.py").read_text()
     third = Path(built["half_to_third"].directory) / "shapes" / "area.py"
     assert "return b * h / 3" in third.read_text()
+
+
+@pytest.mark.parametrize("pool", ["processes", "no process pool here"])
+def test_mutants_built_beside_are_the_mutants_built_here(
+    pool: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package's mutants built beside the reference's runs (on worker processes, or on
+    threads where no process pool can start) are the very builds made one by one: the same
+    program ids, a mutant that does not compile a build error either way."""
+    from .test_weak_mutation import _instance
+
+    instance = load_instance(_instance(tmp_path / "i"))
+    broken = tmp_path / "i" / "pager" / "mutants" / "broken.diff"
+    broken.write_text(
+        (tmp_path / "i" / "pager" / "mutants" / "minus.diff")
+        .read_text()
+        .replace("full - (rest", "full - (rest (")
+    )
+    unbuildable = instance.mutants[0].model_copy(update={"id": "broken", "patch": broken})
+    mutants = [*instance.mutants, unbuildable]
+    here = {m.id: Builder(instance, tmp_path / "here").mutant(m) for m in mutants}
+    if pool != "processes":
+
+        def no_pool(*args: Any, **kwargs: Any) -> Any:
+            raise OSError(38, "Function not implemented")
+
+        monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)
+    beside = Builder(instance, tmp_path / "beside")
+    reference, wait = build.build_reference_first(beside, mutants, beside=True)
+    assert reference.ok
+    got = wait()
+    assert {k: (b.program_id, b.status) for k, b in got.items()} == {
+        k: (b.program_id, b.status) for k, b in here.items()
+    }
+    assert got["broken"].status is BuildStatus.BUILD_ERROR
+    assert all(got[m.id].ok for m in instance.mutants)

@@ -279,9 +279,11 @@ def build_reference_first(
     # while the reference's suite runs, so they go to processes, a slice of mutants each,
     # started afresh (a fork would copy a lock another thread of ours holds, held), and
     # niced: the reference's runs and the coverage run, which the selection waits for, first.
-    own = LocalExecutor(
-        getattr(executor, "jobs", None), processes=True, start="forkserver", nice=10
-    )
+    jobs = getattr(executor, "jobs", None)
+    try:
+        own = LocalExecutor(jobs, processes=True, start="forkserver", nice=10)
+    except OSError:  # no process pool here (no POSIX semaphores: no /dev/shm): threads
+        own = LocalExecutor(jobs)
     thread = cf.ThreadPoolExecutor(1, thread_name_prefix="suitebench-builds")
     future = thread.submit(_build_slices, builder, mutants, progress, own)
 
