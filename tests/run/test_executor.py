@@ -159,8 +159,8 @@ def test_process_pool_for_cpu_bound_python() -> None:
     assert [got[i] for i in range(len(values))] == [math.isqrt(v) for v in values]
 
 
-def _niceness_and_pid(_: int) -> tuple[int, int]:
-    return os.nice(0), os.getpid()
+def _niceness_and_parent(_: int) -> tuple[int, int]:
+    return os.nice(0), os.getppid()
 
 
 def test_background_processes_start_afresh_and_yield_the_cores() -> None:
@@ -168,13 +168,13 @@ def test_background_processes_start_afresh_and_yield_the_cores() -> None:
     a process whose threads may hold locks), niced by what the pool is told."""
     mine = os.nice(0)
     with LocalExecutor(2, processes=True, start="forkserver", nice=10) as ex:
-        got = dict(ex.map_unordered(_niceness_and_pid, range(6)))
+        got = dict(ex.map_unordered(_niceness_and_parent, range(6)))
     assert {n for n, _ in got.values()} == {min(19, mine + 10)}
-    assert os.getpid() not in {p for _, p in got.values()}
-    with LocalExecutor(2, processes=True) as ex:
-        assert {n for n, _ in dict(ex.map_unordered(_niceness_and_pid, range(2))).values()} == {
-            mine
-        }
+    assert os.getpid() not in {p for _, p in got.values()}  # the fork server's children
+    with LocalExecutor(2, processes=True) as ex:  # forks of ours, as niced as we are
+        got = dict(ex.map_unordered(_niceness_and_parent, range(2)))
+    assert {p for _, p in got.values()} == {os.getpid()}
+    assert {n for n, _ in got.values()} == {mine}
 
 
 def test_a_failing_job_raises_from_map_unordered() -> None:

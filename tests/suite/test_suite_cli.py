@@ -195,3 +195,35 @@ def test_python_m_suitebench_scores_a_package_whose_mutants_build_beside(
     assert results["validity"] == 1.0 and results["mutation_score"] == 5 / 6
     survived = [m["id"] for m in results["mutants"] if m["status"] == "survived"]
     assert survived == ["more_than_one"]
+
+
+def test_a_package_whose_build_runs_python3_builds_every_mutant_beside(tmp_path: Path) -> None:
+    """A package's build recipe that runs ``python3`` (it writes a module the package imports)
+    runs in the sandbox for the reference and for each mutant built beside the reference's
+    runs; the pager's figures are those of the package without a recipe (a tree without the
+    written module fails every test: V would be 0, and ``rest > 1`` killed)."""
+    from .conftest import write_python_instance
+    from .test_weak_mutation import MAIN, MUTANTS, PAGER, TESTS
+
+    pager = PAGER.replace(
+        "def page_slice(page, per_page):",
+        "from pager._per_page import DEFAULT\n\n\ndef page_slice(page, per_page=DEFAULT):",
+    )
+    stamp = "from pathlib import Path\n\nPath('pager/_per_page.py').write_text('DEFAULT = 10\\n')\n"
+    toml = write_python_instance(
+        tmp_path / "pager",
+        name="pager",
+        source={"pager/__init__.py": pager, "pager/__main__.py": MAIN, "stamp.py": stamp},
+        tests=TESTS,
+        spec="# pager\n\n## Pages\nCount them.\n",
+        mutants=MUTANTS,
+    )
+    toml.write_text(
+        toml.read_text().replace('source = "src"', 'source = "src"\nbuild = "python3 stamp.py"')
+    )
+    out = tmp_path / "out"
+    proc = suitebench(tmp_path, "score", str(toml), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["counts"]["build_errors"] == 0
+    assert results["validity"] == 1.0 and results["mutation_score"] == 5 / 6

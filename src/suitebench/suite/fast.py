@@ -104,7 +104,8 @@ def _fast_runs(
         requests: list[tuple[str, Target]] = []
         keys: dict[str, str] = {}
         wave: list[Decoy] = []
-        orders: dict[str, tuple[str, ...]] = {}
+        # (mutant, its tests in order, the tests reaching it: None when its import chooses)
+        ordered: list[tuple[MutantSpec, tuple[str, ...], tuple[str, ...] | None]] = []
         for m in members:
             order = fast_order(m, tests, section_kills)
             chosen = _reaching(selections, m)
@@ -113,20 +114,12 @@ def _fast_runs(
                 order = tuple(t for t in order if t in reaching)
                 if not order:
                     continue
-            orders[m.id] = order
+            ordered.append((m, order, chosen))
         # a decoy for each sequence of tests the wave's runs take (every test: the runs
         # whose own import chooses their tests)
-        sessions = [
-            (m.id, None if _reaching(selections, m) is None else orders[m.id])
-            for m in members
-            if m.id in orders
-        ]
+        sessions = [(m.id, None if chosen is None else order) for m, order, chosen in ordered]
         as_mutants = set(cover(sessions, ordered=True)) if plan.decoys else set()
-        for m in members:
-            if m.id not in orders:
-                continue
-            order = orders[m.id]
-            chosen = _reaching(selections, m)
+        for m, order, chosen in ordered:
             impact = impacts.get(m.id) if chosen is None else None
             mode = "fast" if impact is None else f"fast-impact-{spec_digest(impact)}"
             keys[m.id] = runner.key(built[m.id].program_id, mode, order)
