@@ -62,17 +62,22 @@ def as_decoy(
 
 
 def cover(
-    chosen: Iterable[tuple[str, tuple[str, ...] | None]], *, ordered: bool = False
+    chosen: Iterable[tuple[str, tuple[str, ...] | None] | tuple[str, tuple[str, ...] | None, str]],
+    *,
+    ordered: bool = False,
 ) -> list[str]:
     """The mutants a decoy runs as: ``chosen`` pairs each mutant with the tests its run takes
-    (None: every test), in the order they run; the first mutant of each set of tests (every
-    test being a set of its own), so that every session a mutant's run holds, a decoy holds.
-    ``ordered``: of each sequence of tests (``--fast`` runs a mutant's tests in an order of its
-    own, and stops at the first failure: the order is part of the session)."""
+    (None: every test), in the order they run, and optionally how its run chooses them
+    (``impact``: inside, once the program is imported, under options of its own); the first
+    mutant of each session (every test being a set of its own), so that every session a
+    mutant's run holds, a decoy holds.  ``ordered``: of each sequence of tests (``--fast`` runs
+    a mutant's tests in an order of its own, and stops at the first failure: the order is part
+    of the session)."""
     seen: set[object] = set()
     picked = []
-    for mid, tests in chosen:
-        key = None if tests is None else (tuple(tests) if ordered else frozenset(tests))
+    for mid, tests, *how in chosen:
+        held = None if tests is None else (tuple(tests) if ordered else frozenset(tests))
+        key = (held, *how)
         if key not in seen:
             seen.add(key)
             picked.append(mid)

@@ -115,9 +115,11 @@ def _fast_runs(
                 if not order:
                     continue
             ordered.append((m, order, chosen))
-        # a decoy for each sequence of tests the wave's runs take (every test: the runs
-        # whose own import chooses their tests)
-        sessions = [(m.id, None if chosen is None else order) for m, order, chosen in ordered]
+        # a decoy for each sequence of tests the wave's runs take (an import-time mutant's
+        # with decoys: the tests known before its run, in its order, chosen inside it)
+        sessions = [
+            _session(selections, impacts, m.id, order, chosen) for m, order, chosen in ordered
+        ]
         as_mutants = set(cover(sessions, ordered=True)) if plan.decoys else set()
         for m, order, chosen in ordered:
             impact = impacts.get(m.id) if chosen is None else None
@@ -149,6 +151,21 @@ def _fast_runs(
                     counter = section_kills.setdefault(m.section, {})
                     counter[test.id] = counter.get(test.id, 0) + 1
     return runs, decoys
+
+
+def _session(
+    selections: dict[str, Selection],
+    impacts: dict[str, dict[str, Any]],
+    mid: str,
+    order: tuple[str, ...],
+    chosen: tuple[str, ...] | None,
+) -> tuple[str, tuple[str, ...] | None, str]:
+    """Mutant ``mid``'s session for :func:`~.decoys.cover`: the sequence of tests its run
+    tries (None: every test) and how it chooses them (``impact``: inside, once imported)."""
+    if chosen is not None or mid not in impacts:
+        return mid, None if chosen is None else order, ""
+    known = set(selections[mid].import_time or ()) if impacts[mid].get("final") else None
+    return mid, None if known is None else tuple(t for t in order if t in known), "impact"
 
 
 def _reaching(selections: dict[str, Selection], m: MutantSpec) -> tuple[str, ...] | None:

@@ -60,6 +60,10 @@ __all__ = [
 
 Progress = Callable[[int, int], None]
 DEFAULT_BATCH = 128
+# Why an import-time mutant runs every test of a suite from elsewhere (decoys: :mod:`.decoys`).
+NO_DECOY_REASON = (
+    "import-time change; every test runs: the readers its run would choose have no decoy"
+)
 
 
 # -- the runs -----------------------------------------------------------------------------------
@@ -273,11 +277,17 @@ def _select(
         selections[m.id] = select_tests(coverage, patch, known, site, default=default)
         if warns_on_compile(plan.carried, built[m.id].pythonpath, patch):
             selections[m.id] = Selection(None, WARNS_REASON)
-        spec = impact_spec(shared, selections[m.id])
+        sel = selections[m.id]
+        spec = impact_spec(shared, sel)
+        if spec is not None and plan.decoys and not sel.final:
+            # The readers its run would choose once imported form a session no decoy can hold
+            # (the reference changes nothing): with decoys, its run takes every test.
+            sel = Selection(None, NO_DECOY_REASON, tuple(known), files=sel.files, final=True)
+            selections[m.id] = sel
+            spec = impact_spec(shared, sel)
         if spec is not None:
             impacts[m.id] = spec
-        elif selections[m.id].final:  # no import-time impact to ride on: its tests, as chosen
-            sel = selections[m.id]
+        elif sel.final:  # no import-time impact to ride on: its tests, as chosen
             selections[m.id] = Selection(sel.import_time, sel.reason, files=sel.files)
     _leave_out_failed(selections, impacts, known, ref0)
     return selections, impacts, note
@@ -367,18 +377,8 @@ def _run_selected(
     requests: list[tuple[str, Target]] = list(extra)
     keys: dict[str, str] = {}
     decoys: list[Decoy] = []
-    as_mutants = (
-        set()
-        if reference is None
-        else set(
-            cover(
-                (m.id, selections[m.id].tests)
-                for m in runnable
-                if selections[m.id].tests != ()
-                and not (selections[m.id].tests is None and m.id in impacts)
-            )
-        )
-    )
+    sessions = _sessions(runnable, selections, impacts)
+    as_mutants = set() if reference is None else set(cover(sessions))
     for m in runnable:
         chosen = selections[m.id].tests
         program_id = built[m.id].program_id
@@ -420,6 +420,27 @@ def _run_selected(
         rerun = runner.run([(again[mid], built[mid].target()) for mid in again])
         runs.update({mid: rerun[key] for mid, key in again.items()})
     return runs, {k: got[k] for k, _ in [*extra, *((d.key, d.target) for d in decoys)]}, decoys
+
+
+def _sessions(
+    runnable: list[MutantSpec],
+    selections: dict[str, Selection],
+    impacts: dict[str, dict[str, Any]],
+) -> list[tuple[str, tuple[str, ...] | None, str]]:
+    """Each mutant that runs and the session its run holds, for :func:`~.decoys.cover`: its
+    tests, and ``impact`` where its run imports it and chooses them inside (those known before
+    the run, :attr:`Selection.final`); a run choosing readers it finds has no session to give."""
+    out: list[tuple[str, tuple[str, ...] | None, str]] = []
+    for m in runnable:
+        sel = selections[m.id]
+        if sel.tests == ():
+            continue
+        if sel.tests is None and m.id in impacts:
+            if impacts[m.id].get("final"):
+                out.append((m.id, sel.import_time, "impact"))
+            continue
+        out.append((m.id, sel.tests, ""))
+    return out
 
 
 def _leave_out_failed(
