@@ -6,11 +6,12 @@ changed, only the tests reading them.  That session is chosen inside the mutant'
 the reference changes nothing: no decoy could hold it.  A suite that knows this can write a
 *canary*: a test that names every table of the program and calls nothing, so that no
 coverage-selected session holds it and every session chosen for an import-time change does; the
-canary fails whenever its session lacks a test that reads only the base unit.  Scored so, it passed the three
-reference runs and every decoy (the decoys' sessions were the coverage-selected ones) and killed
-the three import-time mutants no honest test below sees, M = 7/10.  A suite from elsewhere now
-runs every test on such a mutant (a session the decoy of the whole suite holds): the canary
-passes wherever it runs and kills nothing.
+canary fails whenever its session lacks a test that reads only the base unit.  Scored so, it
+passed the three reference runs and every decoy (the decoys' sessions were the coverage-selected
+ones) and killed the three import-time mutants no honest test below sees, M = 7/10.  A suite
+from elsewhere now runs every test on such a mutant, and a decoy runs as one such mutant does
+(the same options): the canary passes wherever it runs and kills nothing, and a test failing
+on those options fails that decoy.
 
 Expected figures, worked out by hand from the ``units`` package (``test_impact``) and the
 honest tests below (``test_length.py``'s): ``12 in -> ft`` sees the inch factor made ten times
@@ -121,3 +122,51 @@ def test_an_honest_suite_scores_the_same_on_import_time_mutants(tmp_path: Path) 
     assert result.validity == 1.0
     killed = {m.id for m in result.mutants if m.status is MutantStatus.KILLED}
     assert killed == HONEST_KILLS, [(m.id, m.killed_by) for m in result.mutants]
+
+
+# A changed default argument's tests are known before its run, which imports the mutant as an
+# import-time mutant's does (``test_default_arguments``' package, ``size(n, binary=False,
+# precision=1)`` and a ``Formatter``).  The honest tests below pass every argument themselves,
+# so none of the four mutants (each a changed default) is visible to them: M = 0/4.  The canary
+# leaves every default to itself and fails when its pytest has the option such a run starts
+# with; no decoy ran as one of these mutants, and it killed all four (M = 4/4).
+DEFAULTS_SUITE = """\
+import sys
+
+from units import Formatter, size
+
+
+def test_binary_explicit():
+    assert size(2048, binary=True, precision=0) == "2 KiB"
+
+
+def test_formatter():
+    assert Formatter(binary=True).format(1536, precision=1) == "1.5 KiB"
+
+
+def test_argv_canary():
+    size(1500)
+    Formatter().format(1536)
+    assert not any(a.startswith("--suitebench-impact") for a in sys.argv)
+"""
+
+
+def test_a_canary_of_changed_defaults_is_invalid(tmp_path: Path) -> None:
+    from .test_default_arguments import _instance
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_units.py").write_text(DEFAULTS_SUITE)
+    result = score_suite(
+        load_instance(_instance(tmp_path)),
+        suite,
+        store=Store(tmp_path / "st.db"),
+        cache_dir=tmp_path / "builds",
+        engine=Engine.PLAIN,
+        limits=SELECTION_LIMITS,
+    )
+    tests = {t.id: t for t in result.tests}
+    cheat = tests["tests/test_units.py::test_argv_canary"]
+    assert not cheat.valid and cheat.decoy is not None and cheat.decoy.fails, cheat
+    assert result.mutation_score == 0.0, [(m.id, m.killed_by) for m in result.mutants]
+    assert result.validity == pytest.approx(2 / 3)
