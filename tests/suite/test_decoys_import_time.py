@@ -110,18 +110,36 @@ def test_a_canary_of_import_time_sessions_kills_nothing(
             assert by_id[mid].selection_reason == NO_DECOY_REASON, by_id[mid].selection_reason
 
 
+# A test that fails the reference is not valid and runs on no mutant (a hanging one would cost
+# its limit on each): an import-time mutant's every test leaves it out as well.
+BROKEN = """\
+import units
+
+
+def test_metre_is_two():
+    assert units.LENGTH["m"] == 2
+"""
+
+
 def test_an_honest_suite_scores_the_same_on_import_time_mutants(tmp_path: Path) -> None:
     toml = write_units(tmp_path / "units")
+    suite = _suite(tmp_path / "suite", canary=False)
+    (suite / "test_broken.py").write_text(BROKEN)
     result = score_suite(
         load_instance(toml),
-        _suite(tmp_path / "suite", canary=False),
+        suite,
         store=Store(tmp_path / "st.db"),
         cache_dir=tmp_path / "builds",
         limits=SELECTION_LIMITS,
     )
-    assert result.validity == 1.0
+    assert result.validity == pytest.approx(5 / 6)
     killed = {m.id for m in result.mutants if m.status is MutantStatus.KILLED}
     assert killed == HONEST_KILLS, [(m.id, m.killed_by) for m in result.mutants]
+    for mutant in result.mutants:
+        if mutant.selection_reason == NO_DECOY_REASON:
+            assert mutant.covered_by is not None, mutant
+            assert len(mutant.covered_by) == 5, (mutant.id, mutant.covered_by)
+            assert "tests/test_broken.py::test_metre_is_two" not in mutant.covered_by
 
 
 # A changed default argument's tests are known before its run, which imports the mutant as an

@@ -265,6 +265,7 @@ def _select(
         all_runs[plan.coverage_request[0]], plan.coverage_request[1], ref0, known
     )
     shared = None if coverage is None else impact_readers(coverage, ref0.fingerprint, known)
+    passing = tuple(t for t in known if not ref0.status_of(t).fails)
     if coverage is not None:  # compiled once per mutants' batch (warm.warm_patterns)
         plan.runner.patterns = coverage.patterns
     for m in runnable:
@@ -281,8 +282,9 @@ def _select(
         spec = impact_spec(shared, sel)
         if spec is not None and plan.decoys and not sel.final:
             # The readers its run would choose once imported form a session no decoy can hold
-            # (the reference changes nothing): with decoys, its run takes every test.
-            sel = Selection(None, NO_DECOY_REASON, tuple(known), files=sel.files, final=True)
+            # (the reference changes nothing): with decoys, its run takes every test (but
+            # those that failed the reference, as :func:`_leave_out_failed` leaves out).
+            sel = Selection(None, NO_DECOY_REASON, passing, files=sel.files, final=True)
             selections[m.id] = sel
             spec = impact_spec(shared, sel)
         if spec is not None:
