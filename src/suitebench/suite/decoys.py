@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from suitebench.run.store import job_key
 from suitebench.suite.jobs import SuiteRuns
@@ -35,10 +36,11 @@ from suitebench.suite.programs import BuiltProgram
 from suitebench.suite.records import SuiteRun, TestStatus
 from suitebench.suite.runspec import Target
 from suitebench.suite.scoreplan import ScorePlan
+from suitebench.suite.selection import Selection
 from suitebench.suite.tally import test_infos
 from suitebench.suite.timeouts import confirm_timeouts
 
-__all__ = ["Decoy", "as_decoy", "cover", "failing", "replicate", "verdict"]
+__all__ = ["Decoy", "as_decoy", "cover", "failing", "replicate", "session", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,19 @@ def as_decoy(
     ref = reference.target()
     decoy = replace(target, executable=ref.executable, pythonpath=ref.pythonpath, binds=ref.binds)
     return Decoy(mutant, runner.key(reference.program_id, "decoy", (key,)), decoy)
+
+
+def session(
+    selection: Selection, impact: dict[str, Any] | None
+) -> tuple[tuple[str, ...] | None, str] | None:
+    """The session a mutant's run holds, for :func:`cover`: its tests (None: every test) and how
+    its run chooses them (``impact``: inside, once the mutant is imported, under options of its
+    own: the tests known before the run, :attr:`Selection.final`); None for a run that chooses
+    the readers of what its import changed, whose session no decoy can hold.  ``impact``: the
+    mutant's impact spec, where its run takes that path."""
+    if impact is None or selection.tests is not None:
+        return selection.tests, ""
+    return (selection.import_time, "impact") if impact.get("final") else None
 
 
 def cover(

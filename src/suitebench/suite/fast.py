@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from suitebench.model.instance import MutantSpec
-from suitebench.suite.decoys import Decoy, as_decoy, cover, failing, replicate
+from suitebench.suite.decoys import Decoy, as_decoy, cover, failing, replicate, session
 from suitebench.suite.programs import BuiltProgram
 from suitebench.suite.records import SuiteRun
 from suitebench.suite.result import TestInfo
@@ -110,16 +110,20 @@ def _fast_runs(
             order = fast_order(m, tests, section_kills)
             chosen = _reaching(selections, m)
             if chosen is not None:  # only tests that reach the mutant can kill it
-                reaching = set(chosen)
-                order = tuple(t for t in order if t in reaching)
+                order = _within(order, set(chosen))
                 if not order:
                     continue
             ordered.append((m, order, chosen))
         # a decoy for each sequence of tests the wave's runs take (an import-time mutant's
         # with decoys: the tests known before its run, in its order, chosen inside it)
-        sessions = [
-            _session(selections, impacts, m.id, order, chosen) for m, order, chosen in ordered
-        ]
+        sessions = []
+        for m, order, _ in ordered:
+            sel = selections.get(m.id)
+            held = (None, "") if sel is None else session(sel, impacts.get(m.id))
+            if held is not None:
+                run_tests, how = held
+                seq = None if run_tests is None else _within(order, set(run_tests))
+                sessions.append((m.id, seq, how))
         as_mutants = set(cover(sessions, ordered=True)) if plan.decoys else set()
         for m, order, chosen in ordered:
             impact = impacts.get(m.id) if chosen is None else None
@@ -153,19 +157,8 @@ def _fast_runs(
     return runs, decoys
 
 
-def _session(
-    selections: dict[str, Selection],
-    impacts: dict[str, dict[str, Any]],
-    mid: str,
-    order: tuple[str, ...],
-    chosen: tuple[str, ...] | None,
-) -> tuple[str, tuple[str, ...] | None, str]:
-    """Mutant ``mid``'s session for :func:`~.decoys.cover`: the sequence of tests its run
-    tries (None: every test) and how it chooses them (``impact``: inside, once imported)."""
-    if chosen is not None or mid not in impacts:
-        return mid, None if chosen is None else order, ""
-    known = set(selections[mid].import_time or ()) if impacts[mid].get("final") else None
-    return mid, None if known is None else tuple(t for t in order if t in known), "impact"
+def _within(order: tuple[str, ...], tests: set[str]) -> tuple[str, ...]:
+    return tuple(t for t in order if t in tests)
 
 
 def _reaching(selections: dict[str, Selection], m: MutantSpec) -> tuple[str, ...] | None:

@@ -32,7 +32,7 @@ from suitebench.model.instance import Instance, MutantSpec
 from suitebench.run.executor import Executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
-from suitebench.suite.decoys import Decoy, as_decoy, cover, failing, replicate
+from suitebench.suite.decoys import Decoy, as_decoy, cover, failing, replicate, session
 from suitebench.suite.fast import fast_rows
 from suitebench.suite.impactspec import impact_readers, impact_spec
 from suitebench.suite.jobs import SuiteRuns
@@ -379,7 +379,8 @@ def _run_selected(
     requests: list[tuple[str, Target]] = list(extra)
     keys: dict[str, str] = {}
     decoys: list[Decoy] = []
-    sessions = _sessions(runnable, selections, impacts)
+    held = ((m.id, session(selections[m.id], impacts.get(m.id))) for m in runnable)
+    sessions = [(mid, *s) for mid, s in held if s is not None and s[0] != ()]
     as_mutants = set() if reference is None else set(cover(sessions))
     for m in runnable:
         chosen = selections[m.id].tests
@@ -422,27 +423,6 @@ def _run_selected(
         rerun = runner.run([(again[mid], built[mid].target()) for mid in again])
         runs.update({mid: rerun[key] for mid, key in again.items()})
     return runs, {k: got[k] for k, _ in [*extra, *((d.key, d.target) for d in decoys)]}, decoys
-
-
-def _sessions(
-    runnable: list[MutantSpec],
-    selections: dict[str, Selection],
-    impacts: dict[str, dict[str, Any]],
-) -> list[tuple[str, tuple[str, ...] | None, str]]:
-    """Each mutant that runs and the session its run holds, for :func:`~.decoys.cover`: its
-    tests, and ``impact`` where its run imports it and chooses them inside (those known before
-    the run, :attr:`Selection.final`); a run choosing readers it finds has no session to give."""
-    out: list[tuple[str, tuple[str, ...] | None, str]] = []
-    for m in runnable:
-        sel = selections[m.id]
-        if sel.tests == ():
-            continue
-        if sel.tests is None and m.id in impacts:
-            if impacts[m.id].get("final"):
-                out.append((m.id, sel.import_time, "impact"))
-            continue
-        out.append((m.id, sel.tests, ""))
-    return out
 
 
 def _leave_out_failed(
