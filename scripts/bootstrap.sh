@@ -15,6 +15,18 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
+# The sandbox's system-call filter is built by libseccomp (run/syscalls.py): Debian's
+# libseccomp2, present on nearly every system; installed when root and missing.
+if ! ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2'; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "bootstrap: installing libseccomp2" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libseccomp2) >&2 \
+      || echo "bootstrap: could not install libseccomp2; no sandbox will start" >&2
+  else
+    echo "bootstrap: libseccomp2 missing and not root; install it: no sandbox starts without it" >&2
+  fi
+fi
+
 py="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   echo "bootstrap: creating .venv" >&2

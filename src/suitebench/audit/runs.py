@@ -278,16 +278,32 @@ def chunk_job(payload: dict[str, Any]) -> dict[str, Any]:
         if payload["mode"] == "stdin":
             stdins = payload["stdins"]
             sink = _StreamedOutput()
-            with sandbox.Session(
-                argv, cwd=scratch, limits=limits, ro_binds=ro, backend=backend
-            ) as session:
-                for data in stdins:
+            # A fresh chunk (re-judges, re-checks) starts a new sandbox for every run, so each
+            # is the first run of its sandbox: nothing an earlier run did (its pids included)
+            # can reach it. Otherwise the runs share one session, each still in a new IPC
+            # namespace and work dir (run/syscalls.py).
+            fresh = bool(payload.get("fresh"))
+            session: sandbox.Session | None = None
+            try:
+                for n, data in enumerate(stdins):
+                    if session is None or fresh:
+                        if session is not None:
+                            session.close()
+                        work = Path(scratch) / f"run{n}" if fresh else Path(scratch)
+                        work.mkdir(exist_ok=True)
+                        os.chmod(work, 0o777)
+                        session = sandbox.Session(
+                            argv, cwd=work, limits=limits, ro_binds=ro, backend=backend
+                        )
                     o = session.run(data, stdout_sink=sink)
                     streamed = sink.take()  # a run the sandbox lost has no output of its own
                     ok = o.status is not Status.SANDBOX_ERROR
                     records.append(_digest(o, blobs, streamed if ok else None))
                     if stop(o, len(stdins)):
                         break
+            finally:
+                if session is not None:
+                    session.close()
         else:
             items = payload["items"]
             for n, (inp, out, ans) in enumerate(items):
@@ -311,6 +327,9 @@ def chunk_job(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 Keyed = tuple[str, tuple[str, ...], Any]
+
+
+_FRESH = "fresh-sandbox"  # a salted run's marker in its key and its chunk's group
 
 
 def _retry_salt(salt: str) -> str:
@@ -430,9 +449,10 @@ class AuditEngine:
     def run(self, specs: Sequence[RunSpec]) -> list[RunResult]:
         """Results of ``specs`` in order; only runs missing from the store execute.
 
-        Runs of one program under the same limits share sandbox sessions whatever their salt
-        (a re-judge is a fresh run of the same program: only its key differs). A wall-clock
-        time-out with little CPU is run once more (see the module's docstring).
+        First verdicts of one program under the same limits share sandbox sessions; a salted
+        run (a re-judge is a fresh run of the same program) is the first run of a sandbox of
+        its own. A wall-clock time-out with little CPU is run once more (see the module's
+        docstring).
         """
         results = self._execute([self._keyed(s) for s in specs])
         again = [
@@ -446,9 +466,12 @@ class AuditEngine:
         return results
 
     def _keyed(self, s: RunSpec) -> Keyed:
+        """A salted run (a re-judge, a re-check, a time-out's second run) is a fresh run: the
+        first of its own sandbox, grouped and keyed apart from the first verdicts."""
         lk = _limits_key(s.limits)
-        key = job_key(_RUN_TAG, s.built.program_id, sha256_bytes(s.stdin), lk, self.backend, s.salt)
-        return key, ("stdin", s.built.program_id, lk), s
+        salt = f"{s.salt}/{_FRESH}" if s.salt else ""
+        key = job_key(_RUN_TAG, s.built.program_id, sha256_bytes(s.stdin), lk, self.backend, salt)
+        return key, ("stdin", s.built.program_id, lk, _FRESH if s.salt else ""), s
 
     def run_grid(
         self, programs: Sequence[tuple[str, Built]], inputs: Mapping[str, bytes], limits: Limits
@@ -482,6 +505,7 @@ class AuditEngine:
 
     def _submit(self, group: tuple[str, ...], keys: list[str], specs: dict[str, Any]) -> Any:
         payload = self._payload(group[0], [specs[k] for k in keys])
+        payload["fresh"] = group[-1] == _FRESH
         payload["budget"] = self.chunk_budget
         payload["seconds"] = self.chunk_seconds
         return self.queue.submit(chunk_job, payload)

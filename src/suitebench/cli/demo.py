@@ -198,7 +198,8 @@ def demo(
     _out.print(
         f"[bold]1. environment[/bold]  backend {env['backend']}, network isolation "
         f"{'on' if env['network_isolation'] else 'OFF'}, programs run as {env['runs_as']}, "
-        f"memory limit by {env['memory_limit_by']}, process limit by {env['process_limit_by']}"
+        f"memory limit by {env['memory_limit_by']}, process limit by {env['process_limit_by']}, "
+        f"syscall filter {env['syscall_filter']}"
     )
     store = open_store(_err)
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)

@@ -42,6 +42,10 @@ def print_environment(env: dict[str, Any], console: Console = _out) -> None:
         f"network isolation: {_mark(env['network_isolation'])}   programs run as: {env['runs_as']}"
         f"   runner: {env['runner']}"
     )
+    console.print(
+        f"state between runs: syscall filter {escape(env['syscall_filter'])}   "
+        f"IPC namespace per run: {_mark(env['ipc_per_run'])}"
+    )
     if env.get("refusal"):
         console.print(f"[red]untrusted code is refused:[/red] {escape(env['refusal'])}")
     hidden = "[green]only its layout[/green]" if env["hides_files"] else "[red]everything[/red]"

@@ -19,8 +19,9 @@
  *   config: u32 argc, argc x str; u32 envc, envc x str; str cwd; i64 uid; i64 gid;
  *           u64 wall_us; u64 output_bytes; u32 n, n x (u32 resource, i64 soft, i64 hard);
  *           u32 flags (1: /tmp and /dev/shm are private to this sandbox, empty them of the
- *           program's files after every run), where str = u32 length + bytes and -1 means "none" /
- *           RLIM_INFINITY.
+ *           program's files after every run; 2: a new IPC namespace for every run); str seccomp
+ *           (a compiled BPF filter every program is started under, or empty), where str = u32
+ *           length + bytes and -1 means "none" / RLIM_INFINITY.
  *   ready:  the four bytes "RDY1".
  *   run:    u64 length + stdin bytes  ->  reply: i32 exit_code (-1 none), i32 signal (0 none),
  *           u64 wall_ns, u64 cpu_ns, u64 maxrss_kb, u32 killed (0 -, 1 wall, 2 output),
@@ -41,6 +42,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -59,6 +63,7 @@ static char **g_argv, **g_envp, *g_cwd;
 static int64_t g_uid = -1, g_gid = -1;
 static uint64_t g_wall_us, g_cap;
 static uint32_t g_nrl, g_flags;
+static struct sock_fprog g_filter; /* len 0: no filter */
 static struct { uint32_t res; int64_t soft, hard; } *g_rl;
 static pid_t g_self;
 static double g_cpu;
@@ -373,11 +378,21 @@ static void run_one(const unsigned char *in, size_t in_len) {
             if (setrlimit((int)g_rl[i].res, &rl)) goto fail;
         }
         umask(022);
+        /* A run never sees the System V or POSIX IPC objects an earlier run left: its own IPC
+         * namespace, made while the runner's privileges are still ours. */
+        child_stage = "unshare(CLONE_NEWIPC)";
+        if ((g_flags & 2) && unshare(CLONE_NEWIPC)) goto fail;
         child_stage = "setgid";
         if (g_gid >= 0 && (setgroups(0, NULL) || setresgid(g_gid, g_gid, g_gid))) goto fail;
         child_stage = "setuid";
         if (g_uid >= 0 && setresuid(g_uid, g_uid, g_uid)) goto fail;
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* after setuid, which clears it */
+        /* The filter of refused system calls (run/syscalls.py), kept across exec and by every
+         * process the program starts. */
+        child_stage = "seccomp";
+        if (g_filter.len && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+                             prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &g_filter)))
+            goto fail;
         /* The program, not the runner, is the memory cgroup's first OOM victim. */
         int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
         if (oom >= 0) {
@@ -520,7 +535,10 @@ static void run_one(const unsigned char *in, size_t in_len) {
     free(err.p);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    /* What a program reads in /proc/1/cmdline (the runner is pid 1 of its sandbox) names no
+     * path of the host's: the runner's own argv is blanked. */
+    if (argc > 0) memset(argv[0], 0, (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) - argv[0]));
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     signal(SIGPIPE, SIG_IGN);
@@ -540,6 +558,14 @@ int main(void) {
         g_rl[i].hard = (int64_t)rd_u64(0);
     }
     g_flags = rd_u32(0);
+    uint32_t flen = rd_u32(0);
+    if (flen % sizeof(struct sock_filter) || flen / sizeof(struct sock_filter) > 0xffff) {
+        errno = EINVAL;
+        die("seccomp filter");
+    }
+    g_filter.len = (unsigned short)(flen / sizeof(struct sock_filter));
+    g_filter.filter = malloc(flen ? flen : 1);
+    if (!g_filter.filter || read_exact(0, g_filter.filter, flen)) die("config");
     if (!g_argv[0]) {
         errno = EINVAL;
         die("empty argv");

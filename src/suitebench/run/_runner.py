@@ -32,7 +32,11 @@ import time
 from typing import Any
 
 PR_SET_PDEATHSIG = 1
+PR_SET_SECCOMP = 22
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+SECCOMP_MODE_FILTER = 2
+CLONE_NEWIPC = 0x08000000
 CHUNK = 65536
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -40,6 +44,16 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def _prctl(option: int, arg: int) -> None:
     _libc.prctl(option, arg, 0, 0, 0)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _checked(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
 def _read_exact(fd: int, n: int) -> bytes | None:
@@ -90,6 +104,9 @@ def read_config(fd: int) -> dict[str, Any]:
     wall_us, cap = _rd_i64(fd), _rd_i64(fd)
     rlimits = [(_rd_u32(fd), _rd_i64(fd), _rd_i64(fd)) for _ in range(_rd_u32(fd))]
     flags = _rd_u32(fd)
+    raw = _read_exact(fd, _rd_u32(fd))
+    if raw is None:
+        raise EOFError
     return {
         "argv": argv,
         "env": env,
@@ -100,6 +117,8 @@ def read_config(fd: int) -> dict[str, Any]:
         "output_bytes": cap,
         "rlimits": rlimits,
         "clean_tmp": bool(flags & 1),
+        "new_ipc": bool(flags & 2),
+        "seccomp": raw,
     }
 
 
@@ -184,6 +203,10 @@ class Runner:
             inf = resource.RLIM_INFINITY
             self.rlimits.append((res, inf if soft < 0 else soft, inf if hard < 0 else hard))
         self.clean_tmp: bool = bool(config.get("clean_tmp"))
+        self.new_ipc: bool = bool(config.get("new_ipc"))
+        bpf: bytes = config.get("seccomp") or b""
+        self._bpf = ctypes.create_string_buffer(bpf, len(bpf) or 1)
+        self.filter = _SockFprog(len(bpf) // 8, ctypes.addressof(self._bpf)) if bpf else None
         try:
             self.initial = frozenset(os.listdir(self.cwd))
         except OSError:
@@ -204,12 +227,18 @@ class Runner:
             for res, soft, hard in self.rlimits:
                 resource.setrlimit(res, (soft, hard))
             os.umask(0o022)
+            if self.new_ipc:  # a run never sees IPC objects an earlier run left
+                _checked(_libc.unshare(CLONE_NEWIPC), "unshare(CLONE_NEWIPC)")
             if self.gid is not None:
                 os.setgroups([])
                 os.setresgid(self.gid, self.gid, self.gid)
             if self.uid is not None:
                 os.setresuid(self.uid, self.uid, self.uid)
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it
+            if self.filter is not None:  # run/syscalls.py: kept across exec
+                _checked(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+                ptr = ctypes.byref(self.filter)
+                _checked(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ptr, 0, 0), "seccomp")
             with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as f:
                 f.write("1000")  # the program, not the runner, is the first OOM victim
             if os.getppid() != self.me:

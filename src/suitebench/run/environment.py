@@ -26,6 +26,7 @@ from suitebench.run.layout import (
 )
 from suitebench.run.outcome import Backend
 from suitebench.run.protocol import c_runner
+from suitebench.run.syscalls import REFUSED, FilterUnavailable, program_filter
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,11 @@ def describe_environment() -> dict[str, Any]:
     cgroups = describe_cgroups()
     writable = {c.controller: c.writable for c in cgroups}
     binary = c_runner()
+    try:
+        program_filter()
+        syscall_filter = f"on (seccomp, {len({r.name for r in REFUSED})} calls refused)"
+    except FilterUnavailable as exc:
+        syscall_filter = f"MISSING: {exc}"
     return {
         "backends": {
             str(b): {"available": r is None, "reason": r or ""} for b, r in backends.items()
@@ -99,6 +105,8 @@ def describe_environment() -> dict[str, Any]:
         "file_view": file_view(chosen),
         "runs_as": "nobody (65534)" if drops_to_nobody(chosen) else f"uid {os.geteuid()}",
         "runner": f"C ({binary})" if binary else "Python (no C compiler)",
+        "syscall_filter": syscall_filter,
+        "ipc_per_run": hides_files(chosen),
         "memory_limit_by": "cgroup" if writable.get("memory") else "RLIMIT_AS",
         "process_limit_by": "pids cgroup" if writable.get("pids") else "RLIMIT_NPROC",
         "cgroups": [

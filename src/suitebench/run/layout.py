@@ -286,17 +286,20 @@ def backend_prefix(
     cmd = [TOOLS.get(backend, "bwrap")]
     if is_root():
         # Privileged mode, no user namespace: the runner keeps only what it needs to drop each
-        # program to nobody and to kill what the program leaves behind.
+        # program to nobody, to give each run a new IPC namespace (CAP_SYS_ADMIN, gone with the
+        # drop to nobody) and to kill what the program leaves behind.
         cmd += ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
         if not network:
             cmd.append("--unshare-net")
         cmd += ["--cap-drop", "ALL"]
-        cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL"]
+        for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_SYS_ADMIN"):
+            cmd += ["--cap-add", cap]
     else:
         cmd.append("--unshare-all")
         if network:
             cmd.append("--share-net")
-    cmd += ["--die-with-parent", "--new-session"]
+    # The runner is pid 1 (no bwrap reaper inside, whose command line names the host's paths).
+    cmd += ["--as-pid-1", "--die-with-parent", "--new-session"]
     if layout is not None:
         cmd += bwrap_mounts(layout)
         cmd += ["--chdir", str(layout.cwd)]

@@ -61,8 +61,12 @@ def encode_config(
     rlimits: Sequence[tuple[int, int, int]],
     *,
     clean_tmp: bool = False,
+    new_ipc: bool = False,
+    seccomp: bytes = b"",
 ) -> bytes:
-    """The runner's binary config (the protocol is documented in ``_runner.c``)."""
+    """The runner's binary config (the protocol is documented in ``_runner.c``): with
+    ``new_ipc`` every run gets a new IPC namespace, and ``seccomp`` is the compiled filter
+    (:mod:`suitebench.run.syscalls`) every program is started under (empty: none)."""
 
     def s(text: str) -> bytes:
         raw = os.fsencode(text)
@@ -75,7 +79,8 @@ def encode_config(
     parts.append(struct.pack(">qqqq", ids, ids, round(wall * 1e6), output_bytes))
     parts.append(struct.pack(">I", len(rlimits)))
     parts += [struct.pack(">Iqq", r, soft, hard) for r, soft, hard in rlimits]
-    parts.append(struct.pack(">I", 1 if clean_tmp else 0))
+    parts.append(struct.pack(">I", (1 if clean_tmp else 0) | (2 if new_ipc else 0)))
+    parts.append(struct.pack(">I", len(seccomp)) + seccomp)
     return b"".join(parts)
 
 

@@ -58,6 +58,7 @@ from suitebench.run.protocol import (
     rlimits,
     runner_argv,
 )
+from suitebench.run.syscalls import FilterUnavailable, program_filter
 
 log = logging.getLogger(__name__)
 
@@ -218,6 +219,11 @@ class Session:
             mount_helper=None if helper is None else [str(helper)],
         )
         cmd += runner_cmd
+        try:
+            seccomp = program_filter()
+        except FilterUnavailable as exc:
+            cg.close()
+            raise SandboxError(str(exc)) from exc
         config = encode_config(
             self.argv,
             self.env,
@@ -227,6 +233,8 @@ class Session:
             limits.output_bytes,
             rlimits(limits, cgroup_memory=cg.has_memory or self.jvm, cgroup_pids=cg.has_pids),
             clean_tmp=hides_files(self.backend),
+            new_ipc=hides_files(self.backend),
+            seccomp=seccomp,
         )
         if procs_files := cg.procs_files():
             # Join the session's cgroups before anything of the sandbox starts, so every process
