@@ -6,7 +6,11 @@ Runs one small C program (reads numbers, prints their sum and maximum) on N diff
 * ``<backend> run``: :func:`suitebench.run.sandbox.run` per input (a sandbox per run), on the
   first ``--per-call`` inputs only, because a sandbox start per run is the slow path;
 * ``<backend> batch``: :func:`suitebench.run.sandbox.run_batch` over all N inputs (one sandbox,
-  the in-sandbox runner forks each run).
+  the in-sandbox runner forks each run);
+* ``<backend> batch, shared state``: the same without what keeps kernel state from one run to
+  the next (no seccomp filter, one IPC namespace for the whole batch, the pages a run read
+  left in the page cache: the protocol before ``run/syscalls.py``), to show what the filter,
+  the per-run namespace and the per-run page cache drop cost per run.
 
 The modes take turns on ``--rounds`` chunks of the inputs (a ``run_batch`` call, so a sandbox
 start, per chunk), so a machine whose load drifts treats them alike. Prints runs/s per mode and
@@ -25,8 +29,9 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from suitebench.run import sandbox
+from suitebench.run import cgroups, sandbox, session
 from suitebench.run.outcome import Limits, Status
 
 PROGRAM = r"""
@@ -93,6 +98,21 @@ def main() -> int:
             res = sandbox.run_batch(prog, xs, cwd=work, limits=limits, backend=b, ro_binds=[d])
             return [o.stdout if o.status is Status.OK else f"<{o.status}>".encode() for o in res]
 
+        encode = session.encode_config
+        drop = cgroups.RunCgroup.drop_page_cache
+
+        def shared(xs: list[bytes], b: sandbox.Backend) -> list[bytes]:
+            def without(*a: Any, **k: Any) -> bytes:
+                return encode(*a, **{**k, "new_ipc": False, "seccomp": b""})
+
+            session.encode_config = without  # type: ignore[assignment]
+            cgroups.RunCgroup.drop_page_cache = lambda self: None  # type: ignore[method-assign]
+            try:
+                return batch(xs, b)
+            finally:
+                session.encode_config = encode
+                cgroups.RunCgroup.drop_page_cache = drop  # type: ignore[method-assign]
+
         # The machine's load drifts: the modes take turns on each chunk of the inputs, so each
         # sees the same conditions. Every run_batch call starts its own sandbox.
         backends = [b for b, r in sandbox.available_backends().items() if r is None]
@@ -107,7 +127,12 @@ def main() -> int:
             secs["bare"] = secs.get("bare", 0.0) + t
             expected += got
             for b in backends:
-                for mode, fn, xs in (("run", per_call, chunk[:calls]), ("run_batch", batch, chunk)):
+                modes = (
+                    ("run", per_call, chunk[:calls]),
+                    ("run_batch", batch, chunk),
+                    ("run_batch shared", shared, chunk),
+                )
+                for mode, fn, xs in modes:
                     key = f"{b} {mode}"
                     t, got = _timed(lambda fn=fn, xs=xs, b=b: fn(xs, b))  # type: ignore[misc]
                     secs[key] = secs.get(key, 0.0) + t
@@ -119,21 +144,24 @@ def main() -> int:
             if reason is not None:
                 rows.append((f"{b}", 0, 0.0, f"unavailable: {reason}"))
                 continue
-            for mode in ("run", "run_batch"):
+            for mode in ("run", "run_batch", "run_batch shared"):
                 key = f"{b} {mode}"
                 got = outs[key]
-                want = [
-                    e for i, e in enumerate(expected) if mode == "run_batch" or i % size < calls
-                ]
+                want = [e for i, e in enumerate(expected) if mode != "run" or i % size < calls]
                 same = got == want
                 failures += not same
                 note = "outputs match" if same else "OUTPUTS DIFFER"
                 rows.append((key, len(got), len(got) / secs[key], note))
 
-    print(f"{'mode':<22} {'runs':>6} {'runs/s':>9} {'x floor':>8}  note")
+    print(f"{'mode':<26} {'runs':>6} {'runs/s':>9} {'x floor':>8}  note")
     for name, n, rate, note in rows:
         ratio = f"{rate / floor:8.2f}" if rate else f"{'-':>8}"
-        print(f"{name:<22} {n:>6} {rate:9.1f} {ratio}  {note}")
+        print(f"{name:<26} {n:>6} {rate:9.1f} {ratio}  {note}")
+    print()
+    print("fresh kernel state per run (filter, IPC namespace, page cache drop) vs shared:")
+    for b in backends:
+        fresh, old = secs[f"{b} run_batch"], secs[f"{b} run_batch shared"]
+        print(f"  {b:<8} {fresh / old:5.2f}x the time of the shared batch")
     return 1 if failures else 0
 
 

@@ -11,13 +11,15 @@ namespace (bwrap and unshare; plain documents that it cannot).
 
 from __future__ import annotations
 
+import ctypes
+import mmap
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
-from suitebench.run import sandbox
+from suitebench.run import cgroups, sandbox
 from suitebench.run.outcome import Backend, Status
 
 PY = os.path.realpath(sys.executable)
@@ -122,3 +124,46 @@ def test_pid_1_names_no_host_path(work: Path, backend: Backend) -> None:
     assert b"--bind" not in out.stdout and b"bwrap" not in out.stdout, out.stdout[:300]
     assert str(work).encode() not in out.stdout
     assert b".cache" not in out.stdout  # the compiled runner's home
+
+
+def _cached_pages(path: Path) -> int:
+    """How many of the file's pages are in the page cache (``mincore`` on a mapping of it,
+    which reads nothing; a ``preadv2(RWF_NOWAIT)`` probe would miss pages marked for
+    read-ahead)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
+    libc.mmap.argtypes += [ctypes.c_int, ctypes.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    size = path.stat().st_size
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        vec = ctypes.create_string_buffer((size + mmap.PAGESIZE - 1) // mmap.PAGESIZE)
+        try:
+            assert libc.mincore(addr, size, vec) == 0, os.strerror(ctypes.get_errno())
+        finally:
+            libc.munmap(addr, size)
+        return sum(b & 1 for b in vec.raw)
+    finally:
+        os.close(fd)
+
+
+def test_the_pages_a_run_read_first_leave_the_page_cache_with_it(
+    work: Path, backend: Backend
+) -> None:
+    """A run that reads a file nobody had cached leaves none of its pages cached: a later run
+    timing its reads learns nothing (bench/page_cache_channel.py measures the bits)."""
+    if not cgroups.RunCgroup(memory=True, pids=False).has_memory:
+        pytest.skip("no writable memory cgroup: pages are charged nowhere (documented)")
+    data = work / "data.bin"
+    data.write_bytes(os.urandom(64 * 4096))
+    fd = os.open(data, os.O_RDONLY)
+    os.fsync(fd)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+    assert _cached_pages(data) == 0  # the premise: nothing of it is cached
+    out = sandbox.run(["cat", str(data)], cwd=work, backend=backend)
+    assert out.status is Status.OK and len(out.stdout) == 64 * 4096, out
+    assert _cached_pages(data) == 0

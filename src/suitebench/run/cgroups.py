@@ -275,6 +275,7 @@ class RunCgroup:
             "" if m is None else str(m / ("memory.oom_control" if v1 else "memory.events"))
         )
         self._peak_file = str(m / "memory.max_usage_in_bytes") if m is not None and v1 else ""
+        self._stat_file = "" if m is None else str(m / "memory.stat")
 
     @property
     def has_memory(self) -> bool:
@@ -338,6 +339,37 @@ class RunCgroup:
         now = self.oom_kills()
         delta, self._oom_seen = now - self._oom_seen, now
         return delta
+
+    def file_pages(self) -> int:
+        """Bytes of file pages (the page cache) charged to the group: those its runs read first."""
+        if self.memory_dir is None:
+            return 0
+        try:
+            stat = _read_small(self._stat_file)
+        except OSError:
+            return 0
+        total = 0
+        for line in stat.splitlines():
+            key, _, value = line.partition(" ")
+            if key in ("inactive_file", "active_file"):
+                total += int(value)
+        return total
+
+    def drop_page_cache(self) -> None:
+        """Evict every page the group brought into the page cache (a page is charged to the
+        group of the process that first read it): what a run read first leaves with it, so no
+        later run can time a read to learn it (docs/threat-model.md, "State the kernel keeps").
+        Nothing to do, and nothing paid, when the run read no file nobody else had read; else
+        v1 ``memory.force_empty``, v2 ``memory.reclaim`` of the file pages (the runner's own
+        memory stays: there is nothing to swap it to)."""
+        pages = self.file_pages()
+        if not pages or self.memory_dir is None:
+            return
+        with contextlib.suppress(OSError):  # v2: EAGAIN when not all of it could go
+            if self.memory_version is CgroupVersion.V1:
+                _write_small(self.memory_dir / "memory.force_empty", "0")
+            else:
+                _write_small(self.memory_dir / "memory.reclaim", f"{pages} swappiness=0")
 
     def reset_peak(self) -> bool:
         """Start a new peak measurement; False where the kernel cannot reset it (v2)."""

@@ -419,6 +419,8 @@ class Session:
             self.close()
             return self._error(f"{exc}{': ' + detail if detail else ''}")
         oom = cg.new_oom_kills()
+        peak = cg.peak() if can_peak else None
+        cg.drop_page_cache()
         if h.get("exec_error"):
             return self._error(f"cannot execute {self.argv[0]!r}: {h['exec_error']}")
         status, kind, message = classify(h, self.limits, oom_kills=oom, cgroup_memory=cg.has_memory)
@@ -429,7 +431,7 @@ class Session:
         ):
             status, message = Status.MEMORY, why
         peak_kb = int(h["maxrss_kb"]) or None
-        if can_peak and (peak := cg.peak()) is not None:
+        if peak is not None:
             peak_kb = max(0, peak - base) // 1024
         return Outcome(
             status,
