@@ -116,12 +116,14 @@ def _backends() -> list[object]:
     return out
 
 
-def _suite(root: Path, hostile: str | None, **fill: object) -> Path:
+def _suite(root: Path, hostile: str | None, *, last: bool = False, **fill: object) -> Path:
+    """The valid suite, with ``hostile`` in a file that runs first (``last``: after it)."""
     root.mkdir(parents=True)
     for name, text in VALID.items():
         (root / name).write_text(text)
     if hostile is not None:
-        (root / "test_a_hostile.py").write_text(HOSTILE[hostile].format(**fill))
+        name = "test_z_hostile.py" if last else "test_a_hostile.py"
+        (root / name).write_text(HOSTILE[hostile].format(**fill))
     return root
 
 
@@ -209,3 +211,52 @@ def test_a_run_ended_by_a_test_goes_on_in_every_engine(
     assert all(t.valid for t in result.tests if t.id != bad.id)
     assert _killed(result) == KILLED
     assert result.mutation_score == pytest.approx(2 / 6)
+
+
+# A hostile test that runs last: its run ends in it, the fresh run (it alone) ends in it too, and
+# nothing is left to run.  Before, that run stayed "did not finish": the reference's runs were a
+# harness error (exit 4) and every mutant no valid test killed was ``crashed`` and left out, so
+# M was 2/2 = 100% where the valid tests give 2/6 -- at any limit, since the order, not the
+# limit, was the cause (the tests above put the hostile test first and never saw it).
+
+
+@pytest.mark.parametrize("hostile", ["print_forever", "memory_bomb"])
+def test_a_hostile_test_that_runs_last_does_not_move_m(
+    stats_instance: Path, tmp_path: Path, hostile: str
+) -> None:
+    suite = _suite(tmp_path / "s", hostile, last=True)
+    result = _score(stats_instance, suite, tmp_path / "st.db", sandbox.detect_backend())
+    bad = next(t for t in result.tests if t.id == "tests/test_z_hostile.py::test_hostile")
+    assert not bad.valid and "the run ended in this test" in bad.message
+    assert result.harness_errors == [] and result.withheld == {}
+    assert result.counts.scored == 6 and result.counts.crashed == 0
+    assert _killed(result) == KILLED
+    assert result.mutation_score == pytest.approx(2 / 6)
+
+
+@pytest.mark.parametrize("last", [False, True], ids=["first", "last"])
+def test_print_forever_at_the_default_limits(
+    stats_instance: Path, tmp_path: Path, last: bool
+) -> None:
+    """Issue 20's first case at the defaults (10 s per test, 2048 MiB: pytest's capture of the
+    output fills the memory limit first), on two mutants to stay quick: ``max_off_by_one``
+    (``max 1 5`` prints 1: killed by test_max_last) and ``max_empty`` (only ``max`` with no
+    numbers differs, which no valid test runs: survives), so M = 1/2 as the valid suite alone
+    gives."""
+    suite = _suite(tmp_path / "s", "print_forever", last=last)
+    result = score_suite(
+        load_instance(stats_instance),
+        suite,
+        store=Store(tmp_path / "st.db"),
+        backend=sandbox.detect_backend(),
+        limits=SuiteLimits(),
+        mutant_ids=["max_off_by_one", "max_empty"],
+    )
+    assert SuiteLimits().per_test == 10.0 and SuiteLimits().memory_mb == 2048
+    name = "test_z_hostile.py" if last else "test_a_hostile.py"
+    bad = next(t for t in result.tests if t.id == f"tests/{name}::test_hostile")
+    assert not bad.valid and "the run ended in this test" in bad.message
+    assert all(t.valid for t in result.tests if t.id != bad.id)
+    assert result.harness_errors == [] and result.counts.crashed == 0
+    assert _killed(result) == {"max_off_by_one"}
+    assert result.mutation_score == pytest.approx(1 / 2)

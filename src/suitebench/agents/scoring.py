@@ -26,7 +26,7 @@ from suitebench.run.executor import Executor, LocalExecutor
 from suitebench.run.store import Store
 from suitebench.suite.implementation import score_implementation
 from suitebench.suite.result import MutantStatus, SuiteResult
-from suitebench.suite.score import score_suite
+from suitebench.suite.score import SuiteInputError, score_suite
 
 AGENT_ARM = "agent"
 
@@ -62,14 +62,31 @@ def surviving_sections(result: SuiteResult) -> list[str]:
 
 def score_suite_task(
     instance: Instance, tests_dir: Path, out: Path, ctx: ScoreContext
-) -> tuple[SuiteResult, dict[str, Any]]:
-    result = score_suite(
-        instance,
-        tests_dir,
-        store=ctx.store,
-        cache_dir=ctx.cache_dir,
-        executor=ctx.executor,
-    )
+) -> tuple[SuiteResult | None, dict[str, Any]]:
+    """The agent's suite scored (None with the reason when it cannot be: bad input)."""
+    try:
+        result = score_suite(
+            instance,
+            tests_dir,
+            store=ctx.store,
+            cache_dir=ctx.cache_dir,
+            executor=ctx.executor,
+        )
+    except SuiteInputError as exc:
+        # The agent's suite cannot be scored (it collects no test, or a Python file of it is
+        # not named in UTF-8): an outcome of the agent's, recorded with its reason; every
+        # section is left to cover in the next round.
+        sections = sorted({m.section for m in instance.mutants if m.section})
+        return None, {
+            "validity": None,
+            "mutation_score": None,
+            "tests": 0,
+            "valid": 0,
+            "killed": 0,
+            "scored": 0,
+            "surviving_sections": sections,
+            "error": str(exc),
+        }
     result.write(out)
     write_mutation_report(out / "mutation-report.json", instance, result)
     return result, suite_summary(result)

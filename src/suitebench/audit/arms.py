@@ -15,12 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from suitebench.audit.records import InputCase
-from suitebench.audit.runs import AuditEngine, RunSpec
+from suitebench.audit.runs import AuditEngine, RunResult, RunSpec
 from suitebench.model.problem import Problem
 from suitebench.run.limits import GENERATOR
 from suitebench.run.outcome import Limits
 
-__all__ = ["Arm", "ArmError", "ArmSource", "arm_from_dir", "arm_from_generator", "parse_arm"]
+__all__ = [
+    "Arm",
+    "ArmError",
+    "ArmSource",
+    "arm_from_dir",
+    "arm_from_generator",
+    "generator_failure",
+    "parse_arm",
+]
 
 OFFICIAL = "official"
 GENERATE_LOG = "generate.json"
@@ -51,6 +59,9 @@ class Arm:
     duplicates: int
     source: str
     failed_seeds: tuple[int, ...] = ()
+    # Why each failed seed failed, in the same order: its status (``output_limit`` for a run
+    # that printed past the limit) and the last line it wrote to stderr.
+    failures: tuple[str, ...] = ()
 
 
 def parse_arm(text: str) -> ArmSource:
@@ -100,21 +111,31 @@ def arm_from_generator(
 ) -> Arm:
     """Run ``generator`` sandboxed once per seed 0..seeds-1; each successful stdout is an input.
 
-    A seed whose run fails is recorded in ``failed_seeds``, not silently dropped.
+    A seed whose run fails is recorded in ``failed_seeds`` with its reason in ``failures``
+    (the audit names each on stderr), not silently dropped.
     """
     built = engine.build(generator)
     if not built.ok:
         raise ArmError(f"arm {name!r}: generator {generator} did not build: {built.message}")
     lim = limits or GENERATOR
     outs = engine.run([RunSpec(built, f"{s}\n".encode(), lim) for s in range(seeds)])
-    cases, failed = [], []
+    cases, failed, why = [], [], []
     for s, oc in enumerate(outs):
         if oc.ok and not oc.stdout_truncated:
             cases.append(InputCase(name, f"seed-{s}", oc.read_stdout()))
         else:
             failed.append(s)
+            why.append(generator_failure(oc))
     arm = _dedup(name, cases, f"{generator}@{seeds}")
-    return Arm(arm.name, arm.inputs, arm.duplicates, arm.source, tuple(failed))
+    return Arm(arm.name, arm.inputs, arm.duplicates, arm.source, tuple(failed), tuple(why))
+
+
+def generator_failure(oc: RunResult) -> str:
+    """Why a generator's run gave no input: its status (``output_limit`` when it printed past
+    the limit: a generator that prints forever) and the last line it wrote to stderr."""
+    status = "output_limit" if oc.stdout_truncated else str(oc.status.value)
+    lines = oc.stderr_text().strip().splitlines()
+    return f"{status}: {lines[-1][:150]}" if lines else status
 
 
 def problem_arms(problem: Problem) -> list[Arm]:

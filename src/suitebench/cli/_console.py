@@ -14,7 +14,7 @@ unless ``--keep-going`` (:func:`keep_going_option`) is given.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import IO, Any
 
 import typer
@@ -87,3 +87,27 @@ def end_on_harness_errors(
         highlight=False,
     )
     raise typer.Exit(HARNESS_ERROR_EXIT)
+
+
+# How many failed generator runs are named one by one; the rest are counted (the output files
+# list them: ``generate.json``'s drops, ``failed_seeds`` in the audit's results.json).
+SHOWN_FAILURES = 10
+
+
+def name_failed_generator(what: str, failures: Sequence[str], total: int, console: Console) -> None:
+    """Name a generator that failed (printed forever, crashed, timed out) on stderr: ``what``
+    (the problem, arm and program), how many of its seeds failed, and each failed seed with its
+    reason, the first :data:`SHOWN_FAILURES` of them -- not only a count in a file."""
+    if total <= 0:
+        return
+    console.print(
+        f"[yellow]warning:[/yellow] {escape(what)}: the generator failed on {total} seed(s)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    for line in failures[:SHOWN_FAILURES]:
+        console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
+    if total > min(len(failures), SHOWN_FAILURES):
+        console.print(
+            f"  ... and {total - min(len(failures), SHOWN_FAILURES)} more", highlight=False
+        )

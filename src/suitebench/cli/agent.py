@@ -50,6 +50,8 @@ def _pct(v: float | None) -> str:
 def _score_line(task: str, score: dict[str, Any] | None) -> str:
     if not score:
         return "not scored"
+    if task == "suite" and score.get("error"):
+        return f"not scored: {score['error']}"  # its suite cannot be scored (bad input)
     if task == "suite":
         return (
             f"V = {_pct(score['validity'])} ({score['valid']}/{score['tests']} valid)   "

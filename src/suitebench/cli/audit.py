@@ -27,6 +27,7 @@ from suitebench.cli._console import (
     end_on_harness_errors,
     error_console,
     keep_going_option,
+    name_failed_generator,
 )
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli.main import OPTIONS
@@ -224,6 +225,12 @@ def _report(
     if sample_note:
         _out.print(sample_note, highlight=False, soft_wrap=True)
     _warn_gates(result)
+    for a in result.audits:
+        for name, r in a.arms.items():
+            failed = zip(r.arm.failed_seeds, r.arm.failures, strict=False)
+            lines = [f"seed {s}: {why}" for s, why in failed]
+            what = f"{a.problem.id}: arm {name} ({r.arm.source})"
+            name_failed_generator(what, lines, len(r.arm.failed_seeds), _err)
     end_on_harness_errors(
         (
             f"{e.problem}: {e.role} {e.program} ({e.stage}, {e.count} failure(s)): {e.message}"

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.markup import escape
 
 from suitebench.audit.runs import AuditEngine
-from suitebench.cli._console import HumanConsole, error_console
+from suitebench.cli._console import HumanConsole, error_console, name_failed_generator
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import progress_bar
 from suitebench.cli.main import OPTIONS
@@ -196,6 +197,7 @@ def _print_result(arm: str, problem_id: str, out: Path, result: GenerateResult) 
             _out.print("  " + _usage(log["usage"]), markup=False, highlight=False)
         for note in log.get("notes") or []:
             _out.print(f"  {note}", markup=False, highlight=False)
+        _name_failed_generators(f"{head}{arm} on {problem_id}", log)
         for error in log.get("model_errors") or []:
             failed = True
             _err.print(f"  [red]model error:[/red] {escape(error)}", highlight=False)
@@ -208,6 +210,17 @@ def _print_result(arm: str, problem_id: str, out: Path, result: GenerateResult) 
             highlight=False,
         )
     return failed
+
+
+def _name_failed_generators(what: str, log: dict[str, Any]) -> None:
+    """Every generator run that gave no input (``generator_failed``), named on stderr with its
+    seed and reason (``generate.json`` keeps the first 200 of them)."""
+    total = int((log.get("dropped") or {}).get("generator_failed", 0))
+    drops = [d for d in log.get("drops") or [] if d.get("reason") == "generator_failed"]
+    lines = [f"{d['origin']}: {d['detail']}" for d in drops]
+    programs = [c["generator"] for c in log.get("components") or [] if c.get("generator")]
+    label = f"{what} ({', '.join(map(str, programs))})" if programs else what
+    name_failed_generator(label, lines, total, _err)
 
 
 def register(app: typer.Typer) -> None:

@@ -31,7 +31,12 @@ from suitebench.run.outcome import Backend
 from suitebench.suite.implementation import score_implementation
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
 from suitebench.suite.runspec import Engine, SuiteLimits, TestProtocol, engine_for
-from suitebench.suite.score import DEFAULT_BATCH, ReferenceBuildError, score_suite
+from suitebench.suite.score import (
+    DEFAULT_BATCH,
+    ReferenceBuildError,
+    SuiteInputError,
+    score_suite,
+)
 
 # soft_wrap: paths and test ids stay greppable
 _out = HumanConsole(soft_wrap=True)  # tables and summaries: stdout (stderr under --json)
@@ -55,6 +60,9 @@ def _print_suite(result: SuiteResult, show_failures: bool = False) -> None:
         cells = c.tests * sum(1 for m in result.mutants if m.outcomes)
         selection += f"; {ran} of {cells} matrix cells run, the others kept their reference outcome"
     _out.print(selection)
+    for figure, why in result.withheld.items():
+        name = {"validity": "V", "mutation_score": "M"}.get(figure, figure)
+        _out.print(f"[yellow]{name} is not given (null in results.json):[/yellow] {escape(why)}")
     table = Table("mutant", "section", "status", "killed by", show_edge=False)
     for m in result.mutants:
         style = {
@@ -212,7 +220,8 @@ def _compute(
 ) -> ImplementationResult | SuiteResult:
     """R of ``implementation`` or the suite's score, under a progress bar. A reference that
     does not build ends the command as a harness error (exit 4, or 0 under --keep-going); an
-    instance whose interpreter cannot run suites exits 2; any other failure to start, 1."""
+    instance whose interpreter cannot run suites, or a suite that cannot be scored (a Python
+    file not named in UTF-8, no test collected), exits 2; any other failure to start, 1."""
     store = open_store(_err)
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     quiet = OPTIONS.quiet or OPTIONS.json
@@ -249,8 +258,8 @@ def _compute(
         first = str(exc).splitlines()
         end_on_harness_errors([" ".join(first[:2])], keep_going=keep_going, console=_err)
         raise typer.Exit(0) from None
-    except InstanceError as exc:  # the instance's interpreter cannot run suites
-        _err.print(f"[red]error:[/red] {exc}")
+    except (InstanceError, SuiteInputError) as exc:  # an interpreter that cannot run suites,
+        _err.print(f"[red]error:[/red] {escape(str(exc))}")  # a suite that cannot be scored
         raise typer.Exit(2) from None
     except (RuntimeError, FileNotFoundError) as exc:
         _err.print(f"[red]error:[/red] {exc}")

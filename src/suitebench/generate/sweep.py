@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
+from suitebench.audit.arms import generator_failure
 from suitebench.audit.runs import AuditEngine, RunSpec
 from suitebench.generate.records import Candidate
 from suitebench.run.outcome import Limits, MiB
@@ -82,10 +83,4 @@ def sweep(
                 else:
                     yield Candidate(where, drop="empty", detail="the generator printed nothing")
             else:
-                why = "output_limit" if oc.stdout_truncated else str(oc.status.value)
-                msg = oc.stderr_text().strip().splitlines()
-                yield Candidate(
-                    where,
-                    drop="generator_failed",
-                    detail=f"{why}: {msg[-1][:150]}" if msg else why,
-                )
+                yield Candidate(where, drop="generator_failed", detail=generator_failure(oc))

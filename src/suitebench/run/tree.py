@@ -113,20 +113,41 @@ class TreeProgram:
 
 
 def tree_hash(root: Path, files: list[str] | None = None) -> str:
-    """sha256 over relative paths, executable bits, symlink targets and file bytes;
+    """sha256 over relative paths' bytes, executable bits, symlink targets and file bytes;
     ``files``: the tree's files as :func:`_files` lists them (walked here when None)."""
     h = hashlib.sha256()
     base = os.fspath(root)
     for rel in sorted(_files(base) if files is None else files):
         path = os.path.join(base, rel)
-        h.update(rel.encode() + b"\0")
+        # By the name's bytes (a name that is not UTF-8 is a name all the same; for every
+        # UTF-8 name these are the bytes ``str.encode`` gives, so no hash changes).
+        h.update(os.fsencode(rel) + b"\0")
         if os.path.islink(path):
-            h.update(b"L" + os.readlink(path).encode() + b"\0")
+            h.update(b"L" + os.fsencode(os.readlink(path)) + b"\0")
         else:
             h.update(b"X" if os.access(path, os.X_OK) else b"F")
             with open(path, "rb") as fh:
                 h.update(hashlib.sha256(fh.read()).digest())
     return h.hexdigest()
+
+
+def not_utf8(root: Path, suffix: str = "") -> list[str]:
+    """The files of a tree (ending in ``suffix``) whose relative path is not UTF-8, each shown
+    with its odd bytes escaped (``caf\\xe9.py``): what cannot become a name in a JSON or CSV
+    record.  Such a file is still hashed and copied by its bytes (:func:`tree_hash`)."""
+    return [
+        os.fsencode(rel).decode("utf-8", "backslashreplace")
+        for rel in _files(os.fspath(root))
+        if rel.endswith(suffix) and not _is_utf8(rel)
+    ]
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # a byte the file system gave that UTF-8 does not decode
+        return False
+    return True
 
 
 def walk(root: Path) -> list[Path]:

@@ -98,8 +98,10 @@ def merge_continued(first: SuiteRun, fresh: SuiteRun) -> SuiteRun:
         messages.setdefault(broken, fresh.messages.get(broken, ""))
     culprits = {**first.culprits, **fresh.culprits}
     ended_in = fresh.ended_in
-    if suspect is not None and ended_in is not None and ended_in[0] == suspect:
-        culprits[suspect] = ended_in[1]  # it ended a fresh run too: its fault
+    status = fresh.status
+    confirmed = ended_in is not None and ended_in[0] == suspect
+    if ended_in is not None and confirmed:
+        culprits[ended_in[0]] = ended_in[1]  # it ended a fresh run too: its fault
         ended_in = None
     if not taken and fresh.status is not RunStatus.OK:
         # The fresh run reached nothing: the chain ends here, as the first run ended.
@@ -107,9 +109,15 @@ def merge_continued(first: SuiteRun, fresh: SuiteRun) -> SuiteRun:
     message = f"{first.message}; the tests after it ran in a fresh run"
     if fresh.status is not RunStatus.OK:
         message = f"{message}, which ended early too: {fresh.message}"
+    if confirmed and all(o is not TestStatus.NOT_RUN for o in fresh.tests.values()):
+        # The fresh run ended in its culprit alone, every test it owed reached: the suite has
+        # run to its end, its culprits' fault recorded on them.  (Left crashed, a hostile test
+        # that runs last made the reference's runs a harness error and the mutants crashed.)
+        status = RunStatus.OK
+        message = f"{message}; every test has its outcome"
     return replace(
         first,
-        status=fresh.status,
+        status=status,
         tests=tests,
         collect_errors=tuple(dict.fromkeys((*first.collect_errors, *fresh.collect_errors))),
         exit_code=fresh.exit_code,

@@ -169,6 +169,10 @@ class SuiteResult(BaseModel):
     excluded_tests: dict[str, list[str]] = {}  # refined out of the reference suite, with reasons
     mutants: list[MutantResult]
     harness_errors: list[HarnessError] = []
+    # The figures written as null because they rest on a harness error ("validity",
+    # "mutation_score"), each with the reason: a number there would be a measurement of the
+    # harness, not of the suite (per_section is null where M is, for the sections concerned).
+    withheld: dict[str, str] = {}
     # The project's pytest configuration carried into the runs: {source, carried, dropped}.
     pytest_config: dict[str, Any] | None = None
     limits: dict[str, Any]

@@ -43,7 +43,12 @@ from suitebench.suite.result import CoverageNote, SuiteResult, TestInfo
 from suitebench.suite.rows import classify, patchable, row
 from suitebench.suite.runner import spec_digest
 from suitebench.suite.runspec import Engine, SuiteLimits, Target, derive_timeouts, engine_for
-from suitebench.suite.scoreplan import ReferenceBuildError, ScorePlan, plan_score
+from suitebench.suite.scoreplan import (
+    ReferenceBuildError,
+    ScorePlan,
+    SuiteInputError,
+    plan_score,
+)
 from suitebench.suite.selection import Coverage, Selection, select_tests
 from suitebench.suite.tally import nan_to_none, refined_out, tally, test_infos, test_universe
 from suitebench.suite.timeouts import confirm_reference_timeouts, confirm_timeouts
@@ -52,6 +57,7 @@ __all__ = [
     "DEFAULT_BATCH",
     "Progress",
     "ReferenceBuildError",
+    "SuiteInputError",
     "nan_to_none",
     "refined_out",
     "score_suite",
@@ -123,6 +129,7 @@ def score_suite(
     clock.mark("build_reference")
     all_runs, built = _reference_runs(plan, report)
     _confirm_reference(plan, all_runs, plan.ref_keys[: plan.early])
+    _refuse_an_empty_suite(plan, [all_runs[k] for k in plan.ref_keys[: plan.early]])
     clock.mark("reference_runs")
     runnable = [m for m in plan.mutants if built[m.id].ok]
     excluded = refined_out(instance, suite is None)
@@ -163,6 +170,16 @@ def score_suite(
         phases=clock.phases,
         wall_time=round(clock.elapsed(), 3),
     )
+
+
+def _refuse_an_empty_suite(plan: ScorePlan, ref_runs: list[SuiteRun]) -> None:
+    """A suite whose finished reference runs collected nothing (no test, no file that failed
+    to collect) is bad input, not a suite of V = n/a and M = 0: :class:`SuiteInputError`."""
+    if ref_runs and all(r.status is RunStatus.OK for r in ref_runs) and not test_universe(ref_runs):
+        raise SuiteInputError(
+            f"{plan.suite_dir}: pytest collects no test from the suite (no file that fails to "
+            "collect either): nothing to score"
+        )
 
 
 def _reporter(progress: Progress | None, total: int) -> Callable[[str, int], None]:

@@ -24,6 +24,7 @@ from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor, LocalExecutor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
+from suitebench.run.tree import not_utf8
 from suitebench.suite.infection import Probes, probes_for
 from suitebench.suite.interpreter import Interpreter, suite_interpreter
 from suitebench.suite.jobs import SuiteRuns
@@ -37,6 +38,12 @@ Request = tuple[str, Target]
 
 class ReferenceBuildError(RuntimeError):
     """The instance's reference does not build: a harness error, nothing can be scored."""
+
+
+class SuiteInputError(ValueError):
+    """The suite cannot be scored as given (bad input, exit 2): a Python file whose name is not
+    UTF-8 (its tests' ids could not be written to results.json or kills.csv), or a suite that
+    collects no test (V and M of nothing)."""
 
 
 @dataclass
@@ -108,10 +115,18 @@ def plan_score(
 ) -> ScorePlan:
     """Build the reference, start the mutants' builds and key every run before the mutants'
     (see the module doc); raises :class:`ReferenceBuildError` when the reference does not
-    build and ``FileNotFoundError`` when the suite is not a directory."""
+    build, ``FileNotFoundError`` when the suite is not a directory and
+    :class:`SuiteInputError` when a Python file of the suite's is not named in UTF-8."""
     suite_dir = Path(suite if suite is not None else instance.tests).resolve()
     if not suite_dir.is_dir():
         raise FileNotFoundError(f"{suite_dir}: the suite to score is not a directory")
+    odd = not_utf8(suite_dir, ".py")
+    if odd:
+        raise SuiteInputError(
+            f"{suite_dir / odd[0]}: a Python file whose name is not UTF-8 "
+            f"({len(odd)} in the suite): its tests' ids could not be written to results.json; "
+            "rename it"
+        )
     python = suite_interpreter(instance, backend)
     builder = Builder(
         instance, cache_dir or store.path.parent / "builds", backend=backend, python=python

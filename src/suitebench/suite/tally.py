@@ -4,7 +4,8 @@ Reads only what the runs returned (:mod:`suitebench.suite.score`) and the plan
 (:mod:`suitebench.suite.scoreplan`): a test is *valid* iff it passed every reference run,
 *flaky* iff the runs disagree (validity V = valid / all); a mutant is killed iff some valid test
 fails on it (mutation_score M = killed / scored mutants, also per spec section); a reference run
-that did not finish and a mutant run the sandbox failed are harness errors.
+that did not finish and a mutant run the sandbox failed are harness errors, and a figure that
+rests on one is written as null with the reason (``withheld``), whatever ``--keep-going`` says.
 """
 
 from __future__ import annotations
@@ -123,6 +124,27 @@ def harness_errors_of(ref_runs: list[SuiteRun], results: list[MutantResult]) -> 
     ]
 
 
+def withheld_figures(
+    harness_errors: list[HarnessError], results: list[MutantResult]
+) -> dict[str, str]:
+    """The figures that rest on a harness error, each with the reason it is written as null:
+    V and M when the reference's runs did not finish (no test is known valid), M when a
+    mutant's run was lost (it is missing from the count, whichever way it would have gone)."""
+    withheld: dict[str, str] = {}
+    for e in harness_errors:
+        if e.stage == "reference":
+            why = f"the reference's runs did not finish ({e.count} run(s)): {e.message}"
+            withheld.setdefault("validity", why)
+            withheld.setdefault("mutation_score", why)
+    lost = [m.id for m in results if m.status is MutantStatus.CRASHED]
+    if lost:
+        names = ", ".join(lost[:5]) + (" ..." if len(lost) > 5 else "")
+        withheld.setdefault(
+            "mutation_score", f"{len(lost)} mutant run(s) lost to a harness error: {names}"
+        )
+    return withheld
+
+
 def selection_used(selections: dict[str, Selection], all_tests: bool) -> str:
     """``coverage`` when every mutant ran a coverage-guided selection, ``all`` when none did
     (``--all-tests``, or coverage unknown), ``mixed`` otherwise."""
@@ -155,6 +177,11 @@ def tally(
         {r.id: r.status.detected for r in scored}, {r.id: r.section or "" for r in scored}
     )
     runner, carried = plan.runner, plan.carried
+    harness_errors = harness_errors_of(ref_runs, results)
+    withheld = withheld_figures(harness_errors, results)
+    lost_sections = {r.section or "" for r in results if r.status is MutantStatus.CRASHED}
+    if "validity" in withheld:
+        lost_sections |= set(per_section)  # no test is known valid: no section is measured
     return SuiteResult(
         instance=plan.instance.name,
         suite=str(plan.suite_dir),
@@ -164,16 +191,23 @@ def tally(
         test_selection=selection_used(selections, plan.all_tests),
         coverage=coverage,
         reference_runs=len(plan.ref_keys),
-        validity=nan_to_none(validity(counts.valid, counts.tests)),
-        mutation_score=nan_to_none(mutation_score(counts.killed, counts.scored)),
-        per_section={s: nan_to_none(v) for s, v in per_section.items()},
+        validity=None
+        if "validity" in withheld
+        else nan_to_none(validity(counts.valid, counts.tests)),
+        mutation_score=None
+        if "mutation_score" in withheld
+        else nan_to_none(mutation_score(counts.killed, counts.scored)),
+        per_section={
+            s: None if s in lost_sections else nan_to_none(v) for s, v in per_section.items()
+        },
+        withheld=withheld,
         counts=counts,
         reference_program=plan.reference.program_id,
         reference_run_status=[r.status for r in ref_runs],
         tests=tests,
         excluded_tests=excluded,
         mutants=results,
-        harness_errors=harness_errors_of(ref_runs, results),
+        harness_errors=harness_errors,
         pytest_config=None
         if carried is None or carried.config is None
         else carried.config.to_dict(),
