@@ -34,7 +34,7 @@ from suitebench.agents import briefs
 from suitebench.agents.collect import Collection, collect_tree, merge, take_file
 from suitebench.agents.contain import AgentLimits, ContainedRun, run_contained
 from suitebench.agents.gateway import Endpoint, with_relayed_calls
-from suitebench.agents.leaks import held_out_digests
+from suitebench.agents.leaks import held_out_digests, held_out_line_hashes
 from suitebench.agents.presets import (
     AgentCommand,
     PresetContext,
@@ -117,7 +117,11 @@ def _held_out(ws: Workspace, ctx: ScoreContext, out: Path) -> tuple[list[Path], 
     the user's tree minus the run's own output directory."""
     out = out.resolve()
     strict = held_out_files([*ws.held_out, ctx.store.path, ctx.cache_dir])
-    user = [f for f in held_out_files(_user_tree()) if f != out and out not in f.parents]
+    user = [
+        f
+        for f in held_out_files(_user_tree(), links_out=False)
+        if f != out and out not in f.parents
+    ]
     return strict, [f for f in user if f not in set(strict)]
 
 
@@ -254,6 +258,7 @@ def run_agent(
         "suitebench_version": suitebench.__version__,
         "held_out": [str(p) for p in [*ws.held_out, ctx.store.path, ctx.cache_dir]],
         "held_out_content": held_out_digests(ws.held_out, ws.root),
+        "held_out_lines": held_out_line_hashes(ws.held_out, ws.root),
         "rounds": [],
     }
     rounds = opts.rounds if task is Task.SUITE else 0
