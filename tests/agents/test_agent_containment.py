@@ -22,6 +22,7 @@ from suitebench.agents.contain import ContainmentError
 from suitebench.agents.gateway import Endpoint, ModelGateway
 from suitebench.agents.harness import AgentSpec, RunOptions, run_agent
 from suitebench.agents.scoring import ScoreContext
+from suitebench.agents.workspace import held_out_files
 from suitebench.data import INSTANCES_DIR
 
 
@@ -338,3 +339,48 @@ def test_an_https_endpoint_brings_the_ca_certificates_and_the_proxy(
     got = (out / "workspace" / "env.txt").read_text().split()
     assert got == ["http://127.0.0.1:3128", "https://127.0.0.1:9443/v1"]
     assert record["gateway"]["connections"] == 0
+
+
+def test_a_link_to_a_system_file_in_the_users_tree_is_not_held_out(
+    home: Path, ctx: ScoreContext
+) -> None:
+    """Issue 44: a link to /etc/passwd anywhere in the working directory made ``agent run``
+    refuse, naming /etc/passwd as held out. A link is held-out material only where it leads
+    into held-out material."""
+    inst = instance(home)
+    (home / "notes").mkdir()
+    (home / "notes" / "passwd").symlink_to("/etc/passwd")
+    (home / "hostname").symlink_to("/etc/hostname")
+    agent = script(home, "hello.sh", "echo hello > hello.txt\n")
+    out = home / "runs" / "links"
+    opts = RunOptions(time_limit=30, score=False)
+    record = run_agent("suite", inst, AgentSpec(command=f"sh {agent}"), out, opts, ctx)
+    assert record["status"] == "ok"
+    assert record["containment"]["held_out_visible"] == []
+    assert (out / "workspace" / "hello.txt").read_text() == "hello\n"
+
+
+def test_held_out_files_follow_links_only_into_held_out_material(tmp_path: Path) -> None:
+    inst = instance(tmp_path)
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "mine.txt").write_text("my notes\n")
+    (user / "passwd").symlink_to("/etc/passwd")
+    (user / "ref.c").symlink_to(inst / "src" / "rpn.c")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "helpers.py").write_text("def helper(): ...\n")
+    (shared / "outside.txt").write_text("not the user's\n")
+    (user / "outside.txt").symlink_to(shared / "outside.txt")
+    (inst / "tests" / "helpers.py").symlink_to(shared / "helpers.py")
+    (inst / "tests" / "group").symlink_to("/etc/group")
+
+    users = held_out_files([user, inst], links_out=False)
+    assert user / "mine.txt" in users
+    assert inst / "src" / "rpn.c" in users  # a link into the instance is the instance's file
+    assert Path("/etc/passwd") not in users and Path("/etc/group") not in users
+    assert shared / "outside.txt" not in users  # the user's tree holds only what is in it
+
+    strict = held_out_files([inst])
+    assert shared / "helpers.py" in strict  # the instance's tests link it: held out
+    assert Path("/etc/group") not in strict  # a system file is no instance's material

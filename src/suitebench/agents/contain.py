@@ -200,11 +200,14 @@ def run_contained(
     extra_binds: Sequence[Path] = (),
     allow_visible: bool = False,
     extra_env: Mapping[str, str] | None = None,
+    disk: Mapping[str, Any] | None = None,
 ) -> ContainedRun:
     """Start ``command`` in ``workspace`` contained; return when it ends or is stopped.
 
     ``held_out`` files must be invisible to the agent; ``user_tree`` files too, except those
-    under a path the agent is explicitly given (``extra_binds``, the command's own script)."""
+    under a path the agent is explicitly given (``extra_binds``, the command's own script).
+    ``disk`` is the workspace quota the launcher watches
+    (:meth:`~suitebench.agents.quota.WorkspaceQuota.launcher_config`)."""
     workspace = workspace.resolve()
     env = agent_env(workspace, command, endpoint=endpoint, model=model, extra=extra_env)
     binds = command_binds(command, [*extra_binds, *_tls_binds(endpoint)])
@@ -224,6 +227,8 @@ def run_contained(
         "network_isolated": isolated,
     }
     cfg: dict[str, Any] = {"argv": command.argv, "make_dirs": [SANDBOX_HOME]}
+    if disk:
+        cfg["disk"] = dict(disk)
     started = time.monotonic()
     gateway_stats: dict[str, Any] | None = None
     launcher = [sys.executable, "-I", "-S", "-c", LAUNCHER]

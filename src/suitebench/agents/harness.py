@@ -14,6 +14,10 @@ The pipeline of one run (every stage leaves its file in ``DIR``):
 5. **record** -- ``DIR/agent.json``: exit status, wall time, whether the limit stopped it, tokens
    and cost where the agent reports them, containment facts, the score's summary.
 
+The workspace has a total disk quota (``RunOptions.disk_limit_mb``, :mod:`suitebench.agents.quota`):
+an agent that fills it is stopped, ``disk_limit`` is true in its round's record, and what it left
+is collected and scored as after a stop at the time limit; no further round runs.
+
 ``rounds`` > 0 (suite task): mutation-guided rounds. After scoring, the brief gains the spec
 sections of the surviving mutants -- never the mutants -- and the agent runs again in the same
 workspace; each round is scored and recorded (``DIR/rounds/N/``, ``agent.json`` ``rounds``).
@@ -21,6 +25,7 @@ workspace; each round is scored and recorded (``DIR/rounds/N/``, ``agent.json`` 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -34,7 +39,7 @@ from suitebench.agents import briefs
 from suitebench.agents.collect import Collection, collect_tree, merge, take_file
 from suitebench.agents.contain import AgentLimits, ContainedRun, run_contained
 from suitebench.agents.gateway import Endpoint, with_relayed_calls
-from suitebench.agents.leaks import held_out_digests
+from suitebench.agents.leaks import held_out_digests, held_out_line_hashes
 from suitebench.agents.presets import (
     AgentCommand,
     PresetContext,
@@ -42,6 +47,7 @@ from suitebench.agents.presets import (
     preset_command,
     resolve_program,
 )
+from suitebench.agents.quota import DEFAULT_MB, DISK_EXIT, WorkspaceQuota
 from suitebench.agents.scoring import (
     ScoreContext,
     score_code_task,
@@ -102,6 +108,7 @@ class RunOptions:
     allow_visible: bool = False
     extra_binds: list[Path] = field(default_factory=list)
     score: bool = True
+    disk_limit_mb: int = DEFAULT_MB  # 0: no quota
 
 
 def load_target(task: Task, target: Path) -> Instance | Problem:
@@ -117,7 +124,11 @@ def _held_out(ws: Workspace, ctx: ScoreContext, out: Path) -> tuple[list[Path], 
     the user's tree minus the run's own output directory."""
     out = out.resolve()
     strict = held_out_files([*ws.held_out, ctx.store.path, ctx.cache_dir])
-    user = [f for f in held_out_files(_user_tree()) if f != out and out not in f.parents]
+    user = [
+        f
+        for f in held_out_files(_user_tree(), links_out=False)
+        if f != out and out not in f.parents
+    ]
     return strict, [f for f in user if f not in set(strict)]
 
 
@@ -236,6 +247,29 @@ def run_agent(
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     check_apart(out, [target.root, ctx.store.path, ctx.cache_dir])
+    quota = WorkspaceQuota(out / "workspace", opts.disk_limit_mb) if opts.disk_limit_mb else None
+    with quota if quota is not None else contextlib.nullcontext():
+        record = _run_rounds(task, target, target_path, agent, endpoint, out, opts, ctx, quota)
+    if task is Task.SUITE and opts.rounds > 0:
+        _finish_rounds(record, out)
+    record["finished"] = _now()
+    _write_json(out / "agent.json", record)
+    os.chmod(out, 0o755)
+    return record
+
+
+def _run_rounds(
+    task: Task,
+    target: Instance | Problem,
+    target_path: Path,
+    agent: AgentSpec,
+    endpoint: Endpoint | None,
+    out: Path,
+    opts: RunOptions,
+    ctx: ScoreContext,
+    quota: WorkspaceQuota | None,
+) -> dict[str, Any]:
+    """Lay out the workspace, then run, collect and score every round; the record so far."""
     ws = _prepare(task, target, out / "workspace", opts, ctx)
     held, user_tree = _held_out(ws, ctx, out)
     limits = AgentLimits(time_limit=opts.time_limit, memory_mb=opts.memory_mb)
@@ -254,6 +288,10 @@ def run_agent(
         "suitebench_version": suitebench.__version__,
         "held_out": [str(p) for p in [*ws.held_out, ctx.store.path, ctx.cache_dir]],
         "held_out_content": held_out_digests(ws.held_out, ws.root),
+        "held_out_lines": held_out_line_hashes(ws.held_out, ws.root),
+        "disk_quota": None
+        if quota is None
+        else {"limit_mb": quota.limit_mb, "mechanism": quota.mechanism},
         "rounds": [],
     }
     rounds = opts.rounds if task is Task.SUITE else 0
@@ -269,12 +307,18 @@ def run_agent(
             user_tree=user_tree,
             extra_binds=opts.extra_binds,
             allow_visible=opts.allow_visible,
+            disk=None if quota is None else quota.launcher_config(),
         )
         round_dir = out if rounds == 0 else out / "rounds" / str(round_no)
         taken = _collect_transcript(run, command, ws.root, round_dir)
         usage = with_relayed_calls(read_usage(command.transcript_format, round_dir), run.gateway)
         open_tree(ws.root)  # the harness (and the user) can read and clean what it wrote
         entry: dict[str, Any] = {"round": round_no, **_run_record(run, command, usage)}
+        entry["disk_limit"] = quota is not None and (
+            quota.full()
+            or (run.outcome.exit_code == DISK_EXIT and b"MiB quota" in run.outcome.stderr)
+        )
+        entry["disk"] = None if quota is None else quota.record()
         survivors: list[str] = []
         if opts.score:
             summary, survivors, got = _score(task, target, ws, round_dir, ctx)
@@ -285,18 +329,13 @@ def run_agent(
         record.update({k: v for k, v in entry.items() if k != "round"})
         _write_json(out / "agent.json", record)
         if round_no < rounds:
-            if not survivors:
+            if not survivors or entry["disk_limit"]:
                 break
             s = entry["score"]
             feedback = briefs.round_brief(
                 round_no + 1, survivors, tests=s["tests"], invalid=s["tests"] - s["valid"]
             )
             ws.write_brief(ws.brief + feedback)
-    if rounds > 0:
-        _finish_rounds(record, out)
-    record["finished"] = _now()
-    _write_json(out / "agent.json", record)
-    os.chmod(out, 0o755)
     return record
 
 

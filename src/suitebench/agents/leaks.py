@@ -25,6 +25,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from suitebench.agents.nearcopy import HeldOutLines, held_out_lines, line_hashes
+
 MIN_BYTES = 32  # shorter contents ("3\n", an empty __init__.py) match by chance, not by copying
 MAX_HASHED = 64 * 1024 * 1024  # a held-out file larger than this is not hashed
 MAX_FILES = 20_000
@@ -57,17 +59,24 @@ def _files(roots: Iterable[Path]) -> Iterable[Path]:
                         yield p
 
 
-def _digests(roots: Iterable[Path]) -> dict[str, Path]:
-    out: dict[str, Path] = {}
+def _contents(roots: Iterable[Path]) -> dict[Path, bytes]:
+    out: dict[Path, bytes] = {}
     for i, path in enumerate(_files(roots)):
         if i >= MAX_FILES:
             break
         try:
             if path.stat().st_size > MAX_HASHED:
                 continue
-            digest = content_digest(path.read_bytes())
+            out[path] = path.read_bytes()
         except OSError:
             continue
+    return out
+
+
+def _digests(contents: dict[Path, bytes]) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for path, data in contents.items():
+        digest = content_digest(data)
         if digest is not None:
             out.setdefault(digest, path)
     return out
@@ -76,8 +85,15 @@ def _digests(roots: Iterable[Path]) -> dict[str, Path]:
 def held_out_digests(held_out: Sequence[Path], given: Path) -> dict[str, str]:
     """Content digest -> held-out file, for every file under ``held_out`` whose content the
     workspace ``given`` (as laid out, before the agent ran) does not hold."""
-    shown = set(_digests([given]))
-    return {d: str(p) for d, p in _digests(held_out).items() if d not in shown}
+    shown = set(_digests(_contents([given])))
+    return {d: str(p) for d, p in _digests(_contents(held_out)).items() if d not in shown}
+
+
+def held_out_line_hashes(held_out: Sequence[Path], given: Path) -> dict[str, list[str]]:
+    """Held-out file -> the hashes of its significant lines (:mod:`~suitebench.agents.nearcopy`),
+    the lines the workspace ``given`` holds left out."""
+    shown = {str(p): data for p, data in _contents([given]).items()}
+    return held_out_lines({str(p): d for p, d in _contents(held_out).items()}, shown)
 
 
 def path_leaks(actions: Sequence[Any], held_out: Sequence[str]) -> list[dict[str, Any]]:
@@ -123,19 +139,51 @@ def collected_files(run_dir: Path) -> list[Path]:
     return list(_files(d for d in dirs if d.is_dir()))
 
 
-def content_leaks(run_dir: Path, held_out_content: dict[str, str]) -> list[dict[str, Any]]:
-    """Collected files whose content is that of a held-out file."""
-    if not held_out_content:
+def content_leaks(
+    run_dir: Path,
+    held_out_content: dict[str, str],
+    held_out_lines: dict[str, list[str]] | None = None,
+) -> list[dict[str, Any]]:
+    """Collected files whose content is that of a held-out file (``kind`` ``copy``), or most
+    of it (``near-copy``, with the figures that made it one); then each round's output taken
+    together, when it is a near-copy and no file of it was reported."""
+    if not held_out_content and not held_out_lines:
         return []
-    found = []
+    held = HeldOutLines(held_out_lines or {})
+    found: list[dict[str, Any]] = []
+    groups: dict[Path, tuple[list[str], bool]] = {}  # an output dir: its lines, reported?
     for path in collected_files(run_dir):
         try:
             if path.stat().st_size > MAX_HASHED:
                 continue
-            digest = content_digest(path.read_bytes())
+            data = path.read_bytes()
         except OSError:
             continue
-        if digest in held_out_content:
-            rel = path.relative_to(run_dir).as_posix()
-            found.append({"file": rel, "held_out": held_out_content[digest], "sha256": digest})
+        rel = path.relative_to(run_dir).as_posix()
+        digest = content_digest(data)
+        hashes = line_hashes(data, path.name)
+        group = _output_dir(run_dir, path)
+        lines, reported = groups.get(group, ([], False))
+        lines += hashes
+        if digest is not None and digest in held_out_content:
+            held_path = held_out_content[digest]
+            found.append({"file": rel, "held_out": held_path, "kind": "copy", "sha256": digest})
+            reported = True
+        elif (m := held.match(hashes)).is_near_copy:
+            found.append({"file": rel, "held_out": m.held_out, "kind": "near-copy", **m.to_dict()})
+            reported = True
+        groups[group] = (lines, reported)
+    for group, (lines, reported) in groups.items():
+        if not reported and (m := held.match(lines)).is_near_copy:
+            rel = f"{group.relative_to(run_dir).as_posix()}/*"
+            found.append({"file": rel, "held_out": m.held_out, "kind": "near-copy", **m.to_dict()})
     return found
+
+
+def _output_dir(run_dir: Path, path: Path) -> Path:
+    """The output directory (``tests``, ``rounds/1/tests``) a collected file lies in."""
+    for parent in path.parents:
+        up = parent.parent
+        if parent.name in OUTPUT_DIRS and (up == run_dir or up.parent == run_dir / "rounds"):
+            return parent
+    return path.parent

@@ -424,7 +424,9 @@ def analyse_run(run_dir: Path) -> TrajectoryReport:
         mutant_attempt=any(mutant_attempt(a) for a in actions),
         leaks=leaks(actions, held_out)
         + link_leaks(not_collected, held_out, run_dir.resolve() / "workspace"),
-        content_leaks=content_leaks(run_dir, record.get("held_out_content") or {}),
+        content_leaks=content_leaks(
+            run_dir, record.get("held_out_content") or {}, record.get("held_out_lines") or {}
+        ),
         collect_refused=not_collected,
         collect_refused_total=not_collected_total,
         network_refused=refused,

@@ -228,18 +228,47 @@ def _problem_held_out(problem: Problem) -> list[Path]:
     return list(dict.fromkeys(named))
 
 
-def held_out_files(roots: list[Path], cap: int = _PROBE_CAP) -> list[Path]:
-    """Concrete files under the held-out roots to probe for visibility (each root itself too)."""
+# What every sandbox shows read-only anyway: a link from a held-out tree into these names a
+# system file, not held-out material.
+_SYSTEM_DIRS = tuple(
+    Path(d) for d in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/proc", "/dev")
+)
+
+
+def _under(path: Path, roots: list[Path]) -> bool:
+    return any(path == r or r in path.parents for r in roots)
+
+
+def held_out_files(
+    roots: list[Path], cap: int = _PROBE_CAP, *, links_out: bool = True
+) -> list[Path]:
+    """Concrete files under the held-out roots to probe for visibility (each root itself too).
+
+    A root is the material itself and is taken where it resolves. A link met while walking a
+    root is not material by being there: it counts (as its target) when its target lies inside
+    a root, or, with ``links_out``, anywhere outside the system's directories; never a link to
+    a system file (``/etc/passwd``). The user's tree is walked with ``links_out=False``: only
+    what it holds is the user's."""
+    real_roots = [Path(os.path.realpath(r)) for r in roots]
     out: list[Path] = []
-    for root in roots:
+    for root in real_roots:
         if root.is_file():
             out.append(root)
         elif root.is_dir():
             out.append(root)
             for dirpath, _dirs, files in os.walk(root):
-                out += [Path(dirpath) / f for f in sorted(files)]
+                for f in sorted(files):
+                    p = Path(dirpath) / f
+                    if p.is_symlink():
+                        real = Path(os.path.realpath(p))
+                        if _under(real, real_roots) or (
+                            links_out and not _under(real, list(_SYSTEM_DIRS))
+                        ):
+                            out.append(real)
+                    else:
+                        out.append(p)
                 if len(out) >= cap:
                     break
         if len(out) >= cap:
             break
-    return list(dict.fromkeys(p.resolve() for p in out))[:cap]
+    return list(dict.fromkeys(out))[:cap]

@@ -19,6 +19,7 @@ from suitebench.agents.contain import ContainmentError
 from suitebench.agents.gateway import EndpointError
 from suitebench.agents.harness import AgentSpec, RunOptions, run_agent
 from suitebench.agents.presets import PRESETS, PresetError
+from suitebench.agents.quota import DEFAULT_MB
 from suitebench.agents.scoring import ScoreContext
 from suitebench.agents.trajectory import CLASSES, analyse_run
 from suitebench.agents.workspace import Task, WorkspaceError
@@ -115,6 +116,9 @@ def run(
         0, "--rounds", min=0, help="suite: mutation-guided rounds after the first run."
     ),
     memory: int = typer.Option(4096, "--memory", min=64, help="MiB for the agent's sandbox."),
+    disk_limit: int = typer.Option(
+        DEFAULT_MB, "--disk-limit", min=0, help="MB for the agent's workspace in all (0: no cap)."
+    ),
     bind: list[Path] = typer.Option([], "--bind", help="Extra read-only path for the agent."),
     allow_visible: bool = typer.Option(
         False, "--allow-visible", help="Run even if held-out files are visible (recorded)."
@@ -128,6 +132,7 @@ def run(
     opts = RunOptions(
         time_limit=time_limit,
         memory_mb=memory,
+        disk_limit_mb=disk_limit,
         with_executable=with_executable,
         wrongs=not no_wrongs,
         budget=budget,
@@ -174,6 +179,8 @@ def _run_contained(
 def _print_record(record: dict[str, Any], out: Path) -> None:
     """The run in words: its status, time and each round's score and refused files."""
     stop = " (stopped at the time limit)" if record["stopped_by_limit"] else ""
+    if record.get("disk_limit"):
+        stop = f" (stopped at the disk limit, {record['disk']['limit_mb']} MiB)"
     _out.print(
         f"[bold]{escape(record['target_id'])}[/bold]  {record['task']} by {record['agent']}: "
         f"{record['status']}{stop}, exit {record['exit_code']}, {record['wall_time']:.1f} s"
@@ -219,6 +226,7 @@ def batch(
     budget: int = typer.Option(50, "--budget", min=1),
     rounds: int = typer.Option(0, "--rounds", min=0),
     memory: int = typer.Option(4096, "--memory", min=64),
+    disk_limit: int = typer.Option(DEFAULT_MB, "--disk-limit", min=0),
     bind: list[Path] = typer.Option([], "--bind"),
     parallel: int = typer.Option(
         2, "--parallel", min=1, help="Agents running at once (scoring uses --jobs)."
@@ -242,6 +250,7 @@ def batch(
     opts = RunOptions(
         time_limit=time_limit,
         memory_mb=memory,
+        disk_limit_mb=disk_limit,
         with_executable=with_executable,
         wrongs=not no_wrongs,
         budget=budget,
