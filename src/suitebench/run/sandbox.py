@@ -42,6 +42,12 @@ Limits (``Limits`` in :mod:`suitebench.run.outcome`):
   ``RLIMIT_FSIZE`` (SIGXFSZ) is ``output_limit`` too. Output stays bytes, exactly.
 * stack unlimited by default (judge semantics).
 
+No state the kernel keeps outlives a run either (:mod:`suitebench.run.syscalls`): every
+program starts under a seccomp filter built with libseccomp (no keyring, no page-cache probes),
+in a new IPC namespace of its own (bwrap, unshare), and the pages it brought into the page cache
+are dropped after its run (its session's memory cgroup is reclaimed), so no later run can time
+a read to learn what it read. The runner is pid 1 of its sandbox and blanks its command line.
+
 Nothing outlives a run: the in-sandbox runner is the child subreaper and kills and reaps every
 process a run leaves behind (a double-forked ``setsid`` daemon included) before it reports; the
 namespace teardown (bwrap, unshare) and the cgroup sweep at session end are further nets.
