@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import socket
+import sys
 import textwrap
 import threading
 import time
@@ -384,3 +385,33 @@ def test_held_out_files_follow_links_only_into_held_out_material(tmp_path: Path)
     strict = held_out_files([inst])
     assert shared / "helpers.py" in strict  # the instance's tests link it: held out
     assert Path("/etc/group") not in strict  # a system file is no instance's material
+
+
+def test_an_agent_keeps_nothing_in_the_kernel_for_a_later_agent(
+    home: Path, ctx: ScoreContext
+) -> None:
+    """An agent that stores a key in the keyring, or leaves a System V segment, while one run
+    is scored could hand held-out material to the next agent run (threat model, "State the
+    kernel keeps"). The agent's process and everything it starts run under the sandbox's
+    filter and in an IPC namespace of their own: the key is refused, and the next run finds no
+    segment."""
+    inst = instance(home)
+    body = """\
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        key = libc.syscall(248, b"user", b"suitebench-agent-carry", b"x", 1, -4)
+        err = ctypes.get_errno()
+        seg = libc.shmget(0x5b1f, 0, 0)
+        made = libc.shmget(0x5b1f, 64, 0o1000 | 0o666)
+        open("kernel.txt", "w").write(f"{key} {err} {seg} {made}\\n")
+        """
+    carry = script(home, "carry.py", body)
+    seen = []
+    for n in range(2):
+        out = home / "runs" / f"carry{n}"
+        cmd = f"{os.path.realpath(sys.executable)} {carry}"
+        run_agent("suite", inst, AgentSpec(command=cmd), out, RunOptions(time_limit=60), ctx)
+        seen.append((out / "workspace" / "kernel.txt").read_text().split())
+    for key, err, found, made in seen:
+        assert (key, err) == ("-1", "1")  # add_key: EPERM
+        assert found == "-1" and int(made) >= 0  # no segment from the run before; one made

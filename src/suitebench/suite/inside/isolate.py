@@ -1,4 +1,5 @@
-"""Hide the other programs of a batch from the one under test (inside the sandbox).
+"""Hide the other programs of a batch from the one under test, and what they left in IPC
+objects (inside the sandbox).
 
 A batch runs many programs under test in one sandbox, so every program's build tree is bound
 into it.  A test of one mutant must not see another mutant's build (the suite's author is not
@@ -21,6 +22,7 @@ import ctypes.util
 import os
 
 _CLONE_NEWNS = 0x00020000
+_CLONE_NEWIPC = 0x08000000
 _CLONE_NEWUSER = 0x10000000
 _MS_RDONLY = 1
 _MS_NOSUID = 2
@@ -46,9 +48,12 @@ def _check(result: int, what: str) -> None:
         raise OSError(errno, f"{what}: {os.strerror(errno)}")
 
 
-def _own_namespaces(uid: int, gid: int) -> None:
-    """A new user and mount namespace in which this process keeps its uid and gid."""
-    _check(_lib().unshare(_CLONE_NEWUSER | _CLONE_NEWNS), "unshare")
+def _own_namespaces(uid: int, gid: int, *, ipc: bool = False) -> None:
+    """A new user and mount namespace in which this process keeps its uid and gid (and with
+    ``ipc``, a new IPC namespace: no System V or POSIX IPC object of an earlier program of the
+    batch reaches this one, as none of an earlier run reaches a run of the sandbox)."""
+    flags = _CLONE_NEWUSER | _CLONE_NEWNS | (_CLONE_NEWIPC if ipc else 0)
+    _check(_lib().unshare(flags), "unshare")
     with open("/proc/self/setgroups", "w") as fh:
         fh.write("deny")
     with open("/proc/self/uid_map", "w") as fh:
@@ -84,16 +89,18 @@ def hide_others(
     ``own`` (this program's trees) visible; one cover over their common ancestor when nothing
     in ``keep`` lies under it (a mount a program costs milliseconds).  None when done, else why
     it could not be."""
-    if not paths:
-        return None
     uid, gid = os.geteuid(), os.getegid()
     try:
+        if not paths:  # nothing to hide: the new IPC namespace alone
+            _lib().prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
+            _own_namespaces(uid, gid, ipc=True)
+            return None
         # The parent is not dumpable, nor then is this fresh child, whose /proc/self is then
         # root's: it could not write its own id maps.
         _lib().prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
         flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
         root = _cover_root(own or [], paths, keep or [])
-        _own_namespaces(uid, gid)
+        _own_namespaces(uid, gid, ipc=True)
         if root is not None:
             # Held in this namespace (a bind's source must be in the caller's namespace).
             held = [os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in own or []]
