@@ -11,7 +11,9 @@ of that channel through the real sandbox, side by side with the channel the filt
   ``MADV_RANDOM``, so no read-ahead spills over);
 * a *receiver* run in a new sandbox (as a mutant's run would be) touches every page of the
   message and calls a page cached when it came back in under 20 microseconds (a disk read takes
-  longer, a cached page a few microseconds); it also asks ``preadv2(RWF_NOWAIT)`` first, the probe the filter refuses.
+  longer, a cached page a few microseconds); it also asks ``preadv2(RWF_NOWAIT)`` first, the
+  probe the filter refuses;
+* both first as before the page cache drop (the pages a run read stay cached), then as now.
 
 Prints, per round, the bits sent and the errors of each way of reading, then the capacity per
 round (``n * (1 - H(p))`` for a bit error rate ``p``). The sender's pages are new in each round
