@@ -22,7 +22,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -178,8 +178,12 @@ class Builder:
         return built
 
     def implementation(self, directory: Path) -> BuiltProgram:
-        """A candidate implementation (for R): its own tree, built with the same recipe."""
-        return self._build(self._program(Path(directory)))
+        """A candidate implementation (for R): its own tree, built with the same recipe -- or
+        with its own build script where it has no file of the recipe's name (ProgramBench's
+        published submissions build with ``compile.sh``, its tasks with ``build.sh``)."""
+        program = self._program(Path(directory))
+        own = submission_build(Path(directory), program.build)
+        return self._build(program if own == program.build else replace(program, build=own))
 
     def coverage(self) -> BuiltProgram | None:
         """The reference built with ``gcc --coverage`` (per-test coverage of a C or C++
@@ -210,6 +214,20 @@ class Builder:
     def _build(self, program: TreeProgram, *, staged: bool = False) -> BuiltProgram:
         built = build_tree(program, cache_dir=self.cache_dir, backend=self.backend, staged=staged)
         return BuiltProgram.from_built(built)
+
+
+SUBMISSION_BUILDS = ("build.sh", "compile.sh")
+
+
+def submission_build(directory: Path, recipe: str | None) -> str | None:
+    """The build script a submission in ``directory`` runs: the recipe's file when it has one
+    (or the recipe is a command line), else its own ``build.sh`` or ``compile.sh``."""
+    if recipe is None or not recipe.endswith(".sh") or (directory / recipe).is_file():
+        return recipe
+    for name in SUBMISSION_BUILDS:
+        if (directory / name).is_file():
+            return name
+    return recipe
 
 
 def _build_job(payload: tuple[Builder, MutantSpec | None]) -> BuiltProgram:

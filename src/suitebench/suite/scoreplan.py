@@ -30,6 +30,7 @@ from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.programs import Builder, BuiltProgram, build_reference_first
 from suitebench.suite.projectconfig import Beside, stage_beside
 from suitebench.suite.runspec import Engine, SuiteLimits, Target, own_suite
+from suitebench.suite.workspaces import suite_to_run
 
 Report = Callable[[str, int], None]  # (part: "builds" or "runs", done so far)
 Request = tuple[str, Target]
@@ -109,13 +110,15 @@ def plan_score(
     """Build the reference, start the mutants' builds and key every run before the mutants'
     (see the module doc); raises :class:`ReferenceBuildError` when the reference does not
     build and ``FileNotFoundError`` when the suite is not a directory."""
-    suite_dir = Path(suite if suite is not None else instance.tests).resolve()
-    if not suite_dir.is_dir():
-        raise FileNotFoundError(f"{suite_dir}: the suite to score is not a directory")
+    given = Path(suite if suite is not None else instance.tests).resolve()
+    if not given.is_dir():
+        raise FileNotFoundError(f"{given}: the suite to score is not a directory")
     python = suite_interpreter(instance, backend)
     builder = Builder(
         instance, cache_dir or store.path.parent / "builds", backend=backend, python=python
     )
+    # A ProgramBench task's branches (or a suite in their shape) run as workspaces.
+    suite_dir = suite_to_run(instance, suite, builder.cache_dir)
     chosen = set(mutant_ids) if mutant_ids is not None else None
     mutants = [m for m in instance.mutants if chosen is None or m.id in chosen]
     reference, built, beside, wait_builds = _start_builds(builder, mutants, executor, report)
