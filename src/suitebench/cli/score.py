@@ -29,6 +29,7 @@ from suitebench.model.programbench import is_programbench_task, load_programbenc
 from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import make_executor
 from suitebench.run.outcome import Backend
+from suitebench.run.unpack import ArchiveError
 from suitebench.suite.implementation import score_implementation
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
 from suitebench.suite.runspec import Engine, SuiteLimits, TestProtocol, engine_for
@@ -257,8 +258,8 @@ def _compute(
         first = str(exc).splitlines()
         end_on_harness_errors([" ".join(first[:2])], keep_going=keep_going, console=_err)
         raise typer.Exit(0) from None
-    except InstanceError as exc:  # the instance's interpreter cannot run suites
-        _err.print(f"[red]error:[/red] {exc}")
+    except (InstanceError, ArchiveError) as exc:  # an interpreter that cannot run suites,
+        _err.print(f"[red]error:[/red] {escape(str(exc))}")  # a submission archive refused
         raise typer.Exit(2) from None
     except (RuntimeError, FileNotFoundError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
