@@ -296,3 +296,43 @@ def test_a_pty_test_works_under_the_unshare_backend_too(tmp_path: Path) -> None:
         store.close()
     pty = next(t for t in result.tests if t.id == PTY)
     assert pty.valid, pty.message
+
+
+PEEK = """
+import os
+
+
+def test_nothing_held_out_is_in_sight():
+    assert sorted(os.listdir(".")) == ["eval", "executable"]  # the workspace
+    beside_program = set(os.listdir(os.path.join("..", "..")))  # the program's build tree
+    assert "numtool.c" in beside_program
+    assert not {"mutants", "tests.json", "spec.md"} & beside_program
+"""
+
+
+@pytest.mark.slow
+def test_a_suite_in_the_workspace_shape_sees_no_mutant_and_no_list(tmp_path: Path) -> None:
+    """A suite given with ``--suite`` as ``eval/tests/`` runs in a workspace of its own; the
+    task's mutants and tests.json (its root is the program's source) are not in the build
+    tree the tests see: were they, a suite could tell a mutant from the reference by them."""
+    task = _task(tmp_path)
+    (task / "spec.md").write_text("# numtool\n")
+    suite = tmp_path / "agent"
+    (suite / "eval" / "tests").mkdir(parents=True)
+    (suite / "eval" / "tests" / "test_peek.py").write_text(PEEK)
+    store = Store(tmp_path / "store.sqlite")
+    try:
+        result = score_suite(
+            load_programbench_task(task),
+            suite,
+            store=store,
+            cache_dir=tmp_path / "builds",
+            mutant_ids=["m1"],
+            reference_runs=1,
+        )
+    finally:
+        store.close()
+    (test,) = result.tests
+    assert test.id == "tests/agent/eval/tests/test_peek.py::test_nothing_held_out_is_in_sight"
+    assert test.valid, test.message
+    assert [m.status for m in result.mutants] == ["survived"]

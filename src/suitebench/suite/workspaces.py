@@ -27,10 +27,21 @@ from pathlib import Path
 from suitebench.model.instance import Instance
 from suitebench.run.tree import tree_hash
 
-__all__ = ["EXECUTABLE_LINK", "is_workspace_suite", "stage_workspaces", "suite_to_run"]
+__all__ = [
+    "EXECUTABLE_LINK",
+    "HELD_OUT",
+    "is_workspace_suite",
+    "program_source",
+    "stage_workspaces",
+    "suite_to_run",
+]
 
 EXECUTABLE_LINK = "../../executable"  # from tests/<branch>/ to the work dir's program
 _SKIP = shutil.ignore_patterns("__pycache__", ".pytest_cache", "results.xml")
+# What a task's root holds that is not the program: its suites, their list, its mutants and
+# spec.  Never in a build tree, whose entries the tests see beside ./executable: a suite that
+# read mutants/*.diff or tests.json there could tell a mutant from the reference.
+HELD_OUT = frozenset({".git", "tests", "tests.json", "mutants", "spec.md"})
 
 
 def _has_eval_tests(directory: Path) -> bool:
@@ -86,3 +97,27 @@ def suite_to_run(instance: Instance, suite: Path | None, cache_dir: Path) -> Pat
         if not branches:
             return suite
     return stage_workspaces(branches, cache_dir)
+
+
+def program_source(instance: Instance, cache_dir: Path) -> Path:
+    """The directory the instance's programs are built from: its ``source``, but for a
+    ProgramBench task (whose source is the task's root) a copy without :data:`HELD_OUT`,
+    staged under ``cache_dir/sources/<digest>``."""
+    if getattr(instance, "branches", None) is None:
+        return instance.source
+    root = instance.source
+    home = cache_dir / "sources"
+    staging = home / ".staging" / uuid.uuid4().hex
+    top = os.fspath(root)
+    shutil.copytree(
+        root,
+        staging,
+        symlinks=True,
+        ignore=lambda d, names: [n for n in names if d == top and n in HELD_OUT],
+    )
+    final = home / tree_hash(staging)
+    try:
+        staging.rename(final)
+    except OSError:  # staged before: the same bytes
+        shutil.rmtree(staging, ignore_errors=True)
+    return final
