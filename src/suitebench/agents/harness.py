@@ -60,9 +60,11 @@ from suitebench.agents.workspace import (
     inputs_workspace,
     open_tree,
     suite_workspace,
+    uses_workspaces,
 )
 from suitebench.model.instance import Instance, load_instance
 from suitebench.model.problem import Problem, load_problem
+from suitebench.model.programbench import is_programbench_task, load_programbench_task
 from suitebench.suite.programs import Builder
 
 
@@ -105,7 +107,12 @@ class RunOptions:
 
 
 def load_target(task: Task, target: Path) -> Instance | Problem:
-    return load_problem(target) if task is Task.INPUTS else load_instance(target)
+    """The problem, the instance, or the ProgramBench task (every branch not ignored)."""
+    if task is Task.INPUTS:
+        return load_problem(target)
+    if is_programbench_task(target):
+        return load_programbench_task(target)
+    return load_instance(target)
 
 
 def _user_tree() -> list[Path]:
@@ -208,8 +215,12 @@ def _score(
     is collected into ``out`` first, and only the collected copy is scored."""
     if task is Task.SUITE:
         assert isinstance(target, Instance)
-        got = _collect(ws.root, "tests", out / "tests")
-        _, summary = score_suite_task(target, got.dest, out, ctx)
+        if uses_workspaces(target):  # eval/ whole, scored as the workspace "agent"
+            got = _collect(ws.root, "eval", out / "tests" / "agent" / "eval")
+            _, summary = score_suite_task(target, out / "tests", out, ctx)
+        else:
+            got = _collect(ws.root, "tests", out / "tests")
+            _, summary = score_suite_task(target, got.dest, out, ctx)
         return summary, list(summary["surviving_sections"]), got
     if task is Task.CODE:
         assert isinstance(target, Instance)
