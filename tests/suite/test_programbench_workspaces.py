@@ -336,3 +336,14 @@ def test_a_suite_in_the_workspace_shape_sees_no_mutant_and_no_list(tmp_path: Pat
     assert test.id == "tests/agent/eval/tests/test_peek.py::test_nothing_held_out_is_in_sight"
     assert test.valid, test.message
     assert [m.status for m in result.mutants] == ["survived"]
+
+
+def test_stats_counts_the_listed_tests_of_the_branches_scored(tmp_path: Path) -> None:
+    """9 listed and not ignored over the two branches (the ignored branch's test left out);
+    with --branch b7d2f511, its 4."""
+    task = _task(tmp_path)
+    for extra, count in (([], 9), (["--branch", B], 4)):
+        proc = suitebench(tmp_path, "--json", "build", "stats", str(task), *extra)
+        assert proc.returncode == 0, proc.stderr
+        (row,) = json.loads(proc.stdout)["instances"]
+        assert (row["reference_tests"], row["mutants"]) == (count, 5)
