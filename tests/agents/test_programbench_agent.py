@@ -9,8 +9,11 @@ other of the 5 mutants, so V = 1/1 and M = 1/5.
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -20,7 +23,9 @@ from suitebench.agents.scoring import ScoreContext
 
 from .test_harness import agent_script
 
-TASK = Path(__file__).resolve().parents[1] / "fixtures" / "instances" / "programbench-numtool"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TASK = FIXTURES / "instances" / "programbench-numtool"
+SUBMISSION = FIXTURES / "submissions" / "numtool-compile"
 
 
 @pytest.mark.slow
@@ -60,3 +65,26 @@ def test_an_agent_writes_eval_and_its_tests_run_in_their_workspace(
     killed = [m["id"] for m in results["mutants"] if m["status"] == "killed"]
     assert killed == ["m2"] and results["mutation_score"] == pytest.approx(1 / 5)
     assert (out / "tests" / "agent" / "eval" / "fixtures" / "negatives.txt").is_file()
+
+
+@pytest.mark.slow
+def test_a_code_task_left_as_a_submission_zip_is_unpacked_and_scored(
+    home: Path, ctx: ScoreContext
+) -> None:
+    """The agent leaves only ``submission.zip`` (``submission/compile.sh`` and numtool.c that
+    starts max from 0): it is unpacked, built by its compile.sh and fails test_max_negative
+    alone of the task's 7 valid tests, R = 6/7."""
+    task = home / "data" / "numtool"
+    shutil.copytree(TASK, task)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for file in sorted(SUBMISSION.iterdir()):
+            info = zipfile.ZipInfo(f"submission/{file.name}")
+            info.external_attr = (0o100755 if file.suffix == ".sh" else 0o100644) << 16
+            zf.writestr(info, file.read_bytes())
+    encoded = base64.b64encode(buffer.getvalue()).decode()
+    cmd = agent_script(home, "code.sh", f"echo {encoded} | base64 -d > submission.zip\n")
+    out = home / "runs" / "code"
+    record = run_agent("code", task, AgentSpec(command=cmd), out, RunOptions(time_limit=60), ctx)
+    assert record["score"]["build_status"] == "ok", record
+    assert (record["score"]["passed"], record["score"]["total"]) == (6, 7)
