@@ -181,8 +181,15 @@ def test_one_branch_with_branch(tmp_path: Path) -> None:
 
 def test_a_wrong_branch_names_the_choices(tmp_path: Path) -> None:
     task = _task(tmp_path)
-    for command in (["score"], ["build", "mutants"], ["build", "stats"]):
-        proc = suitebench(tmp_path, *command, str(task), "--branch", "nosuch")
+    agent = ["--out", str(tmp_path / "run"), "--agent-cmd", "true"]
+    for command, extra in (
+        (["score"], []),
+        (["build", "mutants"], []),
+        (["build", "stats"], []),
+        (["build", "init"], ["--out", str(tmp_path / "inst")]),
+        (["agent", "run", "suite"], agent),
+    ):
+        proc = suitebench(tmp_path, *command, str(task), *extra, "--branch", "nosuch")
         assert proc.returncode == 2, (command, proc.stderr)
         assert "Traceback" not in proc.stderr
         text = " ".join(proc.stderr.split())

@@ -62,7 +62,7 @@ from suitebench.agents.workspace import (
     suite_workspace,
     uses_workspaces,
 )
-from suitebench.model.instance import Instance, load_instance
+from suitebench.model.instance import Instance, InstanceError, load_instance
 from suitebench.model.problem import Problem, load_problem
 from suitebench.model.programbench import is_programbench_task, load_programbench_task
 from suitebench.suite.programs import Builder
@@ -104,14 +104,18 @@ class RunOptions:
     allow_visible: bool = False
     extra_binds: list[Path] = field(default_factory=list)
     score: bool = True
+    branch: str | None = None  # a ProgramBench task: only this test branch
 
 
-def load_target(task: Task, target: Path) -> Instance | Problem:
-    """The problem, the instance, or the ProgramBench task (every branch not ignored)."""
+def load_target(task: Task, target: Path, branch: str | None = None) -> Instance | Problem:
+    """The problem, the instance, or the ProgramBench task (every branch not ignored, or
+    ``branch``)."""
     if task is Task.INPUTS:
         return load_problem(target)
     if is_programbench_task(target):
-        return load_programbench_task(target)
+        return load_programbench_task(target, branch)
+    if branch is not None:
+        raise InstanceError(target, "--branch", "is for a ProgramBench task, this is not one")
     return load_instance(target)
 
 
@@ -241,7 +245,7 @@ def run_agent(
 ) -> dict[str, Any]:
     """One contained agent run, collected and scored; returns what ``DIR/agent.json`` holds."""
     task = Task(task)
-    target = load_target(task, target_path)
+    target = load_target(task, target_path, opts.branch)
     agent.build("", opts.time_limit)  # an unknown preset or missing program fails before any work
     endpoint = Endpoint.parse(agent.endpoint) if agent.endpoint else None
     out = out.resolve()
@@ -260,6 +264,7 @@ def run_agent(
         "endpoint": agent.endpoint,
         "time_limit": opts.time_limit,
         "with_executable": opts.with_executable if task is Task.SUITE else None,
+        "branch": opts.branch,
         "wrongs": opts.wrongs if task is Task.INPUTS else None,
         "started": _now(),
         "suitebench_version": suitebench.__version__,
@@ -334,7 +339,7 @@ def score_run(out: Path, ctx: ScoreContext) -> dict[str, Any]:
     out = out.resolve()
     record: dict[str, Any] = json.loads((out / "agent.json").read_text(encoding="utf-8"))
     task = Task(record["task"])
-    target = load_target(task, Path(record["target"]))
+    target = load_target(task, Path(record["target"]), record.get("branch"))
     ws = Workspace(out / "workspace", task, "")
     summary, _, got = _score(task, target, ws, out, ctx)
     last = record["rounds"][-1]
