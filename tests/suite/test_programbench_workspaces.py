@@ -354,3 +354,25 @@ def test_stats_counts_the_listed_tests_of_the_branches_scored(tmp_path: Path) ->
         assert proc.returncode == 0, proc.stderr
         (row,) = json.loads(proc.stdout)["instances"]
         assert (row["reference_tests"], row["mutants"]) == (count, 5)
+
+
+def test_a_directory_that_does_not_collect_fails_each_listed_test_under_it() -> None:
+    """A ``conftest.py`` that does not import fails its directory's collection: each listed
+    test below it is an error with that reason, and the directory is no unit of its own
+    (V's denominator stays the listed tests)."""
+    from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
+    from suitebench.suite.tally import test_universe
+
+    broken = f"tests/{B}/eval/tests"
+    run = SuiteRun(
+        status=RunStatus.OK,
+        tests={f"{A_CLI}::test_count_three": TestStatus.PASSED},
+        collect_errors=(broken,),
+        messages={broken: "FileNotFoundError: eval/fixtures/one-two.txt"},
+    )
+    listed = (f"{A_CLI}::test_count_three", f"{B_CLI}::test_sum_from_pipe", PTY)
+    assert test_universe([run], listed) == list(listed)
+    assert run.status_of(PTY) is TestStatus.ERROR
+    assert run.message_of(PTY) == "FileNotFoundError: eval/fixtures/one-two.txt"
+    assert run.status_of(f"{A_CLI}::test_count_three") is TestStatus.PASSED
+    assert run.status_of("tests/b7d2f5110/eval/tests/x.py::t") is TestStatus.NOT_RUN  # no prefix

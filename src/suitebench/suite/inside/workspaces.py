@@ -30,8 +30,11 @@ _current: dict[str, str | None] = {"workspace": None}
 
 
 def workspace_of(path: str) -> str | None:
-    """The ProgramBench workspace a test file belongs to (an absolute path), or None."""
-    directory = os.path.dirname(os.path.abspath(path))
+    """The ProgramBench workspace a test file or directory belongs to (an absolute path), or
+    None.  A directory is its own first candidate: the ``conftest.py`` files below ``eval/``
+    are imported while ``eval/`` itself is collected."""
+    full = os.path.abspath(path)
+    directory = full if os.path.isdir(full) else os.path.dirname(full)
     if directory in _cache:
         return _cache[directory]
     found: str | None = None
@@ -70,9 +73,10 @@ def _enter(workspace: str | None) -> None:
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
-    """A test module is imported from its workspace, as ProgramBench imports it."""
+    """A test module (and a directory's ``conftest.py``, which pytest imports as it collects
+    the directory) is imported from its workspace, as ProgramBench imports it."""
     path = getattr(collector, "path", None)
-    workspace = workspace_of(str(path)) if isinstance(collector, pytest.Module) and path else None
+    workspace = workspace_of(str(path)) if path is not None else None
     if workspace is None:
         return (yield)
     _enter(workspace)
