@@ -18,6 +18,7 @@ import pytest
 from suitebench.construct.hygiene import (
     classify_reference_runs,
     drop_sections,
+    remove_tests,
     scrub_error_locations,
 )
 from suitebench.construct.tomledit import drop_map_entries
@@ -194,3 +195,39 @@ def test_dropping_map_entries_keeps_the_rest_byte_for_byte() -> None:
     out, removed = drop_map_entries(text, {"t/a.py::y", "t/a.py::z", "t/a.py::gone"})
     assert removed == ["t/a.py::y", "t/a.py::z"]
     assert out == 'name = "x"  # mine\n\n[sections_map]\n"t/a.py::x" = ["A"]  # why\n# keep me\n'
+
+
+def test_a_file_that_does_not_collect_is_dropped_with_its_error() -> None:
+    """A file whose import fails is one unit (nothing names its tests): dropped as ``fails``,
+    its collection error the detail, and removed whole by remove_tests."""
+    error = [TestStatus.ERROR] * 3
+    verdicts = classify_reference_runs(
+        {"tests/test_means.py": error, "tests/test_x.py::test_a": error},
+        10.0,
+        {
+            "tests/test_means.py": "FileNotFoundError: eval/fixtures/means.txt",
+            "tests/test_x.py::test_a": "AssertionError: 1 != 2",
+        },
+    )
+    assert verdicts == {
+        "tests/test_means.py": (
+            "fails",
+            "the file does not collect: FileNotFoundError: eval/fixtures/means.txt",
+        ),
+        "tests/test_x.py::test_a": (
+            "fails",
+            "error/error/error on the reference in every run: AssertionError: 1 != 2",
+        ),
+    }
+
+
+def test_remove_tests_removes_a_file_given_by_its_own_id(tmp_path: Path) -> None:
+    suite = tmp_path / "tests"
+    (suite / "b1" / "eval" / "tests").mkdir(parents=True)
+    broken = suite / "b1" / "eval" / "tests" / "test_means.py"
+    broken.write_text("import nothing_here\n")
+    changed, missing = remove_tests(
+        suite, {"tests/b1/eval/tests/test_means.py", "tests/b1/eval/tests/test_gone.py"}
+    )
+    assert changed == [broken] and not broken.exists()
+    assert missing == ["tests/b1/eval/tests/test_gone.py"]

@@ -21,7 +21,7 @@ import pytest
 from suitebench.model.instance import Instance, InstanceError
 from suitebench.model.programbench import (
     ProgramBenchInstance,
-    branch_note,
+    branch_of,
     ignored_branches,
     is_programbench_task,
     load_programbench_task,
@@ -35,22 +35,24 @@ from suitebench.suite import score as score_module
 
 TASK = Path(__file__).resolve().parents[1] / "fixtures" / "instances" / "programbench-task"
 BRANCH = "5f1c2e9a7b30"
-GOLD_FAIL = "tests/test_lookup.py::TestErrors::test_inline_comment_is_stripped"
-DUMMY = "tests/test_lookup.py::test_environment_is_not_read"
+SUITE = f"tests/{BRANCH}/eval/tests"  # node ids carry the branch: the workspace's path
+GOLD_FAIL = f"{SUITE}/test_lookup.py::TestErrors::test_inline_comment_is_stripped"
+DUMMY = f"{SUITE}/test_lookup.py::test_environment_is_not_read"
 
 
 def test_reads_the_active_branch_with_ignored_tests_excluded_and_reasons_kept() -> None:
     inst = load_programbench_task(TASK)
     assert isinstance(inst, Instance) and isinstance(inst, ProgramBenchInstance)
-    assert inst.branch == BRANCH
-    assert inst.tests == TASK / "tests" / BRANCH / "eval" / "tests"
+    assert inst.branches == (BRANCH,) and inst.branch == BRANCH
+    assert inst.tests == TASK / "tests"
     assert inst.source == TASK and inst.build == "build.sh"
     assert len(inst.expected_tests) == 11
     assert inst.ignored_tests == {GOLD_FAIL: ("gold_fail",), DUMMY: ("dummy_pass", "gold_flaky")}
     scored = inst.scored_tests()
     assert len(scored) == 9
     assert GOLD_FAIL not in scored and DUMMY not in scored
-    assert "tests/test_lookup.py::TestComments::test_hash_lines_ignored" in scored
+    assert f"{SUITE}/test_lookup.py::TestComments::test_hash_lines_ignored" in scored
+    assert branch_of(GOLD_FAIL) == BRANCH
     assert inst.programbench_ids[GOLD_FAIL] == (
         "eval.tests.test_lookup.TestErrors.test_inline_comment_is_stripped"
     )
@@ -61,8 +63,16 @@ def test_ignored_branch_is_skipped_and_its_reason_kept() -> None:
     assert programbench_branches(TASK) == [BRANCH]
     assert ignored_branches(TASK) == {"9d04a6e1c8f2": "gold_fail_branch"}
     assert [i.branch for i in load_programbench_tasks(TASK)] == [BRANCH]
-    with pytest.raises(InstanceError, match="gold_fail_branch"):
+    with pytest.raises(InstanceError, match="gold_fail_branch") as info:
         load_programbench_task(TASK, "9d04a6e1c8f2")
+    assert BRANCH in str(info.value)  # the error names the branches there are to choose
+
+
+def test_a_branch_not_in_the_task_is_an_error_naming_the_choices() -> None:
+    with pytest.raises(InstanceError) as info:
+        load_programbench_task(TASK, "nosuch")
+    assert info.value.field == "branches.nosuch"
+    assert f"['{BRANCH}'] (ignored: ['9d04a6e1c8f2'])" in str(info.value)
 
 
 def test_trailing_commas_are_tolerated_and_nothing_else() -> None:
@@ -110,13 +120,23 @@ def test_missing_build_script_is_an_error(tmp_path: Path) -> None:
         load_programbench_task(task)
 
 
-def test_several_active_branches_need_a_choice(tmp_path: Path) -> None:
+def test_several_active_branches_are_scored_together(tmp_path: Path) -> None:
+    """As ProgramBench scores a task: every branch not ignored, its tests' ids carrying it;
+    ``--branch`` narrows to one."""
     task = _copy_task(tmp_path)
     data = read_tests_json(task / "tests.json")
     data["branches"]["9d04a6e1c8f2"]["ignored"] = False
     (task / "tests.json").write_text(json.dumps(data))
-    with pytest.raises(InstanceError, match="exactly one branch"):
-        load_programbench_task(task)
+    both = load_programbench_task(task)
+    assert both.branches == (BRANCH, "9d04a6e1c8f2")
+    # 11 listed on the first branch + 1 on the second
+    assert len(both.expected_tests) == 12
+    other = "tests/9d04a6e1c8f2/eval/tests/test_more.py::test_exports_env_format"
+    assert both.expected_tests[-1] == other
+    assert both.programbench_ids[other] == "eval.tests.test_more.test_exports_env_format"
+    with pytest.raises(ValueError, match="2 branches"):
+        _ = both.branch
+    assert load_programbench_task(task, "9d04a6e1c8f2").expected_tests == (other,)
     assert [i.branch for i in load_programbench_tasks(task)] == [BRANCH, "9d04a6e1c8f2"]
 
 
@@ -133,6 +153,10 @@ def test_id_forms_round_trip(tmp_path: Path) -> None:
     for programbench_id, node_id in cases.items():
         assert programbench_id_to_node_id(programbench_id, suite) == node_id
         assert node_id_to_programbench_id(node_id) == programbench_id
+        in_branch = node_id.replace("tests/", "tests/b7/eval/tests/", 1)
+        assert programbench_id_to_node_id(programbench_id, suite, "b7") == in_branch
+        assert node_id_to_programbench_id(in_branch) == programbench_id
+        assert branch_of(in_branch) == "b7" and branch_of(node_id) is None
     assert (
         programbench_id_to_node_id("eval/tests/cli/test_args.py::TestY::test_d", suite)
         == "tests/cli/test_args.py::TestY::test_d"
@@ -160,7 +184,7 @@ def test_refined_suite_passes_on_the_gold_and_the_gold_fail_test_does_not(
     workspace = tmp_path / "workspace"
     shutil.copytree(inst.source, workspace, ignore=shutil.ignore_patterns("tests", "tests.json"))
     subprocess.run(["sh", "build.sh"], cwd=workspace, check=True)
-    shutil.copytree(TASK / "tests" / inst.branch / "eval", workspace / "eval")
+    shutil.copytree(TASK / "tests" / BRANCH / "eval", workspace / "eval")
     report = tmp_path / "results.xml"
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "eval/tests/"]
@@ -197,26 +221,22 @@ def test_a_task_published_without_tests_json_is_read_with_every_test() -> None:
     assert not (NOTESTS / "tests.json").exists()
     assert is_programbench_task(NOTESTS)
     inst = load_programbench_task(NOTESTS)
-    assert inst.branch == "main" and programbench_branches(NOTESTS) == ["main"]
-    assert inst.tests == NOTESTS / "tests" / "main" / "eval" / "tests"
+    assert inst.branches == ("main",) and programbench_branches(NOTESTS) == ["main"]
+    assert inst.tests == NOTESTS / "tests"
     assert inst.source == NOTESTS and inst.build == "build.sh"
     assert inst.expected_tests == () and inst.ignored_tests == {}
-    assert ignored_branches(NOTESTS) == {} and branch_note(NOTESTS) is None
+    assert ignored_branches(NOTESTS) == {}
 
 
-def test_without_tests_json_the_first_branch_in_sorted_order_is_read_and_named(
-    tmp_path: Path,
-) -> None:
+def test_without_tests_json_every_branch_on_disk_is_read(tmp_path: Path) -> None:
     task = tmp_path / "calc"
     shutil.copytree(NOTESTS, task)
     shutil.copytree(task / "tests" / "main", task / "tests" / "a1b2")
     (task / "tests" / "empty" / "eval" / "tests").mkdir(parents=True)  # no *.py: no branch
     assert programbench_branches(task) == ["a1b2", "main"]
-    assert load_programbench_task(task).branch == "a1b2"
-    assert load_programbench_task(task, "main").branch == "main"
-    note = branch_note(task)
-    assert note is not None and "2 test branches (a1b2, main): reading a1b2" in note
-    with pytest.raises(InstanceError, match=r"no tests\.json"):
+    assert load_programbench_task(task).branches == ("a1b2", "main")
+    assert load_programbench_task(task, "main").branches == ("main",)
+    with pytest.raises(InstanceError, match=r"no tests\.json.*\['a1b2', 'main'\]"):
         load_programbench_task(task, "gone")
 
 

@@ -9,6 +9,7 @@ arithmetic operators and the five tests never try ``div``, so V = 5/5 and M = 3/
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -56,14 +57,19 @@ def test_bundled_task_builds_mutants_without_a_traceback(tmp_path: Path) -> None
     assert (tmp_path / "copy" / "tests.json").is_file()  # --out is a copy of the task
 
 
-def test_init_takes_only_eval_tests_as_the_suite(tmp_path: Path) -> None:
+def test_init_takes_the_branch_as_its_workspace(tmp_path: Path) -> None:
     task = _task(tmp_path, "programbench-notests")
     out = tmp_path / "calc"
     proc = suitebench(tmp_path, "build", "init", str(task), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "5 reference tests kept of 5" in proc.stdout
     suite = sorted(p.relative_to(out / "tests").as_posix() for p in (out / "tests").rglob("*"))
-    assert suite == ["test_calc.py"]  # not eval/run.sh, not the branch directories
+    # The branch as the workspace its tests expect: its whole eval/, beside ./executable
+    assert suite == [
+        "main", "main/eval", "main/eval/run.sh", "main/eval/tests",
+        "main/eval/tests/test_calc.py", "main/executable",
+    ]  # fmt: skip
+    assert os.readlink(out / "tests" / "main" / "executable") == "../../executable"
     assert sorted(p.name for p in (out / "src").iterdir()) == ["README.md", "build.sh", "calc.py"]
 
 

@@ -21,7 +21,7 @@ of the spec) it catches, and only tests that pass on the correct program count. 
 requirement in the spec, its edge cases and the combinations of inputs where mistakes hide.
 
 **Output contract (strict -- this is what gets scored).** Put every test file (and any
-`conftest.py` it needs) under `tests/` in this directory. Only `tests/` is scored.
+`conftest.py` it needs) under `{suite_dir}/` in this directory. Only `{scored}/` is scored.
 
 - {how}
 - Break the checks down into smaller, focused tests rather than writing one huge test
@@ -37,6 +37,12 @@ SUITE_HOW_CLI = (
     "Each test runs the program as `./executable` in its working directory (the path is also "
     "in `$SUITEBENCH_EXECUTABLE`), e.g. with `subprocess.run`."
 )
+SUITE_HOW_WORKSPACE = (
+    "Each test runs the program as `./executable`, with this directory as its working "
+    "directory, as ProgramBench runs a task's `eval/run.sh` (`python -m pytest eval/tests`): "
+    "files your tests read go under `eval/` (e.g. `eval/fixtures/`), found as "
+    "`eval/fixtures/...` from the working directory."
+)
 SUITE_HOW_PYTHON = "Each test imports the Python package `{package}` described in the spec."
 SUITE_NO_EXECUTABLE = (
     "- The program itself is not provided: write the tests from the spec alone; they are run "
@@ -44,7 +50,7 @@ SUITE_NO_EXECUTABLE = (
 )
 SUITE_WITH_EXECUTABLE = (
     "- The reference program is provided as `./executable` in this directory: run your tests "
-    "against it (`python -m pytest tests`) to check they pass on the correct program."
+    "against it (`python -m pytest {suite_dir}`) to check they pass on the correct program."
 )
 SUITE_WITH_PACKAGE = (
     "- The reference package is provided as `{package}/` in this directory: run your tests "
@@ -152,16 +158,27 @@ def suite_brief(
     python_package: str | None,
     with_executable: bool,
     time_limit: float,
+    workspace: bool = False,
 ) -> str:
+    """``workspace``: a ProgramBench task's layout (tests under ``eval/tests/``, run from the
+    directory holding ``./executable`` and ``eval/``) instead of ``tests/``."""
     how = SUITE_HOW_PYTHON.format(package=python_package) if python_package else SUITE_HOW_CLI
+    suite_dir = "eval/tests" if workspace else "tests"
+    if workspace and not python_package:
+        how = SUITE_HOW_WORKSPACE
     if not with_executable:
         executable = SUITE_NO_EXECUTABLE
     elif python_package:
         executable = SUITE_WITH_PACKAGE.format(package=python_package)
     else:
-        executable = SUITE_WITH_EXECUTABLE
+        executable = SUITE_WITH_EXECUTABLE.format(suite_dir=suite_dir)
     return SUITE_BRIEF.format(
-        name=name, how=how, executable=executable, time_limit=_duration(time_limit)
+        name=name,
+        how=how,
+        executable=executable,
+        time_limit=_duration(time_limit),
+        suite_dir=suite_dir,
+        scored="eval" if workspace else "tests",
     )
 
 

@@ -66,9 +66,11 @@ from suitebench.agents.workspace import (
     inputs_workspace,
     open_tree,
     suite_workspace,
+    uses_workspaces,
 )
-from suitebench.model.instance import Instance, load_instance
+from suitebench.model.instance import Instance, InstanceError, load_instance
 from suitebench.model.problem import Problem, load_problem
+from suitebench.model.programbench import is_programbench_task, load_programbench_task
 from suitebench.suite.programs import Builder
 
 
@@ -109,10 +111,19 @@ class RunOptions:
     extra_binds: list[Path] = field(default_factory=list)
     score: bool = True
     disk_limit_mb: int = DEFAULT_MB  # 0: no quota
+    branch: str | None = None  # a ProgramBench task: only this test branch
 
 
-def load_target(task: Task, target: Path) -> Instance | Problem:
-    return load_problem(target) if task is Task.INPUTS else load_instance(target)
+def load_target(task: Task, target: Path, branch: str | None = None) -> Instance | Problem:
+    """The problem, the instance, or the ProgramBench task (every branch not ignored, or
+    ``branch``)."""
+    if task is Task.INPUTS:
+        return load_problem(target)
+    if is_programbench_task(target):
+        return load_programbench_task(target, branch)
+    if branch is not None:
+        raise InstanceError(target, "--branch", "is for a ProgramBench task, this is not one")
+    return load_instance(target)
 
 
 def _user_tree() -> list[Path]:
@@ -219,8 +230,12 @@ def _score(
     is collected into ``out`` first, and only the collected copy is scored."""
     if task is Task.SUITE:
         assert isinstance(target, Instance)
-        got = _collect(ws.root, "tests", out / "tests")
-        _, summary = score_suite_task(target, got.dest, out, ctx)
+        if uses_workspaces(target):  # eval/ whole, scored as the workspace "agent"
+            got = _collect(ws.root, "eval", out / "tests" / "agent" / "eval")
+            _, summary = score_suite_task(target, out / "tests", out, ctx)
+        else:
+            got = _collect(ws.root, "tests", out / "tests")
+            _, summary = score_suite_task(target, got.dest, out, ctx)
         return summary, list(summary["surviving_sections"]), got
     if task is Task.CODE:
         assert isinstance(target, Instance)
@@ -241,7 +256,7 @@ def run_agent(
 ) -> dict[str, Any]:
     """One contained agent run, collected and scored; returns what ``DIR/agent.json`` holds."""
     task = Task(task)
-    target = load_target(task, target_path)
+    target = load_target(task, target_path, opts.branch)
     agent.build("", opts.time_limit)  # an unknown preset or missing program fails before any work
     endpoint = Endpoint.parse(agent.endpoint) if agent.endpoint else None
     out = out.resolve()
@@ -283,6 +298,7 @@ def _run_rounds(
         "endpoint": agent.endpoint,
         "time_limit": opts.time_limit,
         "with_executable": opts.with_executable if task is Task.SUITE else None,
+        "branch": opts.branch,
         "wrongs": opts.wrongs if task is Task.INPUTS else None,
         "started": _now(),
         "suitebench_version": suitebench.__version__,
@@ -362,7 +378,7 @@ def score_run(out: Path, ctx: ScoreContext) -> dict[str, Any]:
     out = out.resolve()
     record: dict[str, Any] = json.loads((out / "agent.json").read_text(encoding="utf-8"))
     task = Task(record["task"])
-    target = load_target(task, Path(record["target"]))
+    target = load_target(task, Path(record["target"]), record.get("branch"))
     ws = Workspace(out / "workspace", task, "")
     summary, _, got = _score(task, target, ws, out, ctx)
     last = record["rounds"][-1]

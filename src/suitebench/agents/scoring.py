@@ -24,7 +24,9 @@ from suitebench.model.problem import Problem
 from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import Executor, LocalExecutor
 from suitebench.run.store import Store
+from suitebench.run.unpack import is_archive
 from suitebench.suite.implementation import score_implementation
+from suitebench.suite.programs import SUBMISSION_BUILDS
 from suitebench.suite.result import MutantStatus, SuiteResult
 from suitebench.suite.score import SuiteInputError, score_suite
 
@@ -92,12 +94,22 @@ def score_suite_task(
     return result, suite_summary(result)
 
 
+def submission_in(directory: Path) -> Path:
+    """What an agent's code task left to be built: its directory, or -- where that holds no
+    build script but one submission archive, as ProgramBench publishes them -- the archive
+    (unpacked safely when scored, :mod:`suitebench.run.unpack`)."""
+    if any((directory / name).is_file() for name in SUBMISSION_BUILDS):
+        return directory
+    archives = [p for p in directory.iterdir() if is_archive(p)] if directory.is_dir() else []
+    return archives[0] if len(archives) == 1 else directory
+
+
 def score_code_task(
     instance: Instance, implementation: Path, out: Path, ctx: ScoreContext
 ) -> dict[str, Any]:
     result = score_implementation(
         instance,
-        implementation,
+        submission_in(implementation),
         store=ctx.store,
         cache_dir=ctx.cache_dir,
         executor=ctx.executor,

@@ -1,6 +1,7 @@
 """Lay out an agent's workspace for a task, and list what it must never see.
 
-* ``suite`` (TestSuiteBench): ``spec.md``, the brief, an empty ``tests/``; with
+* ``suite`` (TestSuiteBench): ``spec.md``, the brief, an empty ``tests/`` (for a ProgramBench
+  task ``eval/tests/``, its workspace's layout); with
   ``with_executable`` (the paper's ablation) also the built reference as ``./executable`` (a
   Python-package instance gets the reference package directory instead).
 * ``inputs`` (Auditors, Appendix D.1): ``docs/statement.txt``, ``docs/ref.<ext>`` (the first
@@ -26,6 +27,7 @@ from pathlib import Path
 from suitebench.agents import briefs
 from suitebench.model.instance import Instance, InstanceKind
 from suitebench.model.problem import CheckerKind, Problem
+from suitebench.suite.workspaces import is_workspace_suite
 
 TOOLS_DIR = Path(__file__).resolve().with_name("tools")
 AGENT_DIR = ".suitebench-agent"  # inside the workspace: where presets write their trajectory
@@ -119,9 +121,12 @@ def suite_workspace(
     reference_dir: Path | None = None,
     held_out_extra: list[Path] | None = None,
 ) -> Workspace:
-    """``reference_dir`` is the built reference tree (needed for ``with_executable``)."""
+    """``reference_dir`` is the built reference tree (needed for ``with_executable``).  A
+    ProgramBench task's agent writes ``eval/tests/`` (and what its tests read under ``eval/``),
+    the workspace its tests are run in (:mod:`suitebench.suite.workspaces`)."""
     _fresh_with_spec(instance, root)
-    (root / "tests").mkdir()
+    workspace = uses_workspaces(instance)
+    (root / ("eval/tests" if workspace else "tests")).mkdir(parents=True)
     package = instance.package if instance.kind is InstanceKind.PYTHON else None
     if with_executable:
         if reference_dir is None:
@@ -137,9 +142,16 @@ def suite_workspace(
             python_package=package,
             with_executable=with_executable,
             time_limit=time_limit,
+            workspace=workspace,
         )
     )
     return ws
+
+
+def uses_workspaces(instance: Instance) -> bool:
+    """Whether the instance's suite runs in ProgramBench's workspaces: a task read as it is
+    published, or an instance ``build init`` made of one."""
+    return getattr(instance, "branches", None) is not None or is_workspace_suite(instance.tests)
 
 
 def code_workspace(

@@ -20,7 +20,6 @@ from suitebench.cli.main import OPTIONS
 from suitebench.model.errors import FormatError
 from suitebench.model.instance import Instance, load_instance
 from suitebench.model.programbench import (
-    branch_note,
     is_programbench_task,
     load_programbench_task,
 )
@@ -52,7 +51,7 @@ _NEEDS_INSTANCE = {
 }
 
 
-def _load(path: Path, step: str | None = None) -> Instance:
+def _load(path: Path, step: str | None = None, branch: str | None = None) -> Instance:
     """The instance at ``path``, or the ProgramBench task there; a step that needs an
     ``instance.toml`` says so on a task, naming the command that makes one."""
     try:
@@ -63,17 +62,10 @@ def _load(path: Path, step: str | None = None) -> Instance:
                     f"{_NEEDS_INSTANCE[step]}; make an instance of it first: "
                     f"suitebench build init {path} --out DIR"
                 )
-            _say_branch(path)
-            return load_programbench_task(path)
+            return load_programbench_task(path, branch)
         return load_instance(path)
     except FormatError as exc:
         raise _fail(str(exc)) from None
-
-
-def _say_branch(path: Path) -> None:
-    note = branch_note(path)
-    if note is not None:
-        _err.print(f"[yellow]note:[/yellow] {escape(note)}")
 
 
 def _emit_json(data: Any) -> None:

@@ -21,10 +21,21 @@ from rich.markup import escape
 from suitebench.cli._console import error_console
 from suitebench.run.sandbox import BACKEND_ENV, Backend, SandboxUnavailable, choose_backend
 
-__all__ = ["allow_unsandboxed_option", "backend_option", "sandbox_backend"]
+__all__ = ["allow_unsandboxed_option", "backend_option", "branch_option", "sandbox_backend"]
 
 #: Exit status when untrusted code would have to run unsandboxed (bad usage or environment).
 REFUSED_EXIT = 2
+
+
+def branch_option() -> Any:
+    """``--branch``: one test branch of a ProgramBench task (default: every branch not ignored,
+    together, as ProgramBench scores a task)."""
+    return typer.Option(
+        None,
+        "--branch",
+        help="ProgramBench task: score only this test branch (default: every branch not "
+        "ignored in tests.json).",
+    )
 
 
 def backend_option() -> Any:

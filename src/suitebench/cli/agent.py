@@ -26,7 +26,12 @@ from suitebench.agents.workspace import Task, WorkspaceError
 from suitebench.audit.arms import ArmError
 from suitebench.audit.chain import AuditError
 from suitebench.cli._console import HumanConsole, error_console
-from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
+from suitebench.cli._options import (
+    allow_unsandboxed_option,
+    backend_option,
+    branch_option,
+    sandbox_backend,
+)
 from suitebench.cli._store import open_store
 from suitebench.cli.main import OPTIONS
 from suitebench.model.errors import FormatError
@@ -123,6 +128,7 @@ def run(
     allow_visible: bool = typer.Option(
         False, "--allow-visible", help="Run even if held-out files are visible (recorded)."
     ),
+    branch: str | None = branch_option(),
     backend: Backend | None = backend_option(),
     allow_unsandboxed: bool = allow_unsandboxed_option(),
 ) -> None:
@@ -139,6 +145,7 @@ def run(
         rounds=rounds,
         allow_visible=allow_visible,
         extra_binds=list(bind),
+        branch=branch,
     )
     record = _run_contained(task, target, spec, out, opts)
     if OPTIONS.json:

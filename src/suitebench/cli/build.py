@@ -19,16 +19,19 @@ from suitebench.cli._build_common import (
     _load,
     _open_store,
     _out,
-    _say_branch,
     _stored_run,
     build_app,
 )
-from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
+from suitebench.cli._options import (
+    allow_unsandboxed_option,
+    backend_option,
+    branch_option,
+    sandbox_backend,
+)
 from suitebench.cli._progress import progress_bar
 from suitebench.cli.main import OPTIONS
 from suitebench.model.errors import FormatError
 from suitebench.model.instance import Instance
-from suitebench.model.programbench import is_programbench_task
 from suitebench.run.executor import make_executor
 from suitebench.run.outcome import Backend
 
@@ -169,11 +172,12 @@ def refine(
 def stats(
     instance_paths: list[Path] = typer.Argument(..., help="Instances (directories or tomls)."),
     out: Path | None = typer.Option(None, "--out", help="Also write the figures as JSON."),
+    branch: str | None = branch_option(),
 ) -> None:
     """TestSuiteBench Table 1: spec, source, reference tests and mutants; min/max/median."""
     from suitebench.construct.stats import FIGURES, instance_stats, summarize
 
-    rows = [instance_stats(_load(p)) for p in instance_paths]
+    rows = [instance_stats(_load(p, branch=branch)) for p in instance_paths]
     summary = summarize(rows)
     data = {"instances": [r.to_dict() for r in rows], "summary": summary}
     if out is not None:
@@ -254,7 +258,7 @@ def init(
         "or a ProgramBench task directory.",
     ),
     out: Path = typer.Option(..., "--out", help="The new instance directory."),
-    branch: str | None = typer.Option(None, "--branch", help="ProgramBench test branch."),
+    branch: str | None = branch_option(),
     runs: int = typer.Option(3, "--runs", min=1),
     per_test: float = typer.Option(10.0, "--per-test-timeout", help="Seconds per test."),
     python: Path | None = typer.Option(
@@ -267,8 +271,6 @@ def init(
     sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
     from suitebench.construct.init import init_instance
 
-    if branch is None and is_programbench_task(repo):
-        _say_branch(repo)
     with _stored_run("reference runs") as (store, executor, progress):
         summary, report = init_instance(
             repo,
@@ -285,14 +287,20 @@ def init(
     if OPTIONS.json:
         _emit_json({"init": summary, "hygiene": report.to_dict()})
         return
+    kept = summary.get("kept", report.tests - len(report.dropped))
     _out.print(
         f"[bold]{report.instance}[/bold]  instance written to {out}: "
-        f"{report.tests - len(report.dropped)} reference tests kept of {report.tests}"
+        f"{kept} reference tests kept of {summary.get('tests', report.tests)}"
     )
     for test, reasons in summary["ignored_by_task"].items():
         _out.print(f"  [yellow]ignored[/yellow]  {escape(test)}  ({escape(', '.join(reasons))})")
+    in_files = summary.get("dropped_in_files", {})
     for d in report.dropped:
         _out.print(f"  [yellow]{d.reason:8}[/yellow] {escape(d.id)}  {escape(d.detail)}")
+        for test in in_files.get(d.id, []):
+            _out.print(f"  [yellow]{d.reason:8}[/yellow] {escape(test)}  (its file: see above)")
+    for t in report.not_removed:
+        _out.print(f"  [red]not found in its file, remove by hand:[/red] {escape(t)}")
     if not (out / "spec.md").is_file():
         _out.print("  no spec.md yet: write one, or draft it with `suitebench build spec`")
 

@@ -20,7 +20,12 @@ from suitebench.cli._build_common import (
     _out,
     build_app,
 )
-from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
+from suitebench.cli._options import (
+    allow_unsandboxed_option,
+    backend_option,
+    branch_option,
+    sandbox_backend,
+)
 from suitebench.cli._progress import progress_bar
 from suitebench.cli.main import OPTIONS
 from suitebench.model.errors import FormatError
@@ -68,6 +73,7 @@ def mutants(
     model: str | None = typer.Option(None, "--model", help="Model name ($SUITEBENCH_MODEL)."),
     base_url: str | None = typer.Option(None, "--base-url", help="($OPENAI_BASE_URL)"),
     api_key: str | None = typer.Option(None, "--api-key", help="($OPENAI_API_KEY)"),
+    branch: str | None = branch_option(),
     backend: Backend | None = backend_option(),
     allow_unsandboxed: bool = allow_unsandboxed_option(),
 ) -> None:
@@ -77,7 +83,7 @@ def mutants(
     from suitebench.construct.mutants import SCOPES, write_mutants
     from suitebench.construct.mutate_paths import path_filter
 
-    instance = _load(instance_path)
+    instance = _load(instance_path, branch=branch)
     if scope not in SCOPES:
         raise _fail(f"--scope {scope}: expected one of {', '.join(SCOPES)}")
     if llm:

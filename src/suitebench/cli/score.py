@@ -15,19 +15,21 @@ from suitebench.cli._console import (
     error_console,
     keep_going_option,
 )
-from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
+from suitebench.cli._options import (
+    allow_unsandboxed_option,
+    backend_option,
+    branch_option,
+    sandbox_backend,
+)
 from suitebench.cli._progress import progress_bar
 from suitebench.cli._store import open_store
 from suitebench.cli.main import OPTIONS
 from suitebench.model.instance import Instance, InstanceError, load_instance
-from suitebench.model.programbench import (
-    branch_note,
-    is_programbench_task,
-    load_programbench_task,
-)
+from suitebench.model.programbench import is_programbench_task, load_programbench_task
 from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import make_executor
 from suitebench.run.outcome import Backend
+from suitebench.run.unpack import ArchiveError
 from suitebench.suite.implementation import score_implementation
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
 from suitebench.suite.runspec import Engine, SuiteLimits, TestProtocol, engine_for
@@ -116,8 +118,12 @@ def score(
         None, "--suite", help="Suite to score (default: the instance's reference suite)."
     ),
     implementation: Path | None = typer.Option(
-        None, "--implementation", help="Report R of this implementation (dir with build.sh)."
+        None,
+        "--implementation",
+        help="Report R of this implementation: a directory with build.sh or compile.sh, or a "
+        "submission archive (submission.zip, .tar.gz).",
     ),
+    branch: str | None = branch_option(),
     out: Path | None = typer.Option(None, "--out", help="Write results.json and kills.csv here."),
     engine: Engine | None = typer.Option(
         None,
@@ -170,7 +176,10 @@ def score(
     A broken harness -- a reference that does not build, reference runs that do not finish
     even when continued in fresh runs, a mutant's run the sandbox lost -- is named on stderr,
     listed under harness_errors in results.json, and exits 4 unless --keep-going."""
-    instance = _load(instance_path)
+    if branch is not None and not is_programbench_task(instance_path):
+        _err.print(f"[red]error:[/red] {instance_path}: --branch is for a ProgramBench task")
+        raise typer.Exit(2)
+    instance = _load(instance_path, branch)
     chosen = sandbox_backend(backend, allow_unsandboxed)
     if engine is Engine.BATCHED and engine_for(instance.tests, suite, None) is Engine.PLAIN:
         _err.print(
@@ -258,8 +267,9 @@ def _compute(
         first = str(exc).splitlines()
         end_on_harness_errors([" ".join(first[:2])], keep_going=keep_going, console=_err)
         raise typer.Exit(0) from None
-    except (InstanceError, SuiteInputError) as exc:  # an interpreter that cannot run suites,
-        _err.print(f"[red]error:[/red] {escape(str(exc))}")  # a suite that cannot be scored
+    except (InstanceError, SuiteInputError, ArchiveError) as exc:  # an interpreter that cannot
+        _err.print(f"[red]error:[/red] {escape(str(exc))}")  # run suites, a suite that cannot be
+        # scored, a submission archive refused
         raise typer.Exit(2) from None
     except (RuntimeError, FileNotFoundError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
@@ -269,13 +279,12 @@ def _compute(
         store.close()
 
 
-def _load(instance_path: Path) -> Instance:
-    """The instance at ``instance_path`` (ours or a ProgramBench task), or exit 2 naming why."""
+def _load(instance_path: Path, branch: str | None = None) -> Instance:
+    """The instance at ``instance_path`` (ours or a ProgramBench task, every branch not ignored
+    or ``branch``), or exit 2 naming why."""
     try:
         if is_programbench_task(instance_path):
-            if (note := branch_note(instance_path)) is not None:
-                _err.print(f"[yellow]note:[/yellow] {escape(note)}")
-            return load_programbench_task(instance_path)
+            return load_programbench_task(instance_path, branch)
         return load_instance(instance_path)
     except InstanceError as exc:
         _err.print(f"[red]error:[/red] {exc}")

@@ -81,30 +81,44 @@ class HygieneReport:
 
 
 def classify_reference_runs(
-    statuses: dict[str, list[TestStatus]], per_test: float
+    statuses: dict[str, list[TestStatus]],
+    per_test: float,
+    messages: dict[str, str] | None = None,
 ) -> dict[str, tuple[str, str]]:
-    """Test id -> (reason, detail) for every test that is not passed in every run."""
+    """Test id -> (reason, detail) for every test that is not passed in every run; the detail
+    ends with pytest's one-line reason (``messages``: a failure's, a collection error's)."""
     out: dict[str, tuple[str, str]] = {}
     for test, seen in statuses.items():
         if all(s is TestStatus.PASSED for s in seen):
             continue
         shown = "/".join(str(s) for s in seen)
+        why = (messages or {}).get(test, "")
+        if "::" not in test and test.endswith(".py"):  # a file's own unit: it did not collect
+            out[test] = ("fails", f"the file does not collect: {why or shown}")
+            continue
         if len(set(seen)) > 1:
             out[test] = ("flaky", f"outcomes differ across {len(seen)} runs: {shown}")
         elif seen and seen[0] is TestStatus.TIMEOUT:
             out[test] = ("timeout", f"exceeds the per-test limit of {per_test:g} s in every run")
         else:
             out[test] = ("fails", f"{shown} on the reference in every run")
+        if why:
+            out[test] = (out[test][0], f"{out[test][1]}: {why}")
     return out
 
 
 def _reference_statuses(
     instance: Instance, store: Store, runs: int, limits: SuiteLimits, **kw: Any
-) -> dict[str, list[TestStatus]]:
+) -> tuple[dict[str, list[TestStatus]], dict[str, str]]:
+    """Each reference test's outcomes over the runs, and its one-line reason where it has
+    one (a file that did not collect is a unit of its own, its error the reason)."""
     result = score_suite(
         instance, store=store, reference_runs=runs, limits=limits, mutant_ids=[], **kw
     )
-    return {t.id: list(t.reference) for t in result.tests}
+    return (
+        {t.id: list(t.reference) for t in result.tests},
+        {t.id: t.message for t in result.tests if t.message},
+    )
 
 
 def remove_test_functions(path: Path, names: set[str]) -> set[str]:
@@ -142,14 +156,23 @@ def remove_test_functions(path: Path, names: set[str]) -> set[str]:
 
 
 def remove_tests(suite: Path, test_ids: set[str]) -> tuple[list[Path], list[str]]:
-    """Remove tests given by node id (``tests/<file>::<name>``) from the suite's files; the
-    files changed and the ids not found."""
+    """Remove tests given by node id (``tests/<file>::<name>``) from the suite's files, and
+    files given by their own id (``tests/<file>``: a file that does not collect, whose tests
+    nothing can name); the files changed or removed and the ids not found."""
     by_file: dict[str, set[str]] = {}
-    for test in test_ids:
-        path_text, _, name = test.partition("::")
-        by_file.setdefault(path_text, set()).add(name.split("[", 1)[0])
     changed: list[Path] = []
     missing: list[str] = []
+    for test in test_ids:
+        path_text, _, name = test.partition("::")
+        if not name:
+            file = suite / Path(path_text).relative_to(Path(path_text).parts[0])
+            if file.is_file():
+                file.unlink()
+                changed.append(file)
+            else:
+                missing.append(test)
+            continue
+        by_file.setdefault(path_text, set()).add(name.split("[", 1)[0])
     for path_text, names in sorted(by_file.items()):
         # Node ids start with the suite's directory name (``tests``): the file is below it.
         rel = Path(path_text).relative_to(Path(path_text).parts[0])
@@ -228,11 +251,11 @@ def apply_hygiene(
     result into the instance (or into ``out``, a copy made first) and ``hygiene.json``."""
     limits = SuiteLimits(per_test=per_test)
     kw: dict[str, Any] = {"cache_dir": cache_dir, "executor": executor, "progress": progress}
-    statuses = _reference_statuses(instance, store, runs, limits, **kw)
-    verdicts = classify_reference_runs(statuses, per_test)
+    statuses, messages = _reference_statuses(instance, store, runs, limits, **kw)
+    verdicts = classify_reference_runs(statuses, per_test, messages)
     failing = [t for t, (reason, _) in verdicts.items() if reason == "fails"]
     if failing and check_network:
-        online = _reference_statuses(
+        online, _ = _reference_statuses(
             instance, store, 1, SuiteLimits(per_test=per_test, network=True), **kw
         )
         for test in failing:

@@ -85,6 +85,18 @@ def _loc(source: Path) -> int:
     return total
 
 
+def _reference_tests(instance: Instance) -> int:
+    """The reference suite's size: for a ProgramBench task the tests ``tests.json`` lists, less
+    the ignored ones (or, without it, the test functions of the branches scored)."""
+    branches = getattr(instance, "branches", None)
+    if branches is None:
+        return len(test_functions(instance.tests))
+    listed = instance.scored_tests()  # type: ignore[attr-defined]
+    if listed:
+        return len(listed)
+    return sum(len(test_functions(instance.tests / b / "eval" / "tests")) for b in branches)
+
+
 def instance_stats(instance: Instance) -> InstanceStats:
     spec_text = ""
     if instance.spec is not None and instance.spec.is_file():
@@ -96,7 +108,7 @@ def instance_stats(instance: Instance) -> InstanceStats:
         spec_sections=len(instance.spec_sections()),
         spec_files=1 if spec_text else 0,
         source_loc=_loc(instance.source),
-        reference_tests=len(test_functions(instance.tests)),
+        reference_tests=_reference_tests(instance),
         mutants=len(instance.mutants),
     )
 

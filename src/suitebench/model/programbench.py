@@ -31,8 +31,8 @@ from suitebench.model.instance import Instance, InstanceError, InstanceKind, Mut
 __all__ = [
     "SUITE_DIRNAME",
     "ProgramBenchInstance",
-    "branch_note",
-    "default_branch",
+    "branch_of",
+    "build_script_of",
     "ignored_branches",
     "is_programbench_task",
     "load_programbench_task",
@@ -48,23 +48,36 @@ SUITE_DIRNAME = "tests"
 
 _EVAL_PREFIX = "eval.tests."
 _BUILD = "build.sh"
+_BUILDS = (_BUILD, "compile.sh")  # ProgramBench's published submissions build with compile.sh
 _TESTS_JSON = "tests.json"
 _MANIFESTS = ("operators.json", "requirements.json")  # written by `build mutants`
 
 
 class ProgramBenchInstance(Instance):
-    """A suite-mode instance read from one branch of a ProgramBench task.
+    """A suite-mode instance read from a ProgramBench task: every branch not ignored, together
+    (or the one named with ``--branch``), as ProgramBench scores a task.
 
-    ``expected_tests`` is every test ``tests.json`` lists for the branch (node ids, ignored ones
-    included; empty without ``tests.json``: then the suite is whatever pytest collects),
-    ``ignored_tests`` maps the excluded ones to their reasons, and ``programbench_ids`` maps
-    node ids back to ProgramBench's dotted ids for reporting.
+    ``tests`` is the task's ``tests/`` directory and ``branches`` the branches scored; a run
+    lays each out as a workspace (:mod:`suitebench.suite.workspaces`), so node ids carry the
+    branch: ``tests/<branch>/eval/tests/test_x.py::Class::test``.  ``expected_tests`` is every
+    test ``tests.json`` lists for those branches (node ids, ignored ones included; empty
+    without ``tests.json``: then the suite is whatever pytest collects), ``ignored_tests`` maps
+    the excluded ones to their reasons, and ``programbench_ids`` maps node ids back to
+    ProgramBench's dotted ids (``eval.tests.test_x.Class.test``, the branch being the node id's
+    second part) for reporting.
     """
 
-    branch: str
+    branches: tuple[str, ...]
     expected_tests: tuple[str, ...] = ()
     ignored_tests: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     programbench_ids: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def branch(self) -> str:
+        """The branch, when one is scored (else ValueError: say which)."""
+        if len(self.branches) != 1:
+            raise ValueError(f"{self.name} scores {len(self.branches)} branches")
+        return self.branches[0]
 
     def scored_tests(self) -> tuple[str, ...]:
         """The reference suite after refinement: listed tests minus the ignored ones."""
@@ -127,7 +140,7 @@ def is_programbench_task(path: Path | str) -> bool:
         return False
     if (path / _TESTS_JSON).is_file():
         return True
-    return (path / _BUILD).is_file() and bool(_branch_dirs(path))
+    return build_script_of(path) is not None and bool(_branch_dirs(path))
 
 
 def _branch_dirs(root: Path) -> list[str]:
@@ -210,22 +223,32 @@ def _active_branches(data: dict[str, Any]) -> list[str]:
     ]
 
 
-def programbench_id_to_node_id(programbench_id: str, suite_dir: Path | str) -> str:
-    """``eval.tests.mod.Class.test[p]`` -> ``tests/mod.py::Class::test[p]``.
+def _node_prefix(branch: str | None) -> str:
+    """Where a branch's test files sit in the suite a run collects (:data:`SUITE_DIRNAME`)."""
+    return f"{SUITE_DIRNAME}/" if branch is None else f"{SUITE_DIRNAME}/{branch}/eval/tests/"
 
-    Node ids relative to the branch directory (``eval/tests/mod.py::test``) are accepted too.
+
+def programbench_id_to_node_id(
+    programbench_id: str, suite_dir: Path | str, branch: str | None = None
+) -> str:
+    """``eval.tests.mod.Class.test[p]`` of ``branch`` ->
+    ``tests/<branch>/eval/tests/mod.py::Class::test[p]`` (``tests/mod.py::...`` without one).
+
+    Node ids relative to the workspace (``eval/tests/mod.py::test``) are accepted too.
 
     The module part is found by looking for the longest dotted prefix that names a ``.py`` file
-    under ``suite_dir`` (test modules may sit in sub-packages); a parameter id in brackets may
-    itself contain dots and is kept whole.  ValueError if no file matches.
+    under ``suite_dir`` (the branch's ``eval/tests``; test modules may sit in sub-packages); a
+    parameter id in brackets may itself contain dots and is kept whole.  ValueError if no file
+    matches.
     """
+    prefix = _node_prefix(branch)
     if programbench_id.startswith("eval/tests/") and "::" in programbench_id:
         # Some task files list pytest node ids instead of the JUnit form.
         file, _, test_names = programbench_id.partition("::")
         relative = file[len("eval/tests/") :]
         if not (Path(suite_dir) / relative).is_file():
             raise ValueError(f"no test module under {suite_dir} for {programbench_id!r}")
-        return f"{SUITE_DIRNAME}/{relative}::{test_names}"
+        return f"{prefix}{relative}::{test_names}"
     if not programbench_id.startswith(_EVAL_PREFIX):
         raise ValueError(f"expected an id starting with {_EVAL_PREFIX!r}: {programbench_id!r}")
     rest = programbench_id[len(_EVAL_PREFIX) :]
@@ -238,17 +261,29 @@ def programbench_id_to_node_id(programbench_id: str, suite_dir: Path | str) -> s
         if (suite / module).is_file():
             names = parts[cut:]
             names[-1] += params
-            return "::".join([f"{SUITE_DIRNAME}/{module.as_posix()}", *names])
+            return "::".join([f"{prefix}{module.as_posix()}", *names])
     raise ValueError(f"no test module under {suite} for {programbench_id!r}")
 
 
 def node_id_to_programbench_id(node_id: str) -> str:
-    """``tests/mod.py::Class::test[p]`` -> ``eval.tests.mod.Class.test[p]`` (JUnit form)."""
+    """``tests/<branch>/eval/tests/mod.py::Class::test[p]`` (or ``tests/mod.py::...``) ->
+    ``eval.tests.mod.Class.test[p]``: the JUnit name ProgramBench's ``eval/run.sh`` gives it
+    (the branch is :func:`branch_of`)."""
     file, _, names = node_id.partition("::")
     if not file.startswith(f"{SUITE_DIRNAME}/") or not file.endswith(".py"):
         raise ValueError(f"expected a node id under {SUITE_DIRNAME}/: {node_id!r}")
-    module = file[len(SUITE_DIRNAME) + 1 : -3].replace("/", ".")
+    branch = branch_of(node_id)
+    start = len(_node_prefix(branch))
+    module = file[start:-3].replace("/", ".")
     return ".".join([_EVAL_PREFIX + module, *names.split("::")]) if names else module
+
+
+def branch_of(node_id: str) -> str | None:
+    """The branch a workspace test's node id carries (``tests/<branch>/eval/tests/...``)."""
+    parts = node_id.partition("::")[0].split("/")
+    if len(parts) > 4 and parts[0] == SUITE_DIRNAME and parts[2:4] == ["eval", "tests"]:
+        return parts[1]
+    return None
 
 
 def _string_list(file: Path, field: str, value: Any) -> list[str]:
@@ -285,39 +320,75 @@ def _ignored(file: Path, where: str, value: Any) -> dict[str, tuple[str, ...]]:
 
 
 def load_programbench_task(task_dir: Path | str, branch: str | None = None) -> ProgramBenchInstance:
-    """One branch of a ProgramBench task directory as a suite-mode instance.
+    """A ProgramBench task directory as a suite-mode instance: every branch not ignored,
+    together, as ProgramBench scores it, or only ``branch``.
 
-    The task directory is the repository root: ``build.sh`` there must leave ``./executable``,
-    and it is the instance's source.  ``branch`` defaults to the only branch not marked
-    ``ignored``; with several, name one (or use :func:`load_programbench_tasks`).  An optional
-    ``spec.md`` next to ``tests.json`` becomes the spec, as TestSuiteBench adds one.
+    The task directory is the repository root: ``build.sh`` (or ``compile.sh``) there must
+    leave ``./executable``, and it is the instance's source.  An optional ``spec.md`` next to
+    ``tests.json`` becomes the spec, as TestSuiteBench adds one.  A branch not in the task is
+    an error naming the branches there are; an ignored one, an error giving its reason.
 
-    Tasks are also published without ``tests.json``: then every test collected under the
-    branch's ``eval/tests`` is in the suite, none is ignored, and the branch defaults to the
-    first on disk in sorted order (:func:`default_branch` says so when there are several).
+    Tasks are also published without ``tests.json``: then every branch on disk is scored,
+    every test collected under its ``eval/tests`` is in the suite and none is ignored.
     """
     root = Path(task_dir).resolve()
     file = root / _TESTS_JSON
-    if not (root / _BUILD).is_file():
+    build = build_script_of(root)
+    if build is None:
         raise InstanceError(root / _BUILD, "<file>", "expected build.sh leaving ./executable")
     if not file.is_file():
-        return _load_without_tests_json(root, branch)
+        return _load_without_tests_json(root, branch, build)
     data = read_tests_json(file)
+    active = _active_branches(data)
     if branch is None:
-        active = _active_branches(data)
-        if len(active) != 1:
+        if not active:
+            raise InstanceError(file, "branches", "expected a branch not ignored, found none")
+        chosen = active
+    else:
+        entry = data["branches"].get(branch)
+        if not isinstance(entry, dict):
             raise InstanceError(
-                file, "branches", f"expected exactly one branch not ignored, found {active}"
+                file, f"branches.{branch}", f"no such branch; the branches are {_choices(data)}"
             )
-        branch = active[0]
+        if entry.get("ignored"):
+            reason = entry.get("ignore_reason") or "no reason given"
+            raise InstanceError(
+                file,
+                f"branches.{branch}.ignored",
+                f"branch is ignored ({reason}); the branches not ignored are {active}",
+            )
+        chosen = [branch]
+    expected: list[str] = []
+    ignored_ids: dict[str, tuple[str, ...]] = {}
+    pb_ids: dict[str, str] = {}
+    for name in chosen:
+        listed, ignored, ids = _branch_tests(root, file, data, name)
+        expected.extend(listed)
+        ignored_ids.update(ignored)
+        pb_ids.update(ids)
+    return _instance(
+        root,
+        tuple(chosen),
+        build,
+        expected_tests=tuple(dict.fromkeys(expected)),
+        ignored_tests=ignored_ids,
+        programbench_ids=pb_ids,
+    )
+
+
+def _choices(data: dict[str, Any]) -> str:
+    ignored = [n for n, e in data["branches"].items() if isinstance(e, dict) and e.get("ignored")]
+    return f"{_active_branches(data)} (ignored: {ignored})"
+
+
+def _branch_tests(
+    root: Path, file: Path, data: dict[str, Any], branch: str
+) -> tuple[list[str], dict[str, tuple[str, ...]], dict[str, str]]:
+    """One branch's listed tests and ignored tests as node ids, and node id -> dotted id."""
     entry = _branch_entry(file, data, branch)
-    if entry.get("ignored"):
-        reason = entry.get("ignore_reason") or "no reason given"
-        raise InstanceError(file, f"branches.{branch}.ignored", f"branch is ignored ({reason})")
     suite = root / "tests" / branch / "eval" / "tests"
     if not suite.is_dir():
         raise InstanceError(file, f"branches.{branch}", f"expected the directory {suite}")
-
     listed = _string_list(file, f"branches.{branch}.tests", entry.get("tests", []))
     ignored = _ignored(file, f"branches.{branch}.ignored_tests", entry.get("ignored_tests"))
     to_node: dict[str, str] = {}
@@ -325,7 +396,7 @@ def load_programbench_task(task_dir: Path | str, branch: str | None = None) -> P
         if test in to_node:
             continue
         try:
-            to_node[test] = programbench_id_to_node_id(test, suite)
+            to_node[test] = programbench_id_to_node_id(test, suite, branch)
         except ValueError as exc:
             field = (
                 f"branches.{branch}.tests[{index}]"
@@ -333,66 +404,52 @@ def load_programbench_task(task_dir: Path | str, branch: str | None = None) -> P
                 else f"branches.{branch}.ignored_tests"
             )
             raise InstanceError(file, field, str(exc)) from exc
-    return _instance(
-        root,
-        branch,
-        expected_tests=tuple(dict.fromkeys(to_node[t] for t in listed)),
-        ignored_tests={to_node[t]: reasons for t, reasons in ignored.items()},
-        programbench_ids={node: test for test, node in to_node.items()},
+    return (
+        [to_node[t] for t in listed],
+        {to_node[t]: reasons for t, reasons in ignored.items()},
+        {node: test for test, node in to_node.items()},
     )
 
 
-def default_branch(task_dir: Path | str) -> tuple[str, list[str]]:
-    """The branch a task without ``tests.json`` is read from, and every branch on disk: the
-    only one, or the first in sorted order (callers name the others, so the choice is seen)."""
-    root = Path(task_dir)
-    branches = _branch_dirs(root)
-    if not branches:
+def build_script_of(root: Path) -> str | None:
+    """The task's build script: ``build.sh``, or ``compile.sh`` as ProgramBench's published
+    submissions name it; None if there is neither."""
+    for name in _BUILDS:
+        if (root / name).is_file():
+            return name
+    return None
+
+
+def _load_without_tests_json(root: Path, branch: str | None, build: str) -> ProgramBenchInstance:
+    on_disk = _branch_dirs(root)
+    if not on_disk:
         raise InstanceError(
             root / "tests", "<dir>", "expected a test branch tests/<branch>/eval/tests/*.py"
         )
-    return branches[0], branches
-
-
-def branch_note(task_dir: Path | str) -> str | None:
-    """What to tell the user when a task without ``tests.json`` has several branches and the
-    first was read (None otherwise): the choice is never silent."""
-    root = Path(task_dir)
-    if (root / _TESTS_JSON).is_file():
-        return None
-    chosen, branches = default_branch(root)
-    if len(branches) < 2:
-        return None
-    return (
-        f"{root} has no tests.json and {len(branches)} test branches "
-        f"({', '.join(branches)}): reading {chosen}, the first in sorted order"
-    )
-
-
-def _load_without_tests_json(root: Path, branch: str | None) -> ProgramBenchInstance:
-    if branch is None:
-        branch, _ = default_branch(root)
-    suite = root / "tests" / branch / "eval" / "tests"
-    if not suite.is_dir():
+    if branch is not None and branch not in on_disk:
         raise InstanceError(
-            root / "tests", branch, f"expected the directory {suite} (no tests.json, no branch)"
+            root / "tests",
+            branch,
+            f"no such branch (no tests.json); the branches on disk are {on_disk}",
         )
-    return _instance(root, branch)
+    return _instance(root, tuple(on_disk if branch is None else [branch]), build)
 
 
-def _instance(root: Path, branch: str, **tests: Any) -> ProgramBenchInstance:
+def _instance(
+    root: Path, branches: tuple[str, ...], build: str, **tests: Any
+) -> ProgramBenchInstance:
     spec = root / "spec.md"
     return ProgramBenchInstance(
         name=root.name,
         kind=InstanceKind.CLI,
         root=root,
         spec=spec if spec.is_file() else None,
-        build=_BUILD,
+        build=build,
         source=root,
-        tests=root / "tests" / branch / "eval" / "tests",
+        tests=root / "tests",
         mutants=_manifest_mutants(root),
-        description=f"ProgramBench task {root.name}, test branch {branch}",
-        branch=branch,
+        description=f"ProgramBench task {root.name}, test branches {', '.join(branches)}",
+        branches=branches,
         **tests,
     )
 

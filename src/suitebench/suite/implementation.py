@@ -1,6 +1,11 @@
 """R: how much of the reference suite a candidate implementation passes (TestSuiteBench's
 reference pass rate, Section 2.6): the suite's valid tests -- those that pass every reference
-run -- run once on the candidate's build, and the failing ones are listed."""
+run -- run once on the candidate's build, and the failing ones are listed.
+
+The candidate is a directory or a submission archive as ProgramBench publishes them
+(``submission.zip``, ``.tar.gz``: unpacked safely, :mod:`suitebench.run.unpack`), built by the
+instance's recipe or its own ``build.sh`` / ``compile.sh``; the suite runs as score runs it (a
+task's workspaces, the files carried beside the suite)."""
 
 from __future__ import annotations
 
@@ -11,14 +16,17 @@ from suitebench.model.instance import Instance
 from suitebench.run.executor import Executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
+from suitebench.run.unpack import is_archive, unpack_root
 from suitebench.suite.interpreter import suite_interpreter, versions
 from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.programs import Builder
+from suitebench.suite.projectconfig import stage_beside
 from suitebench.suite.records import TestStatus
 from suitebench.suite.result import ImplementationResult
 from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import DEFAULT_BATCH, Progress
-from suitebench.suite.tally import nan_to_none, refined_out, test_universe
+from suitebench.suite.tally import listed_tests, nan_to_none, refined_out, test_universe
+from suitebench.suite.workspaces import suite_to_run
 
 __all__ = ["score_implementation"]
 
@@ -45,13 +53,19 @@ def score_implementation(
     reference = builder.reference()
     if not reference.ok:
         raise RuntimeError(f"the reference of {instance.name} does not build:\n{reference.message}")
-    candidate = builder.implementation(Path(implementation))
+    implementation = Path(implementation)
+    if is_archive(implementation):  # submission.zip, .tar.gz: unpacked safely, then built
+        with unpack_root(implementation, builder.cache_dir / "submissions") as root:
+            candidate = builder.implementation(root)
+    else:
+        candidate = builder.implementation(implementation)
     if progress is not None:
         progress(1, 3)
-    suite_dir = instance.tests.resolve()
+    suite_dir = suite_to_run(instance, None, builder.cache_dir)
     runner = SuiteRuns(
         suite_dir,
         python=python,
+        beside=stage_beside(instance, builder.cache_dir),  # as score runs it
         kind=str(instance.kind),
         store=store,
         executor=executor,
@@ -71,7 +85,7 @@ def score_implementation(
         progress(3, 3)
     ref_runs = [runs[k] for k in ref_keys]
     excluded = refined_out(instance, True)
-    test_ids = [t for t in test_universe(ref_runs) if t not in excluded]
+    test_ids = [t for t in test_universe(ref_runs, listed_tests(instance)) if t not in excluded]
     valid = [t for t in test_ids if all(r.status_of(t) is TestStatus.PASSED for r in ref_runs)]
     invalid = [t for t in test_ids if t not in valid]
     run = runs.get(cand_key) if candidate.ok else None

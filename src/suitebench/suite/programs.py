@@ -22,7 +22,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -42,6 +42,7 @@ from suitebench.run.tree import (
 from suitebench.suite.interpreter import Interpreter, own_binds
 from suitebench.suite.patching import apply_exact, apply_patch
 from suitebench.suite.runspec import Target
+from suitebench.suite.workspaces import program_source
 
 
 class BuildStatus(StrEnum):
@@ -109,6 +110,9 @@ class Builder:
         self.python = python
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self._source: str | None = None
+        # What programs are built from (a ProgramBench task: its root less its suites, their
+        # list and its mutants, which the tests would see beside ./executable).
+        self.source = program_source(instance, self.cache_dir)
 
     def _program(self, tree: Path, coverage: Path | None = None) -> TreeProgram:
         """The instance's recipe and product for ``tree``: a Python package compiled module by
@@ -135,13 +139,13 @@ class Builder:
 
     def reference(self) -> BuiltProgram:
         """The reference implementation, built from the instance's source directory."""
-        return self._build(self._program(self.instance.source))
+        return self._build(self._program(self.source))
 
     def _source_key(self) -> str:
         """What a mutant's build depends on besides its patch: the reference source and
         the recipe, package, interpreter and toolchains (computed once per builder)."""
         if self._source is None:
-            self._source = job_key("suite-source/1", self.program_id(self.instance.source))
+            self._source = job_key("suite-source/1", self.program_id(self.source))
         return self._source
 
     def mutant(self, mutant: MutantSpec) -> BuiltProgram:
@@ -160,7 +164,7 @@ class Builder:
             return BuiltProgram.from_built(found)
         # A copy, never links to the reference's files: a test would see which file the patch
         # wrote (``run/tree.py``, ``seal``).
-        with staged_copy(self.instance.source, self.cache_dir) as tree:
+        with staged_copy(self.source, self.cache_dir) as tree:
             if not apply_exact(tree, patch):
                 applied, output = apply_patch(tree, mutant.patch)
                 if not applied:
@@ -178,8 +182,12 @@ class Builder:
         return built
 
     def implementation(self, directory: Path) -> BuiltProgram:
-        """A candidate implementation (for R): its own tree, built with the same recipe."""
-        return self._build(self._program(Path(directory)))
+        """A candidate implementation (for R): its own tree, built with the same recipe -- or
+        with its own build script where it has no file of the recipe's name (ProgramBench's
+        published submissions build with ``compile.sh``, its tasks with ``build.sh``)."""
+        program = self._program(Path(directory))
+        own = submission_build(Path(directory), program.build)
+        return self._build(program if own == program.build else replace(program, build=own))
 
     def coverage(self) -> BuiltProgram | None:
         """The reference built with ``gcc --coverage`` (per-test coverage of a C or C++
@@ -202,7 +210,7 @@ class Builder:
                 os.rename(staging, wrappers)
             except OSError:
                 shutil.rmtree(staging, ignore_errors=True)
-        built = self._build(self._program(self.instance.source, coverage=wrappers))
+        built = self._build(self._program(self.source, coverage=wrappers))
         if not built.ok or not any(Path(built.directory).rglob("*.gcno")):
             return None
         return built
@@ -210,6 +218,20 @@ class Builder:
     def _build(self, program: TreeProgram, *, staged: bool = False) -> BuiltProgram:
         built = build_tree(program, cache_dir=self.cache_dir, backend=self.backend, staged=staged)
         return BuiltProgram.from_built(built)
+
+
+SUBMISSION_BUILDS = ("build.sh", "compile.sh")
+
+
+def submission_build(directory: Path, recipe: str | None) -> str | None:
+    """The build script a submission in ``directory`` runs: the recipe's file when it has one
+    (or the recipe is a command line), else its own ``build.sh`` or ``compile.sh``."""
+    if recipe is None or not recipe.endswith(".sh") or (directory / recipe).is_file():
+        return recipe
+    for name in SUBMISSION_BUILDS:
+        if (directory / name).is_file():
+            return name
+    return recipe
 
 
 def _build_job(payload: tuple[Builder, MutantSpec | None]) -> BuiltProgram:

@@ -119,18 +119,32 @@ class SuiteRun:
         )
 
     def status_of(self, test_id: str) -> TestStatus:
-        """This run's outcome for a test, attributing collection errors to their file."""
+        """This run's outcome for a test, attributing collection errors to their file (or to
+        the directory holding it: a ``conftest.py`` that did not import)."""
         status = self.tests.get(test_id)
         if status is not None:
             return status
-        if test_file(test_id) in self.collect_errors:
+        if self.broken_container(test_id) is not None:
             return TestStatus.ERROR
         return TestStatus.NOT_RUN
 
+    def broken_container(self, test_id: str) -> str | None:
+        """The file or directory of ``test_id`` that did not collect in this run, if any."""
+        file = test_file(test_id)
+        for broken in self.collect_errors:
+            if file == broken or file.startswith(broken.rstrip("/") + "/"):
+                return broken
+        return None
+
     def message_of(self, test_id: str) -> str:
         """Why a test failed, errored or was skipped in this run ('' if nothing says): its own
-        message, else its file's collection error (a mutant that broke the import)."""
-        return self.messages.get(test_id) or self.messages.get(test_file(test_id)) or ""
+        message, else its file's (or directory's) collection error (a mutant that broke the
+        import)."""
+        own = self.messages.get(test_id)
+        if own:
+            return own
+        broken = self.broken_container(test_id) if test_id not in self.tests else None
+        return self.messages.get(broken or test_file(test_id)) or ""
 
 
 def test_file(test_id: str) -> str:

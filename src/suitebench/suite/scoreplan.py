@@ -31,6 +31,7 @@ from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.programs import Builder, BuiltProgram, build_reference_first
 from suitebench.suite.projectconfig import Beside, stage_beside
 from suitebench.suite.runspec import Engine, SuiteLimits, Target, own_suite
+from suitebench.suite.workspaces import suite_to_run
 
 Report = Callable[[str, int], None]  # (part: "builds" or "runs", done so far)
 Request = tuple[str, Target]
@@ -117,13 +118,13 @@ def plan_score(
     (see the module doc); raises :class:`ReferenceBuildError` when the reference does not
     build, ``FileNotFoundError`` when the suite is not a directory and
     :class:`SuiteInputError` when a Python file of the suite's is not named in UTF-8."""
-    suite_dir = Path(suite if suite is not None else instance.tests).resolve()
-    if not suite_dir.is_dir():
-        raise FileNotFoundError(f"{suite_dir}: the suite to score is not a directory")
-    odd = not_utf8(suite_dir, ".py")
+    given = Path(suite if suite is not None else instance.tests).resolve()
+    if not given.is_dir():
+        raise FileNotFoundError(f"{given}: the suite to score is not a directory")
+    odd = not_utf8(given, ".py")
     if odd:
         raise SuiteInputError(
-            f"{suite_dir / odd[0]}: a Python file whose name is not UTF-8 "
+            f"{given / odd[0]}: a Python file whose name is not UTF-8 "
             f"({len(odd)} in the suite): its tests' ids could not be written to results.json; "
             "rename it"
         )
@@ -131,6 +132,8 @@ def plan_score(
     builder = Builder(
         instance, cache_dir or store.path.parent / "builds", backend=backend, python=python
     )
+    # A ProgramBench task's branches (or a suite in their shape) run as workspaces.
+    suite_dir = suite_to_run(instance, suite, builder.cache_dir)
     chosen = set(mutant_ids) if mutant_ids is not None else None
     mutants = [m for m in instance.mutants if chosen is None or m.id in chosen]
     reference, built, beside, wait_builds = _start_builds(builder, mutants, executor, report)

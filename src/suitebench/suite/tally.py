@@ -37,10 +37,19 @@ def refined_out(instance: Instance, scoring_reference_suite: bool) -> dict[str, 
     return {str(k): list(v) for k, v in (ignored or {}).items()}
 
 
-def test_universe(runs: list[SuiteRun]) -> list[str]:
-    """Every test id any reference run saw, plus files that never collected (one unit each)."""
-    ids: list[str] = []
-    seen: set[str] = set()
+def listed_tests(instance: Instance) -> tuple[str, ...]:
+    """The tests the instance's own list names (a ProgramBench task's ``tests.json``): each is
+    a unit of V whether or not pytest collects it, as ProgramBench counts them."""
+    return tuple(getattr(instance, "expected_tests", ()) or ())
+
+
+def test_universe(runs: list[SuiteRun], listed: tuple[str, ...] = ()) -> list[str]:
+    """Every test id ``listed`` names (a test ``tests.json`` lists but no run saw is a unit:
+    not valid, with its file's collection error when its file did not collect) and any
+    reference run saw, plus files that never collected and hold no test of those (one unit
+    each: nothing says how many tests they hold)."""
+    ids: list[str] = list(dict.fromkeys(listed))
+    seen: set[str] = set(ids)
     for run in runs:
         for test in run.tests:
             if test not in seen:
@@ -49,6 +58,9 @@ def test_universe(runs: list[SuiteRun]) -> list[str]:
     files_with_tests = {test_file(t) for t in ids}
     for run in runs:
         for broken in run.collect_errors:
+            holds = broken.rstrip("/") + "/"  # a directory (its conftest.py did not import)
+            if any(f.startswith(holds) for f in files_with_tests):
+                continue
             if broken not in seen and broken not in files_with_tests:
                 seen.add(broken)
                 ids.append(broken)
@@ -67,9 +79,12 @@ def test_infos(
     runner: SuiteRuns = plan.runner
     limits = dict(runner.timeouts)
     tests: list[TestInfo] = []
-    for test in (t for t in test_universe(ref_runs) if t not in excluded):
+    listed = () if plan.decoys else listed_tests(plan.instance)  # decoys: a suite from elsewhere
+    for test in (t for t in test_universe(ref_runs, listed) if t not in excluded):
         statuses = [run.status_of(test) for run in ref_runs]
         message = next((m for run in ref_runs if (m := run.message_of(test))), "")
+        if not message and test in listed and all(s is TestStatus.NOT_RUN for s in statuses):
+            message = "listed in tests.json, never collected"
         decoy = (decoys or {}).get(test)
         if decoy is not None and all(s is TestStatus.PASSED for s in statuses):
             status, mutant, why = decoy

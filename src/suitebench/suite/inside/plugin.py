@@ -85,6 +85,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 _SHARED_FIXTURES = "suitebench-shared-fixtures"
+_WORKSPACES = "suitebench-workspaces"  # ProgramBench's workspace per test (:mod:`.workspaces`)
 
 
 def start_tracer(
@@ -129,6 +130,10 @@ def _use_rewrite_cache(config: pytest.Config, path: str | None) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not config.pluginmanager.has_plugin(_WORKSPACES):
+        from suitebench.suite.inside import workspaces
+
+        config.pluginmanager.register(workspaces, _WORKSPACES)
     budget.state["timeout"] = budget.state["cap"] = float(
         config.getoption("--suitebench-timeout") or 0.0
     )
