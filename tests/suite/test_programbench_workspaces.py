@@ -279,11 +279,6 @@ def test_init_lays_out_the_workspaces_and_says_what_hygiene_dropped(tmp_path: Pa
     assert "V = 100.0% (7/7 valid" in scored.stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the unshare backend's /dev has no devpts yet (run/_mount.c, _mount.py: the change "
-    "is described in docs/suite.md and the lead applies it)",
-)
 @pytest.mark.slow
 def test_a_pty_test_works_under_the_unshare_backend_too(tmp_path: Path) -> None:
     task = _task(tmp_path)

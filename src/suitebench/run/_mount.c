@@ -103,6 +103,12 @@ static void dev(const char *target, const char *shm_size) {
         snprintf(b, sizeof b, "%s/%s", target, links[i][0]);
         if (symlink(links[i][1], b) != 0) die("symlink", b);
     }
+    /* Terminals of its own (pty tests of TUI programs), as bwrap's --dev gives. */
+    snprintf(b, sizeof b, "%s/pts", target);
+    mkdirs(b, 0755);
+    do_mount("devpts", b, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620");
+    snprintf(b, sizeof b, "%s/ptmx", target);
+    if (symlink("pts/ptmx", b) != 0) die("symlink", b);
 }
 
 int main(int argc, char **argv) {

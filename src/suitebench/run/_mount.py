@@ -67,6 +67,9 @@ def _bind(src: str, target: str, *, read_only: bool) -> None:
         _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | keep)
 
 
+_PTS = "newinstance,ptmxmode=0666,mode=0620"
+
+
 def _dev(target: str, shm_size: str) -> None:
     """A fresh /dev; its shm is bounded like /tmp (else a program could fill the memory
     cgroup with it and be killed rather than told ENOSPC)."""
@@ -80,6 +83,10 @@ def _dev(target: str, shm_size: str) -> None:
     _mount("shm", f"{target}/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777" + size)
     for name, link in DEV_LINKS.items():
         os.symlink(link, f"{target}/{name}")
+    # Terminals of its own (pty tests of TUI programs), as bwrap's --dev gives.
+    os.mkdir(f"{target}/pts")
+    _mount("devpts", f"{target}/pts", "devpts", MS_NOSUID | MS_NOEXEC, _PTS)
+    os.symlink("pts/ptmx", f"{target}/ptmx")
 
 
 def build(root: str, ops: list[tuple[str, str, str]]) -> None:
