@@ -22,6 +22,7 @@ from suitebench.audit.ledger import LedgerError, recheck_ledger
 from suitebench.audit.pipeline import AuditResult, format_funnel, run_audit
 from suitebench.audit.review import ReviewError, read_ledger_csv, review_sample, write_review_csv
 from suitebench.audit.runs import AuditEngine
+from suitebench.cli._progress import plain_progress
 from suitebench.cli._console import (
     HumanConsole,
     end_on_harness_errors,
@@ -162,12 +163,15 @@ def _run(
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             console=_err,
-            disable=OPTIONS.quiet or OPTIONS.json,
-        ) as bar:
+            disable=OPTIONS.quiet or OPTIONS.json or not _err.is_terminal,
+        ) as bar, plain_progress(
+            "auditing (runs)", console=_err, quiet=OPTIONS.quiet or OPTIONS.json or _err.is_terminal
+        ) as plain:
             task = bar.add_task("auditing (runs)", total=None)
 
             def progress(done: int, total: int) -> None:
                 bar.update(task, completed=done, total=total)
+                plain(done, total)  # lines when stderr is not a terminal
 
             engine = AuditEngine(store, executor, cache, backend=backend, progress=progress)
             fuzzed: dict[str, FuzzReport] = {}
