@@ -22,7 +22,6 @@ from suitebench.audit.ledger import LedgerError, recheck_ledger
 from suitebench.audit.pipeline import AuditResult, format_funnel, run_audit
 from suitebench.audit.review import ReviewError, read_ledger_csv, review_sample, write_review_csv
 from suitebench.audit.runs import AuditEngine
-from suitebench.cli._progress import plain_progress
 from suitebench.cli._console import (
     HumanConsole,
     end_on_harness_errors,
@@ -30,6 +29,7 @@ from suitebench.cli._console import (
     keep_going_option,
 )
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
+from suitebench.cli._progress import plain_progress
 from suitebench.cli.main import OPTIONS
 from suitebench.metrics.bootstrap import DEFAULT_SEED
 from suitebench.model.problem import ProblemError
@@ -157,16 +157,21 @@ def _run(
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     review_cap, seed = review
     try:
-        with Progress(
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=_err,
-            disable=OPTIONS.quiet or OPTIONS.json or not _err.is_terminal,
-        ) as bar, plain_progress(
-            "auditing (runs)", console=_err, quiet=OPTIONS.quiet or OPTIONS.json or _err.is_terminal
-        ) as plain:
+        with (
+            Progress(
+                TextColumn("[progress.description]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=_err,
+                disable=OPTIONS.quiet or OPTIONS.json or not _err.is_terminal,
+            ) as bar,
+            plain_progress(
+                "auditing (runs)",
+                console=_err,
+                quiet=OPTIONS.quiet or OPTIONS.json or _err.is_terminal,
+            ) as plain,
+        ):
             task = bar.add_task("auditing (runs)", total=None)
 
             def progress(done: int, total: int) -> None:

@@ -36,7 +36,9 @@ def is_shell_script(head: bytes) -> bool:
     return first.startswith(b"#!") and re.search(SHELL_NAMES, first) is not None
 
 
-def bash_edits(node: Any, function: str, tables: dict[str, dict[str, list[str]]]) -> list[_NodeEdit]:
+def bash_edits(
+    node: Any, function: str, tables: dict[str, dict[str, list[str]]]
+) -> list[_NodeEdit]:
     """The mutations of one node of a shell script's tree (``tables``: the shared operator
     tables by operator name, so ``+`` becomes ``-`` in a shell as in C)."""
     kind = node.type
@@ -100,7 +102,11 @@ def _number_edits(node: Any) -> list[_NodeEdit]:
     value = int(text)
     news = [value + 1] + ([value - 1] if value > 0 else [])
     return [
-        ("constant", f"integer {text} -> {new}", Edit(node.start_byte, node.end_byte, str(new).encode()))
+        (
+            "constant",
+            f"integer {text} -> {new}",
+            Edit(node.start_byte, node.end_byte, str(new).encode()),
+        )
         for new in news
     ]
 
