@@ -7,7 +7,9 @@ What the build compiles (worked out by hand from the Makefile and the ``#if``s b
 src/main.c, src/stats.c, src/debug.c, include/stats.h, include/table.h and
 third_party/minimath/{minimath.c,minimath.h}; not tools/bench.c nor tools/gen_table.py; in
 src/stats.c the ``#ifdef TALLY_TRACE`` block (lines 9-11) and in src/debug.c the
-``#if defined(TALLY_DEBUG)`` block (lines 4-9) are compiled out.
+``#if defined(TALLY_DEBUG)`` block (lines 4-9) are compiled out.  ``stats_scale`` (src/stats.c,
+line 16) is a static inline function nothing calls: the compiler emits no code for it, so each
+of its mutants compiles to the reference's object (trivially equivalent).
 
 The Makefile lists no header among main.o's prerequisites (a common slip): a change of
 include/stats.h must still rebuild src/main.o, which only an incremental build that knows what
@@ -19,7 +21,9 @@ from __future__ import annotations
 from pathlib import Path
 
 FILES = {
-    "build.sh": "#!/bin/sh\nset -eu\nmake -s\ncp tally executable\n",
+    # make's own log of the commands it ran stays in the built tree: what a test reads to
+    # see which units a build recompiled.
+    "build.sh": "#!/bin/sh\nset -eu\nmake > make.log\ncp tally executable\n",
     "Makefile": (
         "CC = gcc\n"
         "CFLAGS = -O2 -Wall -Iinclude -Ithird_party/minimath\n"
@@ -55,7 +59,7 @@ FILES = {
         "    long xs[64];\n"
         "    int n = 0;\n"
         "    for (int i = 1; i < argc && n < 64; i++) xs[n++] = strtol(argv[i], NULL, 10);\n"
-        "    if (n == 0) { fprintf(stderr, \"no numbers\\n\"); return 2; }\n"
+        '    if (n == 0) { fprintf(stderr, "no numbers\\n"); return 2; }\n'
         "    long lo = mm_min(xs, n);\n"
         "    long hi = stats_max(xs, n);\n"
         '    printf("count %d\\n", n);\n'
@@ -82,6 +86,7 @@ FILES = {
         "    for (int i = 1; i < n; i++) if (xs[i] > best) best = xs[i];\n"
         "    return best;\n"
         "}\n"
+        "static inline long stats_scale(long x) { return x * 3; }\n"
     ),
     "src/debug.c": (
         "#include <stdio.h>\n"
@@ -107,7 +112,7 @@ FILES = {
     ),
     "tools/bench.c": (
         "#include <stdio.h>\n"
-        "int main(void) { for (int i = 0; i < 3; i++) printf(\"%d\\n\", i * 2); return 0; }\n"
+        'int main(void) { for (int i = 0; i < 3; i++) printf("%d\\n", i * 2); return 0; }\n'
     ),
     "tools/gen_table.py": (
         "def fib(n):\n"
@@ -135,7 +140,7 @@ def write_tally(root: Path) -> Path:
         "def run(*args):\n"
         '    return subprocess.run(["./executable", *args], capture_output=True, text=True)\n\n\n'
         "def test_figures():\n"
-        '    # 3 + 9 + 4 = 16; largest 9; smallest 3, midpoint 3 + (9 - 3) / 2 = 6;\n'
+        "    # 3 + 9 + 4 = 16; largest 9; smallest 3, midpoint 3 + (9 - 3) / 2 = 6;\n"
         "    # WEIGHTS[3 % 5] = 5.\n"
         '    out = run("3", "9", "4").stdout\n'
         '    assert out == "count 3\\nsum 16\\nmax 9\\nmid 6\\nweight 5\\n"\n'
