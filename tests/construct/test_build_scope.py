@@ -106,7 +106,8 @@ def test_a_mutant_of_a_file_no_unit_reads_is_built_from_scratch(tally: Any) -> N
     instance, _, cache = tally
     base = Builder(instance, cache).incremental_base()
     assert base is not None
-    makefile = b"--- a/Makefile\n+++ b/Makefile\n@@ -1 +1 @@\n-CC = gcc\n+CC = cc\n"  # make does not rebuild objects when the Makefile changes: no incremental build
+    # make does not rebuild objects when the Makefile changes: no incremental build.
+    makefile = b"--- a/Makefile\n+++ b/Makefile\n@@ -1 +1 @@\n-CC = gcc\n+CC = cc\n"
     assert base.stale_objects(makefile) is None
     header = b"--- a/include/stats.h\n+++ b/include/stats.h\n@@ -1 +1 @@\n-x\n+y\n"
     assert base.stale_objects(header) == ["src/main.o", "src/stats.o"]

@@ -36,12 +36,12 @@ class PlainProgress:
         label: str,
         console: Console,
         *,
-        interval: float = PLAIN_INTERVAL,
+        interval: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.label = label
         self.console = console
-        self.interval = interval
+        self.interval = PLAIN_INTERVAL if interval is None else interval
         self.clock = clock
         self.start = clock()
         self.last_line = self.start

@@ -357,19 +357,19 @@ def _equivalent(builder: Builder, directory: str, diff: bytes) -> bool:
     return base is not None and base.same_objects(Path(directory), diff) is True
 
 
-def build_scope_of(builder: Builder) -> BuildScope:
-    """What the reference's build compiles, from its recorded build (a reference that does
-    not build is an error: no mutant could be checked)."""
+def build_scope_of(builder: Builder, paths: PathFilter | None = None) -> BuildScope:
+    """What the reference's build compiles, from its recorded build, when the source has C or
+    C++ files (a reference that does not build records nothing: the build check says so)."""
     instance = builder.instance
-    if instance.kind is InstanceKind.PYTHON:
-        return BuildScope(instance.source)
+    scope = BuildScope(instance.source)
+    if instance.kind is InstanceKind.PYTHON or not any(
+        language_of(f.as_posix()) in ("c", "cpp") for f in source_files(instance, paths)
+    ):
+        return scope
     built, record = builder.recorded()
-    if not built.ok:
-        raise RuntimeError(
-            f"{instance.source}: the reference does not build, so no mutant can be "
-            f"checked:\n{built.message[-2000:]}"
-        )
-    return BuildScope(instance.source, record, Path(built.directory))
+    if built.ok:
+        scope.record, scope.built_tree = record, Path(built.directory)
+    return scope
 
 
 def write_mutants(
@@ -399,7 +399,7 @@ def write_mutants(
         operators=operators,
         scope=scope,
         paths=paths,
-        build_scope=build_scope_of(builder),
+        build_scope=build_scope_of(builder, paths),
     )
     target = prepare_target(instance, out)
     ok = _buildable(instance, candidates, report, builder, executor, progress)

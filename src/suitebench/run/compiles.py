@@ -235,8 +235,8 @@ def read_record(
     lines = ["#!/bin/sh"]
     for index, command in enumerate(record.commands):
         out = str(out_dir / f"{index}.i")
-        argv = " ".join(shlex.quote(a) for a in _preprocess_argv(tree, command, out))
-        lines.append(f"(cd {shlex.quote(str(tree / command.cwd))} && {argv}) 2>/dev/null")
+        words = " ".join(shlex.quote(a) for a in _preprocess_argv(tree, command, out))
+        lines.append(f"(cd {shlex.quote(str(tree / command.cwd))} && {words}) 2>/dev/null")
     script = logs / "preprocess.sh"
     script.write_text("\n".join(lines) + "\n")
     for path in (logs, out_dir, script):
