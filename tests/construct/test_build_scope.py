@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.construct.tally_program import write_tally
 
 from suitebench.construct.mutants import mutation_sites, write_mutants
 from suitebench.model.instance import Instance, load_instance
 from suitebench.suite.programs import Builder
+
+from .tally_program import write_tally
 
 # The lines the preprocessor drops, worked out by hand from the #ifs (tally_program.py).
 COMPILED_OUT = {"src/stats.c": range(9, 12), "src/debug.c": range(4, 10)}
