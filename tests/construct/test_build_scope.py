@@ -6,13 +6,14 @@ never compiles)."""
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from suitebench.construct.mutants import mutation_sites, write_mutants
-from suitebench.model.instance import Instance, load_instance
+from suitebench.model.instance import Instance, MutantSpec, load_instance
 from suitebench.suite.programs import Builder
 
 from .tally_program import write_tally
@@ -112,3 +113,29 @@ def test_a_mutant_of_a_file_no_unit_reads_is_built_from_scratch(tally: Any) -> N
     assert base.stale_objects(makefile) is None
     header = b"--- a/include/stats.h\n+++ b/include/stats.h\n@@ -1 +1 @@\n-x\n+y\n"
     assert base.stale_objects(header) == ["src/main.o", "src/stats.o"]
+
+
+def test_a_mutant_that_does_not_compile_fails_incrementally_as_from_scratch(
+    tally: Any, tmp_path: Path
+) -> None:
+    # A build script without ``set -e`` goes on after make fails: from scratch, ``cp tally``
+    # then fails (no tally was linked); from the reference's build it must fail too, not copy
+    # the reference's tally (which would make the broken mutant the reference, surviving).
+    instance, _, _ = tally
+    root = tmp_path / "lax"
+    shutil.copytree(instance.root, root, ignore=shutil.ignore_patterns("builds"))
+    (root / "src" / "build.sh").write_text("#!/bin/sh\nmake > make.log\ncp tally executable\n")
+    lax = load_instance(root)
+    broken = tmp_path / "broken.diff"
+    broken.write_text(
+        "--- a/src/stats.c\n+++ b/src/stats.c\n@@ -3,3 +3,3 @@\n"
+        "     long total = 0;\n"
+        "-    for (int i = 0; i < n; i++) total += xs[i];\n"
+        "+    for (int i = 0; i < n; i++) total += xs[i]\n"
+        "     return total;\n"
+    )
+    mutant = MutantSpec(id="broken", patch=broken)
+    incremental = Builder(lax, tmp_path / "inc")
+    assert incremental.incremental_base() is not None
+    assert not Builder(lax, tmp_path / "clean", incremental=False).mutant(mutant).ok
+    assert not incremental.mutant(mutant).ok

@@ -92,6 +92,7 @@ class CompileRecord:
     emitted: dict[str, set[int]] = field(default_factory=dict)  # file -> lines kept
     reads: dict[str, set[str]] = field(default_factory=dict)  # file -> units reading it
     failed: list[str] = field(default_factory=list)  # units whose -E run failed
+    links: list[str] = field(default_factory=list)  # what the link commands wrote
 
     def objects_reading(self, path: str) -> list[str]:
         """The objects of the units that read ``path`` (the unit itself or a header)."""
@@ -107,6 +108,7 @@ class CompileRecord:
             "files": {f: sorted(lines) for f, lines in sorted(self.emitted.items())},
             "reads": {f: sorted(units) for f, units in sorted(self.reads.items())},
             "failed": self.failed,
+            "links": self.links,
         }
 
     @classmethod
@@ -119,6 +121,7 @@ class CompileRecord:
             emitted={f: set(lines) for f, lines in d["files"].items()},
             reads={f: set(units) for f, units in d["reads"].items()},
             failed=list(d["failed"]),
+            links=list(d.get("links", [])),
         )
 
 
@@ -127,6 +130,15 @@ def _inside(tree: Path, path: str) -> str | None:
     full = os.path.normpath(path if os.path.isabs(path) else os.path.join(tree, path))
     rel = os.path.relpath(full, tree)
     return None if rel == ".." or rel.startswith("../") else rel
+
+
+def _link_output(tree: Path, cwd: str, argv: list[str]) -> str | None:
+    """What a command that links (no ``-c``, ``-E``, ``-S``, ``-M``) writes, in the tree."""
+    args = argv[1:]
+    if "-c" in args or any(a in _DEPENDENCY_ONLY for a in args):
+        return None
+    output = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == "-o"), "a.out")
+    return _inside(tree, os.path.join(tree, cwd, output))
 
 
 def _commands_of(tree: Path, cwd: str, argv: list[str]) -> list[CompileCommand]:
@@ -224,6 +236,9 @@ def read_record(
         rel_cwd = _inside(tree, cwd)
         if rel_cwd is None:
             continue
+        link = _link_output(tree, rel_cwd, argv)
+        if link is not None and link not in record.links:
+            record.links.append(link)
         for command in _commands_of(tree, rel_cwd, argv):
             if (command.source, command.output or "") not in seen:
                 seen.add((command.source, command.output or ""))

@@ -4,8 +4,10 @@ build (:mod:`suitebench.run.compiles`).
 A C/C++ mutant changes one file. Its build starts from a copy of the reference's built tree --
 sources, objects, libraries, with the sealed tree's one timestamp on every file -- the patch is
 applied (the changed file is newer than everything else) and the objects of every unit that
-reads the changed file are removed, so the build's own ``make`` recompiles exactly those units
-and relinks, whatever the Makefile says of header dependencies.  A mutant of a file no recorded
+reads the changed file are removed, with what the reference's build linked and its
+``./executable``, so the build's own ``make`` recompiles exactly those units and relinks,
+whatever the Makefile says of header dependencies, and a build that goes on after a failed
+compile cannot hand on the reference's program.  A mutant of a file no recorded
 unit reads (a Makefile, a script) is built from scratch, as is one whose incremental build
 fails.
 

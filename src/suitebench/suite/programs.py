@@ -31,7 +31,7 @@ from suitebench.run.compiles import CompileRecord, compiler_wrappers
 from suitebench.run.executor import Executor, LocalExecutor, run_all
 from suitebench.run.layout import sandbox_path
 from suitebench.run.outcome import Backend, Status
-from suitebench.run.program import Built, Language
+from suitebench.run.program import EXECUTABLE, Built, Language
 from suitebench.run.store import job_key
 from suitebench.run.tree import (
     TreeProgram,
@@ -216,7 +216,10 @@ class Builder:
             applied, _ = apply_patch(tree, mutant.patch)
             if not applied:
                 return None
-            remove_objects(tree, stale)
+            # The stale objects, and the products: what the reference's build linked and
+            # ./executable. A build that goes on after a failed compile (no ``set -e``) then
+            # fails as a clean build does, instead of handing on the reference's program.
+            remove_objects(tree, [*stale, *base.record.links, EXECUTABLE])
             built = self._build(self._program(tree, tag="incremental"), staged=True)
         return built
 
