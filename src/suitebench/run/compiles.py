@@ -240,6 +240,8 @@ def read_record(
         if link is not None and link not in record.links:
             record.links.append(link)
         for command in _commands_of(tree, rel_cwd, argv):
+            if not (tree / command.source).is_file():
+                continue  # a configure step's probe, removed after it ran
             if (command.source, command.output or "") not in seen:
                 seen.add((command.source, command.output or ""))
                 record.commands.append(command)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from suitebench.model.diffs import DiffError, read_diff
+from suitebench.run.buildcache import entry_lock
 from suitebench.run.compiles import RECORD_DIR, CompileRecord, read_record
 from suitebench.run.outcome import Backend
 from suitebench.run.tree import IGNORED
@@ -70,8 +71,8 @@ class IncrementalBase:
         """The objects a mutant's change makes stale (None: a file no unit reads changes,
         so an incremental build cannot be trusted to see it)."""
         files = changed_files(patch)
-        if files is None:
-            return None
+        if files is None or self.record.failed:
+            return None  # (a unit not preprocessed: what it reads is unknown)
         stale: set[str] = set()
         for path in files:
             objects = self.record.objects_reading(path)
@@ -100,17 +101,19 @@ class IncrementalBase:
 
 def load_record(tree: Path, *, backend: Backend | None = None) -> CompileRecord | None:
     """The compile record of the recorded build whose tree is ``tree``: read from its cache
-    entry, else made (:func:`read_record`) and kept there."""
+    entry, else made (:func:`read_record`, under the entry's record lock: the processes
+    building mutants all ask for it) and kept there."""
     kept = tree.parent / RECORD_FILE
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        return CompileRecord.from_dict(json.loads(kept.read_text()))
-    record = read_record(tree, backend=backend, env={"PATH": "/usr/bin:/bin", "LANG": "C"})
-    if record is None:
-        return None
-    partial = kept.with_name(f"{RECORD_FILE}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
-    partial.write_text(json.dumps(record.to_dict()))
-    os.replace(partial, kept)
-    return record
+    with entry_lock(tree.parent.parent, f"{tree.parent.name}.record"):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            return CompileRecord.from_dict(json.loads(kept.read_text()))
+        record = read_record(tree, backend=backend, env={"PATH": "/usr/bin:/bin", "LANG": "C"})
+        if record is None:
+            return None
+        partial = kept.with_name(f"{RECORD_FILE}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+        partial.write_text(json.dumps(record.to_dict()))
+        os.replace(partial, kept)
+        return record
 
 
 @contextlib.contextmanager
