@@ -197,7 +197,7 @@ class Builder:
         objects), found once per builder."""
         if self._base is False:
             self._base = None
-            if self.incremental:
+            if self.incremental and _has_c_sources(self.instance.source):
                 built, record = self.recorded()
                 if record is not None and any(c.output for c in record.commands):
                     self._base = IncrementalBase(Path(built.directory), record)
@@ -272,6 +272,17 @@ class Builder:
     def _build(self, program: TreeProgram, *, staged: bool = False) -> BuiltProgram:
         built = build_tree(program, cache_dir=self.cache_dir, backend=self.backend, staged=staged)
         return BuiltProgram.from_built(built)
+
+
+_C_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp")
+
+
+def _has_c_sources(root: Path) -> bool:
+    """Whether a source tree holds C or C++ files (else no compiler wrapper would see a unit,
+    and the recorded build would be a second build for nothing)."""
+    return any(
+        name.endswith(_C_SUFFIXES) for _dirpath, _dirs, files in os.walk(root) for name in files
+    )
 
 
 def _build_job(payload: tuple[Builder, MutantSpec | None]) -> BuiltProgram:
