@@ -16,6 +16,7 @@ from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
 
 TASK = Path(__file__).parents[1] / "fixtures" / "instances" / "programbench-task"
+SUITE = "tests/5f1c2e9a7b30/eval/tests/test_lookup.py"
 
 
 @pytest.mark.slow
@@ -30,11 +31,12 @@ def test_init_from_a_programbench_task(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["init"]["ignored_by_task"] == {
-        "tests/test_lookup.py::TestErrors::test_inline_comment_is_stripped": ["gold_fail"],
-        "tests/test_lookup.py::test_environment_is_not_read": ["dummy_pass", "gold_flaky"],
+        f"{SUITE}::TestErrors::test_inline_comment_is_stripped": ["gold_fail"],
+        f"{SUITE}::test_environment_is_not_read": ["dummy_pass", "gold_flaky"],
     }
     instance = load_instance(out)
-    suite = (instance.tests / "test_lookup.py").read_text()
+    # the task's one branch, as ProgramBench lays it out: its eval/ beside ./executable
+    suite = (instance.tests.parent / SUITE).read_text()
     assert "test_inline_comment_is_stripped" not in suite
     assert "test_environment_is_not_read" not in suite
     assert "def test_lookup_value" in suite
