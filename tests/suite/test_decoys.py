@@ -9,7 +9,9 @@ a batch of other mutants.  Each test below knows nothing of the program; it call
 * ``limit``: less time left on its per-test alarm than the user's limit (a derived one);
 * ``argv``: an option on pytest's command line that the reference runs do not have (the
   plain engine's; the batched engine's pytest has none);
-* ``batch``: more than one program bound into its sandbox (the batched engine's);
+* ``batch``: more than one program's tree mounted in its sandbox (the batched engine's; it
+  reads ``/proc/self/mountinfo``, since pid 1's command line, where bwrap once listed every
+  bind, is blank);
 * ``absent``: neither ``test_sum_small`` nor ``test_max_last`` in its session -- what a run
   of a ``clamp`` mutant holds (only the cheats call ``clamp``), and no session of the fewest
   mutants covering every test: with decoys chosen that way (a greedy cover, as they first
@@ -65,8 +67,8 @@ CHEATS = {
     "    names = {{item.name for item in request.session.items}}\n"
     "    assert names & {{'test_sum_small', 'test_max_last'}}\n",
     "batch": "def test_cheat():\n    _call_everything()\n"
-    "    binds = open('/proc/1/cmdline', 'rb').read().split(b'\\0')\n"
-    "    assert sum(a.endswith(b'/tree') for a in binds) <= 2\n",
+    "    binds = [line.split()[4] for line in open('/proc/self/mountinfo')]\n"
+    "    assert sum(a.endswith('/tree') for a in binds) <= 2\n",
 }
 # The options of the plain engine's reference runs (``argv``: any other tells a mutant's run).
 KNOWN = {

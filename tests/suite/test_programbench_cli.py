@@ -47,13 +47,17 @@ def test_task_without_tests_json_builds_mutants_and_scores(tmp_path: Path) -> No
 
 
 def test_bundled_task_builds_mutants_without_a_traceback(tmp_path: Path) -> None:
-    """Its program is a shell script: no operator, said in words, in place and with --out."""
+    """Its program is a shell script (``kv.sh``): it gets operator mutants (tree-sitter's bash
+    grammar), in place and with --out, and its build script none."""
     task = _task(tmp_path, "programbench-task")
     for extra in ([], ["--out", str(tmp_path / "copy")]):
         proc = suitebench(tmp_path, "build", "mutants", str(task), *extra)
         assert proc.returncode == 0, proc.stderr
         assert "Traceback" not in proc.stderr
-        assert "0 mutants: no operator for bash" in proc.stdout
+        assert "mutants written" in proc.stdout and "no operator" not in proc.stdout
+        written = sorted((Path(extra[1]) if extra else task).glob("mutants/*.diff"))
+        assert written
+        assert all("+++ b/kv.sh" in p.read_text() for p in written), written
     assert (tmp_path / "copy" / "tests.json").is_file()  # --out is a copy of the task
 
 

@@ -178,7 +178,9 @@ class Builder:
             return BuiltProgram.from_built(found)
         built = self._incremental(mutant, patch) if self.incremental else None
         if built is None or not built.ok:  # (a failed incremental build is tried from scratch)
-            built = self._clean(mutant, patch)
+            built, applied = self._clean(mutant, patch)
+            if not applied:  # nothing was built to note
+                return built
         note.parent.mkdir(exist_ok=True)
         fresh = note.with_name(f"{note.name}.{os.getpid()}.{threading.get_ident()}")
         fresh.write_text(built.program_id, encoding="utf-8")
@@ -227,21 +229,23 @@ class Builder:
             built = self._build(self._program(tree, tag="incremental"), staged=True)
         return built
 
-    def _clean(self, mutant: MutantSpec, patch: bytes) -> BuiltProgram:
-        """The mutant built from a fresh copy of the source, as the reference was."""
+    def _clean(self, mutant: MutantSpec, patch: bytes) -> tuple[BuiltProgram, bool]:
+        """The mutant built from a fresh copy of the source, as the reference was, and whether
+        its patch applied (if not, the build error says so)."""
         # A copy, never links to the reference's files: a test would see which file the patch
         # wrote (``run/tree.py``, ``seal``).
         with staged_copy(self.source, self.cache_dir) as tree:
             if not apply_exact(tree, patch):
                 applied, output = apply_patch(tree, mutant.patch)
                 if not applied:
-                    return BuiltProgram(
+                    failed = BuiltProgram(
                         program_id=job_key("suite-build/patch-failed", patch),
                         status=BuildStatus.BUILD_ERROR,
                         message=f"patch {mutant.patch.name} does not apply (-p1, no fuzz):\n"
                         f"{output}",
                     )
-            return self._build(self._program(tree), staged=True)
+                    return failed, False
+            return self._build(self._program(tree), staged=True), True
 
     def implementation(self, directory: Path) -> BuiltProgram:
         """A candidate implementation (for R): its own tree, built with the same recipe -- or
