@@ -1,0 +1,418 @@
+"""A ProgramBench task at the paper's scale, scored end to end, against a naive loop.
+
+    python bench/programbench_scale.py [--mutants 60] [--tests 300] [--seed 0] [--jobs 2]
+        [--naive-jobs 2] [--workdir DIR] [--sdist lupa-2.8.tar.gz] [--exclude GLOB ...]
+        [--out scale.json] [--record]
+
+TestSuiteBench's instances are ProgramBench tasks: compiled command-line programs (median 7k
+lines), a median of 679 reference tests and 67 mutants each. This bench makes one of that size
+from a real C program nobody here wrote and times suitebench on it:
+
+1. **The program**: Lua 5.4 (about 30k lines of C with its developers' ``makefile``), as the
+   PyPI sdist of ``lupa`` 2.8 vendors it (``third-party/lua54``). The sdist is fetched from
+   PyPI's simple index and checked against its published sha256 (``pip download`` would run
+   lupa's build to read its metadata, minutes for nothing), or given with ``--sdist``. Nothing
+   of it is committed.
+2. **The task**, in ProgramBench's published layout under ``WORKDIR/task``: the Lua tree,
+   ``build.sh`` (``make``, then ``./executable``), ``tests.json`` and two branches,
+   ``tests/<branch>/eval/{run.sh,tests/*.py,fixtures/*.lua}``; each test runs
+   ``./executable eval/fixtures/<case>.lua`` and compares what it prints (``_lua_cases.py``:
+   ``--tests`` cases from a table of snippets, expected outputs worked out from the manual's
+   rules), plus one test ``tests.json`` marks ignored (``dummy_pass``).
+3. **suitebench**: ``build mutants --max N`` (each mutant is built there, in the sandbox, into
+   the store ``score`` reads), then ``score --all-tests`` with a fresh store: the full matrix,
+   with the time of each of score's phases (``results.json``'s ``phases``).
+4. **The naive loop**, ProgramBench's way, the same matrix: for the reference and each mutant a
+   clean copy of the task's program, the diff applied, ``bash build.sh`` from scratch, and per
+   branch its whole ``eval/`` beside ``./executable`` and ``python -m pytest eval/tests/``
+   (``--continue-on-collection-errors``, as suitebench runs a file that does not collect),
+   outcomes read from the JUnit XML. ``--naive-jobs`` programs at a time (suitebench has
+   ``--jobs`` workers: the same cores for both).
+5. The two matrices are compared cell by cell (the reference's and every mutant's row, on
+   every scored test: failing or not); every disagreement is printed.
+
+Prints the time per phase on each side, the ratio naive / suitebench, V and M both ways, the
+mean clean build per mutant, and writes everything to ``--out`` as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+import urllib.request
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from _lua_cases import Case, cases
+from suitebench.model.programbench import load_programbench_task, programbench_id_to_node_id
+
+SUITEBENCH = [sys.executable, "-m", "suitebench"]
+SDIST = "lupa-2.8.tar.gz"
+SDIST_SHA256 = "d8022641b9ec8ecf2c5ecbe9f47e5a70e0b87c4b5ae921b92cb02a638e0acd08"
+SIMPLE_INDEX = "https://pypi.org/simple/lupa/"
+LUA_DIR = "lupa-2.8/third-party/lua54/"
+# two branches, as a harvested ProgramBench suite has several: the language and the libraries
+BRANCHES = {
+    "5a1e0c3d": ["arith", "floats", "tables", "sort", "closures", "errors"],
+    "9b7f2e41": ["strings", "format"],
+}
+# What the build does not compile: ltests.c is `#if defined(LUA_DEBUG)` only, testes/ is the
+# developers' own suite (with C modules of its own), onelua.c includes every other file.
+DEFAULT_EXCLUDES = ["ltests.c", "testes", "onelua.c", "manual"]
+NOT_THE_PROGRAM = ("tests", "tests.json", "mutants", "spec.md", ".git")
+
+BUILD_SH = """#!/bin/sh
+# Lua's own makefile; readline off (the tests never use the interactive prompt)
+set -e
+make -s MYCFLAGS="-std=c99 -DLUA_USE_LINUX" MYLIBS="-ldl"
+cp lua executable
+"""
+RUN_SH = """#!/bin/bash
+cd "$(dirname "$0")/.."
+python3 -m pytest eval/tests/ --junitxml=eval/results.xml
+"""
+HELPERS = '''"""Runs a fixture with the program under test, as every test here does."""
+
+import subprocess
+
+
+def check(name, stdout, returncode=0, stderr_has=""):
+    proc = subprocess.run(
+        ["./executable", f"eval/fixtures/{name}.lua"], capture_output=True, text=True, timeout=10
+    )
+    assert proc.stdout == stdout
+    assert proc.returncode == returncode
+    assert stderr_has in proc.stderr
+'''
+IGNORED_TEST = """
+
+def test_version_flag_exits():
+    # listed as dummy_pass: it passes on a program that does nothing
+    subprocess.run(["./executable", "-v"], capture_output=True, timeout=10)
+"""
+
+
+# -- the program and the task ----------------------------------------------------------------
+
+
+def fetch_lua(workdir: Path, sdist: Path | None) -> Path:
+    """Lua 5.4's tree from lupa's sdist, unpacked under ``workdir``."""
+    lua = workdir / "lua54"
+    if (lua / "lvm.c").is_file():
+        return lua
+    archive = sdist or workdir / SDIST
+    if not archive.is_file():
+        with urllib.request.urlopen(SIMPLE_INDEX, timeout=120) as page:
+            html = page.read().decode()
+        at = html.index(f"/{SDIST}#")
+        url = html[html.rindex('"', 0, at) + 1 : html.index('"', at)].split("#")[0]
+        with urllib.request.urlopen(url, timeout=300) as got:
+            archive.write_bytes(got.read())
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    if digest != SDIST_SHA256:
+        raise SystemExit(f"{archive}: sha256 {digest}, expected {SDIST_SHA256}")
+    with tarfile.open(archive) as tar:
+        members = [m for m in tar.getmembers() if m.name.startswith(LUA_DIR)]
+        tar.extractall(workdir / "unpacked", members=members, filter="data")
+    shutil.move(workdir / "unpacked" / LUA_DIR, lua)
+    shutil.rmtree(workdir / "unpacked")
+    return lua
+
+
+def test_module(category: str, chosen: list[Case], ignored: bool) -> str:
+    lines = ["import subprocess", "", "from helpers import check", ""]
+    for case in chosen:
+        extra = ""
+        if case.returncode:
+            extra = f", returncode={case.returncode}, stderr_has={case.stderr_has!r}"
+        lines += [
+            "",
+            f"def test_{case.name}():",
+            f"    check({case.name!r}, {case.stdout!r}{extra})",
+        ]
+    return "\n".join(lines) + "\n" + (IGNORED_TEST if ignored else "")
+
+
+def write_task(lua: Path, task: Path, count: int, seed: int) -> dict[str, int]:
+    """The task in ProgramBench's layout; the number of listed tests per branch."""
+    shutil.rmtree(task, ignore_errors=True)
+    shutil.copytree(lua, task, ignore=shutil.ignore_patterns(".git"))
+    (task / "build.sh").write_text(BUILD_SH)
+    (task / "build.sh").chmod(0o755)
+    chosen = cases(count, seed)
+    branches: dict[str, Any] = {}
+    for branch, categories in BRANCHES.items():
+        eval_dir = task / "tests" / branch / "eval"
+        (eval_dir / "tests").mkdir(parents=True)
+        (eval_dir / "fixtures").mkdir()
+        (eval_dir / "run.sh").write_text(RUN_SH)
+        (eval_dir / "tests" / "helpers.py").write_text(HELPERS)
+        listed, ignored = [], []
+        for category in categories:
+            mine = [c for c in chosen if c.category == category]
+            if not mine:
+                continue
+            first = category == categories[0]
+            module = eval_dir / "tests" / f"test_{category}.py"
+            module.write_text(test_module(category, mine, first))
+            for case in mine:
+                (eval_dir / "fixtures" / f"{case.name}.lua").write_text(case.source)
+                listed.append(f"eval.tests.test_{category}.test_{case.name}")
+            if first:
+                name = f"eval.tests.test_{category}.test_version_flag_exits"
+                listed.append(name)
+                ignored.append({"name": name, "reasons": [{"id": "dummy_pass"}]})
+        branches[branch] = {
+            "ignored": False,
+            "ignore_reason": "",
+            "tests": listed,
+            "ignored_tests": ignored,
+        }
+    (task / "tests.json").write_text(json.dumps({"branches": branches}, indent=1) + "\n")
+    return {b: len(v["tests"]) for b, v in branches.items()}
+
+
+# -- suitebench's side ---------------------------------------------------------------------
+
+
+def suitebench(argv: list[str], log: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+    started = time.perf_counter()
+    proc = subprocess.run([*SUITEBENCH, *argv], capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    log.write_text(proc.stdout + "\n--- stderr\n" + proc.stderr)
+    return seconds, proc
+
+
+# -- the naive loop ----------------------------------------------------------------------------
+
+
+def junit(xml: Path, suite: Path, branch: str) -> dict[str, str]:
+    """Node id -> passed, failed, error or skipped, from one branch's JUnit XML."""
+    out: dict[str, str] = {}
+    if not xml.is_file():
+        return out
+    for case in ET.parse(xml).iter("testcase"):
+        outcome = "passed"
+        for kind, name in (("skipped", "skipped"), ("failure", "failed"), ("error", "error")):
+            if case.find(kind) is not None:
+                outcome = name
+        try:
+            node = programbench_id_to_node_id(f"{case.get('classname')}.{case.get('name')}",
+                                              suite, branch)  # fmt: skip
+        except ValueError:  # a module that did not collect: reported under its own name
+            node = f"tests/{branch}/eval/tests/{str(case.get('name')).split('.')[-1]}.py"
+        out[node] = outcome
+    return out
+
+
+def naive_one(task: Path, patch: Path | None, where: Path) -> dict[str, Any]:
+    """One program ProgramBench's way: a clean build, then each branch's eval/ run by pytest."""
+    shutil.rmtree(where, ignore_errors=True)
+    shutil.copytree(task, where, ignore=shutil.ignore_patterns(*NOT_THE_PROGRAM))
+    if patch is not None:
+        subprocess.run(["patch", "-p1", "--fuzz=0", "--quiet", "-i", str(patch)], cwd=where,
+                       check=True)  # fmt: skip
+    started = time.perf_counter()
+    build = subprocess.run(["bash", "build.sh"], cwd=where, capture_output=True, text=True)
+    row: dict[str, Any] = {"build_seconds": time.perf_counter() - started, "outcomes": {}}
+    if build.returncode != 0 or not (where / "executable").is_file():
+        row["build_error"] = (build.stderr or build.stdout).strip()[-300:]
+        shutil.rmtree(where, ignore_errors=True)
+        return row
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    started = time.perf_counter()
+    for branch in BRANCHES:
+        shutil.rmtree(where / "eval", ignore_errors=True)
+        shutil.copytree(task / "tests" / branch / "eval", where / "eval")
+        xml = where / "eval" / "results.xml"
+        argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                "--continue-on-collection-errors", "eval/tests/", f"--junitxml={xml}"]  # fmt: skip
+        subprocess.run(argv, cwd=where, env=env, capture_output=True, timeout=3600)
+        row["outcomes"].update(junit(xml, task / "tests" / branch / "eval" / "tests", branch))
+    row["pytest_seconds"] = time.perf_counter() - started
+    shutil.rmtree(where, ignore_errors=True)
+    return row
+
+
+def naive_loop(task: Path, mutants: dict[str, Path], workdir: Path, jobs: int) -> dict[str, Any]:
+    programs: dict[str, Path | None] = {"reference": None, **mutants}
+    done = 0
+    rows: dict[str, Any] = {}
+    started = time.perf_counter()
+    with ThreadPoolExecutor(jobs) as pool:
+        futures = {
+            name: pool.submit(naive_one, task, patch, workdir / "naive" / name)
+            for name, patch in programs.items()
+        }
+        for name, future in futures.items():
+            rows[name] = future.result()
+            done += 1
+            if done % 10 == 0 or done == len(programs):
+                print(f"  naive: {done}/{len(programs)} programs, "
+                      f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
+    return rows
+
+
+# -- the comparison --------------------------------------------------------------------------
+
+
+def fails(outcome: str | None) -> bool:
+    return outcome in ("failed", "error", "timeout")
+
+
+def compare(result: dict[str, Any], naive: dict[str, Any]) -> dict[str, Any]:
+    scored = [t["id"] for t in result["tests"]]
+    sb_reference = {t["id"]: t["reference"][0] for t in result["tests"]}
+    rows = {"reference": sb_reference}
+    statuses = {m["id"]: m["status"] for m in result["mutants"]}
+    rows.update({m["id"]: m["outcomes"] for m in result["mutants"]})
+    cells = agree = 0
+    disagreements: list[str] = []
+    for program, sb_row in rows.items():
+        plain = naive[program]
+        if statuses.get(program) == "build_error" or "build_error" in plain:
+            same = statuses.get(program) == "build_error" and "build_error" in plain
+            cells, agree = cells + 1, agree + same
+            if not same:
+                disagreements.append(f"{program}: suitebench {statuses.get(program)}, naive "
+                                     f"{plain.get('build_error', 'built')}")  # fmt: skip
+            continue
+        for test in scored:
+            ours = sb_row.get(test, sb_reference.get(test))
+            theirs = plain["outcomes"].get(test) or plain["outcomes"].get(test.split("::")[0])
+            cells += 1
+            if fails(ours) == fails(theirs):
+                agree += 1
+            else:
+                disagreements.append(f"{program} {test}: suitebench {ours}, naive {theirs}")
+    valid = [t for t in scored if naive["reference"]["outcomes"].get(t) == "passed"]
+    built = [m for m in statuses if "build_error" not in naive[m]]
+    killed = [m for m in built if any(fails(naive[m]["outcomes"].get(t)) for t in valid)]
+    return {
+        "cells": cells,
+        "agreeing": agree,
+        "disagreements": disagreements,
+        "naive_valid": len(valid),
+        "naive_built": len(built),
+        "naive_killed": len(killed),
+        "scored_tests": len(scored),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mutants", type=int, default=60, help="build mutants --max")
+    ap.add_argument("--tests", type=int, default=300, help="Lua cases in the suite")
+    ap.add_argument("--seed", type=int, default=0, help="of the cases and of the mutants")
+    ap.add_argument("--jobs", type=int, default=2, help="suitebench's workers")
+    ap.add_argument(
+        "--naive-jobs", type=int, default=2, help="programs the naive loop runs at once"
+    )
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/suitebench-bench-pbscale"))
+    ap.add_argument("--sdist", type=Path, help=f"{SDIST}, already downloaded")
+    ap.add_argument("--exclude", action="append", help="build mutants --exclude (default: "
+                    f"{' '.join(DEFAULT_EXCLUDES)}; --exclude '' for none)")  # fmt: skip
+    ap.add_argument("--out", type=Path, default=Path("programbench_scale.json"))
+    args = ap.parse_args()
+    workdir = args.workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    excludes = [e for e in (args.exclude or DEFAULT_EXCLUDES) if e]
+
+    lua = fetch_lua(workdir, args.sdist)
+    lines = sum(len(p.read_bytes().splitlines()) for p in lua.glob("*.[ch]"))
+    task = workdir / "task"
+    listed = write_task(lua, task, args.tests, args.seed)
+    print(
+        f"task: Lua 5.4 from lupa 2.8's sdist, {lines} lines of C (*.c, *.h); {args.tests} "
+        f"cases, listed per branch {listed} (one dummy_pass each ignored)"
+    )
+
+    store, out = workdir / "store.sqlite", workdir / "score"
+    store.unlink(missing_ok=True)
+    shutil.rmtree(out, ignore_errors=True)
+    common = ["--store", str(store), "--jobs", str(args.jobs)]
+    print(f"suitebench build mutants --max {args.mutants} --exclude {excludes} ...", flush=True)
+    mutate_s, proc = suitebench(
+        [*common, "build", "mutants", str(task), "--max", str(args.mutants), "--seed",
+         str(args.seed), *[f"--exclude={e}" for e in excludes]],
+        workdir / "build-mutants.log",
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise SystemExit(f"build mutants failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    for line in proc.stdout.splitlines():
+        if "mutants written" in line or line.startswith("  files:"):
+            print(f"  {line.strip()}", flush=True)
+    mutants = {m.id: m.patch for m in load_programbench_task(task).mutants}
+
+    print(f"suitebench score --all-tests ({len(mutants)} mutants) ...", flush=True)
+    score_s, proc = suitebench(
+        [*common, "score", str(task), "--all-tests", "--keep-going", "--out", str(out)],
+        workdir / "score.log",
+    )
+    if not (out / "results.json").is_file():
+        raise SystemExit(f"score wrote no results ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    result = json.loads((out / "results.json").read_text())
+    print("  " + proc.stdout.strip().splitlines()[0], flush=True)
+
+    print(f"naive loop: {len(mutants) + 1} clean builds and plain pytest, "
+          f"{args.naive_jobs} at a time ...", flush=True)  # fmt: skip
+    started = time.perf_counter()
+    naive = naive_loop(task, mutants, workdir, args.naive_jobs)
+    naive_s = time.perf_counter() - started
+    verdict = compare(result, naive)
+
+    counts = result["counts"]
+    builds = [r["build_seconds"] for r in naive.values()]
+    pytests = [r.get("pytest_seconds", 0.0) for r in naive.values()]
+    ours = mutate_s + score_s
+    print("\nsuitebench, seconds by phase:")
+    print(f"  build mutants (sites, and each mutant built into the store)  {mutate_s:8.1f}")
+    for phase, seconds in result.get("phases", {}).items():
+        print(f"  score: {phase:54} {seconds:8.1f}")
+    print(f"  score, wall                                                  {score_s:8.1f}")
+    print(f"  total                                                        {ours:8.1f}")
+    print(f"naive loop ({args.naive_jobs} programs at a time), seconds:")
+    print(f"  clean builds, summed over {len(builds)} programs               {sum(builds):8.1f}")
+    print(f"  plain pytest runs, summed                                    {sum(pytests):8.1f}")
+    print(f"  wall                                                         {naive_s:8.1f}")
+    print(f"  mean clean build per program                                 "
+          f"{sum(builds) / len(builds):8.1f}")  # fmt: skip
+    print(f"ratio naive / suitebench (wall): {naive_s / ours:.2f}x "
+          f"(score alone: {naive_s / score_s:.2f}x)")  # fmt: skip
+    valid_sb = sum(t["valid"] for t in result["tests"])
+    print(f"\nV suitebench {valid_sb}/{len(result['tests'])}, naive "
+          f"{verdict['naive_valid']}/{verdict['scored_tests']}")  # fmt: skip
+    print(f"M suitebench {result['mutation_score']} ({counts}), naive "
+          f"{verdict['naive_killed']}/{verdict['naive_built']}")  # fmt: skip
+    print(f"cells compared {verdict['cells']}, agreeing {verdict['agreeing']}, "
+          f"disagreeing {len(verdict['disagreements'])}")  # fmt: skip
+    for line in verdict["disagreements"][:50]:
+        print(f"  {line}")
+    invalid = [t for t in result["tests"] if not t["valid"]]
+    for t in invalid[:20]:
+        print(f"  invalid in suitebench: {t['id']} {t['reference']} {t.get('message', '')[:120]}")
+    survivors = [m["id"] for m in result["mutants"] if m["status"] == "survived"]
+    print(f"survived: {len(survivors)} {' '.join(survivors)}")
+    args.out.write_text(json.dumps({
+        "lines": lines, "listed": listed, "mutants": len(mutants), "build_mutants_s": mutate_s,
+        "score_s": score_s, "phases": result.get("phases"), "naive_s": naive_s,
+        "naive_build_s": builds, "naive_pytest_s": pytests, "counts": counts,
+        "validity": result["validity"], "mutation_score": result["mutation_score"],
+        **verdict,
+    }, indent=1) + "\n")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    from figures import run_recorded
+
+    sys.exit(run_recorded("programbench_scale", main))
