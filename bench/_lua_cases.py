@@ -36,6 +36,15 @@ class Case:
     stdout: str  # exactly, with the final newline
     returncode: int = 0
     stderr_has: str = ""  # for a program that stops on an error
+    # the fixture files (name, text) and the program's arguments; by default the Lua file alone
+    files: tuple[tuple[str, str], ...] = ()
+    args: tuple[str, ...] = ()
+
+    def fixtures(self) -> tuple[tuple[str, str], ...]:
+        return self.files or ((f"{self.name}.lua", self.source),)
+
+    def argv(self) -> tuple[str, ...]:
+        return self.args or (f"eval/fixtures/{self.name}.lua",)
 
 
 def wrap(v: int) -> int:

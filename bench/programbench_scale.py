@@ -48,11 +48,15 @@ import tarfile
 import time
 import urllib.request
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _lua_cases import Case, cases
+from _jq_cases import cases as jq_cases
+from _lua_cases import Case
+from _lua_cases import cases as lua_cases
 from suitebench.model.programbench import load_programbench_task, programbench_id_to_node_id
 
 SUITEBENCH = [sys.executable, "-m", "suitebench"]
@@ -60,35 +64,47 @@ SDIST = "lupa-2.8.tar.gz"
 SDIST_SHA256 = "d8022641b9ec8ecf2c5ecbe9f47e5a70e0b87c4b5ae921b92cb02a638e0acd08"
 SIMPLE_INDEX = "https://pypi.org/simple/lupa/"
 LUA_DIR = "lupa-2.8/third-party/lua54/"
-# two branches, as a harvested ProgramBench suite has several: the language and the libraries
-BRANCHES = {
-    "5a1e0c3d": ["arith", "floats", "tables", "sort", "closures", "errors"],
-    "9b7f2e41": ["strings", "format"],
-}
-# What the build does not compile: ltests.c is `#if defined(LUA_DEBUG)` only, testes/ is the
-# developers' own suite (with C modules of its own), onelua.c includes every other file.
-DEFAULT_EXCLUDES = ["ltests.c", "testes", "onelua.c", "manual"]
 NOT_THE_PROGRAM = ("tests", "tests.json", "mutants", "spec.md", ".git")
+GOCODE = Path("/usr/share/gocode/src")
+# gojq's dependencies, as Debian ships their sources (the versions its go.mod names; the
+# "go 1.18" lets the newer sources Debian has use generics), and the packages the build imports
+GOJQ_VENDOR = {
+    "github.com/google/go-cmp v0.5.4": [],  # its tests' only
+    "github.com/itchyny/timefmt-go v0.1.5": ["github.com/itchyny/timefmt-go"],
+    "github.com/mattn/go-isatty v0.0.16": ["github.com/mattn/go-isatty"],
+    "github.com/mattn/go-runewidth v0.0.14": ["github.com/mattn/go-runewidth"],
+    "gopkg.in/yaml.v3 v3.0.1": ["gopkg.in/yaml.v3"],
+    "github.com/rivo/uniseg v0.2.0": ["github.com/rivo/uniseg"],
+    "golang.org/x/sys v0.2.0": ["golang.org/x/sys/unix"],
+}
 
-BUILD_SH = """#!/bin/sh
-# Lua's own makefile; readline off (the tests never use the interactive prompt)
-set -e
-make -s MYCFLAGS="-std=c99 -DLUA_USE_LINUX" MYLIBS="-ldl"
-cp lua executable
-"""
+
+@dataclass(frozen=True)
+class Program:
+    """A program nobody here wrote, as a task: where its tree comes from, how it builds, the
+    suite's branches, and the files ``build mutants`` leaves out (what the build does not
+    compile, generated code, vendored code)."""
+
+    title: str
+    fetch: Callable[[Path, argparse.Namespace], Path]
+    build_sh: str
+    branches: dict[str, list[str]]
+    cases: Callable[[int, int], list[Case]]
+    excludes: list[str]
+    source_glob: str
+
+
 RUN_SH = """#!/bin/bash
 cd "$(dirname "$0")/.."
 python3 -m pytest eval/tests/ --junitxml=eval/results.xml
 """
-HELPERS = '''"""Runs a fixture with the program under test, as every test here does."""
+HELPERS = '''"""Runs the program under test on fixtures, as every test here does."""
 
 import subprocess
 
 
-def check(name, stdout, returncode=0, stderr_has=""):
-    proc = subprocess.run(
-        ["./executable", f"eval/fixtures/{name}.lua"], capture_output=True, text=True, timeout=10
-    )
+def check(args, stdout, returncode=0, stderr_has=""):
+    proc = subprocess.run(["./executable", *args], capture_output=True, text=True, timeout=10)
     assert proc.stdout == stdout
     assert proc.returncode == returncode
     assert stderr_has in proc.stderr
@@ -97,19 +113,18 @@ IGNORED_TEST = """
 
 def test_version_flag_exits():
     # listed as dummy_pass: it passes on a program that does nothing
-    subprocess.run(["./executable", "-v"], capture_output=True, timeout=10)
+    subprocess.run(["./executable", "--version"], capture_output=True, timeout=10)
 """
-
 
 # -- the program and the task ----------------------------------------------------------------
 
 
-def fetch_lua(workdir: Path, sdist: Path | None) -> Path:
+def fetch_lua(workdir: Path, args: argparse.Namespace) -> Path:
     """Lua 5.4's tree from lupa's sdist, unpacked under ``workdir``."""
     lua = workdir / "lua54"
     if (lua / "lvm.c").is_file():
         return lua
-    archive = sdist or workdir / SDIST
+    archive = args.sdist or workdir / SDIST
     if not archive.is_file():
         with urllib.request.urlopen(SIMPLE_INDEX, timeout=120) as page:
             html = page.read().decode()
@@ -128,29 +143,91 @@ def fetch_lua(workdir: Path, sdist: Path | None) -> Path:
     return lua
 
 
+def fetch_gojq(workdir: Path, args: argparse.Namespace) -> Path:
+    """gojq's tree as Debian ships it (``golang-github-itchyny-gojq-dev``), its dependencies
+    vendored from their Debian packages: a module that builds with ``-mod=vendor``, offline."""
+    tree = workdir / "gojq"
+    if (tree / "vendor" / "modules.txt").is_file():
+        return tree
+    if not (GOCODE / "github.com/itchyny/gojq/go.mod").is_file() or not shutil.which("go"):
+        raise SystemExit(
+            "gojq: needs Debian's golang-go and golang-github-itchyny-gojq-dev "
+            "(apt-get install golang-go golang-github-itchyny-gojq-dev)"
+        )
+    shutil.copytree(GOCODE / "github.com/itchyny/gojq", tree)
+    shutil.rmtree(tree / "_tools")  # the generators of builtin.go, not built
+    skip = shutil.ignore_patterns("*_test.go", "testdata", "cpu", "execabs")
+    modules = []
+    for module, packages in GOJQ_VENDOR.items():
+        path = module.split()[0]
+        if packages:
+            shutil.copytree(GOCODE / path, tree / "vendor" / path, ignore=skip)
+        modules += [f"# {module}", "## explicit; go 1.18", *packages]
+    (tree / "vendor" / "modules.txt").write_text("\n".join(modules) + "\n")
+    return tree
+
+
 def test_module(category: str, chosen: list[Case], ignored: bool) -> str:
     lines = ["import subprocess", "", "from helpers import check", ""]
     for case in chosen:
         extra = ""
         if case.returncode:
             extra = f", returncode={case.returncode}, stderr_has={case.stderr_has!r}"
-        lines += [
-            "",
-            f"def test_{case.name}():",
-            f"    check({case.name!r}, {case.stdout!r}{extra})",
-        ]
+        call = f"    check({list(case.argv())!r}, {case.stdout!r}{extra})"
+        lines += ["", f"def test_{case.name}():", call]
     return "\n".join(lines) + "\n" + (IGNORED_TEST if ignored else "")
 
 
-def write_task(lua: Path, task: Path, count: int, seed: int) -> dict[str, int]:
+LUA = Program(
+    title="Lua 5.4 from lupa 2.8's sdist",
+    fetch=fetch_lua,
+    # Lua's own makefile; readline off (the tests never use the interactive prompt)
+    build_sh="""#!/bin/sh
+set -e
+make -s MYCFLAGS="-std=c99 -DLUA_USE_LINUX" MYLIBS="-ldl"
+cp lua executable
+""",
+    # two branches, as a harvested ProgramBench suite has several
+    branches={
+        "5a1e0c3d": ["arith", "floats", "tables", "sort", "closures", "errors"],
+        "9b7f2e41": ["strings", "format"],
+    },
+    cases=lua_cases,
+    # ltests.c is `#if defined(LUA_DEBUG)` only, testes/ is the developers' own suite (with C
+    # modules of its own), onelua.c includes every other file
+    excludes=["ltests.c", "testes", "onelua.c", "manual"],
+    source_glob="*.[ch]",
+)
+GOJQ = Program(
+    title="gojq 0.12.11 (jq in Go) from Debian's golang-github-itchyny-gojq-dev",
+    fetch=fetch_gojq,
+    build_sh="""#!/bin/sh
+set -e
+export GOFLAGS=-mod=vendor GOPROXY=off CGO_ENABLED=0
+export GOCACHE="${GOCACHE:-$PWD/.gocache}"  # a clean build: no cache of an earlier one
+go build -o executable ./cmd/gojq
+""",
+    branches={
+        "c4d2a9e1": ["paths", "arith", "arrays"],
+        "e8f1b370": ["strings", "objects", "errors"],
+    },
+    cases=jq_cases,
+    # parser.go is goyacc's output, builtin.go _tools/gen_builtin.go's
+    excludes=["*_test.go", "cli/testdata", "parser.go", "builtin.go"],
+    source_glob="**/*.go",
+)
+PROGRAMS = {"lua": LUA, "gojq": GOJQ}
+
+
+def write_task(program: Program, tree: Path, task: Path, count: int, seed: int) -> dict[str, int]:
     """The task in ProgramBench's layout; the number of listed tests per branch."""
     shutil.rmtree(task, ignore_errors=True)
-    shutil.copytree(lua, task, ignore=shutil.ignore_patterns(".git"))
-    (task / "build.sh").write_text(BUILD_SH)
+    shutil.copytree(tree, task, ignore=shutil.ignore_patterns(".git"))
+    (task / "build.sh").write_text(program.build_sh)
     (task / "build.sh").chmod(0o755)
-    chosen = cases(count, seed)
+    chosen = program.cases(count, seed)
     branches: dict[str, Any] = {}
-    for branch, categories in BRANCHES.items():
+    for branch, categories in program.branches.items():
         eval_dir = task / "tests" / branch / "eval"
         (eval_dir / "tests").mkdir(parents=True)
         (eval_dir / "fixtures").mkdir()
@@ -165,7 +242,8 @@ def write_task(lua: Path, task: Path, count: int, seed: int) -> dict[str, int]:
             module = eval_dir / "tests" / f"test_{category}.py"
             module.write_text(test_module(category, mine, first))
             for case in mine:
-                (eval_dir / "fixtures" / f"{case.name}.lua").write_text(case.source)
+                for name, text in case.fixtures():
+                    (eval_dir / "fixtures" / name).write_text(text)
                 listed.append(f"eval.tests.test_{category}.test_{case.name}")
             if first:
                 name = f"eval.tests.test_{category}.test_version_flag_exits"
@@ -214,7 +292,7 @@ def junit(xml: Path, suite: Path, branch: str) -> dict[str, str]:
     return out
 
 
-def naive_one(task: Path, patch: Path | None, where: Path) -> dict[str, Any]:
+def naive_one(task: Path, patch: Path | None, where: Path, branches: list[str]) -> dict[str, Any]:
     """One program ProgramBench's way: a clean build, then each branch's eval/ run by pytest."""
     shutil.rmtree(where, ignore_errors=True)
     shutil.copytree(task, where, ignore=shutil.ignore_patterns(*NOT_THE_PROGRAM))
@@ -230,7 +308,7 @@ def naive_one(task: Path, patch: Path | None, where: Path) -> dict[str, Any]:
         return row
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     started = time.perf_counter()
-    for branch in BRANCHES:
+    for branch in branches:
         shutil.rmtree(where / "eval", ignore_errors=True)
         shutil.copytree(task / "tests" / branch / "eval", where / "eval")
         xml = where / "eval" / "results.xml"
@@ -243,14 +321,16 @@ def naive_one(task: Path, patch: Path | None, where: Path) -> dict[str, Any]:
     return row
 
 
-def naive_loop(task: Path, mutants: dict[str, Path], workdir: Path, jobs: int) -> dict[str, Any]:
+def naive_loop(
+    task: Path, mutants: dict[str, Path], workdir: Path, jobs: int, branches: list[str]
+) -> dict[str, Any]:
     programs: dict[str, Path | None] = {"reference": None, **mutants}
     done = 0
     rows: dict[str, Any] = {}
     started = time.perf_counter()
     with ThreadPoolExecutor(jobs) as pool:
         futures = {
-            name: pool.submit(naive_one, task, patch, workdir / "naive" / name)
+            name: pool.submit(naive_one, task, patch, workdir / "naive" / name, branches)
             for name, patch in programs.items()
         }
         for name, future in futures.items():
@@ -310,30 +390,36 @@ def compare(result: dict[str, Any], naive: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--program", choices=sorted(PROGRAMS), default="lua")
     ap.add_argument("--mutants", type=int, default=60, help="build mutants --max")
-    ap.add_argument("--tests", type=int, default=300, help="Lua cases in the suite")
+    ap.add_argument("--tests", type=int, default=300, help="cases in the suite")
     ap.add_argument("--seed", type=int, default=0, help="of the cases and of the mutants")
     ap.add_argument("--jobs", type=int, default=2, help="suitebench's workers")
     ap.add_argument(
         "--naive-jobs", type=int, default=2, help="programs the naive loop runs at once"
     )
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/suitebench-bench-pbscale"))
-    ap.add_argument("--sdist", type=Path, help=f"{SDIST}, already downloaded")
-    ap.add_argument("--exclude", action="append", help="build mutants --exclude (default: "
-                    f"{' '.join(DEFAULT_EXCLUDES)}; --exclude '' for none)")  # fmt: skip
+    ap.add_argument("--sdist", type=Path, help=f"lua: {SDIST}, already downloaded")
+    ap.add_argument("--exclude", action="append", help="build mutants --exclude (default: the "
+                    "program's own list; --exclude '' for none)")  # fmt: skip
     ap.add_argument("--out", type=Path, default=Path("programbench_scale.json"))
     args = ap.parse_args()
-    workdir = args.workdir.resolve()
+    program = PROGRAMS[args.program]
+    workdir = args.workdir.resolve() / args.program
     workdir.mkdir(parents=True, exist_ok=True)
-    excludes = [e for e in (args.exclude or DEFAULT_EXCLUDES) if e]
+    excludes = [e for e in (args.exclude or program.excludes) if e]
 
-    lua = fetch_lua(workdir, args.sdist)
-    lines = sum(len(p.read_bytes().splitlines()) for p in lua.glob("*.[ch]"))
+    tree = program.fetch(workdir, args)
+    lines = sum(
+        len(p.read_bytes().splitlines())
+        for p in tree.glob(program.source_glob)
+        if "vendor" not in p.parts and not p.name.endswith("_test.go")
+    )
     task = workdir / "task"
-    listed = write_task(lua, task, args.tests, args.seed)
+    listed = write_task(program, tree, task, args.tests, args.seed)
     print(
-        f"task: Lua 5.4 from lupa 2.8's sdist, {lines} lines of C (*.c, *.h); {args.tests} "
-        f"cases, listed per branch {listed} (one dummy_pass each ignored)"
+        f"task: {program.title}, {lines} lines ({program.source_glob}, without tests and "
+        f"vendor/); {args.tests} cases, listed per branch {listed} (one dummy_pass each ignored)"
     )
 
     store, out = workdir / "store.sqlite", workdir / "score"
@@ -366,7 +452,7 @@ def main() -> int:
     print(f"naive loop: {len(mutants) + 1} clean builds and plain pytest, "
           f"{args.naive_jobs} at a time ...", flush=True)  # fmt: skip
     started = time.perf_counter()
-    naive = naive_loop(task, mutants, workdir, args.naive_jobs)
+    naive = naive_loop(task, mutants, workdir, args.naive_jobs, list(program.branches))
     naive_s = time.perf_counter() - started
     verdict = compare(result, naive)
 
@@ -403,7 +489,8 @@ def main() -> int:
     survivors = [m["id"] for m in result["mutants"] if m["status"] == "survived"]
     print(f"survived: {len(survivors)} {' '.join(survivors)}")
     args.out.write_text(json.dumps({
-        "lines": lines, "listed": listed, "mutants": len(mutants), "build_mutants_s": mutate_s,
+        "program": args.program, "lines": lines, "listed": listed, "mutants": len(mutants),
+        "build_mutants_s": mutate_s,
         "score_s": score_s, "phases": result.get("phases"), "naive_s": naive_s,
         "naive_build_s": builds, "naive_pytest_s": pytests, "counts": counts,
         "validity": result["validity"], "mutation_score": result["mutation_score"],
