@@ -120,13 +120,19 @@ def objects(r: random.Random) -> tuple[str, Any, str]:
     people = [{"name": n, "age": r.randint(1, 90)} for n in names]
     kind = r.randrange(5)
     if kind == 0:
-        return "sort_by(.age) | map(.name)", people, lines(
-            [p["name"] for p in sorted(people, key=lambda p: p["age"])]  # stable, as jq's
+        return (
+            "sort_by(.age) | map(.name)",
+            people,
+            lines(
+                [p["name"] for p in sorted(people, key=lambda p: p["age"])]  # stable, as jq's
+            ),
         )
     if kind == 1:
         k = r.randint(1, 90)
-        return f"map(select(.age >= {k}) | .name)", people, lines(
-            [p["name"] for p in people if p["age"] >= k]
+        return (
+            f"map(select(.age >= {k}) | .name)",
+            people,
+            lines([p["name"] for p in people if p["age"] >= k]),
         )
     if kind == 2:
         return "map({(.name): .age}) | add", people, lines({p["name"]: p["age"] for p in people})

@@ -502,4 +502,7 @@ def main() -> int:
 if __name__ == "__main__":
     from figures import run_recorded
 
-    sys.exit(run_recorded("programbench_scale", main))
+    # one record per program: Lua's is programbench_scale.md, another's programbench_scale_NAME.md
+    argv = " ".join(sys.argv[1:]).replace("--program=", "--program ").split()
+    chosen = argv[argv.index("--program") + 1] if "--program" in argv[:-1] else "lua"
+    sys.exit(run_recorded("programbench_scale" + ("" if chosen == "lua" else f"_{chosen}"), main))
