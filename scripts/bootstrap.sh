@@ -5,26 +5,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${SUITEBENCH_EXTRAS:-dask,llm,agents,report,build,datasets,dev}"
 
-if ! command -v bwrap >/dev/null 2>&1; then
+# debian_package NAME WHY-IF-MISSING: install Debian's NAME when root (apt-get), else say why
+# it matters.
+debian_package() {
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "bootstrap: installing bubblewrap" >&2
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) >&2 \
-      || echo "bootstrap: could not install bubblewrap; the unshare backend will be used" >&2
+    echo "bootstrap: installing $1" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1") >&2 \
+      || echo "bootstrap: could not install $1; $2" >&2
   else
-    echo "bootstrap: bubblewrap missing and not root; the unshare or plain backend will be used" >&2
+    echo "bootstrap: $1 missing and not root; $2" >&2
   fi
-fi
+}
 
+if ! command -v bwrap >/dev/null 2>&1; then
+  debian_package bubblewrap "the unshare (or plain) backend will be used"
+fi
 # The sandbox's system-call filter is built by libseccomp (run/syscalls.py): Debian's
-# libseccomp2, present on nearly every system; installed when root and missing.
+# libseccomp2, present on nearly every system.
 if ! ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2'; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "bootstrap: installing libseccomp2" >&2
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libseccomp2) >&2 \
-      || echo "bootstrap: could not install libseccomp2; no sandbox will start" >&2
-  else
-    echo "bootstrap: libseccomp2 missing and not root; install it: no sandbox starts without it" >&2
-  fi
+  debian_package libseccomp2 "no sandbox starts without it"
 fi
 
 py="${PYTHON:-python3}"
@@ -48,27 +47,14 @@ fi
 # fetches nothing). The tests never install anything: they fail naming this step instead.
 if [ "${SUITEBENCH_TEST_TOOLS:-0}" = 1 ]; then
   if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-      echo "bootstrap: installing chromium (for the browser tests)" >&2
-      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >&2 \
-        || echo "bootstrap: could not install chromium; the browser tests will fail" >&2
-    else
-      echo "bootstrap: chromium missing and not root; install Debian's chromium for the browser tests" >&2
-    fi
+    debian_package chromium "the browser tests will fail"
   fi
   # The Java and PyPy verdict tests judge real programs: Debian's JDK (when javac is missing)
-  # and pypy3, as root, like chromium.
+  # and pypy3, like chromium.
   for pkg in openjdk-17-jdk-headless:javac pypy3:pypy3; do
     name="${pkg%%:*}" tool="${pkg#*:}"
-    if command -v "$tool" >/dev/null 2>&1; then
-      continue
-    fi
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-      echo "bootstrap: installing $name (for the Java and PyPy verdict tests)" >&2
-      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$name") >&2 \
-        || echo "bootstrap: could not install $name; the $tool verdict tests will fail" >&2
-    else
-      echo "bootstrap: $tool missing and not root; install Debian's $name for its verdict tests" >&2
+    if ! command -v "$tool" >/dev/null 2>&1; then
+      debian_package "$name" "the $tool verdict tests will fail"
     fi
   done
   npm_dir=".cache/npm"

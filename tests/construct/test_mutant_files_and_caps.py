@@ -13,6 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from suitebench.construct.treesitter_ops import grammar_installed
+
 ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
 
 
@@ -126,11 +130,19 @@ def test_caps_say_how_many_sites_they_drop_and_where(tmp_path: Path) -> None:
     assert "capped" not in out
 
 
-def test_a_bash_only_source_names_the_language(tmp_path: Path) -> None:
-    root = _instance(tmp_path / "inst", {"greet.sh": 'echo "hi $1"\n', "tool": "#!/bin/sh\n"})
+def test_a_source_in_a_language_without_operators_names_it(tmp_path: Path) -> None:
+    root = _instance(tmp_path / "inst", {"greet.js": 'console.log("hi");\n'})
     proc = suitebench(tmp_path, "build", "mutants", str(root))
     assert proc.returncode == 0, proc.stderr
-    assert "0 mutants: no operator for bash" in proc.stdout
+    assert "0 mutants: no operator for javascript" in proc.stdout
     assert "0 sites" not in proc.stdout
     proc = suitebench(tmp_path, "--json", "build", "mutants", str(root))
-    assert json.loads(proc.stdout)["no_operator"] == ["bash"]
+    assert json.loads(proc.stdout)["no_operator"] == ["javascript"]
+
+
+@pytest.mark.skipif(grammar_installed("bash"), reason="tree-sitter-bash is installed")
+def test_a_shell_source_without_its_grammar_names_the_package(tmp_path: Path) -> None:
+    root = _instance(tmp_path / "inst", {"greet.sh": 'echo "hi $1"\n', "tool": "#!/bin/sh\n"})
+    proc = suitebench(tmp_path, "--json", "build", "mutants", str(root))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["no_operator"] == ["bash (no tree-sitter-bash installed)"]

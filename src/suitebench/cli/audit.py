@@ -30,6 +30,7 @@ from suitebench.cli._console import (
     name_failed_generator,
 )
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
+from suitebench.cli._progress import plain_progress
 from suitebench.cli.main import OPTIONS
 from suitebench.metrics.bootstrap import DEFAULT_SEED
 from suitebench.model.problem import ProblemError
@@ -157,18 +158,26 @@ def _run(
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     review_cap, seed = review
     try:
-        with Progress(
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=_err,
-            disable=OPTIONS.quiet or OPTIONS.json,
-        ) as bar:
+        with (
+            Progress(
+                TextColumn("[progress.description]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=_err,
+                disable=OPTIONS.quiet or OPTIONS.json or not _err.is_terminal,
+            ) as bar,
+            plain_progress(
+                "auditing (runs)",
+                console=_err,
+                quiet=OPTIONS.quiet or OPTIONS.json or _err.is_terminal,
+            ) as plain,
+        ):
             task = bar.add_task("auditing (runs)", total=None)
 
             def progress(done: int, total: int) -> None:
                 bar.update(task, completed=done, total=total)
+                plain(done, total)  # lines when stderr is not a terminal
 
             engine = AuditEngine(store, executor, cache, backend=backend, progress=progress)
             fuzzed: dict[str, FuzzReport] = {}

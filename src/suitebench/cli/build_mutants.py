@@ -134,8 +134,11 @@ def _print_report(instance: Any, report: Any, out: Path | None, scope: str) -> N
         + (f"{report.out_of_scope} outside function bodies, " if scope != "all" else "")
         + f"{report.noops} no-ops, "
         f"{report.duplicates} duplicates, {report.capped} over the caps, "
-        f"{len(report.build_errors)} do not build)"
+        f"{len(report.build_errors)} do not build"
+        + (f", {len(report.equivalent)} equivalent" if report.equivalent else "")
+        + ")"
     )
+    _print_build_scope(report)
     if report.capped:
         _out.print(_capped_line(report))
     table = Table("operator", "mutants", show_edge=False)
@@ -151,6 +154,26 @@ def _print_report(instance: Any, report: Any, out: Path | None, scope: str) -> N
         _out.print(f"  [yellow]not parsed[/yellow] {escape(file)}: {escape(why)}")
 
 
+def _print_build_scope(report: Any) -> None:
+    """The sites the reference's build does not compile, by reason and file, and the
+    mutants its compiler found equivalent (the same objects as the reference's)."""
+    if report.left_out:
+        kept = report.sites - sum(report.left_out.values())
+        reasons = ", ".join(f"{n} {why}" for why, n in sorted(report.left_out.items()))
+        _out.print(f"  built: {kept} of {report.sites} sites kept; left out: {reasons}")
+        files = list(report.left_out_files.items())
+        for file, why in files[:10]:
+            _out.print(f"    {why:<12} {escape(file)}")
+        if len(files) > 10:
+            _out.print(f"    ... {len(files) - 10} more files in mutants/operators.json")
+    elif not report.build_recorded and report.sites:
+        _out.print("  built: no C/C++ compile seen in the reference's build; every file kept")
+    for eq in report.equivalent[:10]:
+        _out.print(f"  [cyan]equivalent[/cyan] {escape(str(eq['description']))}: same object code")
+    if len(report.equivalent) > 10:
+        _out.print(f"  ... {len(report.equivalent) - 10} more in mutants/operators.json")
+
+
 def _no_mutants_reason(report: Any) -> str:
     """Why nothing was mutated, in words: the languages no operator handles, else no source."""
     if report.no_operator:
@@ -159,7 +182,9 @@ def _no_mutants_reason(report: Any) -> str:
         return "0 mutants: no source file could be parsed"
     if report.excluded_files:
         return "0 mutants: every source file was left out"
-    return "0 mutants: no source file in a language with operators (Python, C, C++, Rust, Go)"
+    return (
+        "0 mutants: no source file in a language with operators (Python, C, C++, Rust, Go, shell)"
+    )
 
 
 def _capped_line(report: Any) -> str:

@@ -123,8 +123,9 @@ class GlobalOptions:
 
     @property
     def quiet(self) -> bool:
-        """No progress bars in CI or when stderr is not a terminal."""
-        return bool(os.environ.get("CI")) or not sys.stderr.isatty()
+        """No progress in CI. Elsewhere a bar on a terminal, and when stderr is not one (a
+        pipe, a log file) a plain line every few seconds (``cli/_progress.py``)."""
+        return bool(os.environ.get("CI"))
 
 
 OPTIONS = GlobalOptions()

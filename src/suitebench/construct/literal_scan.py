@@ -58,7 +58,8 @@ class SourceLiteral:
 def language_for(path: str) -> str:
     """The tokenizer for a file: its tree-sitter grammar, else Python's (whose tokens --
     numbers, quoted strings, ``#`` comments -- fit most other languages' data too)."""
-    return treesitter_language(path) or "python"
+    language = treesitter_language(path)
+    return "python" if language in (None, "bash") else language  # shell: no literal reader
 
 
 def find_literals(text: str, language: str) -> list[SourceLiteral]:

@@ -3,7 +3,8 @@
 The pipeline, each stage a plain list of records:
 
 1. **sites**: every operator mutation of every source file (Python on libcst, C/C++/Rust/Go
-   on tree-sitter), in source order;
+   and shell on tree-sitter), in source order, but those the reference's build does not
+   compile (``build_scope.py``: third-party, generated, not compiled, compiled out);
 2. **filter**: no-ops (the mutated file equals the source) and duplicates (two sites giving
    the same mutated file) are dropped;
 3. **caps**: at most ``max_per_function`` sites per function and ``max_per_file`` per file,
@@ -11,7 +12,8 @@ The pipeline, each stage a plain list of records:
    seed gives the same mutants;
 4. **build**: a Python mutant must compile; a mutant of another language is built with the
    instance's own recipe in the sandbox (the builds land in the cache ``score`` reads);
-   mutants that do not build are reported and dropped;
+   mutants that do not build are reported and dropped, and so are C/C++ mutants whose objects
+   are the reference's bytes (trivial compiler equivalence), listed as equivalent;
 5. **write**: one unified diff per mutant under ``mutants/`` and a block of ``[[mutants]]``
    in ``instance.toml`` between two marker comments (a re-run replaces only that block).
 """
@@ -26,9 +28,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from suitebench.construct.build_scope import BuildScope
 from suitebench.construct.edits import MutationSite, unified_diff
 from suitebench.construct.mutate_paths import PathFilter
-from suitebench.construct.treesitter_ops import language_of, treesitter_sites
+from suitebench.construct.treesitter_ops import grammar_installed, language_of, treesitter_sites
 from suitebench.construct.writing import OPERATOR, MutantRecord, prepare_target, write_generated
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor
@@ -65,9 +68,10 @@ _SKIP_DIRS = {
     "mutants",
 }
 # Languages met in real sources that no operator handles yet, by extension.
-_NO_OPERATORS = {".sh": "bash", ".bash": "bash", ".js": "javascript", ".mjs": "javascript",
+_NO_OPERATORS = {".js": "javascript", ".mjs": "javascript",
                  ".ts": "typescript", ".rb": "ruby", ".java": "java", ".kt": "kotlin",
                  ".pl": "perl", ".lua": "lua", ".php": "php", ".awk": "awk"}  # fmt: skip
+_RECIPES = {"build.sh", "compile.sh"}  # ProgramBench's build scripts
 _SKIP_PY = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest|setup)\.py$")
 Progress = Callable[[int, int], None]
 
@@ -93,6 +97,12 @@ class MutantsReport:
     build_errors: list[dict[str, str | int]] = field(default_factory=list)
     unparsable: dict[str, str] = field(default_factory=dict)
     by_operator: dict[str, int] = field(default_factory=dict)
+    # What the reference's build compiles (``build_scope.py``): sites left out by reason, the
+    # whole files left out with theirs, and whether the build was recorded at all.
+    left_out: dict[str, int] = field(default_factory=dict)
+    left_out_files: dict[str, str] = field(default_factory=dict)
+    build_recorded: bool = False
+    equivalent: list[dict[str, str | int]] = field(default_factory=list)  # TCE
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -122,9 +132,27 @@ def source_files(instance: Instance, paths: PathFilter | None = None) -> list[Pa
         if text.endswith(".py"):
             if not _SKIP_PY.search(text):
                 files.append(rel)
-        elif language_of(text) is not None:
+        elif _operator_language(instance, rel) is not None:
             files.append(rel)
     return files
+
+
+def _operator_language(instance: Instance, rel: Path) -> str | None:
+    """The grammar of a file operators mutate (a shell script's only with tree-sitter-bash
+    installed; the build recipe is not the program)."""
+    text = rel.as_posix()
+    if text == instance.build or (instance.kind is not InstanceKind.PYTHON and text in _RECIPES):
+        return None
+    head = b""
+    if not rel.suffix:
+        try:
+            head = (instance.source / rel).read_bytes()[:200]
+        except OSError:
+            return None
+    language = language_of(text, head)
+    if language == "bash" and not grammar_installed("bash"):
+        return None
+    return language
 
 
 def languages_without_operators(instance: Instance) -> list[str]:
@@ -132,16 +160,16 @@ def languages_without_operators(instance: Instance) -> list[str]:
     what to name when there is nothing to mutate, instead of a bare "0 sites"."""
     found: set[str] = set()
     for rel in _candidate_files(instance):
-        if rel.as_posix() == instance.build:
+        if rel.as_posix() in (instance.build, *_RECIPES):
             continue  # the build recipe is not the program
         language = _NO_OPERATORS.get(rel.suffix)
-        if language is None and not rel.suffix:
+        if language is None and not grammar_installed("bash"):
             try:
-                first = (instance.source / rel).read_bytes()[:80].split(b"\n", 1)[0]
+                head = (instance.source / rel).read_bytes()[:200]
             except OSError:
                 continue
-            if first.startswith(b"#!") and re.search(rb"\b(ba|da|k|z)?sh\b", first):
-                language = "bash"
+            if language_of(rel.as_posix(), head) == "bash":
+                language = "bash (no tree-sitter-bash installed)"
         if language is not None:
             found.add(language)
     return sorted(found)
@@ -190,6 +218,7 @@ def generate_operator_mutants(
     operators: set[str] | None = None,
     scope: str = "all",
     paths: PathFilter | None = None,
+    build_scope: BuildScope | None = None,
 ) -> tuple[list[tuple[MutationSite, bytes]], MutantsReport]:
     """Stages 1-3: the sampled sites with the diffs they give, before the build check.
     ``scope="functions"`` keeps only sites inside function bodies (as mutmut mutates): no
@@ -197,6 +226,7 @@ def generate_operator_mutants(
     if scope not in SCOPES:
         raise ValueError(f"scope {scope!r}: expected one of {', '.join(SCOPES)}")
     report = MutantsReport(instance=instance.name, seed=seed)
+    report.build_recorded = build_scope is not None and build_scope.compiles_c
     report.caps = {
         "max_per_file": max_per_file,
         "max_per_function": max_per_function,
@@ -223,8 +253,16 @@ def generate_operator_mutants(
             continue
         sources[path] = source
         report.sites += len(sites)
+        reason = None if build_scope is None else build_scope.file_reason(path, source)
+        if reason is not None:
+            report.left_out_files[path] = reason
+            report.left_out[reason] = report.left_out.get(reason, 0) + len(sites)
+            continue
         seen: set[str] = set()
         for site in sites:
+            if build_scope is not None and not build_scope.line_kept(path, source, site.line):
+                report.left_out["compiled_out"] = report.left_out.get("compiled_out", 0) + 1
+                continue
             if operators is not None and site.operator not in operators:
                 continue
             if scope == "functions" and not site.in_body:
@@ -263,12 +301,13 @@ def _buildable(
     instance: Instance,
     candidates: list[tuple[MutationSite, bytes]],
     report: MutantsReport,
-    cache_dir: Path,
+    builder: Builder,
     executor: Executor | None,
     progress: Progress | None,
 ) -> list[tuple[MutationSite, bytes]]:
-    """The candidates that build (a Python file: that compiles), in their order; each that
-    does not is listed in the report's build errors."""
+    """The candidates that build (a Python file: that compiles) and are not trivially
+    equivalent, in their order; each that does not build is listed in the report's build
+    errors, each whose objects are the reference's in its equivalents."""
     with tempfile.TemporaryDirectory(prefix="suitebench-mutants-") as tmp:
         specs: list[MutantSpec] = []
         ok: list[tuple[MutationSite, bytes]] = []
@@ -286,7 +325,6 @@ def _buildable(
             specs.append(MutantSpec(id=f"c{index:05d}", patch=patch))
             checks.append((site, diff))
         if specs:
-            builder = Builder(instance, cache_dir, python=suite_interpreter(instance))
             reference, built = build_all(builder, specs, progress=progress, executor=executor)
             if not reference.ok:
                 raise RuntimeError(
@@ -295,13 +333,43 @@ def _buildable(
                 )
             for spec, (site, diff) in zip(specs, checks, strict=True):
                 result = built[spec.id]
-                if result.ok:
+                if result.ok and _equivalent(builder, result.directory, diff):
+                    report.equivalent.append(
+                        {
+                            "file": site.file,
+                            "line": site.line,
+                            "operator": site.operator,
+                            "description": site.description,
+                        }
+                    )
+                elif result.ok:
                     ok.append((site, diff))
                 else:
                     report.build_errors.append(_error(site, result.message[-2000:]))
     order = {id(s): i for i, (s, _) in enumerate(candidates)}
     ok.sort(key=lambda pair: order[id(pair[0])])
     return ok
+
+
+def _equivalent(builder: Builder, directory: str, diff: bytes) -> bool:
+    """Trivial compiler equivalence: the mutant's objects are the reference's bytes."""
+    base = builder.incremental_base()
+    return base is not None and base.same_objects(Path(directory), diff) is True
+
+
+def build_scope_of(builder: Builder, paths: PathFilter | None = None) -> BuildScope:
+    """What the reference's build compiles, from its recorded build, when the source has C or
+    C++ files (a reference that does not build records nothing: the build check says so)."""
+    instance = builder.instance
+    scope = BuildScope(instance.source)
+    if instance.kind is InstanceKind.PYTHON or not any(
+        language_of(f.as_posix()) in ("c", "cpp") for f in source_files(instance, paths)
+    ):
+        return scope
+    built, record = builder.recorded()
+    if built.ok:
+        scope.record, scope.built_tree = record, Path(built.directory)
+    return scope
 
 
 def write_mutants(
@@ -321,6 +389,7 @@ def write_mutants(
 ) -> MutantsReport:
     """Generate, build-check and write operator mutants into the instance (or into ``out``,
     a copy of the instance made first), listing them in its ``instance.toml``."""
+    builder = Builder(instance, cache_dir, python=suite_interpreter(instance))
     candidates, report = generate_operator_mutants(
         instance,
         seed=seed,
@@ -330,9 +399,10 @@ def write_mutants(
         operators=operators,
         scope=scope,
         paths=paths,
+        build_scope=build_scope_of(builder, paths),
     )
     target = prepare_target(instance, out)
-    ok = _buildable(instance, candidates, report, cache_dir, executor, progress)
+    ok = _buildable(instance, candidates, report, builder, executor, progress)
 
     records = [
         (

@@ -78,7 +78,7 @@ def _loc(source: Path) -> int:
         if not path.is_file() or any(p in ("__pycache__", ".git") for p in path.parts):
             continue
         name = path.name
-        if not (name.endswith(".py") or language_of(name) is not None):
+        if not (name.endswith(".py") or language_of(name) not in (None, "bash")):
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         total += sum(1 for line in text.splitlines() if line.strip())

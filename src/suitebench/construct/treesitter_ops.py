@@ -1,4 +1,4 @@
-"""Operator mutants for C, C++, Rust and Go on tree-sitter syntax trees.
+"""Operator mutants for C, C++, Rust, Go and shell scripts on tree-sitter syntax trees.
 
 Only nodes of the syntax tree are mutated (binary and assignment operators, integer
 literals, conditions, expression statements), so comments, string and character literals and
@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+from suitebench.construct.bash_ops import bash_edits, is_shell_script
 from suitebench.construct.edits import Edit, MutationSite
 
-__all__ = ["LANGUAGES", "language_of", "treesitter_sites"]
+__all__ = ["LANGUAGES", "grammar_installed", "language_of", "treesitter_sites"]
 
 # file extension -> grammar
 LANGUAGES = {
@@ -28,6 +29,8 @@ LANGUAGES = {
     ".hh": "cpp",
     ".rs": "rust",
     ".go": "go",
+    ".sh": "bash",
+    ".bash": "bash",
 }
 
 RELATIONAL = {"<": ["<=", ">="], "<=": ["<", ">"], ">": [">=", "<="], ">=": [">", "<"],
@@ -38,6 +41,8 @@ LOGICAL = {"&&": ["||"], "||": ["&&"]}
 ASSIGNMENT = {"+=": ["-="], "-=": ["+="], "*=": ["/="], "/=": ["*="], "%=": ["*="],
               "<<=": [">>="], ">>=": ["<<="], "&=": ["|="], "|=": ["&="], "^=": ["&="]}  # fmt: skip
 
+_TABLES = {"relational": RELATIONAL, "arithmetic": ARITHMETIC, "logical": LOGICAL,
+           "assignment": ASSIGNMENT}  # fmt: skip
 _BINARY = "binary_expression"
 _ASSIGN = {"assignment_expression", "compound_assignment_expr", "assignment_statement"}
 _INTEGER = {"number_literal", "integer_literal", "int_literal"}
@@ -53,11 +58,22 @@ _INT_RE = re.compile(
 )
 
 
-def language_of(path: str) -> str | None:
+def language_of(path: str, head: bytes = b"") -> str | None:
+    """The grammar of a file: by its extension, else (``head``: its first bytes) a shell
+    script's ``#!`` line."""
     for ext, lang in LANGUAGES.items():
         if path.endswith(ext):
             return lang
+    if head and "." not in path.rsplit("/", 1)[-1] and is_shell_script(head):
+        return "bash"
     return None
+
+
+def grammar_installed(lang: str) -> bool:
+    """Whether the grammar package of ``lang`` (``tree_sitter_bash``...) is importable."""
+    import importlib.util
+
+    return importlib.util.find_spec(f"tree_sitter_{lang}") is not None
 
 
 @cache
@@ -126,8 +142,8 @@ def _operator_child(node: Any) -> Any:
 
 
 def treesitter_sites(path: str, source: bytes) -> list[MutationSite]:
-    """Every operator mutation of one C, C++, Rust or Go file, in source order."""
-    lang = language_of(path)
+    """Every operator mutation of one C, C++, Rust, Go or shell file, in source order."""
+    lang = language_of(path, source[:200])
     if lang is None:
         return []
     tree = _parser(lang).parse(source)
@@ -147,6 +163,8 @@ def _node_edits(node: Any, function: str, lang: str) -> list[_NodeEdit]:
     """The mutations of one node, by its kind: an operator swapped, an integer changed, a
     condition negated, or (inside a function) a statement deleted."""
     kind = node.type
+    if lang == "bash":
+        return bash_edits(node, function, _TABLES)
     if kind == _BINARY or kind in _ASSIGN:
         return _operator_edits(node, kind in _ASSIGN)
     if kind in _INTEGER:

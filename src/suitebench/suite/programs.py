@@ -27,10 +27,11 @@ from enum import StrEnum
 from pathlib import Path
 
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
+from suitebench.run.compiles import CompileRecord, compiler_wrappers
 from suitebench.run.executor import Executor, LocalExecutor, run_all
 from suitebench.run.layout import sandbox_path
 from suitebench.run.outcome import Backend, Status
-from suitebench.run.program import Built, Language
+from suitebench.run.program import EXECUTABLE, Built, Language
 from suitebench.run.store import job_key
 from suitebench.run.tree import (
     TreeProgram,
@@ -38,6 +39,12 @@ from suitebench.run.tree import (
     find_built,
     staged_copy,
     tree_program_id,
+)
+from suitebench.suite.incremental import (
+    IncrementalBase,
+    load_record,
+    remove_objects,
+    staged_build_copy,
 )
 from suitebench.suite.interpreter import Interpreter, own_binds
 from suitebench.suite.patching import apply_exact, apply_patch
@@ -102,8 +109,12 @@ class Builder:
         *,
         backend: Backend | None = None,
         python: Interpreter | None = None,
+        incremental: bool = True,
     ) -> None:
         self.instance = instance
+        # C/C++ mutants rebuilt from a copy of the reference's build (``incremental.py``).
+        self.incremental = incremental and instance.kind is not InstanceKind.PYTHON
+        self._base: IncrementalBase | bool | None = False  # False: not looked at yet
         self.cache_dir = Path(cache_dir).resolve()
         self.backend = backend
         # The project's interpreter (None: ours): a package compiles with its grammar.
@@ -114,10 +125,13 @@ class Builder:
         # list and its mutants, which the tests would see beside ./executable).
         self.source = program_source(instance, self.cache_dir)
 
-    def _program(self, tree: Path, coverage: Path | None = None) -> TreeProgram:
+    def _program(
+        self, tree: Path, coverage: Path | None = None, tag: str | None = None
+    ) -> TreeProgram:
         """The instance's recipe and product for ``tree``: a Python package compiled module by
         module (here when its compiler is ours, else in the sandbox with the project's), else the
-        build script's ``./executable``; ``coverage``: compiler wrappers first on ``PATH``."""
+        build script's ``./executable``; ``coverage``: compiler wrappers first on ``PATH``
+        (``tag`` names the variant: ``coverage`` by default, ``recorded``, ``incremental``)."""
         inst = self.instance
         python = self.python
         is_package = inst.kind is InstanceKind.PYTHON
@@ -131,7 +145,7 @@ class Builder:
             path=sandbox_path(),
             path_prefix=None if coverage is None else str(coverage),
             identity=(str(inst.kind), inst.package or "", sys.version if is_package else ""),
-            tag="" if coverage is None else "coverage",
+            tag=(tag or "") if coverage is None or tag else "coverage",
         )
 
     def program_id(self, tree: Path) -> str:
@@ -162,6 +176,59 @@ class Builder:
             found = None  # not built yet, or the note is gone
         if found is not None:  # (None too when the build is gone from the cache: build)
             return BuiltProgram.from_built(found)
+        built = self._incremental(mutant, patch) if self.incremental else None
+        if built is None or not built.ok:  # (a failed incremental build is tried from scratch)
+            built = self._clean(mutant, patch)
+        note.parent.mkdir(exist_ok=True)
+        fresh = note.with_name(f"{note.name}.{os.getpid()}.{threading.get_ident()}")
+        fresh.write_text(built.program_id, encoding="utf-8")
+        os.replace(fresh, note)
+        return built
+
+    def recorded(self) -> tuple[BuiltProgram, CompileRecord | None]:
+        """The reference built with recording compiler wrappers (``run/compiles.py``) and what
+        its compiler saw: the units, their objects, the lines the preprocessor kept (None:
+        the build compiled nothing through a wrapper, or it failed)."""
+        wrappers = compiler_wrappers(self.cache_dir)
+        program = self._program(self.instance.source, coverage=wrappers, tag="recorded")
+        built = self._build(program)
+        if not built.ok:
+            return built, None
+        return built, load_record(Path(built.directory), backend=self.backend)
+
+    def incremental_base(self) -> IncrementalBase | None:
+        """The reference's recorded build when mutants can be rebuilt from it (it wrote
+        objects), found once per builder."""
+        if self._base is False:
+            self._base = None
+            if self.incremental and _has_c_sources(self.instance.source):
+                built, record = self.recorded()
+                if record is not None and any(c.output for c in record.commands):
+                    self._base = IncrementalBase(Path(built.directory), record)
+        return self._base if isinstance(self._base, IncrementalBase) else None
+
+    def _incremental(self, mutant: MutantSpec, patch: bytes) -> BuiltProgram | None:
+        """The mutant built from a copy of the reference's build (None: not possible here,
+        e.g. it changes a file no compiled unit reads)."""
+        base = self.incremental_base()
+        if base is None:
+            return None
+        stale = base.stale_objects(patch)
+        if stale is None:
+            return None
+        with staged_build_copy(base.tree, self.cache_dir) as tree:
+            applied, _ = apply_patch(tree, mutant.patch)
+            if not applied:
+                return None
+            # The stale objects, and the products: what the reference's build linked and
+            # ./executable. A build that goes on after a failed compile (no ``set -e``) then
+            # fails as a clean build does, instead of handing on the reference's program.
+            remove_objects(tree, [*stale, *base.record.links, EXECUTABLE])
+            built = self._build(self._program(tree, tag="incremental"), staged=True)
+        return built
+
+    def _clean(self, mutant: MutantSpec, patch: bytes) -> BuiltProgram:
+        """The mutant built from a fresh copy of the source, as the reference was."""
         # A copy, never links to the reference's files: a test would see which file the patch
         # wrote (``run/tree.py``, ``seal``).
         with staged_copy(self.source, self.cache_dir) as tree:
@@ -174,12 +241,7 @@ class Builder:
                         message=f"patch {mutant.patch.name} does not apply (-p1, no fuzz):\n"
                         f"{output}",
                     )
-            built = self._build(self._program(tree), staged=True)
-        note.parent.mkdir(exist_ok=True)
-        fresh = note.with_name(f"{note.name}.{os.getpid()}.{threading.get_ident()}")
-        fresh.write_text(built.program_id, encoding="utf-8")
-        os.replace(fresh, note)
-        return built
+            return self._build(self._program(tree), staged=True)
 
     def implementation(self, directory: Path) -> BuiltProgram:
         """A candidate implementation (for R): its own tree, built with the same recipe -- or
@@ -232,6 +294,17 @@ def submission_build(directory: Path, recipe: str | None) -> str | None:
         if (directory / name).is_file():
             return name
     return recipe
+
+
+_C_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp")
+
+
+def _has_c_sources(root: Path) -> bool:
+    """Whether a source tree holds C or C++ files (else no compiler wrapper would see a unit,
+    and the recorded build would be a second build for nothing)."""
+    return any(
+        name.endswith(_C_SUFFIXES) for _dirpath, _dirs, files in os.walk(root) for name in files
+    )
 
 
 def _build_job(payload: tuple[Builder, MutantSpec | None]) -> BuiltProgram:

@@ -129,8 +129,16 @@ def plan_score(
             "rename it"
         )
     python = suite_interpreter(instance, backend)
+    # A suite from elsewhere runs against mutants built from scratch: an incremental build
+    # can leave a trace of what it rebuilt in the tree (a build log), which no decoy -- the
+    # reference's own tree -- would share (docs/threat-model.md).
+    decoys = not own_suite(instance.tests, suite)
     builder = Builder(
-        instance, cache_dir or store.path.parent / "builds", backend=backend, python=python
+        instance,
+        cache_dir or store.path.parent / "builds",
+        backend=backend,
+        python=python,
+        incremental=not decoys,
     )
     # A ProgramBench task's branches (or a suite in their shape) run as workspaces.
     suite_dir = suite_to_run(instance, suite, builder.cache_dir)
@@ -191,7 +199,7 @@ def plan_score(
         fast=fast,
         all_tests=all_tests,
         early=reference_runs if rides or fast else 1,
-        decoys=not own_suite(instance.tests, suite),
+        decoys=decoys,
     )
 
 
