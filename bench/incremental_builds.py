@@ -1,11 +1,11 @@
 """Clean vs incremental mutant builds of a real C program built by ``make``, side by side.
 
-Lua 5.4 (~30k lines, its own makefile) as vendored in the PyPI sdist of ``lupa``: fetched with
-``pip download`` at run time (nothing of it is in the repository) unless ``--lua DIR`` names an
-unpacked copy of ``third-party/lua54``.  The bench makes an instance of it (``build.sh`` runs
-``make`` and copies ``lua`` to ``./executable``), picks ``--mutants`` operator mutants of the
-sites the build compiles (seeded), and builds each twice, in two fresh caches: from scratch,
-and incrementally from the reference's recorded build.  It prints per mutant both times and
+Lua 5.4 (~30k lines, its own makefile) as vendored in the PyPI sdist of ``lupa``: fetched at run
+time as ``bench/programbench_scale.py`` fetches it (nothing of it is in the repository) unless
+``--lua DIR`` names an unpacked copy of ``third-party/lua54``.  The bench makes an instance of
+it (``build.sh`` runs ``make`` and copies ``lua`` to ``./executable``), picks ``--mutants``
+operator mutants of the sites the build compiles (seeded), and builds each twice, in two fresh
+caches: from scratch, and incrementally from the reference's recorded build.  It prints per mutant both times and
 whether the two executables are the same bytes, then the medians and their ratio.
 
     python bench/incremental_builds.py [--lua DIR] [--mutants 12] [--seed 0]
@@ -16,12 +16,11 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import subprocess
-import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+from programbench_scale import fetch_lua
 
 BUILD_SH = """#!/bin/sh
 set -eu
@@ -30,21 +29,9 @@ cp lua executable
 """
 
 
-def fetch_lua(work: Path) -> Path:
-    """``third-party/lua54`` of lupa 2.8's sdist, downloaded by pip (which prepares its
-    metadata first: it builds LuaJIT with Cython in an isolated environment, minutes)."""
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-         "lupa==2.8", "-d", str(work)],
-        check=False, capture_output=True,
-    )  # fmt: skip
-    archives = sorted(work.glob("lupa-*.tar.gz"))
-    if not archives:
-        sys.exit("could not download lupa's sdist: pass --lua DIR (its third-party/lua54)")
-    with tarfile.open(archives[0]) as tar:
-        members = [m for m in tar.getmembers() if "/third-party/lua54/" in m.name]
-        tar.extractall(work, members=members, filter="data")
-    return next(work.glob("lupa-*/third-party/lua54"))
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def make_instance(lua: Path, root: Path) -> Path:
@@ -75,7 +62,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="suitebench-incremental-") as tmp:
         work = Path(tmp)
-        lua = args.lua or fetch_lua(work / "download")
+        lua = args.lua or fetch_lua(_mkdir(work / "download"), argparse.Namespace(sdist=None))
         instance = load_instance(make_instance(lua, work / "lua"))
         clean = Builder(instance, work / "clean-cache", incremental=False)
         incremental = Builder(instance, work / "incremental-cache")

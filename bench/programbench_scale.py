@@ -62,7 +62,6 @@ from suitebench.model.programbench import load_programbench_task, programbench_i
 SUITEBENCH = [sys.executable, "-m", "suitebench"]
 SDIST = "lupa-2.8.tar.gz"
 SDIST_SHA256 = "d8022641b9ec8ecf2c5ecbe9f47e5a70e0b87c4b5ae921b92cb02a638e0acd08"
-SIMPLE_INDEX = "https://pypi.org/simple/lupa/"
 LUA_DIR = "lupa-2.8/third-party/lua54/"
 NOT_THE_PROGRAM = ("tests", "tests.json", "mutants", "spec.md", ".git")
 GOCODE = Path("/usr/share/gocode/src")
@@ -119,6 +118,26 @@ def test_version_flag_exits():
 # -- the program and the task ----------------------------------------------------------------
 
 
+def _simple_index(project: str) -> str:
+    """The project's page on the index pip is set to use (``PIP_INDEX_URL``, pip's
+    configuration, else pip's own default): the sdist is fetched the way pip would find it, but
+    without preparing its metadata (lupa's builds LuaJIT, minutes)."""
+    index = (
+        os.environ.get("PIP_INDEX_URL")
+        or subprocess.run(
+            [sys.executable, "-m", "pip", "config", "get", "global.index-url"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+    )
+    if not index:
+        from pip._internal.models.index import PyPI  # pip's default index, named by pip
+
+        index = PyPI.simple_url
+    return f"{index.rstrip('/')}/{project}/"
+
+
 def fetch_lua(workdir: Path, args: argparse.Namespace) -> Path:
     """Lua 5.4's tree from lupa's sdist, unpacked under ``workdir``."""
     lua = workdir / "lua54"
@@ -126,7 +145,7 @@ def fetch_lua(workdir: Path, args: argparse.Namespace) -> Path:
         return lua
     archive = args.sdist or workdir / SDIST
     if not archive.is_file():
-        with urllib.request.urlopen(SIMPLE_INDEX, timeout=120) as page:
+        with urllib.request.urlopen(_simple_index("lupa"), timeout=120) as page:
             html = page.read().decode()
         at = html.index(f"/{SDIST}#")
         url = html[html.rindex('"', 0, at) + 1 : html.index('"', at)].split("#")[0]
