@@ -5,8 +5,9 @@ time as ``bench/programbench_scale.py`` fetches it (nothing of it is in the repo
 ``--lua DIR`` names an unpacked copy of ``third-party/lua54``.  The bench makes an instance of
 it (``build.sh`` runs ``make`` and copies ``lua`` to ``./executable``), picks ``--mutants``
 operator mutants of the sites the build compiles (seeded), and builds each twice, in two fresh
-caches: from scratch, and incrementally from the reference's recorded build.  It prints per mutant both times and
-whether the two executables are the same bytes, then the medians and their ratio.
+caches: from scratch, and incrementally from the reference's recorded build.  It prints per
+mutant both times and whether the two executables are the same bytes, then the medians and
+their ratio.
 
     python bench/incremental_builds.py [--lua DIR] [--mutants 12] [--seed 0]
 """
