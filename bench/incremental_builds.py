@@ -114,4 +114,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from figures import run_recorded
+
+    sys.exit(run_recorded("incremental_builds", main))
