@@ -112,6 +112,19 @@ class TreeProgram:
         return "./" + EXECUTABLE if self.package is None else f"package:{self.package}"
 
 
+def publish_by_hash(staging: Path, home: Path) -> tuple[Path, str]:
+    """Move a staged tree to ``home/<its tree hash>`` (kept as it is when that tree is there
+    already: the same bytes, staged before by this process or another); the path and the
+    hash."""
+    digest = tree_hash(staging)
+    final = home / digest
+    try:
+        staging.rename(final)
+    except OSError:  # staged before (by this score or another): the same bytes
+        shutil.rmtree(staging, ignore_errors=True)
+    return final, digest
+
+
 def tree_hash(root: Path, files: list[str] | None = None) -> str:
     """sha256 over relative paths' bytes, executable bits, symlink targets and file bytes;
     ``files``: the tree's files as :func:`_files` lists them (walked here when None)."""

@@ -24,7 +24,7 @@ from typing import Any
 
 from suitebench.model.instance import Instance, InstanceKind
 from suitebench.run.pycompile import COMPILING as _COMPILING
-from suitebench.run.tree import tree_hash
+from suitebench.run.tree import publish_by_hash
 
 __all__ = ["Beside", "CarriedConfig", "carry_config", "find_pytest_config", "stage_beside"]
 
@@ -236,12 +236,7 @@ def stage_beside(instance: Instance, cache_dir: Path) -> Beside | None:
             shutil.copytree(source, staging / name, symlinks=False)
         else:
             shutil.copy2(source, staging / name)
-    digest = tree_hash(staging)
-    final = home / digest
-    try:
-        staging.rename(final)
-    except OSError:  # staged before (by this score or another): the same bytes
-        shutil.rmtree(staging, ignore_errors=True)
+    final, digest = publish_by_hash(staging, home)
     names = tuple(sorted([*entries, *(["pytest.ini"] if config is not None else [])]))
     return Beside(path=final, digest=digest, config=config, names=names)
 

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from suitebench.model.instance import Instance
-from suitebench.run.tree import tree_hash
+from suitebench.run.tree import publish_by_hash
 
 __all__ = [
     "EXECUTABLE_LINK",
@@ -67,13 +67,7 @@ def stage_workspaces(branches: Sequence[tuple[str, Path]], cache_dir: Path) -> P
     for name, directory in branches:
         shutil.copytree(directory / "eval", staging / name / "eval", symlinks=True, ignore=_SKIP)
         os.symlink(EXECUTABLE_LINK, staging / name / "executable")
-    digest = tree_hash(staging)
-    final = home / digest
-    try:
-        staging.rename(final)
-    except OSError:  # staged before (by this score or another): the same bytes
-        shutil.rmtree(staging, ignore_errors=True)
-    return final
+    return publish_by_hash(staging, home)[0]
 
 
 def suite_to_run(instance: Instance, suite: Path | None, cache_dir: Path) -> Path:
@@ -115,9 +109,4 @@ def program_source(instance: Instance, cache_dir: Path) -> Path:
         symlinks=True,
         ignore=lambda d, names: [n for n in names if d == top and n in HELD_OUT],
     )
-    final = home / tree_hash(staging)
-    try:
-        staging.rename(final)
-    except OSError:  # staged before: the same bytes
-        shutil.rmtree(staging, ignore_errors=True)
-    return final
+    return publish_by_hash(staging, home)[0]
