@@ -18,9 +18,10 @@ Stdlib only, plus pytest: this runs inside the sandbox.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
@@ -71,6 +72,18 @@ def _enter(workspace: str | None) -> None:
         _current["workspace"] = workspace
 
 
+@contextlib.contextmanager
+def _working_in(workspace: str) -> Iterator[None]:
+    """The workspace as the working directory, the one before restored after (the suite's
+    interpreter may predate ``contextlib.chdir``)."""
+    before = os.getcwd()
+    os.chdir(workspace)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
     """A test module (and a directory's ``conftest.py``, which pytest imports as it collects
@@ -80,12 +93,8 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
     if workspace is None:
         return (yield)
     _enter(workspace)
-    before = os.getcwd()
-    os.chdir(workspace)
-    try:
+    with _working_in(workspace):
         return (yield)
-    finally:
-        os.chdir(before)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -94,9 +103,5 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     workspace = workspace_of(str(item.path))
     if workspace is None:
         return (yield)
-    before = os.getcwd()
-    os.chdir(workspace)
-    try:
+    with _working_in(workspace):
         return (yield)
-    finally:
-        os.chdir(before)
