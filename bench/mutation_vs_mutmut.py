@@ -1,7 +1,7 @@
 """Operator mutants and their kill matrix against mutmut, on real PyPI projects, in one run.
 
     python bench/mutation_vs_mutmut.py [--project NAME==VERSION ...] [--workdir DIR]
-        [--no-fast] [--max N]
+        [--no-fast] [--max N] [--rounds 2]
 
 For each ``--project`` (repeatable; default python-slugify==9.2.0, webcolors==24.11.1 and
 humanize==4.17.0), as it ships on PyPI: the sdist is unpacked and a venv is made for it with
@@ -136,10 +136,17 @@ def bench_suitebench(
             took.get(t, 0.0) for m in result["mutants"] for t in (m["covered_by"] or took)
         ),
         "phases": result.get("phases", {}),
+        # the least the score's runs could take (results.json's floor: the cells' own time
+        # at reference speed over the workers plus the waits that cannot overlap)
+        "floor": float(result.get("floor", {}).get("runs", 0.0)),
     }
 
 
-def bench_project(project: str, args: argparse.Namespace) -> list[tuple[str, dict[str, object]]]:
+def bench_project(
+    project: str, args: argparse.Namespace, reverse: bool = False
+) -> list[tuple[str, dict[str, object]]]:
+    """One round on ``project``: mutmut, the full matrix and ``--fast``, one after the other
+    (``reverse``: in the opposite order, so that two rounds meet the load alike)."""
     name = project.split("==")[0]
     workdir = (args.workdir / project.replace("==", "-")).resolve()
     root = fetch_sdist(project, workdir / "sdist")
@@ -158,14 +165,15 @@ def bench_project(project: str, args: argparse.Namespace) -> list[tuple[str, dic
         tools.append(
             ("suitebench --fast", lambda: bench_suitebench(inst, layout, workdir, args.max, True))
         )
-    for tool, measure in tools:
+    for tool, measure in reversed(tools) if reverse else tools:
+        load = os.getloadavg()[0]
         try:
-            rows.append((tool, measure()))
+            rows.append((tool, {**measure(), "load": load}))
         except SystemExit as exc:  # one tool failing on one project is a row, not the end
             print(f"{project}: {tool} failed: {exc}", flush=True)
             said = [line for line in str(exc).splitlines() if line.strip()]
             gist = said[0][:120] + (f" ... {said[-1][-160:]}" if len(said) > 1 else "")
-            rows.append((tool, {"failed": gist}))
+            rows.append((tool, {"failed": gist, "load": load}))
     return rows
 
 
@@ -177,30 +185,38 @@ def main() -> None:
         "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "suitebench-bench-mutmut"
     )
     ap.add_argument("--no-fast", action="store_true", help="skip the score --fast rows")
+    ap.add_argument(
+        "--rounds", type=int, default=2, help="rounds per project, each in the other order"
+    )
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
-    load = os.getloadavg()[0]
     table: list[tuple[str, str, dict[str, object]]] = []
     for project in args.project or DEFAULT_PROJECTS:
-        table += [(project, tool, r) for tool, r in bench_project(project, args)]
-    print(f"\nload average at the start: {load:.2f}")
-    print(f"{'project':24} {'tool':26} {'mutants':>8} {'killed':>7} {'M':>7} {'seconds':>8} "
-          f"{'mutants/s':>10} {'vs mutmut':>9}")  # fmt: skip
-    base: dict[str, float] = {}
+        for round_ in range(max(1, args.rounds)):
+            rows = bench_project(project, args, reverse=round_ % 2 == 1)
+            table += [(project, f"{tool} #{round_ + 1}", r) for tool, r in rows]
+    heads = f"{'seconds':>8} {'mutants/s':>10} {'vs mutmut':>9} {'floor':>7} {'vs floor':>8}"
+    print(f"\n{'project':24} {'tool':28} {'load':>5} {'mutants':>8} {'killed':>7} {'M':>7} {heads}")
+    base: dict[tuple[str, str], float] = {}
     for project, tool, r in table:
         if "failed" in r:
-            print(f"{project:24} {tool:26} failed: {r['failed']}")
+            print(f"{project:24} {tool:28} {float(r['load']):>5.2f} failed: {r['failed']}")  # type: ignore[arg-type]
             continue
         rate = float(r["mutants"]) / float(r["seconds"])  # type: ignore[arg-type]
-        if tool == "mutmut run":
-            base[project] = rate
+        round_ = tool.rpartition("#")[2]
+        if tool.startswith("mutmut run"):
+            base[(project, round_)] = rate
         score = float(r["killed"]) / max(1.0, float(r["mutants"]))  # type: ignore[arg-type]
-        print(f"{project:24} {tool:26} {r['mutants']:>8} {r['killed']:>7} {score:>7.1%} "
-              f"{float(r['seconds']):>8.1f} {rate:>10.2f} "  # type: ignore[arg-type]
-              + (f"{rate / base[project]:>8.2f}x" if project in base else "n/a"))  # fmt: skip
+        mutmut = base.get((project, round_))
+        floor = float(r.get("floor") or 0.0)  # type: ignore[arg-type]
+        score_seconds = float(r.get("score_seconds") or 0.0)  # type: ignore[arg-type]
+        print(f"{project:24} {tool:28} {float(r['load']):>5.2f} {r['mutants']:>8} "  # type: ignore[arg-type]
+              f"{r['killed']:>7} {score:>7.1%} {float(r['seconds']):>8.1f} {rate:>10.2f} "  # type: ignore[arg-type]
+              + (f"{rate / mutmut:>8.2f}x" if mutmut else f"{'n/a':>9}")
+              + (f" {floor:>7.1f} {score_seconds / floor:>7.2f}x" if floor else ""))  # fmt: skip
     print("\nwhere suitebench's full-matrix time went (seconds; mutant runs summed over workers):")
     for project, tool, r in table:
-        if tool != "suitebench, full matrix" or "failed" in r:
+        if not tool.startswith("suitebench, full matrix") or "failed" in r:
             continue
         phases = ", ".join(f"{k} {v:.1f}" for k, v in r["phases"].items())  # type: ignore[attr-defined]
         print(f"{project}: build mutants {float(r['generate_seconds']):.1f}; score "  # type: ignore[arg-type]
@@ -211,7 +227,11 @@ def main() -> None:
               "the harness), "
               f"their cells at the tests' reference times {float(r['cells_at_reference']):.1f}; "  # type: ignore[arg-type]
               f"one reference run of the suite {float(r['reference_seconds']):.2f}")  # type: ignore[arg-type]  # fmt: skip
-    print("(mutmut keeps one verdict per mutant; suitebench's full matrix every cell)")
+    print(
+        "(mutmut keeps one verdict per mutant; suitebench's full matrix every cell; 'vs mutmut' "
+        "compares with mutmut's run of the same round, mutmut first in odd rounds and last in "
+        "even ones; 'vs floor' is score's own time, without build mutants, over its floor)"
+    )
 
 
 if __name__ == "__main__":

@@ -82,3 +82,54 @@ def test_a_loop_on_a_shared_cpu_is_a_timeout_on_the_cpu(tmp_path: Path) -> None:
     # The loop ran on until it had its limit of CPU time (~2 s of wall at half a CPU),
     # within the four limits of wall time it may take; the sleeper was not kept past its own.
     assert elapsed < 3 * 4.0 + 3.0 + 10.0, elapsed
+
+
+MIXED = (
+    "import time\n"
+    "\n"
+    "def _spin(seconds):\n"
+    "    end = time.thread_time() + seconds\n"
+    "    while time.thread_time() < end:\n"
+    "        pass\n"
+    "\n"
+    "def test_sleeps_then_computes():\n"
+    "    time.sleep(2.0)\n"
+    "    _spin(0.4)\n"
+    "\n"
+    "def test_sleeps_past_its_limit():\n"
+    "    time.sleep(3.6)\n"
+)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux affinity")
+def test_time_spent_waiting_for_a_cpu_is_not_the_tests(tmp_path: Path) -> None:
+    """A test that sleeps 2 s and then computes 0.4 s of CPU time takes 2.4 s alone, inside
+    its 3 s limit.  Here three hogs share its CPU, so its 0.4 s take ~1.6 s of wall (3.6 s in
+    all): at its limit it has had ~0.25 s of CPU (less than a fifth of its wall: a wait, by the
+    CPU share alone), but ~0.75 s of its phase went ready to run without a CPU, and it runs on
+    until the time it was not kept from the CPU reaches 3 s -- so it passes, as alone.  A test
+    that only sleeps 3.6 s is a timeout at its limit all the same: a sleep waits for no CPU."""
+    (tmp_path / "test_mixed.py").write_text(MIXED, encoding="utf-8")
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+    argv += ["-p", "suitebench.suite.inside.plugin", "--rootdir", ".", "--suitebench-timeout=3"]
+    argv += ["--suitebench-events=out.events", "test_mixed.py"]
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    hogs = [subprocess.Popen([sys.executable, "-c", HOG], preexec_fn=_on_one_cpu) for _ in range(3)]
+    try:
+        done = subprocess.run(
+            argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+            preexec_fn=_on_one_cpu,
+        )  # fmt: skip
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    events = read_events(tmp_path / "out.events")
+    calls = {
+        e["nodeid"].rpartition("::")[2]: e
+        for e in events
+        if e.get("event") == "report" and e.get("when") == "call"
+    }
+    assert calls["test_sleeps_then_computes"]["outcome"] == "passed", done.stdout
+    assert calls["test_sleeps_past_its_limit"]["timeout"] is True, done.stdout
+    assert "exceeded the per-test limit of 3 s" in calls["test_sleeps_past_its_limit"]["message"]

@@ -156,6 +156,13 @@ def score(
         "--all-tests",
         help="Run every test on every mutant (no coverage-guided test selection).",
     ),
+    overlap: int | None = typer.Option(
+        None,
+        "--overlap",
+        min=0,
+        help="Most timeouts confirmed side by side (each waits, holding no core; default: as "
+        "many as the memory holds at the memory limit, at most 64; 0: at --jobs).",
+    ),
     protocol: TestProtocol = typer.Option(
         TestProtocol.DIRECT,
         "--protocol",
@@ -205,6 +212,7 @@ def score(
         all_tests=all_tests,
         backend=chosen,
         keep_going=keep_going,
+        overlap=overlap,
     )
     if isinstance(result, ImplementationResult):
         _emit_implementation(result, out)
@@ -226,6 +234,7 @@ def _compute(
     all_tests: bool,
     backend: Backend,
     keep_going: bool,
+    overlap: int | None = None,
 ) -> ImplementationResult | SuiteResult:
     """R of ``implementation`` or the suite's score, under a progress bar. A reference that
     does not build ends the command as a harness error (exit 4, or 0 under --keep-going); an
@@ -262,6 +271,7 @@ def _compute(
                 all_tests=all_tests,
                 progress=progress,
                 backend=backend,
+                overlap=overlap,
             )
     except ReferenceBuildError as exc:
         first = str(exc).splitlines()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from suitebench.run import sandbox
-from suitebench.run.executor import Executor, run_cached
+from suitebench.run.executor import Executor, LocalExecutor, run_cached
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store, job_key
 from suitebench.run.tree import tree_hash
@@ -31,6 +31,8 @@ from suitebench.suite.runner import run_batched, run_plain
 from suitebench.suite.runspec import Engine, SuiteLimits, Target
 
 Progress = Callable[[int, int], None]
+# At most this many waiting runs side by side (``overlap``), whatever the memory allows.
+MAX_OVERLAP = 64
 # 3: a crashed run names its culprit; 4: per-test seconds; 5: timeouts on the CPU
 _JOB_VERSION = "suite-run/5"
 
@@ -88,6 +90,7 @@ class SuiteRuns:
         batch_size: int,
         beside: Beside | None = None,
         python: Interpreter | None = None,
+        overlap: int | None = None,
     ) -> None:
         self.suite = suite
         # The project's interpreter (None: suitebench's own): what it is is part of every key.
@@ -110,6 +113,10 @@ class SuiteRuns:
         # The mutants' per-test limits once derived from the reference's runs: part of the key
         # of every run asked for after that (the targets carry them).
         self.timeouts: tuple[tuple[str, float], ...] = ()
+        # How many runs that wait (timeouts confirmed alone) go side by side: a wait holds no
+        # core, so these do not take the ``--jobs`` slots (:func:`overlap_bound`).
+        # (``overlap`` given: that many; 0 or fewer than the workers: at the workers' width.)
+        self.overlap = overlap_bound(limits, self.workers) if overlap is None else overlap
 
     def key(
         self,
@@ -157,17 +164,20 @@ class SuiteRuns:
         progress: Progress | None = None,
         apart: set[str] | None = None,
         spread: list[str] | None = None,
+        waits: bool = False,
     ) -> dict[str, SuiteRun]:
         """``(job key, target)`` pairs -> runs, computing only what the store lacks.  A target
         recording coverage always runs on its own (plain engine); the keys in ``apart`` (the
         reference's runs) are batched only among themselves, so that no sandbox shows the
         reference's build to a mutant's tests or a mutant's to the reference's; the keys in
         ``spread`` (decoys: :mod:`.decoys`) go one to a batch of the others, last in it, as
-        long as they last (:meth:`batch_count` says how many batches to expect).
+        long as they last (:meth:`batch_count` says how many batches to expect).  ``waits``:
+        runs expected to wait (a timeout confirmed alone), each on its own (plain engine),
+        :attr:`overlap` of them side by side on a local pool.
 
         A run that ended early (:mod:`.continuation`) has its remaining tests run in a fresh
         run, again until every test has an outcome or a fresh run reaches none."""
-        runs = self._run_once(requests, progress, apart, spread=spread)
+        runs = self._run_once(requests, progress, apart, spread=spread, waits=waits)
         targets = dict(requests)
         stuck: set[str] = set()  # a fresh run reached nothing new: the chain ends
         for _ in range(MAX_CONTINUATIONS):
@@ -192,8 +202,10 @@ class SuiteRuns:
         apart: set[str] | None,
         plain: bool = False,
         spread: list[str] | None = None,
+        waits: bool = False,
     ) -> dict[str, SuiteRun]:
-        """:meth:`run`'s one pass: every request once, ``plain`` forcing the plain engine."""
+        """:meth:`run`'s one pass: every request once, ``plain`` forcing the plain engine
+        (``waits``: as well, on a pool of :attr:`overlap` workers where the pool is local)."""
         wanted: dict[str, Target] = {}
         for key, target in requests:
             wanted.setdefault(key, target)
@@ -206,6 +218,7 @@ class SuiteRuns:
         }
         found = self.store.get_many(list(wanted))
         missing = [k for k in wanted if k not in found]
+        plain = plain or waits
         alone = [
             k for k in missing if plain or self.engine is Engine.PLAIN or _plain_only(wanted[k])
         ]
@@ -253,14 +266,19 @@ class SuiteRuns:
                 finished = min(len(missing), round(done * len(missing) / max(1, total)))
                 progress(done_before + finished, len(wanted))
 
-        raw = run_cached(
-            suite_job,
-            jobs,
-            store=self.store,
-            executor=self.executor,
-            progress=job_progress if progress is not None else None,
-            kind="suite-batch" if batch_keys else "suite-run",
-        )
+        pool = self._wait_pool(len(jobs)) if waits else None
+        try:
+            raw = run_cached(
+                suite_job,
+                jobs,
+                store=self.store,
+                executor=pool or self.executor,
+                progress=job_progress if progress is not None else None,
+                kind="suite-batch" if batch_keys else "suite-run",
+            )
+        finally:
+            if pool is not None:
+                pool.close()
         fresh: list[tuple[str, Any]] = []
         for key in alone:
             found[key] = raw[key]
@@ -272,6 +290,38 @@ class SuiteRuns:
         if progress is not None:
             progress(len(wanted), len(wanted))
         return {k: SuiteRun.from_dict(found[k]) for k in wanted}
+
+    def _wait_pool(self, runs: int) -> LocalExecutor | None:
+        """A pool of :attr:`overlap` threads for ``runs`` waiting runs, where the runs are local
+        (a thread pool, or none given) and there are more of them than workers; else None (the
+        executor as given: on Dask its workers decide)."""
+        local = self.executor is None or (
+            isinstance(self.executor, LocalExecutor) and not self.executor.processes
+        )
+        width = min(self.overlap, runs)
+        return LocalExecutor(width) if local and width > self.workers else None
+
+
+def overlap_bound(limits: SuiteLimits, workers: int) -> int:
+    """How many waiting runs may go side by side: each may use its memory limit, so no more
+    than the memory available holds at that (and :data:`MAX_OVERLAP`), and never fewer than
+    the workers (the runs then take the ``--jobs`` slots, as every other run does)."""
+    available = _available_mib()
+    each = limits.memory_mb or 2048
+    fits = int(available * 0.8 // each) if available else workers
+    return max(workers, min(MAX_OVERLAP, fits))
+
+
+def _available_mib() -> int:
+    """MemAvailable of ``/proc/meminfo`` in MiB (0 where it cannot be read)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        return 0
+    return 0
 
 
 def _deal(keys: list[str], most: int, workers: int) -> list[list[str]]:

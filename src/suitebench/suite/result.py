@@ -182,6 +182,10 @@ class SuiteResult(BaseModel):
     # coverage run and the mutants' builds beside it --, selection, mutant_runs,
     # confirm_timeouts, tally), in the order they ran.
     phases: dict[str, float] = {}
+    # The floor of each run phase (reference_runs, mutant_runs, confirm_timeouts) and of
+    # their sum (runs): the cells' own time at reference speed over the workers plus the
+    # waits that cannot overlap (:mod:`suitebench.suite.floor`).
+    floor: dict[str, float] = {}
     wall_time: float
 
     def test_ids(self) -> list[str]:

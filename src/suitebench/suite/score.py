@@ -34,6 +34,7 @@ from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.suite.decoys import Decoy, as_decoy, cover, failing, replicate, session
 from suitebench.suite.fast import fast_rows
+from suitebench.suite.floor import run_floors
 from suitebench.suite.impactspec import impact_readers, impact_spec
 from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.programs import BuiltProgram
@@ -91,6 +92,7 @@ def score_suite(
     mutant_ids: Iterable[str] | None = None,
     all_tests: bool = False,
     progress: Progress | None = None,
+    overlap: int | None = None,
 ) -> SuiteResult:
     """Validity V, mutation_score M and the kill matrix of ``suite`` (default: the instance's
     reference suite) against the instance's reference and mutants.
@@ -125,6 +127,7 @@ def score_suite(
         mutant_ids=chosen,
         all_tests=all_tests,
         report=report,
+        overlap=overlap,
     )
     clock.mark("build_reference")
     all_runs, built = _reference_runs(plan, report)
@@ -149,8 +152,16 @@ def score_suite(
         tests = test_infos(plan, ref_runs, excluded, failing(plan, all_runs, decoys, excluded))
         mutant_runs = _rows(plan, built, runnable, tests, selections, all_runs, selected_runs)
     clock.mark("mutant_runs")
-    confirmed = confirm_timeouts(plan.runner, built, mutant_runs, tests)
+    confirmed = confirm_timeouts(plan.runner, built, mutant_runs, tests, fast=plan.fast)
     clock.mark("confirm_timeouts")
+    floor = run_floors(
+        workers=plan.runner.workers,
+        per_test=plan.runner.limits.per_test,
+        reference_runs=ref_runs,
+        tests=tests,
+        rows=mutant_runs,
+        confirmed=confirmed,
+    )
     if progress is not None:
         progress(total, total)
     finished = all(r.status is RunStatus.OK for r in ref_runs)
@@ -168,6 +179,7 @@ def score_suite(
         coverage=coverage_note,
         excluded=excluded,
         phases=clock.phases,
+        floor=floor,
         wall_time=round(clock.elapsed(), 3),
     )
 

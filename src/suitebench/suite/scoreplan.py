@@ -113,6 +113,7 @@ def plan_score(
     mutant_ids: Iterable[str] | None,
     all_tests: bool,
     report: Report,
+    overlap: int | None = None,
 ) -> ScorePlan:
     """Build the reference, start the mutants' builds and key every run before the mutants'
     (see the module doc); raises :class:`ReferenceBuildError` when the reference does not
@@ -157,6 +158,7 @@ def plan_score(
         batch_size=batch_size,
         beside=carried,
         python=python,
+        overlap=overlap,
     )
     ref_target = reference.target()
     # The first reference run records the fingerprint import-time impact compares with.

@@ -184,6 +184,7 @@ def tally(
     excluded: dict[str, list[str]],
     phases: dict[str, float],
     wall_time: float,
+    floor: dict[str, float] | None = None,
 ) -> SuiteResult:
     """The score's record (results.json) from its runs' rows."""
     counts = counts_of(tests, results)
@@ -230,5 +231,6 @@ def tally(
         backend=runner.backend_name,
         versions=versions(plan.python),
         phases=phases,
+        floor=floor or {},
         wall_time=wall_time,
     )

@@ -12,6 +12,17 @@ limit (not the lower limit a mutant's run derives from the reference's times,
 if the test times out again; otherwise the cell takes the outcome of the run alone.  Each
 confirmation is a job in the store like any run.
 
+A confirmation waits (that is why it is one): it holds no core, so the confirmations do not
+queue for the ``--jobs`` slots.  Each runs on its own, in a sandbox of its own, and as many go
+side by side as the memory holds at their memory limit (``SuiteRuns.overlap``, at most
+:data:`~suitebench.suite.jobs.MAX_OVERLAP`).  Their start-ups and any test that computes then
+share the cores: what that load could change, the plugin gives back -- a phase's time spent
+ready to run without a CPU is not counted against its limit (:mod:`.inside.budget`), so a
+confirmation's verdict is the one it would have on its own.
+
+With ``--fast`` a mutant another valid test kills (a failure, or a timeout on the CPU) needs no
+confirmation: its waiting cells are left unconfirmed, as ``not_run`` with the reason.
+
 The reference runs get the same (:func:`confirm_reference_timeouts`): a test that timed out
 there, not on the CPU, would be dropped as not valid because the machine was busy, and V would
 move with the load.  It runs alone on the reference at the user's limit, once however many
@@ -35,18 +46,23 @@ def confirm_timeouts(
     built: dict[str, BuiltProgram],
     runs: Mapping[str, SuiteRun | None],
     tests: list[TestInfo],
+    *,
+    fast: bool = False,
 ) -> dict[str, SuiteRun | None]:
-    """``runs`` (a mutant's row each) with every valid test's timeout confirmed alone."""
+    """``runs`` (a mutant's row each) with every valid test's timeout confirmed alone
+    (``fast``: only where no other valid test kills the mutant)."""
     valid = [t.id for t in tests if t.valid]
-    asked = {
-        (mid, test): built[mid]
-        for mid, run in runs.items()
-        if run is not None
-        for test in valid
-        if _waited_out(run, test)
-    }
-    alone = _alone(runner, asked)
     out = dict(runs)
+    asked: dict[tuple[str, str], BuiltProgram] = {}
+    for mid, run in runs.items():
+        if run is None:
+            continue
+        waited = [test for test in valid if _waited_out(run, test)]
+        if fast and waited and any(_kills_at_once(run, test) for test in valid):
+            out[mid] = _unconfirmed(run, waited)
+            continue
+        asked.update({(mid, test): built[mid] for test in waited})
+    alone = _alone(runner, asked)
     for (mid, test), again in alone.items():
         row = out[mid]
         assert row is not None
@@ -67,6 +83,19 @@ def confirm_reference_timeouts(
             if _waited_out(run, test):
                 out[key] = _take(run, test, again)
     return out
+
+
+def _kills_at_once(run: SuiteRun, test: str) -> bool:
+    """``test`` kills in ``run`` with no confirmation: it failed, or timed out on the CPU."""
+    status = run.status_of(test)
+    return status.fails and not _waited_out(run, test)
+
+
+def _unconfirmed(run: SuiteRun, waited: list[str]) -> SuiteRun:
+    """``run`` with its ``waited`` cells left unconfirmed (``--fast``: another test kills)."""
+    note = "timed out waiting; not confirmed (--fast: another test kills the mutant)"
+    tests = {**run.tests, **dict.fromkeys(waited, TestStatus.NOT_RUN)}
+    return replace(run, tests=tests, messages={**run.messages, **dict.fromkeys(waited, note)})
 
 
 def _waited_out(run: SuiteRun, test: str) -> bool:
@@ -90,7 +119,7 @@ def _alone(
         (keys[cell], replace(program.target(), select=(cell[1],), timeouts=()))
         for cell, program in asked.items()
     ]
-    done = runner.run(requests, apart=set(keys.values()) if apart else None)
+    done = runner.run(requests, apart=set(keys.values()) if apart else None, waits=True)
     out = {}
     for cell, key in keys.items():
         again = done[key].status_of(cell[1])

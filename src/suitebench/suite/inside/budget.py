@@ -12,14 +12,21 @@ the handler tells which kind of timeout it is:
   again alone at the user's limit before counting it;
 * it **computed, but shared the machine** (at least :data:`wire.SHARED_CPU_SHARE` of the CPU,
   less than its limit of CPU time): it runs on, up to :data:`wire.SHARED_WALL_LIMITS` limits of
-  wall time, until its CPU time decides -- so the verdict does not depend on the load.
+  wall time, until its CPU time decides -- so the verdict does not depend on the load;
+* it **waited, but also waited for a CPU**: its threads were ready to run and not given a core
+  (the kernel's run-queue delay, ``/proc/<tid>/schedstat``) for part of the phase.  That time is
+  the machine's, not the test's: the test runs on until its wall time less that delay reaches
+  its limit (again up to :data:`wire.SHARED_WALL_LIMITS` limits), so a test that sleeps and
+  computes a little does not time out because others load the machine (the host runs waiting
+  confirmations side by side, more of them than cores: :mod:`suitebench.suite.timeouts`).
 
 A faulthandler watchdog, three budgets plus grace after a test starts (pushed on as a phase
 runs on), ends a process stuck where the alarm cannot reach: a crash the event log attributes
 to the running test.
 
-The clocks are bound at import: a test that replaces ``time.thread_time`` (to have its waits
-counted as loops, never run again alone) changes nothing here.  Importable with nothing but
+The clocks (and the calls that read the run-queue delay) are bound at import: a test that
+replaces ``time.thread_time`` (to have its waits counted as loops, never run again alone)
+changes nothing here.  Importable with nothing but
 the standard library: it runs inside the sandbox.
 """
 
@@ -29,6 +36,13 @@ import faulthandler
 import json
 import signal
 import sys
+from os import O_CLOEXEC, O_RDONLY
+from os import close as _close
+from os import getpid as _getpid
+from os import listdir as _listdir
+from os import open as _os_open
+from os import pread as _pread
+from threading import get_native_id as _native_id
 from time import monotonic as _monotonic
 from time import thread_time as _thread_time
 from typing import Any
@@ -58,6 +72,8 @@ state: dict[str, Any] = {
     "timed_out": False,  # the running test has timed out
     "on_cpu": False,  # ... having used its limit of CPU time (not waiting for the machine)
     "watchdog_deadline": 0.0,  # monotonic time the armed watchdog fires (0: not armed)
+    "phase_delay": 0,  # the main thread's run-queue delay (ns) when the phase was armed
+    "schedstat": None,  # (pid, tid, fd of /proc/thread-self/schedstat), opened once a process
 }
 
 
@@ -103,11 +119,67 @@ def _on_alarm(signum: int, frame: Any) -> None:
     left = wire.SHARED_WALL_LIMITS * limit - wall
     if share >= wire.SHARED_CPU_SHARE and left > 0:
         more = min(left, (wire.ON_CPU_SHARE * limit - cpu) / share + 0.01)
-        _push_watchdog(more + 3 * limit + _HARD_GRACE)
-        signal.setitimer(signal.ITIMER_REAL, more)
+        _run_on(more, limit)
+        return
+    waited = wall - run_queue_delay()
+    if waited < limit and left > 0:  # part of the wall time went waiting for a CPU
+        _run_on(min(left, limit - waited + 0.01), limit)
         return
     state["timed_out"] = True
     raise SuiteTestTimeout(f"test phase exceeded the per-test limit of {limit:g} s")
+
+
+def _run_on(more: float, limit: float) -> None:
+    """The running phase goes on ``more`` seconds before its budget is looked at again."""
+    _push_watchdog(more + 3 * limit + _HARD_GRACE)
+    signal.setitimer(signal.ITIMER_REAL, more)
+
+
+def _main_thread_delay() -> int:
+    """The main thread's run-queue delay so far, in nanoseconds (0 where the kernel does not
+    say).  The file is opened once a process (a batch's child is a new process, with a new
+    main thread) and read with ``pread``: ~2 us, three times a test."""
+    known = state["schedstat"]
+    pid = _getpid()
+    if known is None or known[0] != pid:
+        try:
+            fd = _os_open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)
+        except OSError:
+            fd = -1
+        known = state["schedstat"] = (pid, _native_id(), fd)
+    if known[2] < 0:
+        return 0
+    try:
+        return int(_pread(known[2], 128, 0).split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def run_queue_delay() -> float:
+    """Seconds the test's threads spent ready to run without a CPU since the phase was armed:
+    the main thread's since then, every other live thread's since it began (a thread older
+    than the phase counts whole: more time given, never less; a thread that has ended is no
+    longer counted)."""
+    total = _main_thread_delay() - int(state["phase_delay"])
+    known = state["schedstat"]
+    main = known[1] if known is not None else None
+    try:
+        tids = _listdir("/proc/self/task")
+    except OSError:
+        tids = []
+    for tid in tids:
+        if tid.isdigit() and int(tid) != main:
+            try:
+                fd = _os_open(f"/proc/self/task/{tid}/schedstat", O_RDONLY | O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                total += int(_pread(fd, 128, 0).split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+            finally:
+                _close(fd)
+    return max(0, total) / 1e9
 
 
 def arm() -> None:
@@ -119,6 +191,7 @@ def arm() -> None:
         if _handler(signal.SIGALRM) is not _on_alarm:
             signal.signal(signal.SIGALRM, _on_alarm)
         state["phase_cpu"] = _thread_time()
+        state["phase_delay"] = _main_thread_delay()
         state["phase_wall"] = _monotonic()
         signal.setitimer(signal.ITIMER_REAL, limit)
 

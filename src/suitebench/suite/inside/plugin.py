@@ -281,7 +281,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             budget.disarm_watchdog()
             budget.disarm()
             flush_events()
-        elif budget.state["timed_out"] and not _state["exitfirst"]:
+        elif budget.state["timed_out"] and not item.session.shouldfail:
             _end_if_timeout_left_threads(item)
 
 
@@ -360,11 +360,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if _state["exitfirst"] and report.failed and _state["session"] is not None:
-        # ``--fast``: the first failing (valid) test decides the mutant.  Not pytest's ``-x``,
-        # which would also stop at a collection error before any test ran.
-        _state["session"].shouldfail = "suitebench --fast: first kill"
     timed_out = bool(report.failed and TIMEOUT_MARKER in str(report.longrepr))
+    waited = timed_out and not budget.state["on_cpu"]
+    if _state["exitfirst"] and report.failed and not waited and _state["session"] is not None:
+        # ``--fast``: the first failing (valid) test decides the mutant.  Not pytest's ``-x``,
+        # which would also stop at a collection error before any test ran.  A timeout spent
+        # waiting decides nothing yet (it is confirmed alone, at a wait's cost): the run goes
+        # on, so that a test failing after it kills the mutant without that wait.
+        _state["session"].shouldfail = "suitebench --fast: first kill"
     record: dict[str, Any] = {
         "event": wire.EVENT_REPORT,
         "nodeid": report.nodeid,
