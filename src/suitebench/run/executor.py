@@ -385,6 +385,7 @@ def run_cached(
     commit_every: int = 50,
     commit_seconds: float = 1.0,
     batch: int | None = None,
+    on_result: Callable[[str, Any], None] | None = None,
 ) -> dict[str, Any]:
     """Results of ``fn(payload)`` for every ``(key, payload)``, computing only what is missing.
 
@@ -394,7 +395,8 @@ def run_cached(
     a run killed with SIGKILL loses at most one uncommitted batch and a restart recomputes only
     the missing jobs. A key given twice runs once. Results must be JSON-able; the returned
     values are as the store returns them (so a fresh run and a resumed run compare equal).
-    ``batch`` is an alias of ``commit_every``.
+    ``batch`` is an alias of ``commit_every``; ``on_result(key, value)`` is called in this
+    thread for each result computed, as it arrives.
     """
     if batch is not None:
         commit_every = batch
@@ -421,6 +423,8 @@ def run_cached(
             value = _normalise(result)
             results[key] = value
             buffer.append((key, value))
+            if on_result is not None:
+                on_result(key, value)
             done += 1
             now = time.monotonic()
             if len(buffer) >= commit_every or now - last_commit >= commit_seconds:

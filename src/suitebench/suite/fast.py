@@ -21,6 +21,7 @@ from suitebench.suite.runspec import Target
 from suitebench.suite.scoreplan import ScorePlan
 from suitebench.suite.selection import Selection
 from suitebench.suite.tally import test_infos
+from suitebench.suite.timeouts import EarlyConfirmations
 
 __all__ = ["fast_order", "fast_rows"]
 
@@ -53,6 +54,7 @@ def fast_rows(
     selections: dict[str, Selection],
     impacts: dict[str, dict[str, Any]],
     excluded: dict[str, list[str]],
+    lane: EarlyConfirmations | None = None,
 ) -> tuple[list[TestInfo], dict[str, SuiteRun]]:
     """``--fast``'s tests and rows: its runs (:func:`_fast_runs`) go again, without them, while
     their decoys find tests that fail in a mutant's place (each round leaves one test or more
@@ -67,7 +69,7 @@ def fast_rows(
         if now == invalid:
             return tests, runs
         invalid, chosen = now, dict(selections)
-        runs, more = _fast_runs(plan, built, runnable, tests, chosen, impacts, all_runs)
+        runs, more = _fast_runs(plan, built, runnable, tests, chosen, impacts, all_runs, lane)
         decoys += more
         selections.update(chosen)
 
@@ -80,6 +82,7 @@ def _fast_runs(
     selections: dict[str, Selection],
     impacts: dict[str, dict[str, Any]],
     all_runs: dict[str, SuiteRun],
+    lane: EarlyConfirmations | None = None,
 ) -> tuple[dict[str, SuiteRun], list[Decoy]]:
     """``--fast`` in two waves, with the decoys (:mod:`.decoys`; their runs added to
     ``all_runs``) beside the mutants they run as: first one mutant per section, then all the
@@ -134,8 +137,12 @@ def _fast_runs(
             if m.id in as_mutants:
                 wave.append(as_decoy(runner, plan.reference, m.id, keys[m.id], requests[-1][1]))
         wave = replicate(wave, runner.batch_count(len(keys)))
+        if lane is not None:
+            lane.watch({keys[m.id]: built[m.id] for m, _, _ in ordered})
         got = runner.run(
-            [*requests, *((d.key, d.target) for d in wave)], spread=[d.key for d in wave]
+            [*requests, *((d.key, d.target) for d in wave)],
+            spread=[d.key for d in wave],
+            on_run=None if lane is None else lane.offer,
         )
         all_runs.update({d.key: got[d.key] for d in wave})
         decoys += wave

@@ -165,6 +165,8 @@ class SuiteRuns:
         apart: set[str] | None = None,
         spread: list[str] | None = None,
         waits: bool = False,
+        width: int | None = None,
+        on_run: Callable[[str, SuiteRun], None] | None = None,
     ) -> dict[str, SuiteRun]:
         """``(job key, target)`` pairs -> runs, computing only what the store lacks.  A target
         recording coverage always runs on its own (plain engine); the keys in ``apart`` (the
@@ -173,11 +175,15 @@ class SuiteRuns:
         ``spread`` (decoys: :mod:`.decoys`) go one to a batch of the others, last in it, as
         long as they last (:meth:`batch_count` says how many batches to expect).  ``waits``:
         runs expected to wait (a timeout confirmed alone), each on its own (plain engine),
-        :attr:`overlap` of them side by side on a local pool.
+        :attr:`overlap` of them side by side on a local pool (``width``: that many).
+        ``on_run(key, run)`` is told of each run of a request as it arrives (before any
+        continuation of it).
 
         A run that ended early (:mod:`.continuation`) has its remaining tests run in a fresh
         run, again until every test has an outcome or a fresh run reaches none."""
-        runs = self._run_once(requests, progress, apart, spread=spread, waits=waits)
+        runs = self._run_once(
+            requests, progress, apart, spread=spread, waits=waits, width=width, on_run=on_run
+        )
         targets = dict(requests)
         stuck: set[str] = set()  # a fresh run reached nothing new: the chain ends
         for _ in range(MAX_CONTINUATIONS):
@@ -203,6 +209,8 @@ class SuiteRuns:
         plain: bool = False,
         spread: list[str] | None = None,
         waits: bool = False,
+        width: int | None = None,
+        on_run: Callable[[str, SuiteRun], None] | None = None,
     ) -> dict[str, SuiteRun]:
         """:meth:`run`'s one pass: every request once, ``plain`` forcing the plain engine
         (``waits``: as well, on a pool of :attr:`overlap` workers where the pool is local)."""
@@ -266,7 +274,18 @@ class SuiteRuns:
                 finished = min(len(missing), round(done * len(missing) / max(1, total)))
                 progress(done_before + finished, len(wanted))
 
-        pool = self._wait_pool(len(jobs)) if waits else None
+        in_batch = {batch_key: keys for batch_key, keys in batch_keys}
+
+        def arrived(key: str, value: Any) -> None:
+            if on_run is None:
+                return
+            if key in in_batch:
+                for inner, run in zip(in_batch[key], value["runs"], strict=True):
+                    on_run(inner, SuiteRun.from_dict(run))
+            else:
+                on_run(key, SuiteRun.from_dict(value))
+
+        pool = self._wait_pool(len(jobs), width) if waits else None
         try:
             raw = run_cached(
                 suite_job,
@@ -275,6 +294,7 @@ class SuiteRuns:
                 executor=pool or self.executor,
                 progress=job_progress if progress is not None else None,
                 kind="suite-batch" if batch_keys else "suite-run",
+                on_result=arrived if on_run is not None else None,
             )
         finally:
             if pool is not None:
@@ -291,15 +311,24 @@ class SuiteRuns:
             progress(len(wanted), len(wanted))
         return {k: SuiteRun.from_dict(found[k]) for k in wanted}
 
-    def _wait_pool(self, runs: int) -> LocalExecutor | None:
-        """A pool of :attr:`overlap` threads for ``runs`` waiting runs, where the runs are local
-        (a thread pool, or none given) and there are more of them than workers; else None (the
-        executor as given: on Dask its workers decide)."""
+    def _wait_pool(self, runs: int, width: int | None = None) -> LocalExecutor | None:
+        """A pool of :attr:`overlap` threads (``width``: that many) for ``runs`` waiting runs,
+        where the runs are local (a thread pool, or none given) and, without ``width``, there
+        are more of them than workers; else None (the executor as given: on Dask its workers
+        decide)."""
+        if not self.waits_overlap:
+            return None
+        wide = min(width or self.overlap, runs)
+        return LocalExecutor(wide) if width or wide > self.workers else None
+
+    @property
+    def waits_overlap(self) -> bool:
+        """Whether waiting runs go on a pool of their own: the runs are local (a thread pool,
+        or none given) and :attr:`overlap` is wider than the workers."""
         local = self.executor is None or (
             isinstance(self.executor, LocalExecutor) and not self.executor.processes
         )
-        width = min(self.overlap, runs)
-        return LocalExecutor(width) if local and width > self.workers else None
+        return local and self.overlap > self.workers
 
 
 def overlap_bound(limits: SuiteLimits, workers: int) -> int:

@@ -52,7 +52,12 @@ from suitebench.suite.scoreplan import (
 )
 from suitebench.suite.selection import Coverage, Selection, select_tests
 from suitebench.suite.tally import nan_to_none, refined_out, tally, test_infos, test_universe
-from suitebench.suite.timeouts import confirm_reference_timeouts, confirm_timeouts
+from suitebench.suite.timeouts import (
+    EarlyConfirmations,
+    confirm_reference_timeouts,
+    confirm_timeouts,
+    early_confirmations,
+)
 
 __all__ = [
     "DEFAULT_BATCH",
@@ -138,20 +143,24 @@ def score_suite(
     excluded = refined_out(instance, suite is None)
     selections, impacts, coverage_note = _select(plan, all_runs, built, runnable, excluded)
     clock.mark("selection")
-    built = _derive_timeouts(plan.runner, built, [all_runs[k] for k in plan.ref_keys[: plan.early]])
+    early_runs = [all_runs[k] for k in plan.ref_keys[: plan.early]]
+    built = _derive_timeouts(plan.runner, built, early_runs)
+    lane = early_confirmations(plan.runner, _passing(early_runs), fast=plan.fast)
     selected_runs, decoys = _mutant_runs(
-        plan, all_runs, built, runnable, selections, impacts, report
+        plan, all_runs, built, runnable, selections, impacts, report, lane
     )
     _confirm_reference(plan, all_runs, plan.ref_keys[plan.early :])
     ref_runs = [all_runs[k] for k in plan.ref_keys]
     if plan.fast:
         tests, mutant_runs = fast_rows(
-            plan, all_runs, built, runnable, selections, impacts, excluded
+            plan, all_runs, built, runnable, selections, impacts, excluded, lane
         )
     else:
         tests = test_infos(plan, ref_runs, excluded, failing(plan, all_runs, decoys, excluded))
         mutant_runs = _rows(plan, built, runnable, tests, selections, all_runs, selected_runs)
     clock.mark("mutant_runs")
+    if lane is not None:
+        lane.join()
     confirmed = confirm_timeouts(plan.runner, built, mutant_runs, tests, fast=plan.fast)
     clock.mark("confirm_timeouts")
     floor = run_floors(
@@ -182,6 +191,12 @@ def score_suite(
         floor=floor,
         wall_time=round(clock.elapsed(), 3),
     )
+
+
+def _passing(runs: list[SuiteRun]) -> list[str]:
+    """The tests that passed every one of ``runs`` (valid so far)."""
+    passed = TestStatus.PASSED
+    return [t for t in test_universe(runs) if all(r.status_of(t) is passed for r in runs)]
 
 
 def _refuse_an_empty_suite(plan: ScorePlan, ref_runs: list[SuiteRun]) -> None:
@@ -336,15 +351,17 @@ def _mutant_runs(
     selections: dict[str, Selection],
     impacts: dict[str, dict[str, Any]],
     report: Callable[[str, int], None],
+    lane: EarlyConfirmations | None = None,
 ) -> tuple[dict[str, SuiteRun | None], list[Decoy]]:
     """The mutants' runs (``--fast`` aside: :mod:`.fast` makes those) with the later
     reference runs and the decoys (:mod:`.decoys`), added to ``all_runs``; a selected run per
-    mutant, when selected, and the decoys asked for."""
+    mutant, when selected, and the decoys asked for.  ``lane`` confirms waits as the runs
+    show them."""
     later = plan.later_requests()
     if plan.staged:
         reference = plan.reference if plan.decoys else None
         selected, more, decoys = _run_selected(
-            plan.runner, reference, runnable, built, selections, later, impacts
+            plan.runner, reference, runnable, built, selections, later, impacts, lane
         )
         all_runs.update(more)
         return selected, decoys
@@ -357,11 +374,14 @@ def _mutant_runs(
     if plan.full:
         mutants = [(_full_key(plan, built, m), built[m.id].target()) for m in runnable]
         asked = [*later, *((d.key, d.target) for d in decoys), *mutants]
+        if lane is not None:
+            lane.watch({_full_key(plan, built, m): built[m.id] for m in runnable})
         done = plan.runner.run(
             asked,
             progress=lambda d, _: report("runs", plan.early + d),
             apart={k for k, _ in later},
             spread=[d.key for d in decoys],
+            on_run=None if lane is None else lane.offer,
         )
         all_runs.update(done)
     return {}, decoys
@@ -399,6 +419,7 @@ def _run_selected(
     selections: dict[str, Selection],
     extra: list[tuple[str, Target]],
     impacts: dict[str, dict[str, Any]],
+    lane: EarlyConfirmations | None = None,
 ) -> tuple[dict[str, SuiteRun | None], dict[str, SuiteRun], list[Decoy]]:
     """Each mutant runs the tests its selection names (all where it names none; nothing where
     it names no test), together with ``extra`` runs (the later reference runs, kept apart) and
@@ -429,7 +450,14 @@ def _run_selected(
             decoys.append(as_decoy(runner, reference, m.id, keys[m.id], requests[-1][1]))
     decoys = replicate(decoys, runner.batch_count(len(keys)))
     requests += [(d.key, d.target) for d in decoys]
-    got = runner.run(requests, apart={k for k, _ in extra}, spread=[d.key for d in decoys])
+    if lane is not None:
+        lane.watch({keys[m.id]: built[m.id] for m in runnable if m.id in keys})
+    got = runner.run(
+        requests,
+        apart={k for k, _ in extra},
+        spread=[d.key for d in decoys],
+        on_run=None if lane is None else lane.offer,
+    )
     runs = {m.id: got.get(keys[m.id]) if m.id in keys else None for m in runnable}
     for m in runnable:
         run = runs[m.id]

@@ -20,6 +20,12 @@ share the cores: what that load could change, the plugin gives back -- a phase's
 ready to run without a CPU is not counted against its limit (:mod:`.inside.budget`), so a
 confirmation's verdict is the one it would have on its own.
 
+Confirmations start early: a mutant's run that shows a wait (on a test that passed the
+reference runs so far) has it confirmed at once, beside the other mutants' runs
+(:class:`EarlyConfirmations`, on a pool of its own as wide as the overlap leaves beside the
+workers), so a hung mutant's waits pass while the others compute; what is left is asked for
+after the mutants' runs, the early ones found in the store.
+
 With ``--fast`` a mutant another valid test kills (a failure, or a timeout on the CPU) needs no
 confirmation: its waiting cells are left unconfirmed, as ``not_run`` with the reason.
 
@@ -32,13 +38,101 @@ the run alone.  A test that hangs, or computes past its limit, stays a timeout.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.programs import BuiltProgram
 from suitebench.suite.records import SuiteRun, TestStatus
 from suitebench.suite.result import TestInfo
+from suitebench.suite.runspec import Target
+
+
+class EarlyConfirmations:
+    """Waits confirmed as the mutants' runs show them, beside those runs.
+
+    :meth:`watch` names the runs that are a mutant's (by job key), :meth:`offer` is handed
+    each run as it arrives (``SuiteRuns.run``'s ``on_run``); a background thread runs the
+    confirmations of its waits (on ``candidates``, the tests valid so far) as jobs in the store,
+    batch by batch, at ``width`` side by side.  :meth:`join` waits for them all; the
+    confirmations asked for afterwards (:func:`confirm_timeouts`) find them in the store.  A
+    confirmation that failed to run here is simply asked for again there."""
+
+    def __init__(
+        self, runner: SuiteRuns, candidates: Iterable[str], *, fast: bool, width: int
+    ) -> None:
+        self.runner = runner
+        self.candidates = tuple(candidates)
+        self.fast = fast
+        self.width = max(1, width)
+        self.programs: dict[str, BuiltProgram] = {}
+        self.asked = 0
+        self._queue: list[tuple[str, Target]] = []
+        self._cv = threading.Condition()
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+    def watch(self, programs: Mapping[str, BuiltProgram]) -> None:
+        """The runs with these job keys are these mutants'."""
+        self.programs.update(programs)
+
+    def offer(self, key: str, run: SuiteRun) -> None:
+        program = self.programs.get(key)
+        if program is None:
+            return
+        waited = [t for t in self.candidates if _waited_out(run, t)]
+        if not waited or (self.fast and any(_kills_at_once(run, t) for t in self.candidates)):
+            return
+        with self._cv:
+            if self._closed:
+                return
+            self._queue += [confirmation(self.runner, program, t) for t in waited]
+            self.asked += len(waited)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._work, name="suitebench-confirmations", daemon=True
+                )
+                self._thread.start()
+            self._cv.notify()
+
+    def _work(self) -> None:
+        while True:
+            with self._cv:
+                while not self._queue and not self._closed:
+                    self._cv.wait()
+                if not self._queue:
+                    return
+                batch, self._queue = self._queue, []
+            try:
+                self.runner.run(batch, waits=True, width=self.width)
+            except Exception:  # asked for again by confirm_timeouts, which reports it
+                continue
+
+    def join(self) -> None:
+        """Every confirmation offered has run (or failed to): no more are taken."""
+        with self._cv:
+            self._closed = True
+            self._cv.notify()
+        if self._thread is not None:
+            self._thread.join()
+
+
+def early_confirmations(
+    runner: SuiteRuns, candidates: Iterable[str], *, fast: bool
+) -> EarlyConfirmations | None:
+    """An :class:`EarlyConfirmations` as wide as the overlap leaves beside the workers, or
+    None where waits do not overlap (``--overlap`` at most ``--jobs``, or not a local pool)."""
+    width = runner.overlap - runner.workers
+    if not runner.waits_overlap or width < 1:
+        return None
+    return EarlyConfirmations(runner, candidates, fast=fast, width=width)
+
+
+def confirmation(runner: SuiteRuns, program: BuiltProgram, test: str) -> tuple[str, Target]:
+    """The job of ``test`` alone on ``program`` at the user's per-test limit: its key, target."""
+    key = runner.key(program.program_id, "confirm-timeout", (test,))
+    return key, replace(program.target(), select=(test,), timeouts=())
 
 
 def confirm_timeouts(
@@ -109,16 +203,11 @@ def _alone(
     """Each (row, test) of ``asked`` run alone on its program at the user's per-test limit
     (``apart``: the reference's, batched only among themselves); only those that did not time
     out again (nor fail to tell) are returned."""
-    keys = {
-        cell: runner.key(program.program_id, "confirm-timeout", (cell[1],))
-        for cell, program in asked.items()
-    }
-    if not keys:
+    jobs = {cell: confirmation(runner, program, cell[1]) for cell, program in asked.items()}
+    if not jobs:
         return {}
-    requests = [
-        (keys[cell], replace(program.target(), select=(cell[1],), timeouts=()))
-        for cell, program in asked.items()
-    ]
+    keys = {cell: key for cell, (key, _) in jobs.items()}
+    requests = list(jobs.values())
     done = runner.run(requests, apart=set(keys.values()) if apart else None, waits=True)
     out = {}
     for cell, key in keys.items():
