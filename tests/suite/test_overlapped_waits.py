@@ -232,12 +232,17 @@ def test_results_give_each_phase_its_floor(both: tuple[SuiteResult, SuiteResult]
         # Two waits are confirmed and time out again (deadlock's and hang_and_fail's), each at
         # the user's 6 s: the confirmations cannot end before one of them does.
         assert floor["confirm_timeouts"] >= LIMITS.per_test
-        assert floor["runs"] == pytest.approx(
-            floor["reference_runs"] + floor["mutant_runs"] + floor["confirm_timeouts"], abs=0.01
+        # Together: the cells' time over the workers plus the longest chain of waits, a
+        # wait in a mutant's run (its derived limit, over half a second) and then its
+        # confirmation (6 s): more than either phase's own floor, less than their sum.
+        assert floor["runs"] > LIMITS.per_test + 0.5
+        assert floor["runs"] <= (
+            floor["reference_runs"] + floor["mutant_runs"] + floor["confirm_timeouts"] + 0.01
         )
-        # No phase runs below its floor.
-        for phase in ("reference_runs", "mutant_runs", "confirm_timeouts"):
-            assert result.phases[phase] + 0.05 >= floor[phase], phase
+        # The phases may overlap (a wait confirmed while other mutants run), never go below
+        # the floor of all of them together.
+        ran = sum(result.phases[p] for p in ("reference_runs", "mutant_runs", "confirm_timeouts"))
+        assert ran + 0.05 >= floor["runs"]
 
 
 def test_fast_prefers_a_kill_that_is_not_a_wait(tmp_path: Path) -> None:

@@ -11,6 +11,11 @@ beside the wall time the phase took (``phases``):
   could wait beside every other, but the phase cannot end before its longest wait does (for a
   confirmation, the user's ``--per-test-timeout``).
 
+The phases overlap (a wait is confirmed while other mutants still run), so each phase's floor
+is that phase's as if alone, and ``runs`` is the floor of all of them together: every cell's
+own time over the workers, plus the longest chain of waits -- a cell's wait in its mutant's run
+followed by its confirmation.
+
 Pytest's start-up, collection, builds and the store are the harness's and are not in it: the
 floor is what a perfect scheduler with a free harness would take.  Cells not run (a test
 selection's, ``--fast`` after the first kill) cost nothing.
@@ -33,9 +38,9 @@ def run_floors(
     rows: Mapping[str, SuiteRun | None],
     confirmed: Mapping[str, SuiteRun | None],
 ) -> dict[str, float]:
-    """Seconds per phase (``reference_runs``, ``mutant_runs``, ``confirm_timeouts``, and
-    ``runs``, their sum): ``rows`` are the mutants' rows before their timeouts were confirmed,
-    ``confirmed`` after."""
+    """Seconds per phase (``reference_runs``, ``mutant_runs``, ``confirm_timeouts``) and for
+    them together (``runs``): ``rows`` are the mutants' rows before their timeouts were
+    confirmed, ``confirmed`` after."""
     workers = max(1, workers)
     quickest = {t.id: min((s for s in t.seconds if s is not None), default=None) for t in tests}
     reference_cpu = sum(sum(run.seconds.values()) for run in reference_runs)
@@ -43,6 +48,7 @@ def run_floors(
     mutant_wait = 0.0
     confirm_cpu = 0.0
     confirm_wait = 0.0
+    chain = 0.0  # the longest wait and, after it, its confirmation
     for mid, row in rows.items():
         if row is None:
             continue
@@ -54,10 +60,13 @@ def run_floors(
             if status is TestStatus.TIMEOUT and test not in row.on_cpu:
                 mutant_wait = max(mutant_wait, seconds)
                 again = after.status_of(test)
+                then = 0.0
                 if again is TestStatus.TIMEOUT:
-                    confirm_wait = max(confirm_wait, per_test)
+                    confirm_wait = then = per_test
                 elif again is not TestStatus.NOT_RUN:
-                    confirm_cpu += quickest.get(test) or 0.0
+                    then = quickest.get(test) or 0.0
+                    confirm_cpu += then
+                chain = max(chain, seconds + then)
                 continue
             if status is TestStatus.TIMEOUT:
                 mutant_cpu += seconds
@@ -69,5 +78,5 @@ def run_floors(
         "mutant_runs": mutant_cpu / workers + mutant_wait,
         "confirm_timeouts": confirm_cpu / workers + confirm_wait,
     }
-    phases["runs"] = sum(phases.values())
+    phases["runs"] = (reference_cpu + mutant_cpu + confirm_cpu) / workers + chain
     return {k: round(v, 3) for k, v in phases.items()}
