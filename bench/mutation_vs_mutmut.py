@@ -57,6 +57,14 @@ WORKERS = os.cpu_count() or 1  # suitebench's default pool, as mutmut's (one chi
 # ``test_curried_namespace``, which compares ``toolz``'s namespace with ``toolz.curried``'s,
 # fails mutmut's stats run whatever is left alone.)
 LEFT_ALONE: dict[str, list[str]] = {}
+# What a project's tests import that its PKG-INFO does not list, per project: installed in its
+# venv beside its requirements, for both tools.
+# Test files neither tool runs, per project: fasteners' eventlet tests monkey-patch the
+# interpreter, which mutmut's stats run does not survive.
+DROPPED_TESTS: dict[str, list[str]] = {"fasteners": ["tests/test_eventlet.py"]}
+TEST_REQUIREMENTS: dict[str, list[str]] = {
+    "fasteners": ["diskcache", "eventlet", "more-itertools"],
+}
 
 
 def bench_mutmut(root: Path, layout: Layout, python: Path, workdir: Path) -> dict[str, float]:
@@ -150,8 +158,14 @@ def bench_project(
     name = project.split("==")[0]
     workdir = (args.workdir / project.replace("==", "-")).resolve()
     root = fetch_sdist(project, workdir / "sdist")
+    for dropped in DROPPED_TESTS.get(name, []):
+        (root / dropped).unlink(missing_ok=True)
     layout = detect_layout(root, name)
     python = project_venv(workdir, layout)
+    extra = TEST_REQUIREMENTS.get(name, [])
+    if extra and not (workdir / "venv" / ".test-requirements").exists():
+        run([str(python), "-m", "pip", "install", "-q", *extra], workdir)
+        (workdir / "venv" / ".test-requirements").write_text("\n".join(extra))
     inst = workdir / "instance"
     write_instance(root, layout, python, inst)
     print(f"{project}: package {layout.package}, tests {', '.join(layout.tests)}", flush=True)
