@@ -73,6 +73,9 @@ def mutants(
     model: str | None = typer.Option(None, "--model", help="Model name ($SUITEBENCH_MODEL)."),
     base_url: str | None = typer.Option(None, "--base-url", help="($OPENAI_BASE_URL)"),
     api_key: str | None = typer.Option(None, "--api-key", help="($OPENAI_API_KEY)"),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Name every site the caps dropped (file:line, operator)."
+    ),
     branch: str | None = branch_option(),
     backend: Backend | None = backend_option(),
     allow_unsandboxed: bool = allow_unsandboxed_option(),
@@ -108,10 +111,12 @@ def mutants(
     if OPTIONS.json:
         _emit_json(report.to_dict())
         return
-    _print_report(instance, report, out, scope)
+    _print_report(instance, report, out, scope, verbose)
 
 
-def _print_report(instance: Any, report: Any, out: Path | None, scope: str) -> None:
+def _print_report(
+    instance: Any, report: Any, out: Path | None, scope: str, verbose: bool = False
+) -> None:
     """The human report of ``build mutants``: the files read and left out, the counts, the
     mutants per operator and what was dropped or not parsed."""
     where = out if out is not None else instance.root
@@ -141,6 +146,7 @@ def _print_report(instance: Any, report: Any, out: Path | None, scope: str) -> N
     _print_build_scope(report)
     if report.capped:
         _out.print(_capped_line(report))
+        _print_capped(report, verbose)
     table = Table("operator", "mutants", show_edge=False)
     for name, count in sorted(report.by_operator.items()):
         table.add_row(name, str(count))
@@ -196,6 +202,22 @@ def _capped_line(report: Any) -> str:
         f"  [yellow]capped:[/yellow] {report.capped} of {report.candidates} sites dropped "
         f"({caps}): {where}" + (" (top 5)" if len(report.capped_by_file) > 5 else "")
     )
+
+
+def _print_capped(report: Any, verbose: bool) -> None:
+    """The sites the caps dropped, one per line with ``--verbose``; else where to find them."""
+    if not verbose:
+        _out.print(
+            "    (--verbose names them; mutants/operators.json lists them under capped_sites)"
+        )
+        return
+    for site in report.capped_sites:
+        where = f"{site['file']}:{site['line']}"
+        _out.print(
+            f"    [yellow]capped[/yellow] {escape(where)}  {escape(str(site['operator']))}  "
+            f"{escape(str(site['description']))}",
+            highlight=False,
+        )
 
 
 def _llm_mutants(
