@@ -58,7 +58,7 @@ def test_score_and_report_summaries_go_to_the_file(tmp_path: Path) -> None:
     text, err = to_file(tmp_path, "score", instance, "--mutant", "m01", "--out", str(out))
     result = json.loads((out / "results.json").read_text())
     assert f"V = {100 * result['validity']:.1f}%" in text, text
-    assert "m01" in text and f"results in {out}" in text
+    assert "1 killed" in text and f"results in {out}" in text  # m01: killed, counted
     assert "V = " not in err
     text, err = to_file(tmp_path, "report", str(out), "--out", str(tmp_path / "r.html"))
     assert f"report written to {tmp_path / 'r.html'}" in text and "1 suite score(s)" in text

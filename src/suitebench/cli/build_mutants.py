@@ -53,8 +53,9 @@ def mutants(
     project_settings: bool = typer.Option(
         True,
         "--project-settings/--no-project-settings",
-        help="Read mutmut's paths_to_mutate/do_not_mutate and cosmic-ray's module-path/"
-        "excluded-modules from the source root.",
+        help="Read mutmut's paths_to_mutate/do_not_mutate/source_paths and cosmic-ray's "
+        "module-path/excluded-modules from the project (build init's project/ copy, the "
+        "instance's directory, or the source root).",
     ),
     scope: str = typer.Option(
         "all",
@@ -84,7 +85,7 @@ def mutants(
     diff each, listed in instance.toml."""
     sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
     from suitebench.construct.mutants import SCOPES, write_mutants
-    from suitebench.construct.mutate_paths import path_filter
+    from suitebench.construct.mutate_paths import path_filter, project_root_of
 
     instance = _load(instance_path, branch=branch)
     if scope not in SCOPES:
@@ -92,7 +93,10 @@ def mutants(
     if llm:
         _llm_mutants(instance, out, targets_file, per_section, attempts, model, base_url, api_key)
         return
-    paths = path_filter(instance.source, include, exclude, project=project_settings)
+    settings_root, prefix = project_root_of(
+        instance.root, instance.source, getattr(instance, "pytest_config", None)
+    )
+    paths = path_filter(settings_root, include, exclude, project=project_settings, prefix=prefix)
     with _executor_run("building mutants") as (executor, progress):
         report = write_mutants(
             instance,

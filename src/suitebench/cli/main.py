@@ -223,7 +223,21 @@ _register(sys.argv[1:] if Path(sys.argv[0]).name in ("suitebench", "__main__.py"
 
 
 def main() -> None:
-    app()
+    """The command line, with the defaults the project's ``[tool.suitebench]`` gives the
+    command it runs (``cli/_config.py``): named on stderr, overridden by the options given."""
+    from suitebench.cli._config import ConfigError, project_defaults
+
+    args = sys.argv[1:]
+    group = typer.main.get_command(app)
+    try:
+        commands = getattr(group, "commands", {})
+        default_map, source = project_defaults(hoist_global_options(args, commands), group)
+    except ConfigError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        raise SystemExit(2) from None
+    if default_map and source is not None:
+        sys.stderr.write(f"settings: {source} [tool.suitebench]\n")
+    app(default_map=default_map)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ class Change:
     removed: tuple[str, ...]
     added: tuple[str, ...]
 
-    def one_line(self, width: int = 100) -> str:
+    def one_line(self, width: int = 120) -> str:
         """``old -> new`` on one line (stripped, cut to ``width``): what a survivor changes."""
         old = " / ".join(t.strip() for t in self.removed) or "(nothing)"
         new = " / ".join(t.strip() for t in self.added) or "(removed)"
