@@ -46,11 +46,16 @@ def where(m: MutantResult) -> str:
 
 
 def reached_line(m: MutantResult, shown: int = 3) -> str:
-    """Which tests reached the mutant's code and ran on it (from the score's coverage)."""
+    """Which tests ran on the mutant: those whose reference run reaches the changed code
+    (and, for a probed operator change, computes a different value there); from the score's
+    coverage-guided selection."""
     if m.covered_by is None:
         return "every test ran on it (no coverage-guided selection)"
     if not m.covered_by:
-        return "no test reaches this code"
+        return (
+            "no test reaches the change (or, reaching it, computes a different value there): "
+            "no test can kill it"
+        )
     names = ", ".join(m.covered_by[:shown])
     more = f" (+{len(m.covered_by) - shown} more)" if len(m.covered_by) > shown else ""
     return f"reached by {len(m.covered_by)} test(s): {names}{more}"
