@@ -114,7 +114,6 @@ def mutants(
         )
     if OPTIONS.json:
         _emit_json(report.to_dict())
-        return
     _print_report(instance, report, out, scope, verbose)
 
 
@@ -266,7 +265,6 @@ def _llm_mutants(
         store.close()
     if OPTIONS.json:
         _emit_json({**report.to_dict(), "usage": client.usage.to_dict()})
-        return
     where = out if out is not None else instance.root
     _out.print(
         f"[bold]{instance.name}[/bold]  {len(report.mutants)} of {report.pairs} targets got a "

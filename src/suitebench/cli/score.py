@@ -59,7 +59,7 @@ def _pct(value: float | None) -> str:
 
 def _print_mutant_table(result: SuiteResult) -> None:
     """Every mutant one per line (``--verbose``): place, status and killers."""
-    table = Table("mutant", "where", "status", "killed by", show_edge=False)
+    table = Table("mutant", "section", "status", "where", "killed by", show_edge=False)
     for m in result.mutants:
         style = {
             MutantStatus.KILLED: "green",
@@ -68,7 +68,11 @@ def _print_mutant_table(result: SuiteResult) -> None:
         }.get(m.status, "yellow")
         killers = ", ".join(m.killed_by[:3]) + (" ..." if len(m.killed_by) > 3 else "")
         table.add_row(
-            escape(m.id), escape(where(m)), f"[{style}]{m.status}[/{style}]", escape(killers)
+            escape(m.id),
+            escape(m.section or ""),
+            f"[{style}]{m.status}[/{style}]",
+            escape(where(m)),
+            escape(killers),
         )
     _out.print(table)
 
