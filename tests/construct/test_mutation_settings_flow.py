@@ -40,13 +40,15 @@ def test_build_init_layout_reads_project_copy(tmp_path: Path) -> None:
 def test_instance_at_project_root_and_source_paths(tmp_path: Path) -> None:
     (tmp_path / "lib" / "pkg").mkdir(parents=True)
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.mutmut]\nsource_paths = ["lib"]\ndo_not_mutate = ["lib/pkg/gen.py"]\n'
+        '[tool.mutmut]\nsource_paths = ["lib/pkg/core.py"]\ndo_not_mutate = ["lib/pkg/gen.py"]\n'
     )
     root, prefix, paths = _filter(tmp_path, tmp_path / "lib")
-    # the place is found from the layout (lib/ under the project's root) and source_paths
+    # the source root's place comes from the layout: lib/ under the project's root; mutmut 3's
+    # source_paths names what to mutate, as paths_to_mutate did
     assert (root, prefix) == (tmp_path, "lib")
-    assert not paths.keeps("pkg/gen.py") and paths.keeps("pkg/core.py")  # type: ignore[attr-defined]
-    assert "pyproject.toml [tool.mutmut] source_paths = lib" in paths.settings_read  # type: ignore[attr-defined]
+    assert paths.keeps("pkg/core.py")  # type: ignore[attr-defined]
+    assert not paths.keeps("pkg/other.py") and not paths.keeps("pkg/gen.py")  # type: ignore[attr-defined]
+    assert "pyproject.toml [tool.mutmut] source_paths = lib/pkg/core.py" in paths.settings_read  # type: ignore[attr-defined]
 
 
 def test_no_settings_keeps_every_file(tmp_path: Path) -> None:

@@ -4,17 +4,19 @@ project already keeps for its own mutation tool.
 A project that runs mutmut or cosmic-ray has already said what must not be mutated (tests
 inside the package, generated or vendored code, a ``curried/`` façade that only re-exports):
 mutmut's ``[tool.mutmut]`` in ``pyproject.toml`` or ``[mutmut]`` in ``setup.cfg``
-(``paths_to_mutate``, ``do_not_mutate``) and cosmic-ray's ``[cosmic-ray]`` table in a ``.toml``
-config (``module-path``, ``excluded-modules``).  Reading them keeps the mutants comparable to
-that tool's and spares restating them; every setting read is named in the command's output, so
-a file left out is never a surprise.
+(``paths_to_mutate`` or ``source_paths``, ``only_mutate``, ``do_not_mutate``) and
+cosmic-ray's ``[cosmic-ray]`` table in a ``.toml`` config (``module-path``,
+``excluded-modules``).  Reading them keeps the mutants comparable to that tool's and spares
+restating them; every setting read is named in the command's output, so a file left out is
+never a surprise.
 
 Globs are matched against paths relative to the source root, with ``fnmatch`` (``*`` also
 crosses ``/``, as in mutmut); a glob naming a directory (``curried`` or ``curried/``) covers
 every file under it. A project's own settings are written relative to the project's root
 (``src/durations/_compat.py``), so a file is also matched under the source root's place in
-the project (``src/``: the instance's source root relative to the project's root, the one
-``build init`` recorded in ``init.json``, or mutmut's ``source_paths``).
+the project (``src/``: the instance's source root relative to the project's root, or the one
+``build init`` recorded in ``init.json``). mutmut 3's ``source_paths`` and ``only_mutate``
+name files to mutate as ``paths_to_mutate`` did.
 
 Where the settings are: the project's root -- for an instance ``build init`` made, its
 ``project/`` copy of the project's configuration files; for an ``instance.toml`` written in a
@@ -140,21 +142,24 @@ def _cosmic_ray(root: Path) -> tuple[dict[str, Any], str]:
 
 def project_settings(root: Path, prefix: str = "") -> PathFilter:
     """The include/exclude globs mutmut's and cosmic-ray's settings in ``root`` state, with
-    the source root's place in that project (``prefix``, and mutmut's ``source_paths``)."""
+    the source root's place in that project (``prefix``)."""
     include: list[str] = []
     exclude: list[str] = []
     read: list[str] = []
     prefixes = [prefix] if prefix else []
     settings, where = _mutmut(root)
-    for key, target in (("paths_to_mutate", include), ("do_not_mutate", exclude)):
+    # mutmut 3.x renamed paths_to_mutate to source_paths and added only_mutate (file globs):
+    # each is read as the files to mutate (one include list: a file any of them names)
+    for key, target in (
+        ("paths_to_mutate", include),
+        ("source_paths", include),
+        ("only_mutate", include),
+        ("do_not_mutate", exclude),
+    ):
         globs = _globs(settings.get(key))
         if globs:
             target += globs
             read.append(f"{where} {key} = {', '.join(globs)}")
-    sources = _globs(settings.get("source_paths"))
-    if sources:
-        prefixes += [g.strip("/").removeprefix("./") for g in sources]
-        read.append(f"{where} source_paths = {', '.join(sources)}")
     settings, where = _cosmic_ray(root)
     for key, target in (("module-path", include), ("excluded-modules", exclude)):
         globs = _globs(settings.get(key))
@@ -216,4 +221,5 @@ def path_filter(
 
 
 def _is_include(setting: str) -> bool:
-    return " paths_to_mutate = " in setting or " module-path = " in setting
+    keys = ("paths_to_mutate", "source_paths", "only_mutate", "module-path")
+    return any(f" {key} = " in setting for key in keys)
