@@ -54,9 +54,13 @@ class Change:
             suffix += 1
         context = 16
         start = max(0, prefix - context)
+        space = old.rfind(" ", max(0, start - context), start)
+        start = space + 1 if space >= 0 else start  # from a word's start, if one is near
 
         def part(line: str) -> str:
             end = min(len(line), len(line) - suffix + context)
+            space = line.find(" ", end, end + context)
+            end = space if space >= 0 else end  # to a word's end, if one is near
             return ("..." if start else "") + line[start:end] + ("..." if end < len(line) else "")
 
         return f"{part(old)}  ->  {part(new)}"
