@@ -74,3 +74,35 @@ def test_global_options_after_build_subcommands() -> None:
     assert hoist_global_options(["sandbox", "--", "echo", "--json"], commands) == [
         "sandbox", "--", "echo", "--json",
     ]  # fmt: skip
+
+
+def test_sites_the_caps_drop_are_named(tmp_path: Path) -> None:
+    """``max_per_function = 1`` on two functions of 3 and 2 sites keeps one each: the other
+    3 are named in ``capped_sites`` (file, line, function, operator), none of them kept."""
+    from suitebench.construct.mutants import generate_operator_mutants, mutation_sites
+    from suitebench.model.instance import load_instance
+
+    source = (
+        "def grow(n):\n"
+        "    return n * 2 + 1\n"  # arithmetic * and +, and constants 2 and 1
+        "\n\n"
+        "def small(n):\n"
+        "    return n < 10\n"  # a comparison and a constant
+    )
+    root = tmp_path / "inst"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "src" / "pkg" / "__init__.py").write_text(source)
+    (root / "tests").mkdir()
+    (root / "instance.toml").write_text(
+        'name = "pkg"\nkind = "python"\npackage = "pkg"\nsource = "src"\ntests = "tests"\n'
+    )
+    every = mutation_sites("pkg/__init__.py", source.encode())
+    kept, report = generate_operator_mutants(load_instance(root), max_per_function=1)
+    per_function = {s.function for s in every}
+    assert len(kept) == len(per_function)  # one site per function
+    assert report.capped == len(every) - len(kept) == len(report.capped_sites)
+    named = {(c["line"], c["operator"], c["description"]) for c in report.capped_sites}
+    kept_sites = {(s.line, s.operator, s.description) for s, _ in kept}
+    assert not named & kept_sites
+    assert named | kept_sites == {(s.line, s.operator, s.description) for s in every}
+    assert {c["function"] for c in report.capped_sites} <= per_function

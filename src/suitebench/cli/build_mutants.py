@@ -215,10 +215,14 @@ def _print_capped(report: Any, verbose: bool) -> None:
         )
         return
     for site in report.capped_sites:
+        description = str(site["description"])
         where = f"{site['file']}:{site['line']}"
+        if not description.startswith(where):
+            description = f"{where}: {description}"
+        function = f" in {site['function']}" if site["function"] else ""
         _out.print(
-            f"    [yellow]capped[/yellow] {escape(where)}  {escape(str(site['operator']))}  "
-            f"{escape(str(site['description']))}",
+            f"    [yellow]capped[/yellow] {escape(description)}{escape(function)} "
+            f"({escape(str(site['operator']))})",
             highlight=False,
         )
 
