@@ -244,3 +244,25 @@ def test_unknown_setting_is_a_one_line_error(tmp_path: Path) -> None:
         proc.stderr
     )
     assert "Traceback" not in proc.stderr
+
+
+def test_report_leads_with_survivors_and_has_no_spec_charts(
+    scored: tuple[Path, str, str], tmp_path: Path
+) -> None:
+    home, _, _ = scored
+    page = tmp_path / "r.html"
+    proc = suitebench(home, "report", str(home / "out"), "--out", str(page))
+    assert proc.returncode == 0, proc.stderr
+    text = page.read_text(encoding="utf-8")
+    # the score's part opens on its survivors, grouped by file, before the mutant table
+    assert "<details open>" in text
+    survivors = text.index("Survivors: the changes no valid test notices")
+    assert survivors < text.index("<h4>Mutants</h4>")
+    assert "<code>clamp/__init__.py</code>: 2 survived" in text
+    assert "<code>clamp/__init__.py:6 in clamp</code>" in text
+    # killed green and survived red, as Stryker and PIT colour them
+    assert ".killed,.Killed,.timeout{background:#d9ead3}" in text
+    assert ".survived,.Survived{background:#f8d7d3}" in text
+    # no spec: no chart of spec sections, no paper figure, no sections-vs-M correlation
+    assert "M per spec section" not in text and "Figure 12" not in text
+    assert "spec sections (with mutants) vs M" not in text

@@ -427,7 +427,11 @@ def _suites_context(scores: Sequence[ScoreRun]) -> dict[str, Any]:
             )
         )
     ctx["suite_plots"] = suite_plots
-    ctx["correlations_table"] = correlations_table(corr)
+    if not sections:  # no spec: "spec sections vs M" says nothing
+        corr = {k: v for k, v in corr.items() if k != "sections_vs_mutation_score"}
+    ctx["correlations_table"] = (
+        correlations_table(corr) if any(c["n"] for c in corr.values()) else None
+    )
     return ctx
 
 
