@@ -11,6 +11,7 @@ directory means the same on another machine; ``instance_dir`` says where it was 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from suitebench.suite.result import MutantResult
 __all__ = [
     "Change",
     "function_at",
+    "function_line",
     "locate_mutants",
     "main_change",
     "mutation_score_by",
@@ -141,6 +143,31 @@ def function_at(source: str, line: int) -> str:
     return "" if best is None else best[1]
 
 
+# ``diff -p``'s and git's default: a function starts on a line beginning with a letter, ``_``
+# or ``$``; its name is the identifier before the last ``(`` that follows one.
+_FUNCTION_LINE = re.compile(r"^[A-Za-z_$].*?\b([A-Za-z_]\w*)\s*\([^;]*$")
+_NOT_FUNCTIONS = {"if", "for", "while", "switch", "return", "sizeof", "else", "do", "case"}
+
+
+def function_line(source: str, line: int) -> str:
+    """For C, C++, Rust, Go and shell: the function a line is in, by the rule ``diff -p`` uses
+    (the nearest line above it, or it, that starts in column 1 with a letter and reads like a
+    function's head: a name, then ``(``, no ``;``); ``""`` when none is found or the code
+    at column 1 since then closes it (a ``}`` alone at the start of a line)."""
+    lines = source.splitlines()
+    for k in range(min(line, len(lines)) - 1, -1, -1):
+        text = lines[k]
+        if text.startswith("}") and k != line - 1:
+            return ""  # a function ended between its head and this line
+        found = _FUNCTION_LINE.match(text)
+        if found is not None:
+            names = re.findall(r"\b([A-Za-z_]\w*)\s*\(", text)
+            name = next((n for n in reversed(names) if n not in _NOT_FUNCTIONS), "")
+            if name:
+                return name
+    return ""
+
+
 def locate_mutants(results: list[MutantResult], instance: Instance) -> list[MutantResult]:
     """The rows with ``file``, ``line``, ``function`` and ``diff`` filled in from each mutant's
     patch, and ``patch`` relative to the instance."""
@@ -160,16 +187,17 @@ def locate_mutants(results: list[MutantResult], instance: Instance) -> list[Muta
         file, line, function = "", None, ""
         if main is not None:
             file, line = main.path, main.line
-            if file.endswith(".py"):
-                if file not in sources:
-                    path = instance.source / file
-                    try:
-                        sources[file] = path.read_text(encoding="utf-8", errors="replace")
-                    except OSError:
-                        sources[file] = None
-                text = sources[file]
-                if text is not None:
-                    function = function_at(text, line)
+            if file not in sources:
+                path = instance.source / file
+                try:
+                    sources[file] = path.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    sources[file] = None
+            text = sources[file]
+            if text is not None:
+                function = (
+                    function_at(text, line) if file.endswith(".py") else function_line(text, line)
+                )
         located.append(
             row.model_copy(
                 update={
