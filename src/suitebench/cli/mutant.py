@@ -22,7 +22,7 @@ from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli._survivors import last_score_path, reached_line, where
 from suitebench.cli.main import OPTIONS
 from suitebench.suite.patching import apply_patch
-from suitebench.suite.result import MutantResult, MutantStatus, SuiteResult
+from suitebench.suite.result import MutantResult, SuiteResult
 
 _out = HumanConsole(soft_wrap=True)
 _err = error_console(soft_wrap=True)
@@ -101,7 +101,7 @@ def show(
             _out.print(f"  {escape(test)}" + (f": {escape(why)}" if why else ""), highlight=False)
     else:
         _out.print(reached_line(m, shown=len(m.covered_by or [])), highlight=False)
-    if m.message and m.status not in (MutantStatus.KILLED, MutantStatus.SURVIVED):
+    if m.message:  # the run's own message: a build error's compiler output, a lost run's
         _out.print(f"message: {escape(m.message[-2000:])}", highlight=False)
 
 
