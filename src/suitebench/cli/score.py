@@ -275,7 +275,7 @@ def _compute(
     file not named in UTF-8, no test collected), exits 2; any other failure to start, 1."""
     store = open_store(_err)
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
-    quiet = OPTIONS.quiet or OPTIONS.json
+    quiet = OPTIONS.quiet  # progress is on stderr, with --json too
     try:
         with progress_bar("scoring", console=_err, quiet=quiet) as progress:
             if implementation is not None:
