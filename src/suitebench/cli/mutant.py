@@ -107,18 +107,20 @@ def show(
 
 def _default_tree(result: SuiteResult) -> Path | None:
     """Where the mutant's paths land in the project: the source root ``build init`` copied
-    from (``init.json``), else the instance's own source root (an instance.toml written at the
-    project's root scores the project's files themselves)."""
+    from (``init.json``: a Python project's package root, else the repository itself), never
+    the instance's copy of it (that is the reference every score runs); without ``init.json``
+    the instance's own source root (an instance.toml written at the project's root scores the
+    project's files themselves)."""
     if not result.instance_dir:
         return None
     root = Path(result.instance_dir)
-    try:
-        init = json.loads((root / "init.json").read_text(encoding="utf-8"))
-        source = init.get("python_project", {}).get("source")
-        if source:
-            return Path(source)
-    except (OSError, ValueError, AttributeError):
-        pass
+    if (root / "init.json").is_file():
+        try:
+            init = json.loads((root / "init.json").read_text(encoding="utf-8"))
+            source = init.get("python_project", {}).get("source") or init.get("repository")
+        except (OSError, ValueError, AttributeError):
+            source = None
+        return Path(source) if source else None
     from suitebench.model.instance import InstanceError, load_instance
 
     try:
