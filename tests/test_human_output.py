@@ -58,7 +58,7 @@ def test_score_and_report_summaries_go_to_the_file(tmp_path: Path) -> None:
     text, err = to_file(tmp_path, "score", instance, "--mutant", "m01", "--out", str(out))
     result = json.loads((out / "results.json").read_text())
     assert f"V = {100 * result['validity']:.1f}%" in text, text
-    assert "m01" in text and f"results in {out}" in text
+    assert "1 killed" in text and f"results in {out}" in text  # m01: killed, counted
     assert "V = " not in err
     text, err = to_file(tmp_path, "report", str(out), "--out", str(tmp_path / "r.html"))
     assert f"report written to {tmp_path / 'r.html'}" in text and "1 suite score(s)" in text
@@ -106,3 +106,21 @@ def test_review_fdr_estimate_goes_to_the_file(tmp_path: Path) -> None:
     text, err = to_file(tmp_path, "review-fdr", str(review))
     assert "weighted FDR          0.5000" in text, text
     assert err == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "human"),
+    [
+        (("build", "stats", str(INSTANCES_DIR / "rpn-c"), "--json"), "Median"),
+        (("doctor", "--json"), "isolation"),
+        (("sandbox", "--json", "--", "sh", "-c", "echo from-inside"), "from-inside"),
+    ],
+)
+def test_json_means_the_same_for_every_command(
+    tmp_path: Path, args: tuple[str, ...], human: str
+) -> None:
+    """``--json`` anywhere on the line (after a ``build`` step too): the JSON alone on stdout,
+    the human output on stderr."""
+    text, err = to_file(tmp_path, *args)
+    json.loads(text)  # the whole of stdout is one JSON document
+    assert human in err, err

@@ -87,7 +87,9 @@ def test_page_holds_the_result_files_figures(report_html: Path, real_results: Re
     # invalid tests carry their reason; surviving mutants their diff
     assert "fails on the reference (timeout, timeout, timeout)" in text
     survivor = next(m for m in bad["mutants"] if m["status"] == "survived")
-    diff = Path(survivor["patch"]).read_text()
+    # the diff file, by its path relative to the instance the score records
+    diff = (Path(bad["instance_dir"]) / survivor["patch"]).read_text()
+    assert diff == survivor["diff"]  # and the diff as scored, carried in results.json
     first_change = next(
         ln for ln in diff.splitlines() if ln.startswith(("+", "-")) and ln[1:2] not in "+-"
     )

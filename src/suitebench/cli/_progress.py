@@ -10,7 +10,14 @@ from collections.abc import Callable, Iterator
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 ProgressFn = Callable[[int, int], None]
 
@@ -97,8 +104,9 @@ def plain_progress(label: str, *, console: Console, quiet: bool) -> Iterator[Pro
 def progress_bar(
     label: str, *, console: Console, quiet: bool, transient: bool = False
 ) -> Iterator[ProgressFn]:
-    """Yield the ``progress(done, total)`` callback that library functions take: a bar on a
-    terminal, plain lines every few seconds elsewhere (:class:`PlainProgress`)."""
+    """Yield the ``progress(done, total)`` callback that library functions take: a bar with
+    the counts, the time spent and an estimate of the time left on a terminal, plain lines
+    every few seconds elsewhere (:class:`PlainProgress`)."""
     if not console.is_terminal:
         with plain_progress(label.strip(), console=console, quiet=quiet) as plain:
             yield plain
@@ -108,6 +116,8 @@ def progress_bar(
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
         console=console,
         disable=quiet,
         transient=transient,

@@ -148,9 +148,8 @@ def run(
         branch=branch,
     )
     record = _run_contained(task, target, spec, out, opts)
-    if OPTIONS.json:
+    if OPTIONS.json:  # and the human output on stderr, as every command does
         sys.stdout.write(json.dumps(record) + "\n")
-        return
     _print_record(record, out)
 
 
@@ -272,9 +271,8 @@ def batch(
             _err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from None
     summary = batch_summary(results)
-    if OPTIONS.json:
+    if OPTIONS.json:  # and the table on stderr
         sys.stdout.write(json.dumps(summary) + "\n")
-        return
     table = Table("target", "agent", "status", "wall s", "score", "", show_edge=False)
     for row in summary["runs"]:
         table.add_row(
@@ -304,9 +302,8 @@ def trajectories(
         _err.print("[red]error:[/red] no run directory (with agent.json) given")
         raise typer.Exit(2)
     reports = [analyse_run(d) for d in dirs]
-    if OPTIONS.json:
+    if OPTIONS.json:  # and the table on stderr
         sys.stdout.write(json.dumps([r.to_dict() for r in reports]) + "\n")
-        return
     table = Table(
         "run",
         "actions",

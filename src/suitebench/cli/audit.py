@@ -12,7 +12,14 @@ from typing import Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from suitebench.audit.arms import ArmError, ArmSource, parse_arm
@@ -164,13 +171,15 @@ def _run(
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
+                TextColumn("left"),
+                TimeRemainingColumn(),
                 console=_err,
-                disable=OPTIONS.quiet or OPTIONS.json or not _err.is_terminal,
+                disable=OPTIONS.quiet or not _err.is_terminal,
             ) as bar,
             plain_progress(
                 "auditing (runs)",
                 console=_err,
-                quiet=OPTIONS.quiet or OPTIONS.json or _err.is_terminal,
+                quiet=OPTIONS.quiet or _err.is_terminal,
             ) as plain,
         ):
             task = bar.add_task("auditing (runs)", total=None)

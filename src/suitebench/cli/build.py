@@ -84,7 +84,6 @@ def targets(
     out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     if OPTIONS.json:
         _emit_json(data)
-        return
     _out.print(
         f"[bold]{instance.name}[/bold]  {selection.selected} targets over "
         f"{len(selection.targets)} sections (at most {per_section} each, cost "
@@ -142,7 +141,6 @@ def refine(
         )
     if OPTIONS.json:
         _emit_json(report.to_dict())
-        return
     where = out if out is not None else instance.root
     _out.print(
         f"[bold]{instance.name}[/bold]  kept {report.after['mutants']} of "
@@ -184,7 +182,6 @@ def stats(
         out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     if OPTIONS.json:
         _emit_json(data)
-        return
     table = Table("", "", "Min", "Max", "Median", show_edge=False)
     for key, group, label in FIGURES:
         figure = summary[key]
@@ -232,7 +229,6 @@ def hygiene(
         )
     if OPTIONS.json:
         _emit_json(report.to_dict())
-        return
     where = out if out is not None else instance.root
     _out.print(
         f"[bold]{instance.name}[/bold]  {len(report.dropped)} of {report.tests} reference tests "
@@ -286,12 +282,19 @@ def init(
         )
     if OPTIONS.json:
         _emit_json({"init": summary, "hygiene": report.to_dict()})
-        return
     kept = summary.get("kept", report.tests - len(report.dropped))
     _out.print(
         f"[bold]{report.instance}[/bold]  instance written to {out}: "
         f"{kept} reference tests kept of {summary.get('tests', report.tests)}"
     )
+    found = summary.get("python_project", {})
+    for setting in found.get("settings_read", []):
+        _out.print(f"  settings: {escape(setting)}")
+    if found.get("settings_files"):
+        names = ", ".join(found["settings_files"])
+        _out.print(
+            f"  project/: {escape(names)} (mutation settings: build mutants and score read them)"
+        )
     for test, reasons in summary["ignored_by_task"].items():
         _out.print(f"  [yellow]ignored[/yellow]  {escape(test)}  ({escape(', '.join(reasons))})")
     in_files = summary.get("dropped_in_files", {})
@@ -357,7 +360,6 @@ def spec(
         store.close()
     if OPTIONS.json:
         _emit_json({**report.to_dict(), "usage": client.usage.to_dict()})
-        return
     _out.print(
         f"[bold]{instance.name}[/bold]  spec {'drafted and ' if report.drafted else ''}refined: "
         f"{report.sections} sections -> {report.spec}  (stopped: {report.stopped})"

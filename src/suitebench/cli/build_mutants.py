@@ -53,8 +53,9 @@ def mutants(
     project_settings: bool = typer.Option(
         True,
         "--project-settings/--no-project-settings",
-        help="Read mutmut's paths_to_mutate/do_not_mutate and cosmic-ray's module-path/"
-        "excluded-modules from the source root.",
+        help="Read mutmut's paths_to_mutate/do_not_mutate/source_paths and cosmic-ray's "
+        "module-path/excluded-modules from the project (build init's project/ copy, the "
+        "instance's directory, or the source root).",
     ),
     scope: str = typer.Option(
         "all",
@@ -73,6 +74,9 @@ def mutants(
     model: str | None = typer.Option(None, "--model", help="Model name ($SUITEBENCH_MODEL)."),
     base_url: str | None = typer.Option(None, "--base-url", help="($OPENAI_BASE_URL)"),
     api_key: str | None = typer.Option(None, "--api-key", help="($OPENAI_API_KEY)"),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Name every site the caps dropped (file:line, operator)."
+    ),
     branch: str | None = branch_option(),
     backend: Backend | None = backend_option(),
     allow_unsandboxed: bool = allow_unsandboxed_option(),
@@ -81,7 +85,7 @@ def mutants(
     diff each, listed in instance.toml."""
     sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
     from suitebench.construct.mutants import SCOPES, write_mutants
-    from suitebench.construct.mutate_paths import path_filter
+    from suitebench.construct.mutate_paths import path_filter, project_root_of
 
     instance = _load(instance_path, branch=branch)
     if scope not in SCOPES:
@@ -89,7 +93,10 @@ def mutants(
     if llm:
         _llm_mutants(instance, out, targets_file, per_section, attempts, model, base_url, api_key)
         return
-    paths = path_filter(instance.source, include, exclude, project=project_settings)
+    settings_root, prefix = project_root_of(
+        instance.root, instance.source, getattr(instance, "pytest_config", None)
+    )
+    paths = path_filter(settings_root, include, exclude, project=project_settings, prefix=prefix)
     with _executor_run("building mutants") as (executor, progress):
         report = write_mutants(
             instance,
@@ -107,11 +114,12 @@ def mutants(
         )
     if OPTIONS.json:
         _emit_json(report.to_dict())
-        return
-    _print_report(instance, report, out, scope)
+    _print_report(instance, report, out, scope, verbose)
 
 
-def _print_report(instance: Any, report: Any, out: Path | None, scope: str) -> None:
+def _print_report(
+    instance: Any, report: Any, out: Path | None, scope: str, verbose: bool = False
+) -> None:
     """The human report of ``build mutants``: the files read and left out, the counts, the
     mutants per operator and what was dropped or not parsed."""
     where = out if out is not None else instance.root
@@ -141,6 +149,7 @@ def _print_report(instance: Any, report: Any, out: Path | None, scope: str) -> N
     _print_build_scope(report)
     if report.capped:
         _out.print(_capped_line(report))
+        _print_capped(report, verbose)
     table = Table("operator", "mutants", show_edge=False)
     for name, count in sorted(report.by_operator.items()):
         table.add_row(name, str(count))
@@ -198,6 +207,26 @@ def _capped_line(report: Any) -> str:
     )
 
 
+def _print_capped(report: Any, verbose: bool) -> None:
+    """The sites the caps dropped, one per line with ``--verbose``; else where to find them."""
+    if not verbose:
+        _out.print(
+            "    (--verbose names them; mutants/operators.json lists them under capped_sites)"
+        )
+        return
+    for site in report.capped_sites:
+        description = str(site["description"])
+        where = f"{site['file']}:{site['line']}"
+        if not description.startswith(where):
+            description = f"{where}: {description}"
+        function = f" in {site['function']}" if site["function"] else ""
+        _out.print(
+            f"    [yellow]capped[/yellow] {escape(description)}{escape(function)} "
+            f"({escape(str(site['operator']))})",
+            highlight=False,
+        )
+
+
 def _llm_mutants(
     instance: Instance,
     out: Path | None,
@@ -240,7 +269,6 @@ def _llm_mutants(
         store.close()
     if OPTIONS.json:
         _emit_json({**report.to_dict(), "usage": client.usage.to_dict()})
-        return
     where = out if out is not None else instance.root
     _out.print(
         f"[bold]{instance.name}[/bold]  {len(report.mutants)} of {report.pairs} targets got a "

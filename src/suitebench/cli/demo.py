@@ -192,7 +192,7 @@ def demo(
 ) -> None:
     """Run both modes end to end on the bundled data and write every output under --out."""
     sandbox_backend(backend, allow_unsandboxed)
-    quiet = OPTIONS.quiet or OPTIONS.json
+    quiet = OPTIONS.quiet  # progress is on stderr, with --json too
     started = time.monotonic()
     env = describe_environment()
     _out.print(

@@ -102,8 +102,7 @@ def doctor() -> None:
     env["tools"] = [*env["tools"], *judge_runtimes()]
     if OPTIONS.json:
         sys.stdout.write(json.dumps(env) + "\n")
-    else:
-        print_environment(env)
+    print_environment(env)  # stderr under --json
 
 
 def register(app: typer.Typer) -> None:

@@ -149,7 +149,7 @@ def _run_arm(
     """Run the arm on the executor, with a progress bar; its failure is exit 1, and the
     executor and the store are closed in any case."""
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
-    quiet = OPTIONS.quiet or OPTIONS.json
+    quiet = OPTIONS.quiet  # progress is on stderr, with --json too
     try:
         with progress_bar(f"{arm} on {prob.id} (runs)", console=_err, quiet=quiet) as progress:
             cache = build_cache or OPTIONS.store.parent / "builds"

@@ -56,43 +56,63 @@ def hoist_global_options(args: list[str], commands: Mapping[str, Any]) -> list[s
     cmd = commands.get(args[i]) if i < len(args) else None
     if cmd is None:
         return args
-    # The command's own options, and whether each takes a value (options, not arguments).
-    own = {
+    hoisted: list[str] = []
+    kept: list[str] = []
+    rest = args[i + 1 :]
+    while cmd is not None:
+        # A command group (``build``): its own options, then its subcommand, whose options
+        # the rest of the line is read with (``build mutants X --json``).
+        sub = getattr(cmd, "commands", None)
+        own = _own_options(cmd)
+        j = 0
+        nxt = None
+        interspersed = (cmd.context_settings or {}).get(
+            "allow_interspersed_args", cmd.allow_interspersed_args
+        )
+        while j < len(rest):
+            a = rest[j]
+            is_global, width = _is_global(a)
+            name = a.split("=", 1)[0]
+            if a == "--":
+                kept += rest[j:]
+                j = len(rest)
+                break
+            if is_global and name not in own:
+                hoisted += rest[j : j + width]
+                j += width
+            elif name in own:
+                width = 2 if own[name] and "=" not in a else 1
+                kept += rest[j : j + width]
+                j += width
+            elif a.startswith("-") and a != "-":
+                kept.append(a)
+                j += 1
+            elif sub is not None:
+                kept.append(a)
+                nxt = sub.get(a)
+                j += 1
+                break
+            else:
+                kept.append(a)
+                j += 1
+                if not interspersed:
+                    kept += rest[j:]
+                    j = len(rest)
+                    break
+        rest = rest[j:]
+        cmd = nxt
+    kept += rest
+    return [*args[:i], *hoisted, args[i], *kept]
+
+
+def _own_options(cmd: Any) -> dict[str, bool]:
+    """A command's own options, and whether each takes a value (options, not arguments)."""
+    return {
         opt: not (p.is_flag or getattr(p, "count", False))
         for p in cmd.params
         if hasattr(p, "is_flag")
         for opt in (*p.opts, *p.secondary_opts)
     }
-    interspersed = (cmd.context_settings or {}).get(
-        "allow_interspersed_args", cmd.allow_interspersed_args
-    )
-    hoisted: list[str] = []
-    kept: list[str] = []
-    rest = args[i + 1 :]
-    j = 0
-    while j < len(rest):
-        a = rest[j]
-        is_global, width = _is_global(a)
-        if a == "--":
-            kept += rest[j:]
-            break
-        if is_global and a.split("=", 1)[0] not in own:
-            hoisted += rest[j : j + width]
-            j += width
-        elif a.split("=", 1)[0] in own:
-            width = 2 if own[a.split("=", 1)[0]] and "=" not in a else 1
-            kept += rest[j : j + width]
-            j += width
-        elif a.startswith("-") and a != "-":
-            kept.append(a)
-            j += 1
-        else:
-            kept.append(a)
-            j += 1
-            if not interspersed:
-                kept += rest[j:]
-                break
-    return [*args[:i], *hoisted, args[i], *kept]
 
 
 class _Group(TyperGroup):
@@ -169,6 +189,8 @@ _COMMAND_MODULES = {
     "compare": "compare",
     "build": "build",
     "import": "import_",
+    "show": "mutant",
+    "apply": "mutant",
 }
 
 
@@ -192,8 +214,8 @@ def _register(args: list[str]) -> None:
     the audit's chain...), costs a few hundred milliseconds to import."""
     wanted = requested_command(args)
     names = [wanted] if wanted in _COMMAND_MODULES else list(_COMMAND_MODULES)
-    for name in names:
-        importlib.import_module(f"suitebench.cli.{_COMMAND_MODULES[name]}").register(app)
+    for module in dict.fromkeys(_COMMAND_MODULES[name] for name in names):
+        importlib.import_module(f"suitebench.cli.{module}").register(app)
 
 
 # Only the command line (the script, ``python -m suitebench``) knows which command it runs.
@@ -201,7 +223,21 @@ _register(sys.argv[1:] if Path(sys.argv[0]).name in ("suitebench", "__main__.py"
 
 
 def main() -> None:
-    app()
+    """The command line, with the defaults the project's ``[tool.suitebench]`` gives the
+    command it runs (``cli/_config.py``): named on stderr, overridden by the options given."""
+    from suitebench.cli._config import ConfigError, project_defaults
+
+    args = sys.argv[1:]
+    group = typer.main.get_command(app)
+    try:
+        commands = getattr(group, "commands", {})
+        default_map, source = project_defaults(hoist_global_options(args, commands), group)
+    except ConfigError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        raise SystemExit(2) from None
+    if default_map and source is not None:
+        sys.stderr.write(f"settings: {source} [tool.suitebench]\n")
+    app(default_map=default_map)
 
 
 if __name__ == "__main__":

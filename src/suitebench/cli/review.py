@@ -65,8 +65,8 @@ def review_fdr(
         raise typer.Exit(2) from None
     if OPTIONS.json:
         sys.stdout.write(json.dumps({"review": str(review), **est.to_dict()}) + "\n")
-    else:
-        _out.print(_human(est, review), markup=False, highlight=False, soft_wrap=True)
+    # on stderr under --json
+    _out.print(_human(est, review), markup=False, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

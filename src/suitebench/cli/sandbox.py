@@ -145,8 +145,7 @@ def sandbox(
         )
     if OPTIONS.json:
         sys.stdout.write(json.dumps(outcome_json(outcome)) + "\n")
-    else:
-        print_outcome(outcome)
+    print_outcome(outcome)  # stderr under --json
 
 
 def register(app: typer.Typer) -> None:

@@ -23,6 +23,13 @@ from suitebench.cli._options import (
 )
 from suitebench.cli._progress import progress_bar
 from suitebench.cli._store import open_store
+from suitebench.cli._survivors import (
+    FAIL_UNDER_EXIT,
+    gate,
+    print_survivors,
+    remember_last_score,
+    where,
+)
 from suitebench.cli.main import OPTIONS
 from suitebench.model.instance import Instance, InstanceError, load_instance
 from suitebench.model.programbench import is_programbench_task, load_programbench_task
@@ -31,6 +38,7 @@ from suitebench.run.executor import make_executor
 from suitebench.run.outcome import Backend
 from suitebench.run.unpack import ArchiveError
 from suitebench.suite.implementation import score_implementation
+from suitebench.suite.locate import mutation_score_by
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
 from suitebench.suite.runspec import Engine, SuiteLimits, TestProtocol, engine_for
 from suitebench.suite.score import (
@@ -49,7 +57,27 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
-def _print_suite(result: SuiteResult, show_failures: bool = False) -> None:
+def _print_mutant_table(result: SuiteResult) -> None:
+    """Every mutant one per line (``--verbose``): place, status and killers."""
+    table = Table("mutant", "section", "status", "where", "killed by", show_edge=False)
+    for m in result.mutants:
+        style = {
+            MutantStatus.KILLED: "green",
+            MutantStatus.TIMEOUT: "green",
+            MutantStatus.SURVIVED: "red",
+        }.get(m.status, "yellow")
+        killers = ", ".join(m.killed_by[:3]) + (" ..." if len(m.killed_by) > 3 else "")
+        table.add_row(
+            escape(m.id),
+            escape(m.section or ""),
+            f"[{style}]{m.status}[/{style}]",
+            escape(where(m)),
+            escape(killers),
+        )
+    _out.print(table)
+
+
+def _print_suite(result: SuiteResult, show_failures: bool = False, verbose: bool = False) -> None:
     c = result.counts
     _out.print(
         f"[bold]{result.instance}[/bold]  V = {_pct(result.validity)} ({c.valid}/{c.tests} valid, "
@@ -65,21 +93,23 @@ def _print_suite(result: SuiteResult, show_failures: bool = False) -> None:
     for figure, why in result.withheld.items():
         name = {"validity": "V", "mutation_score": "M"}.get(figure, figure)
         _out.print(f"[yellow]{name} is not given (null in results.json):[/yellow] {escape(why)}")
-    table = Table("mutant", "section", "status", "killed by", show_edge=False)
-    for m in result.mutants:
-        style = {
-            MutantStatus.KILLED: "green",
-            MutantStatus.TIMEOUT: "green",
-            MutantStatus.SURVIVED: "red",
-        }.get(m.status, "yellow")
-        killers = ", ".join(m.killed_by[:3]) + (" ..." if len(m.killed_by) > 3 else "")
-        table.add_row(
-            escape(m.id), escape(m.section or ""), f"[{style}]{m.status}[/{style}]", escape(killers)
-        )
-    _out.print(table)
-    if result.per_section:
+    if verbose:
+        _print_mutant_table(result)
+    print_survivors(result, _out)
+    if any(result.per_section):  # sections come from a spec; operator mutants have none
         sections = "  ".join(f"{s or '(none)'}: {_pct(v)}" for s, v in result.per_section.items())
         _out.print(f"M per section: {sections}")
+    by_file = mutation_score_by(result.mutants, "file")
+    if len(by_file) == 1:
+        ((name, (k, n)),) = by_file.items()
+        _out.print(f"M per file: {escape(name)} {_pct(k / n)} ({k}/{n})")
+    elif by_file:
+        _out.print("M per file (weakest first):")
+        weakest = sorted(by_file.items(), key=lambda kv: (kv[1][0] / kv[1][1], kv[0]))
+        for name, (k, n) in weakest[:20]:
+            _out.print(f"  {_pct(k / n):>6} ({k}/{n})  {escape(name)}")
+        if len(weakest) > 20:
+            _out.print(f"  ... and {len(weakest) - 20} more files (the report has them all)")
     skipped = [t for t in result.tests if t.skipped]
     invalid = [t for t in result.tests if not t.valid and not t.skipped]
     if invalid:
@@ -173,6 +203,16 @@ def score(
     show_failures: bool = typer.Option(
         False, "--show-failures", help="Print each kill's failure message (the killing test's)."
     ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Also list every mutant, one per line, with its killers."
+    ),
+    fail_under: float | None = typer.Option(
+        None,
+        "--fail-under",
+        min=0.0,
+        max=100.0,
+        help=f"Exit {FAIL_UNDER_EXIT} when M (in percent) is below this, or not given: a CI gate.",
+    ),
     backend: Backend | None = backend_option(),
     allow_unsandboxed: bool = allow_unsandboxed_option(),
     keep_going: bool = keep_going_option(),
@@ -182,7 +222,8 @@ def score(
 
     A broken harness -- a reference that does not build, reference runs that do not finish
     even when continued in fresh runs, a mutant's run the sandbox lost -- is named on stderr,
-    listed under harness_errors in results.json, and exits 4 unless --keep-going."""
+    listed under harness_errors in results.json, and exits 4 unless --keep-going. With
+    --fail-under, an M below the threshold exits 5."""
     if branch is not None and not is_programbench_task(instance_path):
         _err.print(f"[red]error:[/red] {instance_path}: --branch is for a ProgramBench task")
         raise typer.Exit(2)
@@ -217,7 +258,8 @@ def score(
     if isinstance(result, ImplementationResult):
         _emit_implementation(result, out)
     else:
-        _emit_suite(result, instance, out, show_failures, keep_going)
+        _emit_suite(result, instance, out, show_failures, keep_going, verbose)
+        gate(result.mutation_score, fail_under, _err)
 
 
 def _compute(
@@ -242,7 +284,7 @@ def _compute(
     file not named in UTF-8, no test collected), exits 2; any other failure to start, 1."""
     store = open_store(_err)
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
-    quiet = OPTIONS.quiet or OPTIONS.json
+    quiet = OPTIONS.quiet  # progress is on stderr, with --json too
     try:
         with progress_bar("scoring", console=_err, quiet=quiet) as progress:
             if implementation is not None:
@@ -305,28 +347,33 @@ def _emit_implementation(impl: ImplementationResult, out: Path | None) -> None:
     """R's result: written to ``out``, printed, or as JSON on stdout."""
     if out is not None:
         impl.write(out)
-    if not OPTIONS.json:
-        _print_implementation(impl)
-        if out is not None:
-            _out.print(f"results in {out}")
-    else:
+    _print_implementation(impl)  # stderr under --json
+    if out is not None:
+        _out.print(f"results in {out}")
+    if OPTIONS.json:
         sys.stdout.write(impl.model_dump_json() + "\n")
 
 
 def _emit_suite(
-    result: SuiteResult, instance: Instance, out: Path | None, show_failures: bool, keep_going: bool
+    result: SuiteResult,
+    instance: Instance,
+    out: Path | None,
+    show_failures: bool,
+    keep_going: bool,
+    verbose: bool = False,
 ) -> None:
-    """A suite's result: written to ``out`` (with the mutation-testing report), printed or as
-    JSON on stdout (the full matrix runs to megabytes: pydantic's own encoder); then a broken
-    harness ends the command."""
+    """A suite's result: written to ``out`` (with the mutation-testing report) and as the last
+    score beside the store (what ``show`` and ``apply`` read by default), printed (on stderr
+    under --json), and as JSON on stdout (the full matrix runs to megabytes: pydantic's own
+    encoder); then a broken harness ends the command."""
     if out is not None:
         result.write(out)
         write_mutation_report(out / "mutation-report.json", instance, result)
-    if not OPTIONS.json:
-        _print_suite(result, show_failures)
-        if out is not None:
-            _out.print(f"results in {out}")
-    else:
+    remember_last_score(result, OPTIONS.store)
+    _print_suite(result, show_failures, verbose)
+    if out is not None:
+        _out.print(f"results in {out}")
+    if OPTIONS.json:
         sys.stdout.write(result.model_dump_json() + "\n")
     broken = [
         f"{e.stage} {e.program} ({e.count} run(s)): {e.message}" for e in result.harness_errors

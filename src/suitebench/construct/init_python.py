@@ -14,13 +14,13 @@ becomes ``python``.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import tomllib
 from pathlib import Path
 
+from suitebench.construct.mutate_paths import mutation_settings_files, mutmut_settings
 from suitebench.model.instance import InstanceError
-from suitebench.suite.projectconfig import find_pytest_config
+from suitebench.suite.projectconfig import find_pytest_config, read_by_tests
 
 _TEST_DIRS = ("tests", "test")
 _SKIP = {".git", ".tox", ".nox", ".venv", "venv", "build", "dist", "__pycache__", ".github"}
@@ -33,6 +33,14 @@ def is_python_project(repo: Path) -> bool:
 
 
 def _tests_dir(repo: Path) -> Path | None:
+    """mutmut's ``tests_dir`` (the first that holds tests), else ``tests/`` or ``test/``."""
+    configured, _ = mutmut_settings(repo)
+    wanted = configured.get("tests_dir")
+    names = [wanted] if isinstance(wanted, str) else list(wanted or [])
+    for name in names:
+        path = repo / str(name).strip().strip("/")
+        if str(name).strip() and path.is_dir() and any(path.rglob("test*.py")):
+            return path
     for name in _TEST_DIRS:
         if (repo / name).is_dir() and any((repo / name).rglob("test*.py")):
             return repo / name
@@ -73,26 +81,6 @@ def _pytest_config(repo: Path) -> Path | None:
         return None
 
 
-def _read_by_tests(repo: Path, tests: Path, held: set[str]) -> list[str]:
-    """Root entries the tests read or import: names that occur in their text as a quoted
-    string or a path part (``"README.md"``, ``/ "docs" /``), and root modules and packages
-    they import (``from tools import ...``, which plain pytest finds on the rootdir)."""
-    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in tests.rglob("*.py"))
-    names = []
-    for entry in sorted(repo.iterdir()):
-        name = entry.name
-        if name in _SKIP or name in _TAKEN or name in held or name.startswith("."):
-            continue
-        module = name.removesuffix(".py")
-        quoted = re.search(r"[\"'/]" + re.escape(name) + r"[\"'/]", text)
-        imported = module.isidentifier() and re.search(
-            rf"^\s*(from|import)\s+{re.escape(module)}\b", text, re.M
-        )
-        if quoted or imported:
-            names.append(name)
-    return names
-
-
 def python_lines(repo: Path, out: Path, python: Path | None) -> tuple[list[str], Path, dict]:
     """Copy a Python project's parts into ``out``; the ``instance.toml`` lines, the suite's
     directory in the repository, and what was found (for ``init.json``)."""
@@ -109,16 +97,33 @@ def python_lines(repo: Path, out: Path, python: Path | None) -> tuple[list[str],
         f"package = {json.dumps(package)}",
         'tests = "tests/"',
     ]
-    found: dict[str, object] = {"package": package, "source": str(source)}
+    prefix = source.relative_to(repo).as_posix()
+    found: dict[str, object] = {
+        "package": package,
+        "source": str(source),
+        "source_prefix": "" if prefix == "." else prefix,
+        "tests": tests.relative_to(repo).as_posix(),
+    }
     config = _pytest_config(repo)
+    # the project's mutation settings (mutmut's, cosmic-ray's, suitebench's own), for the
+    # later steps to read where they read the project's configuration
+    settings = mutation_settings_files(repo)
+    if settings:
+        (out / "project").mkdir(exist_ok=True)
+        for path in settings:
+            shutil.copy2(path, out / "project" / path.name)
+        found["settings_files"] = [p.name for p in settings]
+    configured, where = mutmut_settings(repo)
+    if where and "tests_dir" in configured:
+        found["settings_read"] = [f"{where} tests_dir = {configured['tests_dir']}"]
     if config is not None:
-        (out / "project").mkdir()
+        (out / "project").mkdir(exist_ok=True)
         shutil.copy2(config, out / "project" / config.name)
         if (repo / "conftest.py").is_file():
             shutil.copy2(repo / "conftest.py", out / "project" / "conftest.py")
         lines.append(f"pytest_config = {json.dumps('project/' + config.name)}")
         found["pytest_config"] = config.name
-    beside = _read_by_tests(repo, tests, {package, tests.name})
+    beside = read_by_tests(repo, tests, {package, tests.name, *_TAKEN})
     for name in beside:
         entry = repo / name
         if entry.is_dir():

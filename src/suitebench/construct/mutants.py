@@ -90,6 +90,8 @@ class MutantsReport:
     candidates: int = 0  # sites left for the caps: after scope, no-op and duplicate filters
     caps: dict[str, int | None] = field(default_factory=dict)
     capped_by_file: dict[str, int] = field(default_factory=dict)  # most dropped first
+    # every site the caps dropped, named: {file, line, function, operator, description}
+    capped_sites: list[dict[str, str | int]] = field(default_factory=list)
     settings_read: list[str] = field(default_factory=list)  # include/exclude and their source
     excluded_files: list[str] = field(default_factory=list)  # left out by them
     no_operator: list[str] = field(default_factory=list)  # languages of an unmutated source
@@ -279,11 +281,24 @@ def generate_operator_mutants(
             seen.add(fingerprint)
             kept.append(site)
     before = Counter(s.file for s in kept)
+    before_caps = kept
     report.candidates = len(kept)
     kept = _group_cap(kept, lambda s: f"{s.file}::{s.function}", max_per_function, seed)
     kept = _group_cap(kept, lambda s: s.file, max_per_file, seed)
     kept = _sample(kept, max_total, random.Random(seed))
     report.capped = report.candidates - len(kept)
+    still = {id(s) for s in kept}
+    report.capped_sites = [
+        {
+            "file": s.file,
+            "line": s.line,
+            "function": s.function,
+            "operator": s.operator,
+            "description": s.description,
+        }
+        for s in before_caps
+        if id(s) not in still
+    ]
     dropped = before - Counter(s.file for s in kept)
     report.capped_by_file = dict(sorted(dropped.items(), key=lambda kv: (-kv[1], kv[0])))
     return [(s, unified_diff(s.file, sources[s.file], s.edit)) for s in kept], report
@@ -314,6 +329,8 @@ def _buildable(
         checks: list[tuple[MutationSite, bytes]] = []
         for index, (site, diff) in enumerate(candidates):
             if site.file.endswith(".py"):
+                if progress is not None:  # compiled here: counted here (C builds in build_all)
+                    progress(index + 1, len(candidates))
                 error = _python_compiles(site, (instance.source / site.file).read_bytes())
                 if error is not None:
                     report.build_errors.append(_error(site, error))

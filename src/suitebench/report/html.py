@@ -389,10 +389,13 @@ def _suites_context(scores: Sequence[ScoreRun]) -> dict[str, Any]:
     overlap, sections against M), the overlap's regions and the correlations."""
     ctx: dict[str, Any] = {"suites_table": suites_table(scores)}
     suite_plots: list[Plot] = []
+    # Spec sections exist only where an instance has a spec; without one (operator mutants of
+    # a package) the paper's charts -- M per section, the suites' kill overlap (Figure 12),
+    # sections against M -- say nothing about it and are left out.
     sections = {
-        r.label: {f"{r.result.instance}: {k}": v for k, v in r.result.per_section.items()}
+        r.label: {f"{r.result.instance}: {k}": v for k, v in r.result.per_section.items() if k}
         for r in scores
-        if r.result.per_section
+        if any(r.result.per_section)
     }
     if sections:
         suite_plots.append(
@@ -401,7 +404,7 @@ def _suites_context(scores: Sequence[ScoreRun]) -> dict[str, Any]:
                 "M per spec section: which requirements the suites leave untested.",
             )
         )
-    overlap = an.score_kill_overlap(scores)
+    overlap = an.score_kill_overlap(scores) if sections else None
     if overlap is not None:
         suite_plots.append(
             Plot(
@@ -414,7 +417,7 @@ def _suites_context(scores: Sequence[ScoreRun]) -> dict[str, Any]:
         ctx["suite_overlap_instances"] = overlap["instances"]
     corr = an.suite_correlations(scores)
     sc = corr["sections_vs_mutation_score"]
-    if sc["n"] >= 2:
+    if sc["n"] >= 2 and sections:
         suite_plots.append(
             Plot(
                 plots.scatter_svg(
@@ -424,7 +427,11 @@ def _suites_context(scores: Sequence[ScoreRun]) -> dict[str, Any]:
             )
         )
     ctx["suite_plots"] = suite_plots
-    ctx["correlations_table"] = correlations_table(corr)
+    if not sections:  # no spec: "spec sections vs M" says nothing
+        corr = {k: v for k, v in corr.items() if k != "sections_vs_mutation_score"}
+    ctx["correlations_table"] = (
+        correlations_table(corr) if any(c["n"] for c in corr.values()) else None
+    )
     return ctx
 
 

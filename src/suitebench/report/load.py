@@ -223,7 +223,10 @@ def _audit(path: Path, data: dict[str, Any]) -> AuditRun:
 
 
 def _instance_root(result: SuiteResult) -> Path | None:
-    """The instance directory, from a mutant's patch path (``<root>/mutants/x.diff``)."""
+    """The instance directory: ``instance_dir``, or in older results (absolute patch paths)
+    from a mutant's patch path (``<root>/mutants/x.diff``)."""
+    if result.instance_dir:
+        return Path(result.instance_dir)
     for m in result.mutants:
         if m.patch:
             p = Path(m.patch)

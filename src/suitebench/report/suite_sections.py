@@ -13,6 +13,7 @@ import numpy as np
 from suitebench.report import plots
 from suitebench.report.load import ScoreRun
 from suitebench.report.tables import Cell, Plot, Table, num, pct, table
+from suitebench.suite.locate import mutation_score_by
 
 __all__ = ["correlations_table", "natural_key", "suite_section", "suites_table"]
 
@@ -80,6 +81,33 @@ def _suite_heatmap(run: ScoreRun) -> Plot:
     )
 
 
+def _patch_path(patch: str, root: Path | None) -> str:
+    """A patch path of results.json: relative to the instance (absolute in older results)."""
+    if patch and not Path(patch).is_absolute() and root is not None:
+        return str(root / patch)
+    return patch
+
+
+def _reached(covered_by: list[str] | None) -> str:
+    if covered_by is None:
+        return "every test ran on it"
+    if not covered_by:
+        return "no test reaches the change (or computes a different value there)"
+    shown = ", ".join(covered_by[:5]) + (" ..." if len(covered_by) > 5 else "")
+    return f"reached by {len(covered_by)} test(s): {shown}"
+
+
+def _m_table(res: Any, key: str) -> Table | None:
+    """M per file or per function, weakest first (None with a single row: the headline M)."""
+    rows = mutation_score_by(res.mutants, key)
+    if len(rows) < 2:
+        return None
+    t = table([key, "killed", "scored", "survived", "M"], [False, True, True, True, True])
+    for name, (killed, scored) in sorted(rows.items(), key=lambda kv: (kv[1][0] / kv[1][1], kv[0])):
+        t.add(Cell(name, code=True), killed, scored, scored - killed, pct(killed / scored))
+    return t
+
+
 def suite_section(run: ScoreRun) -> dict[str, Any]:
     res = run.result
     invalid = table(["test", "valid", "flaky", "reason"])
@@ -106,17 +134,23 @@ def suite_section(run: ScoreRun) -> dict[str, Any]:
             len(m.killed_by),
             m.description + (f" ({m.message})" if m.message else ""),
         )
-    survivors = [
-        {
-            "id": m.id,
-            "section": m.section,
-            "description": m.description,
-            "target": m.target,
-            "diff": _diff_text(m.patch),
-        }
-        for m in res.mutants
-        if str(m.status) == "survived"
-    ]
+    survivor_files: dict[str, list[dict[str, Any]]] = {}
+    for m in res.mutants:
+        if str(m.status) != "survived":
+            continue
+        survivor_files.setdefault(m.file or "?", []).append(
+            {
+                "id": m.id,
+                "where": f"{m.file}:{m.line}" + (f" in {m.function}" if m.function else "")
+                if m.file
+                else "?",
+                "operator": m.operator or m.section or "",
+                "description": m.description,
+                "target": m.target,
+                "reached": _reached(m.covered_by),
+                "diff": m.diff or _diff_text(_patch_path(m.patch, run.instance_root)),
+            }
+        )
     return {
         "label": run.label,
         "instance": res.instance,
@@ -126,7 +160,11 @@ def suite_section(run: ScoreRun) -> dict[str, Any]:
         "invalid_table": invalid if invalid.rows else None,
         "excluded_table": excluded,
         "mutants_table": mt,
-        "survivors": survivors,
+        "survivor_files": [{"file": f, "mutants": ms} for f, ms in survivor_files.items()],
+        "survivor_count": sum(len(ms) for ms in survivor_files.values()),
+        "equivalent": sum(1 for m in res.mutants if str(m.status) == "equivalent"),
+        "by_file_table": _m_table(res, "file"),
+        "by_function_table": _m_table(res, "function"),
         "heatmap": _suite_heatmap(run),
         "mutation_report": str(run.mutation_report) if run.mutation_report else "",
     }
@@ -156,7 +194,9 @@ def suites_table(runs: Sequence[ScoreRun]) -> Table:
     )
     for r in runs:
         c = r.result.counts
-        sections = ", ".join(f"{k}: {pct(v).text}" for k, v in r.result.per_section.items())
+        sections = ", ".join(
+            f"{k}: {pct(v).text}" for k, v in r.result.per_section.items() if k
+        )  # operator mutants have no section: nothing to show without a spec
         t.add(
             Cell(r.label, code=True),
             r.result.instance,

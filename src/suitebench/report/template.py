@@ -31,7 +31,7 @@ figure{margin:0} figcaption{font-size:12px;color:#555;max-width:640px}
 svg.plot{max-width:100%;height:auto}
 .note{color:#555;font-size:12px}
 .pill{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px}
-.killed,.Killed{background:#f8d7d3}.survived{background:#d9ead3}.build_error,.crashed{background:#fdebc8}
+.killed,.Killed,.timeout{background:#d9ead3}.survived,.Survived{background:#f8d7d3}.build_error,.crashed{background:#fdebc8}
 #search{position:sticky;top:0;background:#fff;padding:6px 0;z-index:2}
 #search input{font-size:14px;padding:4px 8px;width:320px}
 """
@@ -156,16 +156,20 @@ TEMPLATE = r"""<!DOCTYPE html>
 {% if correlations_table %}<h4>Correlations (Spearman's &rho; with its 95% interval)</h4>
 {{ table(correlations_table) }}{% endif %}
 {% for s in suites %}
-<details>
-<summary>{{ s.label }}: {{ s.instance }} / {{ s.suite }}, V {{ s.V }}, M {{ s.M }}</summary>
+<details{% if s.survivor_files %} open{% endif %}>
+<summary>{{ s.label }}: {{ s.instance }} / {{ s.suite }}, V {{ s.V }}, M {{ s.M }}{% if s.survivor_count %}, {{ s.survivor_count }} survived{% endif %}</summary>
+{% if s.survivor_files %}<h4>Survivors: the changes no valid test notices, by file</h4>
+{% for f in s.survivor_files %}<h5><code>{{ f.file }}</code>: {{ f.mutants|length }} survived</h5>
+{% for m in f.mutants %}<p class="survived-mutant"><b>{{ m.id }}</b> <code>{{ m.where }}</code> {{ m.operator }} {{ m.description }}{% if m.target %}; meant to be killed by <code>{{ m.target }}</code>{% endif %}<br><span class="note">{{ m.reached }}</span></p>
+<pre>{{ m.diff }}</pre>{% endfor %}{% endfor %}{% endif %}
+{% if s.equivalent %}<p class="note">{{ s.equivalent }} mutant(s) marked equivalent, left out of M.</p>{% endif %}
+{% if s.by_file_table %}<h4>M per file</h4>{{ table(s.by_file_table) }}{% endif %}
+{% if s.by_function_table %}<h4>M per function</h4>{{ table(s.by_function_table) }}{% endif %}
 {% if s.invalid_table %}<h4>Invalid and flaky tests (not counted in M), with the reason</h4>
 {{ table(s.invalid_table) }}{% else %}<p class="note">Every test is valid.</p>{% endif %}
 {% if s.excluded_table %}<h4>Tests excluded from the reference suite</h4>{{ table(s.excluded_table) }}{% endif %}
 <h4>Mutants</h4>
 {{ table(s.mutants_table) }}
-{% if s.survivors %}<h4>Surviving mutants and their diffs</h4>
-{% for m in s.survivors %}<p><b>{{ m.id }}</b> ({{ m.section or 'no section' }}) {{ m.description }}{% if m.target %}; meant to be killed by <code>{{ m.target }}</code>{% endif %}</p>
-<pre>{{ m.diff }}</pre>{% endfor %}{% endif %}
 {{ plot(s.heatmap) }}
 {% if s.mutation_report %}<p class="note">The mutation-testing-elements report of this suite: <code>{{ s.mutation_report }}</code>.</p>{% endif %}
 </details>

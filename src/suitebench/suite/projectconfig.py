@@ -12,6 +12,7 @@ next to ``tests/``, and what could not apply in the sandbox is dropped and said 
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import tomllib
@@ -26,7 +27,19 @@ from suitebench.model.instance import Instance, InstanceKind
 from suitebench.run.pycompile import COMPILING as _COMPILING
 from suitebench.run.tree import publish_by_hash
 
-__all__ = ["Beside", "CarriedConfig", "carry_config", "find_pytest_config", "stage_beside"]
+__all__ = [
+    "Beside",
+    "CarriedConfig",
+    "carry_config",
+    "config_upward",
+    "find_pytest_config",
+    "read_by_tests",
+    "root_files_read",
+    "stage_beside",
+]
+
+# Root entries never carried beside the tests: version control, environments, build output.
+_SKIP_ROOT = {".git", ".tox", ".nox", ".venv", "venv", "build", "dist", "__pycache__", ".github"}
 
 # pytest's own ini options that mean the same in the sandbox as in the project's checkout.
 _KEPT = {
@@ -197,6 +210,27 @@ def carry_config(path: Path) -> CarriedConfig:
     return CarriedConfig(source=str(path), carried=carried, dropped=dropped)
 
 
+def read_by_tests(repo: Path, tests: Path, held: set[str]) -> list[str]:
+    """Root entries the tests read or import: names that occur in their text as a quoted
+    string or a path part (``"README.md"``, ``/ "docs" /``), and root modules and packages
+    they import (``from tools import ...``, which plain pytest finds on the rootdir); names in
+    ``held`` and hidden or build entries are not."""
+    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in tests.rglob("*.py"))
+    names = []
+    for entry in sorted(repo.iterdir()):
+        name = entry.name
+        if name in _SKIP_ROOT or name in held or name.startswith("."):
+            continue
+        module = name.removesuffix(".py")
+        quoted = re.search(r"[\"'/]" + re.escape(name) + r"[\"'/]", text)
+        imported = module.isidentifier() and re.search(
+            rf"^\s*(from|import)\s+{re.escape(module)}\b", text, re.M
+        )
+        if quoted or imported:
+            names.append(name)
+    return names
+
+
 @dataclass(frozen=True)
 class Beside:
     """What every run's work dir holds next to ``tests/``, staged once: ``path`` (its entries
@@ -209,16 +243,67 @@ class Beside:
     names: tuple[str, ...]
 
 
+def config_upward(tests: Path, root: Path) -> Path | None:
+    """The configuration pytest itself would find for a suite in ``tests``: from the suite's
+    directory upward, the first file holding pytest's configuration -- but not above the
+    instance's ``root`` (what lies outside an instance is not part of it)."""
+    try:
+        tests.resolve().relative_to(root.resolve())
+    except ValueError:
+        return None
+    directory = tests.resolve()
+    top = root.resolve()
+    while True:
+        try:
+            found = find_pytest_config(directory)
+        except (ValueError, OSError):
+            found = None
+        if found is not None:
+            return found
+        if directory == top or directory == directory.parent:
+            return None
+        directory = directory.parent
+
+
+def root_files_read(instance: Instance, config_file: Path | None) -> dict[str, Path]:
+    """For an ``instance.toml`` written in a project without ``beside``: the project root's
+    files and directories its tests read or import (``README.md``, ``docs/``), as ``build
+    init`` finds them. The project's root is where its pytest configuration is, within the
+    instance; the instance's own parts (source, tests, mutants) are never carried."""
+    if config_file is None:
+        return {}
+    project = config_file.parent.resolve()
+    try:
+        project.relative_to(instance.root.resolve())
+    except ValueError:
+        return {}
+    held = {"instance.toml", "pytest.ini", "conftest.py", "mutants", "project", "spec.md"}
+    for part in (instance.source, instance.tests, *(m.patch for m in instance.mutants)):
+        try:
+            held.add(part.resolve().relative_to(project).parts[0])
+        except (ValueError, IndexError):
+            continue
+    if instance.package:
+        held.add(instance.package)
+    if not instance.tests.is_dir():
+        return {}
+    return {name: project / name for name in read_by_tests(project, instance.tests, held)}
+
+
 def stage_beside(instance: Instance, cache_dir: Path) -> Beside | None:
     """Stage the instance's carried configuration, root ``conftest.py`` and ``beside`` files
     under ``cache_dir/beside/<digest>`` (content-addressed: concurrent scores agree); None when
     there is nothing to carry.  The configuration is ``pytest_config``, or for a package the
     one pytest would find in its source root; the root ``conftest.py`` is the one next to it."""
     config_file = instance.pytest_config
+    if config_file is None:
+        config_file = config_upward(instance.tests, instance.root)
     if config_file is None and instance.kind is InstanceKind.PYTHON:
         config_file = find_pytest_config(instance.source)
     config = carry_config(config_file) if config_file is not None else None
     entries = {p.name: p for p in instance.beside}
+    if instance.pytest_config is None and not entries:
+        entries = {name: path for name, path in root_files_read(instance, config_file).items()}
     project_root = config_file.parent if config_file is not None else None
     if project_root is None and instance.kind is InstanceKind.PYTHON:
         project_root = instance.source

@@ -85,7 +85,13 @@ class MutantResult(BaseModel):
     target: str | None = None
     description: str = ""
     operator: str | None = None
-    patch: str = ""
+    patch: str = ""  # the diff's path, relative to the instance (``instance_dir``)
+    # The diff scored, and where its main change is in the reference source (the file relative
+    # to the source root, the line, the enclosing function: :mod:`suitebench.suite.locate`)
+    diff: str = ""
+    file: str = ""
+    line: int | None = None
+    function: str = ""
     program_id: str = ""
     killed_by: list[str] = []
     # the killing tests' one-line failure messages (pytest's exception and message)
@@ -152,6 +158,8 @@ class SuiteResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     instance: str
+    # Where the instance was when scored: mutants' ``patch`` paths are relative to it
+    instance_dir: str = ""
     suite: str
     suite_hash: str
     engine: str

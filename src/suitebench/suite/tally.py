@@ -16,6 +16,7 @@ from suitebench.metrics.mutation import mutation_score, per_section_mutation_sco
 from suitebench.model.instance import Instance
 from suitebench.suite.interpreter import versions
 from suitebench.suite.jobs import SuiteRuns
+from suitebench.suite.locate import locate_mutants
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus, test_file
 from suitebench.suite.result import (
     Counts,
@@ -200,6 +201,7 @@ def tally(
         lost_sections |= set(per_section)  # no test is known valid: no section is measured
     return SuiteResult(
         instance=plan.instance.name,
+        instance_dir=str(plan.instance.root),
         suite=str(plan.suite_dir),
         suite_hash=runner.suite_hash,
         engine=str(runner.engine),
@@ -222,7 +224,7 @@ def tally(
         reference_run_status=[r.status for r in ref_runs],
         tests=tests,
         excluded_tests=excluded,
-        mutants=results,
+        mutants=locate_mutants(results, plan.instance),
         harness_errors=harness_errors,
         pytest_config=None
         if carried is None or carried.config is None
