@@ -40,6 +40,7 @@ __all__ = [
     "declared_language",
     "load_problem",
     "parse_checker",
+    "parse_icpc_flags",
 ]
 
 PROBLEM_FILE = "problem.toml"
@@ -84,10 +85,15 @@ class CheckerKind(StrEnum):
     LINES = "lines"
     TOKENS = "tokens"
     FLOAT = "float"
+    ICPC = "icpc"
     PROGRAM = "program"
 
 
-BUILTIN_CHECKERS = ("exact", "lines", "tokens", "float:EPS")
+BUILTIN_CHECKERS = ("exact", "lines", "tokens", "float:EPS", "icpc[:FLAGS]")
+#: The words of ``icpc:FLAGS``: the problem package format's ``validator_flags`` (the default
+#: output validator's arguments); the three tolerances take a number after them.
+ICPC_FLAGS = ("case_sensitive", "space_change_sensitive")
+ICPC_TOLERANCES = ("float_tolerance", "float_absolute_tolerance", "float_relative_tolerance")
 
 
 class CheckerSpec(BaseModel):
@@ -98,10 +104,22 @@ class CheckerSpec(BaseModel):
     kind: CheckerKind
     eps: float | None = None
     program: Path | None = None
+    # icpc: the default output validator's flags (None: that tolerance is not given)
+    case_sensitive: bool = False
+    space_change_sensitive: bool = False
+    float_absolute_tolerance: float | None = None
+    float_relative_tolerance: float | None = None
 
     def label(self) -> str:
         if self.kind is CheckerKind.FLOAT:
             return f"float:{self.eps:g}"
+        if self.kind is CheckerKind.ICPC:
+            words = [f for f in ICPC_FLAGS if getattr(self, f)]
+            for name in ("float_absolute_tolerance", "float_relative_tolerance"):
+                value = getattr(self, name)
+                if value is not None:
+                    words.append(f"{name} {value:g}")
+            return "icpc" + (":" + " ".join(words) if words else "")
         if self.kind is CheckerKind.PROGRAM:
             return f"program:{self.program.name if self.program else '?'}"
         return str(self.kind)
@@ -201,11 +219,49 @@ class Problem(BaseModel):
             return str(path)
 
 
+def parse_icpc_flags(text: str) -> dict[str, Any]:
+    """The problem package format's ``validator_flags`` (``case_sensitive float_tolerance
+    1e-6``, space-separated as in ``problem.yaml``) as :class:`CheckerSpec` fields; a word the
+    default output validator does not take, or a tolerance without a number >= 0, raises
+    ``ValueError`` naming it. ``float_tolerance X`` sets both tolerances, as the format says."""
+    out: dict[str, Any] = {}
+    words = text.replace(",", " ").split()
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w in ICPC_FLAGS:
+            out[w] = True
+        elif w in ICPC_TOLERANCES:
+            try:
+                eps = float(words[i + 1])
+            except (IndexError, ValueError):
+                eps = math.nan
+            if not math.isfinite(eps) or eps < 0:
+                raise ValueError(f"{w} needs a number >= 0 after it")
+            i += 1
+            if w != "float_relative_tolerance":
+                out["float_absolute_tolerance"] = eps
+            if w != "float_absolute_tolerance":
+                out["float_relative_tolerance"] = eps
+        else:
+            known = ", ".join((*ICPC_FLAGS, *ICPC_TOLERANCES))
+            raise ValueError(f"unknown flag {w!r} (flags: {known})")
+        i += 1
+    return out
+
+
 def parse_checker(value: str, root: Path, file: Path) -> CheckerSpec:
-    """``exact | lines | tokens | float:EPS`` or the path of a checker program."""
+    """``exact | lines | tokens | float:EPS | icpc[:FLAGS]`` or the path of a checker
+    program."""
     v = value.strip()
     if v in ("exact", "lines", "tokens"):
         return CheckerSpec(kind=CheckerKind(v))
+    if v == "icpc" or v.startswith("icpc:"):
+        try:
+            flags = parse_icpc_flags(v.partition(":")[2])
+        except ValueError as exc:
+            raise ProblemError(file, "checker", f"icpc:FLAGS with {exc}; got {v!r}") from None
+        return CheckerSpec(kind=CheckerKind.ICPC, **flags)
     if v.startswith("float:"):
         try:
             eps = float(v.split(":", 1)[1])
