@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from suitebench.datasets.languages import Lang, LanguageDrop
+from suitebench.datasets.languages import Dialect, Lang, LanguageDrop
 from suitebench.datasets.options import ImportOptions, schema_reason
 from suitebench.datasets.source import SourceRow
 from suitebench.datasets.writer import Dropped, Program, Skipped, TestCase
@@ -104,7 +104,7 @@ def limits(
 
 def collect_programs(
     entries: Iterable[tuple[Any, str, str]],
-    resolve: Callable[[Any], Lang | LanguageDrop],
+    resolve: Callable[[Any], Lang | Dialect | LanguageDrop],
     options: ImportOptions,
     prefix: str,
     dropped: list[Dropped],
@@ -117,17 +117,20 @@ def collect_programs(
     with the reason; ``wrap`` may rewrite (or drop) each kept program."""
     out: list[Program] = []
     for i, (label, source, origin) in enumerate(entries):
-        lang = resolve(label)
-        if isinstance(lang, LanguageDrop):
-            dropped.append(Dropped(origin, lang.reason))
+        found = resolve(label)
+        if isinstance(found, LanguageDrop):
+            dropped.append(Dropped(origin, found.reason))
             continue
+        lang, standard = (
+            (found.lang, found.standard) if isinstance(found, Dialect) else (found, None)
+        )
         if lang not in options.languages:
             dropped.append(Dropped(origin, f"language {lang} not selected (--languages)"))
             continue
         if not source or not source.strip():
             dropped.append(Dropped(origin, "empty source"))
             continue
-        prog = Program(f"{prefix}{i:03d}", lang, source, origin)
+        prog = Program(f"{prefix}{i:03d}", lang, source, origin, standard)
         if wrap is not None:
             wrapped = wrap(prog)
             if isinstance(wrapped, Dropped):

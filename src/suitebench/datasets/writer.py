@@ -56,10 +56,19 @@ class Program:
     lang: Lang
     source: str
     origin: str
+    standard: str | None = None  # C, C++: the gcc -std value its label names (gnu++20)
 
     @property
     def filename(self) -> str:
         return self.name + self.lang.suffix
+
+    @property
+    def table_name(self) -> str | None:
+        """Its ``[languages]`` entry, where the suffix alone does not say: ``pypy3``, or the
+        language with its standard (``cpp:gnu++20``)."""
+        if self.standard is not None:
+            return f"{self.lang}:{self.standard}"
+        return self.lang.table_name
 
 
 @dataclass(frozen=True)
@@ -208,8 +217,8 @@ def _write_programs(
 
     def put(rel: str, prog: Program) -> None:
         _write(root / rel, prog.source)
-        if prog.lang.table_name:
-            languages[rel] = prog.lang.table_name
+        if prog.table_name:
+            languages[rel] = prog.table_name
 
     for prog in refs:
         put(f"refs/{prog.filename}", prog)

@@ -17,6 +17,7 @@ import contextlib
 import fnmatch
 import glob
 import math
+import re
 import tomllib
 from enum import StrEnum
 from pathlib import Path
@@ -41,6 +42,7 @@ __all__ = [
     "load_problem",
     "parse_checker",
     "parse_icpc_flags",
+    "split_language",
 ]
 
 PROBLEM_FILE = "problem.toml"
@@ -76,6 +78,19 @@ COMPILE_LANGUAGES = ("c", "cpp", "rust", "go")
 #: but for ``script``, a directory with a build.sh). There is no Python 2 here.
 LANGUAGES = ("c", "cpp", "go", "java", "pypy3", "python", "rust", "shell")
 DEFAULT_OUTPUT_LIMIT = 64  # MiB
+#: Language standards a ``[languages]`` entry may name after the language (``cpp:gnu++20``,
+#: ``c:c11``): the value gcc's ``-std=`` takes, replacing the default standard of that program.
+STANDARDS = {
+    "c": re.compile(r"(c|gnu)(89|90|99|11|17|18|2x|23)|iso9899:(1990|1999|2011|2017)"),
+    "cpp": re.compile(r"(c|gnu)\+\+(98|03|0x|11|1y|14|1z|17|2a|20|2b|23)"),
+}
+
+
+def split_language(name: str) -> tuple[str, str | None]:
+    """A ``[languages]`` value as (language, standard or None): ``cpp:gnu++20`` ->
+    ``("cpp", "gnu++20")``."""
+    lang, _, std = name.partition(":")
+    return lang, std or None
 
 
 class CheckerKind(StrEnum):
@@ -207,8 +222,9 @@ class Problem(BaseModel):
     oracle: OracleConfig
 
     def language_of(self, path: Path) -> str | None:
-        """The language ``[languages]`` gives ``path`` (the first glob that matches it), or
-        None: its extension decides."""
+        """The language ``[languages]`` gives ``path`` (the first glob that matches it), with
+        its standard where one is named (``cpp:gnu++20``, :func:`split_language`), or None:
+        its extension decides."""
         return _language_in(self.languages, self.root, path)
 
     def rel(self, path: Path) -> str:
@@ -338,6 +354,13 @@ def _languages(table: dict[str, Any], root: Path, file: Path) -> tuple[tuple[str
             raise ProblemError(
                 file, field, "a glob relative to the problem directory (not absolute, no '..')"
             )
+        base, _, std = lang.partition(":") if isinstance(lang, str) else ("", "", "")
+        if std and base in STANDARDS:
+            if not STANDARDS[base].fullmatch(std):
+                raise ProblemError(
+                    file, field, f"{base}:STANDARD with a gcc -std value for {base}; got {lang!r}"
+                )
+            lang = base
         if not isinstance(lang, str) or lang not in LANGUAGES:
             hint = ""
             if isinstance(lang, str) and lang.startswith("python2"):
@@ -346,7 +369,7 @@ def _languages(table: dict[str, Any], root: Path, file: Path) -> tuple[tuple[str
                 file, field, f"a language name, one of {', '.join(LANGUAGES)}; got {lang!r}{hint}"
             )
         _expand([pattern], root, file, field, required=True)
-        out.append((pattern, lang))
+        out.append((pattern, f"{lang}:{std}" if std else lang))
     return tuple(out)
 
 
