@@ -39,6 +39,7 @@ class Role(StrEnum):
     VALIDATOR = "validator"
     REFERENCE = "reference"
     BRUTE = "brute"
+    ANSWER = "answer"  # an official answer (X.ans beside X.in) the references' gold contradicts
 
 
 @dataclass(frozen=True)

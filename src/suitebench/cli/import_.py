@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli.main import OPTIONS
-from suitebench.datasets.importer import FORMATS, SUMMARY_FILE, run_import
+from suitebench.datasets.importer import FORMATS, PACKAGE_FORMATS, SUMMARY_FILE, run_import
 from suitebench.datasets.languages import ALL_LANGUAGES, Lang
 from suitebench.datasets.options import ImportOptions
 from suitebench.datasets.source import DatasetError
@@ -39,10 +39,11 @@ def _languages(text: str) -> frozenset[Lang]:
 
 def import_(
     fmt: str = typer.Argument(..., metavar="FORMAT", help=f"One of {', '.join(FORMATS)}."),
-    path: Path = typer.Argument(
+    paths: list[Path] = typer.Argument(
         ...,
-        metavar="PATH",
-        help="The dataset: a parquet or JSON lines file, or a directory of shards.",
+        metavar="PATH...",
+        help="The dataset: a parquet or JSON lines file, or a directory of shards; kattis and "
+        "polygon: problem packages (directories), or directories of them, one or more.",
     ),
     out: Path = typer.Option(..., "--out", help="Directory the problems are written into."),
     submissions: Path | None = typer.Option(
@@ -95,8 +96,13 @@ def import_(
         testlib=testlib,
         submissions=submissions,
     )
+    if len(paths) > 1 and fmt not in PACKAGE_FORMATS:
+        _err.print(
+            f"[red]error:[/red] {fmt} takes one PATH (several: {', '.join(PACKAGE_FORMATS)})"
+        )
+        raise typer.Exit(2)
     try:
-        summary = run_import(fmt, path, out, options)
+        summary = run_import(fmt, paths if fmt in PACKAGE_FORMATS else paths[0], out, options)
     except DatasetError as exc:
         _err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
@@ -119,9 +125,14 @@ def _print_summary(fmt: str, out: Path, data: dict[str, Any]) -> None:
         pools = ", ".join(f"{k} {v}" for k, v in w["pools"].items()) or "no pools"
         tests = ", ".join(f"{k} {v}" for k, v in w["tests"].items() if v)
         p(
-            f"  {escape(w['id'])}: {w['references']} reference(s); {pools}; tests {tests}",
+            f"  {escape(w['id'])}: {w['references']} reference(s); {pools}; tests {tests}; "
+            f"checker {escape(w['checker'])}",
             highlight=False,
         )
+        for line in (*w.get("defaults", ()), *w.get("notes", ())):
+            p(f"    {escape(line)}", highlight=False)
+        if w.get("loads"):
+            p(f"    [yellow]does not load here:[/yellow] {escape(w['loads'])}", highlight=False)
     for s in data["skipped"]:
         where = f"{Path(s['source_file']).name} row {s['row']}"
         p(
@@ -139,7 +150,14 @@ def _print_summary(fmt: str, out: Path, data: dict[str, Any]) -> None:
                 p(f"  {n:>5}  {escape(reason)}", highlight=False)
     p(f"summary: {out / SUMMARY_FILE}", highlight=False)
     if data["problems_written"]:
-        pool = "rejected" if any("rejected" in w["pools"] for w in data["written"]) else "accepted"
+        pool = next(
+            (
+                name
+                for name in ("rejected", "wrong_answer", "wrong-answer", "accepted")
+                if any(name in w["pools"] for w in data["written"])
+            ),
+            "accepted",
+        )
         p(
             f"next: suitebench audit {out}/*/problem.toml --pool {pool} --out audit-out"
             + (" --arm generated=arms/generated" if fmt == "codecontests" else ""),

@@ -137,6 +137,10 @@ class ProblemDraft:
     dropped: tuple[Dropped, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # The format's expected outputs are judge answers (a problem package's .ans): written
+    # beside their input (tests/001.ans), where the audit checks the gold against them.
+    answers_beside: bool = False
+    interactor: str | None = None  # the interactor's source, one of ``files``
 
 
 def problem_id(name: str) -> str:
@@ -192,7 +196,9 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8", newline="")
 
 
-def _tests(root: Path, arm: str, tests: Iterable[TestCase]) -> list[dict[str, Any]]:
+def _tests(
+    root: Path, arm: str, tests: Iterable[TestCase], beside: bool = False
+) -> list[dict[str, Any]]:
     where = _ARM_DIRS.get(arm, f"arms/{arm}")
     written = []
     for i, t in enumerate(tests, start=1):
@@ -200,7 +206,7 @@ def _tests(root: Path, arm: str, tests: Iterable[TestCase]) -> list[dict[str, An
         _write(root / rel, t.input)
         entry: dict[str, Any] = {"file": rel, "origin": t.origin}
         if t.output is not None:
-            ans = f"answers/{arm}/{i:03d}.ans"
+            ans = f"{where}/{i:03d}.ans" if beside else f"answers/{arm}/{i:03d}.ans"
             _write(root / ans, t.output)
             entry["answer"] = ans
         written.append(entry)
@@ -254,6 +260,8 @@ def write_problem(draft: ProblemDraft, root: Path, *, references: int, seed: int
     lines.append('references = ["refs/*"]')
     if draft.generator:
         lines.append(f"generator = {_toml_str(draft.generator)}")
+    if draft.interactor:
+        lines.append(f"interactor = {_toml_str(draft.interactor)}")
     _write(root / "statement.md", f"# {draft.title}\n\n{draft.statement.rstrip()}\n")
     for name, text in draft.files.items():
         _write(root / name, text)
@@ -264,7 +272,7 @@ def write_problem(draft: ProblemDraft, root: Path, *, references: int, seed: int
 
     tests: dict[str, list[dict[str, Any]]] = {}
     for arm, cases in draft.arms.items():
-        tests[arm] = _tests(root, arm, cases)
+        tests[arm] = _tests(root, arm, cases, draft.answers_beside)
     test_lines = [f'{arm} = "{_ARM_DIRS[arm]}/*.in"' for arm in _ARM_DIRS if draft.arms.get(arm)]
     if test_lines:
         lines += ["", "[tests]", *test_lines]
@@ -288,6 +296,7 @@ def write_problem(draft: ProblemDraft, root: Path, *, references: int, seed: int
         "checker": draft.checker,
         "validator": draft.validator,
         "generator": draft.generator,
+        "interactor": draft.interactor,
         "programs": programs,
         "tests": tests,
         "dropped": [d.to_dict() for d in draft.dropped],
