@@ -130,3 +130,98 @@ def circle(root: Path) -> Path:
             "submissions/wrong_answer/pi314.py": CIRCLE_WRONG,
         },
     )
+
+
+# -- Polygon ------------------------------------------------------------------------------------
+# maxpair: the largest a_i + a_j over i != j. wrong-answer/twice.cpp doubles the maximum (the
+# same element twice): right when the maximum appears twice, wrong otherwise.
+MAXPAIR_MAIN = """#include <bits/stdc++.h>
+int main() {
+    int n; std::cin >> n; std::vector<long long> a(n);
+    for (auto& x : a) std::cin >> x;
+    std::ranges::sort(a, std::greater<>());
+    std::cout << a[0] + a[1] << "\\n";
+}
+"""
+MAXPAIR_PY = """n = int(input())
+a = sorted(map(int, input().split()))
+print(a[-1] + a[-2])
+"""
+MAXPAIR_TWICE = """#include <bits/stdc++.h>
+int main() {
+    int n; std::cin >> n; long long m = LLONG_MIN, x;
+    for (int i = 0; i < n; i++) { std::cin >> x; m = std::max(m, x); }
+    std::cout << 2 * m << "\\n";
+}
+"""
+# testlib's calling convention without testlib: checker input output answer, exit 0 ok, 1 WA
+MAXPAIR_CHECK = """#include <fstream>
+int main(int argc, char** argv) {
+    std::ifstream out(argv[2]), ans(argv[3]);
+    long long o, a;
+    if (!(out >> o)) return 2;
+    ans >> a;
+    return o == a ? 0 : 1;
+}
+"""
+MAXPAIR_VALIDATOR = """import sys
+lines = sys.stdin.read().split("\\n")
+n = int(lines[0])
+a = [int(t) for t in lines[1].split()]
+assert 2 <= n <= 100 and len(a) == n and lines[2:] == [""]
+"""
+MAXPAIR_XML = """<?xml version="1.0" encoding="utf-8" standalone="no"?>
+<problem revision="7" short-name="maxpair" url="https://polygon.codeforces.com/p/x/maxpair">
+  <names><name language="english" value="Max Pair"/></names>
+  <judging cpu-name="Intel" cpu-speed="3600" input-file="" output-file="">
+    <testset name="tests">
+      <time-limit>2000</time-limit>
+      <memory-limit>268435456</memory-limit>
+      <test-count>3</test-count>
+      <input-path-pattern>tests/%02d</input-path-pattern>
+      <answer-path-pattern>tests/%02d.a</answer-path-pattern>
+      <tests>
+        <test method="manual" sample="true"/>
+        <test method="manual"/>
+        <test cmd="gen 3" method="generated"/>
+      </tests>
+    </testset>
+  </judging>
+  <assets>
+    <checker type="testlib">
+      <source path="files/check.cpp" type="cpp.g++17"/>
+    </checker>
+    <validators>
+      <validator><source path="files/val.py" type="python.3"/></validator>
+    </validators>
+    <solutions>
+      <solution tag="wrong-answer"><source path="solutions/twice.cpp" type="cpp.g++17"/></solution>
+      <solution tag="main">
+        <source path="solutions/main.cpp" type="cpp.gcc13-64-winlibs-g++20"/>
+      </solution>
+      <solution tag="accepted"><source path="solutions/sorted.py" type="python.3"/></solution>
+      <solution tag="accepted"><source path="solutions/old.py" type="python.2"/></solution>
+    </solutions>
+  </assets>
+</problem>
+"""
+
+
+def maxpair(root: Path) -> Path:
+    """A Polygon package; test 3 is generated and not in it (a package without its tests)."""
+    return write_tree(
+        root,
+        {
+            "problem.xml": MAXPAIR_XML,
+            "tests/01": "3\n1 5 2\n",
+            "tests/01.a": "7\n",
+            "tests/02": "4\n9 -1 9 3\n",
+            "tests/02.a": "18\n",
+            "files/check.cpp": MAXPAIR_CHECK,
+            "files/val.py": MAXPAIR_VALIDATOR,
+            "solutions/main.cpp": MAXPAIR_MAIN,
+            "solutions/sorted.py": MAXPAIR_PY,
+            "solutions/twice.cpp": MAXPAIR_TWICE,
+            "solutions/old.py": "print 1\n",
+        },
+    )
