@@ -152,6 +152,10 @@ def test_a_wrong_official_answer_is_a_harness_error(tmp_path: Path, build_cache:
     for ref in ("refs/lower.py", "refs/mixed.c", "refs/ranges.cpp"):
         assert ref in errors[0]["message"]
     assert "answer tests/002.ans" in proc.stderr
+    # the console names the limit the import took by default
+    assert "evensum: memory_limit missing in problem.yaml limits.memory: 2048 MiB taken" in (
+        proc.stdout
+    )
     # the kill on secret/1 stands (its answer agrees); nothing rests on secret/2
     ledger = (tmp_path / "audit/ledger.csv").read_text()
     assert ",002.in," not in ledger and ",001.in," in ledger

@@ -32,6 +32,7 @@ from suitebench.cli._console import (
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import plain_progress
 from suitebench.cli.main import OPTIONS
+from suitebench.datasets.writer import defaults_taken
 from suitebench.metrics.bootstrap import DEFAULT_SEED
 from suitebench.model.problem import ProblemError
 from suitebench.run.executor import make_executor
@@ -228,6 +229,13 @@ def _report(
     if OPTIONS.json:
         sys.stdout.write(json.dumps(result.results) + "\n")
     _summary(result)  # stdout, or stderr when the JSON holds stdout
+    for a in result.audits:  # limits an import took by default, named with their field
+        for line in defaults_taken(a.problem.root):
+            _out.print(
+                f"{escape(a.problem.id)}: {escape(line)} (at import)",
+                highlight=False,
+                soft_wrap=True,
+            )
     if fuzzed is not None:
         _print_fuzz(result, fuzzed)
     _out.print(f"ledger: {result.ledger_rows} certified rows; outputs in {out}")

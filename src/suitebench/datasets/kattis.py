@@ -3,7 +3,8 @@
 A package is a directory: ``problem.yaml`` (``name``, ``limits``, ``validation`` or ``type``,
 ``validator_flags``), ``.timelimit`` (DOMjudge's export) or ``domjudge-problem.ini``,
 ``data/sample`` and ``data/secret`` (``X.in`` with its answer ``X.ans``, groups at any depth),
-``input_validators/``, ``output_validators/``, ``submissions/<verdict>/`` and the statement
+``input_validators/``, ``output_validators/`` (``output_validator/`` in the 2023-07 version),
+``submissions/<verdict>/`` and the statement
 (``problem_statement/`` or ``statement/``). PATH is one package or a directory of them.
 
 What each becomes: ``data/secret`` the ``official`` arm and ``data/sample`` the ``samples``
@@ -199,6 +200,12 @@ def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
     meta = _yaml(root / "problem.yaml")
     name = root.name
     custom, interactive, scoring = _kind(meta)
+    out_dir = next(
+        (d for d in ("output_validators", "output_validator") if (root / d).is_dir()),
+        "output_validators",
+    )
+    # 2023-07 has no ``validation`` key: a custom output validator is one that is there
+    custom = custom or ("validation" not in meta and bool(_program_dirs(root / out_dir)))
     if scoring:
         return Skipped(name, root / "problem.yaml", 0, "scoring problem: not pass-fail")
     dropped: list[Dropped] = []
@@ -208,13 +215,11 @@ def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
     flags = _validator_flags(root, meta)
     checker, interactor = "icpc", None
     if interactive:
-        found = _program_dirs(root / "output_validators")
+        found = _program_dirs(root / out_dir)
         if not found:
-            return Skipped(name, root, 0, "interactive, but no interactor in output_validators/")
+            return Skipped(name, root, 0, f"interactive, but no interactor in {out_dir}/")
         vname, sources = found[0]
-        prefix = (
-            "output_validators" if vname == "output_validators" else f"output_validators/{vname}"
-        )
+        prefix = out_dir if vname == out_dir else f"{out_dir}/{vname}"
         files.update({f"{prefix}/{k}": v for k, v in sources.items()})
         main = next(
             (k for k in sorted(sources) if Path(k).suffix in (*_SOURCE_SUFFIXES[:6], ".py")),
@@ -222,7 +227,7 @@ def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
         )
         interactor = f"{prefix}/{main}"
     elif custom:
-        where, cfiles = _validator(root, "output_validators", "output", flags, dropped)
+        where, cfiles = _validator(root, out_dir, "output", flags, dropped)
         if where is None:
             return Skipped(name, root, 0, "custom output validator that cannot be built here")
         files.update(cfiles)
@@ -258,8 +263,8 @@ def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
     notes = []
     if tl is None:
         notes.append(
-            "no time limit in the package: the format derives it from the accepted "
-            f"submissions' times (time_multiplier); {UNMEASURED_TIME_LIMIT} s taken, not measured"
+            "the format derives a missing time limit from the accepted submissions' times "
+            "(limits.time_multiplier): not measured at import"
         )
     if interactive:
         notes.append(f"interactive: interactor = {interactor}")

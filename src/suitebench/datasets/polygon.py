@@ -62,6 +62,31 @@ def polygon_language(kind: str) -> Lang | Dialect | LanguageDrop:
     return LanguageDrop(f"language {kind}: not imported")
 
 
+#: testlib's standard checkers (``std::NAME.cpp``) and the built-in that compares as they do.
+STD_CHECKERS = {
+    "wcmp": "tokens",
+    "ncmp": "tokens",
+    "hcmp": "tokens",
+    "lcmp": "lines",
+    "fcmp": "lines",
+    "yesno": "icpc",  # one token, YES / NO in any case
+    "nyesno": "icpc",
+    "rcmp": "float:1.5e-6",
+    "acmp": "float:1.5e-6",
+    "dcmp": "float:1e-6",
+    "rcmp4": "float:1e-4",
+    "rcmp6": "float:1e-6",
+    "rcmp9": "float:1e-9",
+}
+
+
+def _std_checker(el: ET.Element | None) -> str | None:
+    """The built-in for a standard testlib checker (``<checker name="std::wcmp.cpp">``)."""
+    name = el.get("name", "") if el is not None else ""
+    m = re.fullmatch(r"std::(\w+)(\.cpp)?", name)
+    return STD_CHECKERS.get(m.group(1)) if m else None
+
+
 def _pattern_path(root: Path, pattern: str, n: int) -> Path:
     return root / (pattern % n)
 
@@ -167,7 +192,9 @@ def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
     if assets is None:
         return Skipped(name, xml, 0, "no assets (solutions) in problem.xml")
     files: dict[str, str] = {}
-    checker = _program_file(root, assets.find("checker"), files, "checker", dropped) or "tokens"
+    checker = _std_checker(assets.find("checker")) or (
+        _program_file(root, assets.find("checker"), files, "checker", dropped) or "tokens"
+    )
     validator = _program_file(
         root, assets.find("validators/validator"), files, "validator", dropped
     )

@@ -37,6 +37,7 @@ __all__ = [
     "Skipped",
     "TestCase",
     "cap_pools",
+    "defaults_taken",
     "pick_references",
     "problem_id",
     "write_problem",
@@ -141,6 +142,25 @@ class ProblemDraft:
     # beside their input (tests/001.ans), where the audit checks the gold against them.
     answers_beside: bool = False
     interactor: str | None = None  # the interactor's source, one of ``files``
+
+
+def defaults_taken(root: Path) -> list[str]:
+    """What an imported problem took by default, as its import recorded it: each defaulted
+    field's reason in ``provenance.json`` (``memory_limit missing in problem.yaml
+    limits.memory: 2048 MiB taken``); nothing for a problem not imported or unreadable."""
+    try:
+        prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    dropped = prov.get("dropped") if isinstance(prov, dict) else None
+    return [
+        str(d.get("reason"))
+        for d in dropped or []
+        if isinstance(d, dict) and d.get("kind") == "field" and d.get("what") in _LIMIT_FIELDS
+    ]
+
+
+_LIMIT_FIELDS = ("time_limit", "memory_limit")
 
 
 def problem_id(name: str) -> str:

@@ -287,11 +287,12 @@ def parse_checker(value: str, root: Path, file: Path) -> CheckerSpec:
             raise ProblemError(file, "checker", f"float:EPS with EPS a number >= 0, got {v!r}")
         return CheckerSpec(kind=CheckerKind.FLOAT, eps=eps)
     path = (root / v).resolve()
-    if not path.is_file():
+    if not (path.is_file() or (path / "build.sh").is_file()):
         raise ProblemError(
             file,
             "checker",
-            f"one of {', '.join(BUILTIN_CHECKERS)} or an existing checker program; "
+            f"one of {', '.join(BUILTIN_CHECKERS)} or an existing checker program (a source "
+            "file, or a directory with a build.sh); "
             f"{path} does not exist",
         )
     return CheckerSpec(kind=CheckerKind.PROGRAM, program=path)
