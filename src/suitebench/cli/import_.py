@@ -149,17 +149,23 @@ def _print_summary(fmt: str, out: Path, data: dict[str, Any]) -> None:
             for reason, n in data[key].items():
                 p(f"  {n:>5}  {escape(reason)}", highlight=False)
     p(f"summary: {out / SUMMARY_FILE}", highlight=False)
-    if data["problems_written"]:
+    if any(not w.get("loads") for w in data["written"]):
         pool = next(
             (
                 name
                 for name in ("rejected", "wrong_answer", "wrong-answer", "accepted")
-                if any(name in w["pools"] for w in data["written"])
+                if any(name in w["pools"] for w in data["written"] if not w.get("loads"))
             ),
             "accepted",
         )
+        loading = [w["dir"] for w in data["written"] if not w.get("loads")]
+        which = (
+            f"{out}/*/problem.toml"
+            if len(loading) == len(data["written"])
+            else " ".join(f"{out}/{d}" for d in loading)
+        )
         p(
-            f"next: suitebench audit {out}/*/problem.toml --pool {pool} --out audit-out"
+            f"next: suitebench audit {which} --pool {pool} --out audit-out"
             + (" --arm generated=arms/generated" if fmt == "codecontests" else ""),
             highlight=False,
         )

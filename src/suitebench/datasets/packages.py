@@ -152,7 +152,7 @@ def _compile_lines(sources: Sequence[str], out: str) -> str | None:
 
 _INPUT_CALL = '"$here/validator.bin" "$@"'
 _OUTPUT_CALL = (
-    'fb=$(mktemp -d) || exit 3\n"$here/validator.bin" "$1" "$3" "$fb" {flags} < "$2"\n'
+    'fb=$(mktemp -d) || exit 3\n"$here/validator.bin" "$1" "$3" "$fb"{flags} < "$2"\n'
     's=$?\nrm -rf "$fb"\n(exit $s)'
 )
 
@@ -166,7 +166,9 @@ def kattis_wrapper(sources: dict[str, str], role: str, flags: str = "") -> dict[
     compile_line = _compile_lines(sorted(sources), "validator.bin")
     if compile_line is None:
         return None
-    call = _INPUT_CALL if role == "input" else _OUTPUT_CALL.format(flags=flags)
+    call = (
+        _INPUT_CALL if role == "input" else _OUTPUT_CALL.format(flags=f" {flags}" if flags else "")
+    )
     run = (
         "#!/bin/sh\n"
         'here=$(dirname "$0")\n'
