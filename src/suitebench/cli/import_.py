@@ -134,7 +134,11 @@ def _print_summary(fmt: str, out: Path, data: dict[str, Any]) -> None:
         if w.get("loads"):
             p(f"    [yellow]does not load here:[/yellow] {escape(w['loads'])}", highlight=False)
     for s in data["skipped"]:
-        where = f"{Path(s['source_file']).name} row {s['row']}"
+        where = (
+            s["source_file"]
+            if fmt in PACKAGE_FORMATS
+            else f"{Path(s['source_file']).name} row {s['row']}"
+        )
         p(
             f"  skipped {escape(s['name'])} ({escape(where)}): {escape(s['reason'])}",
             highlight=False,

@@ -207,7 +207,7 @@ def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
     # 2023-07 has no ``validation`` key: a custom output validator is one that is there
     custom = custom or ("validation" not in meta and bool(_program_dirs(root / out_dir)))
     if scoring:
-        return Skipped(name, root / "problem.yaml", 0, "scoring problem: not pass-fail")
+        return Skipped(name, root, 0, "scoring problem: not pass-fail")
     dropped: list[Dropped] = []
     files: dict[str, str] = {}
     validator, vfiles = _validator(root, "input_validators", "input", "", dropped)

@@ -177,20 +177,20 @@ def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
     try:
         doc = ET.parse(xml).getroot()
     except ET.ParseError as exc:
-        return Skipped(root.name, xml, 0, f"problem.xml not XML: {exc}")
+        return Skipped(root.name, root, 0, f"problem.xml not XML: {exc}")
     name = doc.get("short-name") or root.name
     judging = doc.find("judging")
     if judging is not None and (judging.get("input-file") or judging.get("output-file")):
-        return Skipped(name, xml, 0, "file input/output: the judge gives stdio only")
+        return Skipped(name, root, 0, "file input/output: the judge gives stdio only")
     testset = judging.find("testset[@name='tests']") if judging is not None else None
     if testset is None and judging is not None:
         testset = judging.find("testset")
     if testset is None:
-        return Skipped(name, xml, 0, "no testset in problem.xml")
+        return Skipped(name, root, 0, "no testset in problem.xml")
     dropped: list[Dropped] = []
     assets = doc.find("assets")
     if assets is None:
-        return Skipped(name, xml, 0, "no assets (solutions) in problem.xml")
+        return Skipped(name, root, 0, "no assets (solutions) in problem.xml")
     files: dict[str, str] = {}
     checker = _std_checker(assets.find("checker")) or (
         _program_file(root, assets.find("checker"), files, "checker", dropped) or "tokens"
@@ -202,9 +202,9 @@ def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
     pools = _pools(root, assets, options, dropped)
     tests, samples = _tests(root, testset, dropped)
     if not pools.get("accepted"):
-        return Skipped(name, xml, 0, "no usable main or accepted solution", tuple(dropped))
+        return Skipped(name, root, 0, "no usable main or accepted solution", tuple(dropped))
     if not tests:
-        return Skipped(name, xml, 0, "no test in the package", tuple(dropped))
+        return Skipped(name, root, 0, "no test in the package", tuple(dropped))
     tl_ms = testset.findtext("time-limit")
     mem_b = testset.findtext("memory-limit")
     time_limit, memory_limit = limits(
