@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import tomllib
 from pathlib import Path
 
@@ -175,3 +177,33 @@ def test_polygon_audit(tmp_path: Path, build_cache: Path) -> None:
         ("samples", "submissions/wrong-answer/twice.cpp", "001.in", "WA"),
     }
     assert results["harness_errors"] == []
+
+
+@pytest.mark.slow
+def test_kattis_measures_a_missing_time_limit_as_the_format_does(
+    tmp_path: Path, build_cache: Path
+) -> None:
+    root = packages.evensum(tmp_path / "evensum")
+    (root / ".timelimit").unlink()
+    out = tmp_path / "out"
+    proc = suitebench(
+        "import",
+        "kattis",
+        str(root),
+        "--out",
+        str(out),
+        "--measure-time-limits",
+        store=tmp_path / "store.sqlite",
+    )
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "import-summary.json").read_text())
+    (why,) = [d for d in summary["written"][0]["defaults"] if d.startswith("time_limit")]
+    # legacy format: the slowest accepted run (of 3 programs x 4 tests) x time_multiplier 5,
+    # rounded up to whole seconds, at least 1
+    m = re.search(r"\((submissions/accepted/\S+) on (\S+), ([0-9.]+) s CPU, of 12 runs\)", why)
+    assert m is not None, why
+    expected = max(1, math.ceil(float(m.group(3)) * 5))
+    assert why.endswith(f"x ac_to_time_limit 5, rounded up to 1 s: {expected} s taken")
+    assert load_problem(out / "evensum").time_limit == expected
+    prov = json.loads((out / "evensum/provenance.json").read_text())
+    assert prov["limits"]["time_limit"] == expected

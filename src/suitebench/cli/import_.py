@@ -74,6 +74,13 @@ def import_(
     force: bool = typer.Option(
         False, "--force", help="Write into a DIR that is not empty (ids already there are kept)."
     ),
+    measure_time_limits: bool = typer.Option(
+        False,
+        "--measure-time-limits",
+        help="kattis: where a package gives no time limit, run its accepted submissions on its "
+        "tests (sandboxed) and set the limit as the format computes it (slowest x "
+        "ac_to_time_limit, rounded up); without it 10 s is taken, said so.",
+    ),
 ) -> None:
     """Turn a dataset on disk into problem directories with provenance, and a summary."""
     if fmt not in FORMATS:
@@ -107,9 +114,35 @@ def import_(
         _err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
     data = summary.to_dict()
+    if measure_time_limits:
+        _measure(out, data)
     if OPTIONS.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     _print_summary(fmt, out, data)
+
+
+def _measure(out: Path, data: dict[str, Any]) -> None:
+    """``--measure-time-limits``: the accepted pools run sandboxed, through the store."""
+    from suitebench.audit.runs import AuditEngine
+    from suitebench.cli._options import sandbox_backend
+    from suitebench.cli._time_limits import measure_time_limits
+    from suitebench.run.executor import make_executor
+    from suitebench.run.store import Store, StoreError
+
+    backend = sandbox_backend(None, False)
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        _err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        engine = AuditEngine(store, executor, OPTIONS.store.parent / "builds", backend=backend)
+        for line in measure_time_limits(out, data, engine):
+            _err.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False)
+    finally:
+        executor.close()
+        store.close()
 
 
 def _print_summary(fmt: str, out: Path, data: dict[str, Any]) -> None:

@@ -17,8 +17,9 @@ wrapped, :func:`~suitebench.datasets.packages.kattis_wrapper`); the input valida
 validator (wrapped likewise). Limits: the time limit from ``.timelimit``,
 ``domjudge-problem.ini`` or ``limits.time_limit``; the memory limit from ``limits.memory``
 (MiB), else the format's default, 2048 MiB. A package that gives no time limit leaves it to be
-computed from its accepted submissions' run times (``time_multiplier``); that is not measured
-at import: :data:`UNMEASURED_TIME_LIMIT` is taken and said so.
+computed from its accepted submissions' run times (``time_multiplier``): the import records
+the rule (``metadata.time_rule``) and takes :data:`UNMEASURED_TIME_LIMIT`, said so;
+``--measure-time-limits`` measures it (:mod:`suitebench.cli._time_limits`).
 
 Interactive problems (``validation: custom interactive``, ``type: interactive``) are written
 with ``interactor = "<the output validator's source>"``; scoring problems are skipped.
@@ -93,6 +94,20 @@ def _time_limit(root: Path, meta: dict[str, Any]) -> tuple[float | None, str]:
     if isinstance(lim, dict) and lim.get("time_limit") is not None:
         return _number(lim["time_limit"]), "problem.yaml limits.time_limit"
     return None, "the package (.timelimit, limits.time_limit)"
+
+
+def _time_rule(meta: dict[str, Any], lim: dict[str, Any]) -> dict[str, float]:
+    """How the format computes a missing time limit (problemtools): the slowest accepted
+    run times ``ac_to_time_limit`` (legacy ``time_multiplier``, default 5; 2023-07
+    ``time_multipliers.ac_to_time_limit``, default 2), rounded up to ``time_resolution``
+    (default 1 s), at least one step."""
+    if str(meta.get("problem_format_version") or "legacy").startswith("legacy"):
+        mult = _number(lim.get("time_multiplier")) or 5.0
+    else:
+        multipliers = lim.get("time_multipliers")
+        raw = multipliers.get("ac_to_time_limit") if isinstance(multipliers, dict) else None
+        mult = _number(raw) or 2.0
+    return {"ac_to_time_limit": mult, "time_resolution": _number(lim.get("time_resolution")) or 1.0}
 
 
 def _statement(root: Path) -> str:
@@ -261,6 +276,7 @@ def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
         sources=(tl_source, "problem.yaml limits.memory"),
     )
     notes = []
+    time_rule = _time_rule(meta, lim) if tl is None else None
     if tl is None:
         notes.append(
             "the format derives a missing time limit from the accepted submissions' times "
@@ -288,6 +304,7 @@ def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
             "problem_yaml": {k: v for k, v in meta.items() if isinstance(v, str | int | float)},
             "limits": lim,
             "validator_flags": flags,
+            "time_rule": time_rule,
         },
         notes=tuple(notes),
         answers_beside=True,
