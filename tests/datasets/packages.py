@@ -225,3 +225,36 @@ def maxpair(root: Path) -> Path:
             "solutions/old.py": "print 1\n",
         },
     )
+
+
+# pairsum: print positive a and b with a + b = n, any such pair. The package's own output
+# validator (Python, the format's protocol: argv input answer feedback_dir, the output on
+# stdin, exit 42 / 43) accepts any; the references print (1, n - 1) and (n - 1, 1).
+# wrong_answer/zero.py prints (0, n): 0 is not positive.
+PAIRSUM_VALIDATOR = """import sys
+n = int(open(sys.argv[1]).read())
+open(sys.argv[3] + "/judgemessage.txt", "w").write("checked\\n")
+try:
+    a, b = map(int, sys.stdin.read().split())
+except ValueError:
+    sys.exit(43)
+sys.exit(42 if a > 0 and b > 0 and a + b == n else 43)
+"""
+
+
+def pairsum(root: Path) -> Path:
+    return write_tree(
+        root,
+        {
+            "problem.yaml": "name: Pair Sum\nvalidation: custom\n",
+            ".timelimit": "2\n",
+            "data/secret/1.in": "5\n",
+            "data/secret/1.ans": "2 3\n",
+            "data/secret/2.in": "2\n",
+            "data/secret/2.ans": "1 1\n",
+            "output_validators/pairs/validate.py": PAIRSUM_VALIDATOR,
+            "submissions/accepted/low.py": "n = int(input())\nprint(1, n - 1)\n",
+            "submissions/accepted/high.py": "n = int(input())\nprint(n - 1, 1)\n",
+            "submissions/wrong_answer/zero.py": "n = int(input())\nprint(0, n)\n",
+        },
+    )

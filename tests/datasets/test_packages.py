@@ -207,3 +207,21 @@ def test_kattis_measures_a_missing_time_limit_as_the_format_does(
     assert load_problem(out / "evensum").time_limit == expected
     prov = json.loads((out / "evensum/provenance.json").read_text())
     assert prov["limits"]["time_limit"] == expected
+
+
+@pytest.mark.slow
+def test_kattis_custom_output_validator_judges(tmp_path: Path, build_cache: Path) -> None:
+    packages.pairsum(tmp_path / "pairsum")
+    out = tmp_path / "out"
+    _import("kattis", out, tmp_path / "pairsum")
+    assert load_problem(out / "pairsum").checker.label() == "program:output_validator"
+    ledger, _r, results = audit(
+        [out / "pairsum"], tmp_path / "audit", build_cache, "--pool", "wrong_answer"
+    )
+    # (1, 4) and (4, 1) for n = 5 agree under the package's validator, and both pass it
+    # against the official answer 2 3; (0, 5) does not: killed on the first test. n = 2: (1, 1)
+    # from both references; zero.py's (0, 2) is killed there too.
+    assert kills(ledger) == {("official", "submissions/wrong_answer/zero.py", "001.in", "WA")}
+    counts = results["problems"]["pairsum"]["arms"]["official"]["counts"]
+    assert (counts["scored"], counts["no_gold"]) == (2, 0)
+    assert results["harness_errors"] == []
