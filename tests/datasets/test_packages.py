@@ -225,3 +225,24 @@ def test_kattis_custom_output_validator_judges(tmp_path: Path, build_cache: Path
     counts = results["problems"]["pairsum"]["arms"]["official"]["counts"]
     assert (counts["scored"], counts["no_gold"]) == (2, 0)
     assert results["harness_errors"] == []
+
+
+def test_a_package_that_links_or_points_outside_itself_is_not_read(tmp_path: Path) -> None:
+    secret = tmp_path / "private.txt"
+    secret.write_text("not the package's\n")
+    root = packages.evensum(tmp_path / "k/evensum")
+    (root / "data/secret/9.in").symlink_to(secret)
+    summary = _import("kattis", tmp_path / "out", root)
+    assert summary["skipped"][0]["reason"] == "data/secret/9.in links outside the package"
+    assert not (tmp_path / "out/evensum").exists()
+
+    pg = packages.maxpair(tmp_path / "p/maxpair")
+    xml = (pg / "problem.xml").read_text()
+    (pg / "problem.xml").write_text(
+        xml.replace('path="solutions/sorted.py"', 'path="../../private.txt"')
+    )
+    summary = _import("polygon", tmp_path / "out2", pg)
+    # the solution that points outside is not read: only main.cpp is left in accepted
+    prov = json.loads((tmp_path / "out2/maxpair/provenance.json").read_text())
+    assert [p["file"] for p in prov["programs"]["accepted"]] == ["submissions/accepted/main.cpp"]
+    assert "not the package's" not in json.dumps(prov)

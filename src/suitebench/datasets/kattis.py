@@ -35,9 +35,11 @@ from typing import Any
 from suitebench.datasets.common import limits
 from suitebench.datasets.options import ImportOptions
 from suitebench.datasets.packages import (
+    escape,
     kattis_wrapper,
     language_by_extension,
     package_dirs,
+    pool_name,
     programs_from_files,
     read_text,
     tests_from_dir,
@@ -206,14 +208,17 @@ def _pools(
                 continue
             files.append(f)
             langs.append(language_by_extension(f, read_text(f)[:200]))
-        pools[d.name] = programs_from_files(files, root, langs, options, dropped)
+        pools[pool_name(d.name)] = programs_from_files(files, root, langs, options, dropped)
     return pools
 
 
 def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
     """One package's draft, or why it is skipped."""
-    meta = _yaml(root / "problem.yaml")
     name = root.name
+    link = escape(root)
+    if link is not None:
+        return Skipped(name, root, 0, f"{link} links outside the package")
+    meta = _yaml(root / "problem.yaml")
     custom, interactive, scoring = _kind(meta)
     out_dir = next(
         (d for d in ("output_validators", "output_validator") if (root / d).is_dir()),

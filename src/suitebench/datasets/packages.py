@@ -12,6 +12,7 @@ answer``, exit 0 ok, 1 WA, anything else a failure of the checker).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -23,10 +24,13 @@ from suitebench.datasets.writer import Dropped, Program, TestCase
 
 __all__ = [
     "KATTIS_CPP",
+    "escape",
     "language_by_extension",
     "package_dirs",
+    "pool_name",
     "program_name",
     "read_text",
+    "relative_inside",
     "tests_from_dir",
 ]
 
@@ -34,6 +38,26 @@ __all__ = [
 KATTIS_C, KATTIS_CPP = "gnu17", "gnu++23"
 _CPP_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C")
 _PY2_SHEBANG = re.compile(r"^#!.*python2\b")
+
+
+def escape(root: Path) -> str | None:
+    """The first symbolic link under ``root`` that leads outside it, or None. A package is
+    read as files; one that links out (``data/secret/1.in -> ~/.ssh/id_rsa``) would copy what
+    it points at into the problem, to be fed to untrusted programs: it is skipped."""
+    base = root.resolve()
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in (*dirnames, *filenames):
+            p = Path(dirpath) / name
+            if p.is_symlink() and not p.resolve().is_relative_to(base):
+                return p.relative_to(root).as_posix()
+    return None
+
+
+def relative_inside(rel: str) -> bool:
+    """Whether a path a package names (``problem.xml``'s ``source path``, a test pattern)
+    stays inside it: relative, no ``..``."""
+    p = Path(rel)
+    return bool(rel) and not p.is_absolute() and ".." not in p.parts
 
 
 def read_text(path: Path) -> str:
@@ -69,6 +93,11 @@ def language_by_extension(path: Path, text: str) -> Lang | Dialect | LanguageDro
     if suffix in (".py", ".py3"):
         return Lang.PYPY3
     return LanguageDrop(f"language of {suffix or 'a file without extension'}: not imported")
+
+
+def pool_name(name: str) -> str:
+    """A verdict folder or solution tag as a pool name (letters, digits, ``_``, ``-``, ``.``)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "pool"
 
 
 def program_name(path: Path, taken: set[str]) -> str:

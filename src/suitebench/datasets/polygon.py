@@ -26,7 +26,14 @@ from pathlib import Path
 from suitebench.datasets.common import limits
 from suitebench.datasets.languages import Dialect, Lang, LanguageDrop, dialect_from_text
 from suitebench.datasets.options import ImportOptions
-from suitebench.datasets.packages import package_dirs, program_name, read_text
+from suitebench.datasets.packages import (
+    escape,
+    package_dirs,
+    pool_name,
+    program_name,
+    read_text,
+    relative_inside,
+)
 from suitebench.datasets.writer import (
     Dropped,
     ProblemDraft,
@@ -97,6 +104,9 @@ def _tests(
     """(all tests, samples) of the testset, with answers where the package has them."""
     inp = testset.findtext("input-path-pattern") or "tests/%02d"
     ans = testset.findtext("answer-path-pattern") or "tests/%02d.a"
+    if not (relative_inside(inp) and relative_inside(ans)):
+        dropped.append(Dropped("testset", f"test paths {inp!r} outside the package", "field"))
+        return (), ()
     tests, samples = [], []
     for i, t in enumerate(testset.findall("tests/test"), start=1):
         f, a = _pattern_path(root, inp, i), _pattern_path(root, ans, i)
@@ -114,8 +124,8 @@ def _tests(
 
 def _source(el: ET.Element | None) -> tuple[str, str] | None:
     src = el.find("source") if el is not None else None
-    if src is None or not src.get("path"):
-        return None
+    if src is None or not relative_inside(src.get("path", "")):
+        return None  # none, or a path outside the package
     return src.get("path", ""), src.get("type", "")
 
 
@@ -133,7 +143,7 @@ def _pools(
             continue
         rel, kind = found
         tag = sol.get("tag") or "accepted"
-        pool = "accepted" if tag in _ACCEPTED_TAGS else tag
+        pool = "accepted" if tag in _ACCEPTED_TAGS else pool_name(tag)
         lang = polygon_language(kind)
         if isinstance(lang, LanguageDrop):
             dropped.append(Dropped(rel, lang.reason))
@@ -174,6 +184,9 @@ def _program_file(
 
 def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
     xml = root / "problem.xml"
+    link = escape(root)
+    if link is not None:
+        return Skipped(root.name, root, 0, f"{link} links outside the package")
     try:
         doc = ET.parse(xml).getroot()
     except ET.ParseError as exc:
