@@ -119,7 +119,8 @@ def audit(
     Exit status: 0 done; 2 bad usage or input; 1 (--recheck) a ledger row no longer holds;
     4 a harness error: a checker that answers FAIL (exit 3), crashes or times out, a validator
     that rejects an official test or cannot decide an input, a reference or brute-force
-    solution that does not build. Each is named on stderr and listed in results.json
+    solution that does not build, an official answer (X.ans beside X.in) the references'
+    consensus does not pass against. Each is named on stderr and listed in results.json
     (harness_errors); the outputs are written either way, and --keep-going exits 0.
     """
     chosen = sandbox_backend(backend, allow_unsandboxed)
