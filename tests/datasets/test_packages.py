@@ -79,6 +79,10 @@ def test_kattis_interactive_package_names_its_interactor(tmp_path: Path) -> None
     assert 'interactor = "output_validators/interactor/interact.cpp"' in text
     assert (tmp_path / "out/guess/output_validators/interactor/interact.cpp").is_file()
     assert summary["written"][0]["interactor"] == "output_validators/interactor/interact.cpp"
+    # its .ans files are the interactor's, not expected outputs: not beside the inputs, so
+    # the audit does not hold the references' output against them
+    assert not (tmp_path / "out/guess/tests/001.ans").exists()
+    assert (tmp_path / "out/guess/answers/official/001.ans").read_text() == "NO\n"
 
 
 def test_polygon_package(tmp_path: Path) -> None:

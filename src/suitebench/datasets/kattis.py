@@ -312,7 +312,8 @@ def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
             "time_rule": time_rule,
         },
         notes=tuple(notes),
-        answers_beside=True,
+        # an interactive problem's .ans is the interactor's, not an expected output
+        answers_beside=interactor is None,
         interactor=interactor,
     )
 

@@ -247,7 +247,8 @@ def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
         dropped=tuple(dropped),
         metadata={"package": str(root), "revision": doc.get("revision"), "url": doc.get("url")},
         notes=tuple(notes),
-        answers_beside=True,
+        # an interactive problem's .ans is the interactor's, not an expected output
+        answers_beside=interactor is None,
         interactor=interactor,
     )
 
