@@ -102,3 +102,38 @@ def test_globs_follow_globs_own_rules(tmp_path: Path) -> None:
     assert p.language_of(d / "submissions" / "x" / ".h.py") is None  # * skips a leading dot
     assert p.language_of(d / "submissions" / "a.py") is None  # one level too high
     assert declared_language(d / "a" / "b" / "deep" / "m.py") == "python"
+
+
+CPP20_RANGES = """#include <algorithm>
+#include <iostream>
+#include <vector>
+int main() {
+    long long n; std::cin >> n;
+    std::vector<long long> v{n, 1};
+    std::ranges::sort(v);  // C++20: 'ranges' has not been declared under gnu++17
+    std::cout << v[0] + v[1] << "\\n";
+}
+"""
+
+
+def test_a_standard_after_the_language_sets_gccs_std(
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
+) -> None:
+    subs = {"r20.cpp": CPP20_RANGES, "r17.cpp": CPP20_RANGES}
+    table = '[languages]\n"submissions/r20.cpp" = "cpp:gnu++20"\n'
+    d = write_next_int(tmp_path / "p", subs, extra=table)
+    assert load_problem(d).language_of(d / "submissions/r20.cpp") == "cpp:gnu++20"
+    engine = make_engine()
+    built = engine.build(d / "submissions" / "r20.cpp")
+    assert built.ok, built.message
+    # the same source under the default standard (gnu++17) does not build
+    plain = engine.build(d / "submissions" / "r17.cpp")
+    assert not plain.ok and "ranges" in plain.message
+
+
+@pytest.mark.parametrize("value", ["cpp:gnu++99", "c:c++20", "cpp:", "java:21"])
+def test_a_standard_gcc_does_not_take_is_refused(tmp_path: Path, value: str) -> None:
+    d = write_next_int(tmp_path / "p", SUBS, extra=f'[languages]\n"submissions/a.py" = "{value}"\n')
+    with pytest.raises(ProblemError) as err:
+        load_problem(d)
+    assert err.value.field == 'languages."submissions/a.py"'

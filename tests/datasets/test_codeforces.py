@@ -187,9 +187,14 @@ def test_pools_by_verdict_pypy_in_the_languages_table(
 
     root = out / "1-a"
     toml = tomllib.loads((root / "problem.toml").read_text())
+    # PyPy by its label; each C++ program with the standard its label names (101 "GNU C++17",
+    # 105 "GNU C++20 (64)"), built with -std=gnu++17 / -std=gnu++20
     assert toml["languages"] == {
+        "refs/a000.cpp": "cpp:gnu++17",
         "refs/a002.py": "pypy3",
+        "submissions/accepted/a000.cpp": "cpp:gnu++17",
         "submissions/accepted/a002.py": "pypy3",
+        "submissions/rejected/r000.cpp": "cpp:gnu++20",
     }
     problem = load_problem(root)
     assert [problem.rel(p) for p in problem.pools["accepted"]] == [

@@ -187,7 +187,7 @@ def test_apps_json_lines_plain_stdio_and_a_broken_row(tmp_path: Path) -> None:
     assert {
         "what": "time_limit",
         "kind": "field",
-        "reason": "missing or out of range (None): 2.0 s",
+        "reason": "time_limit missing in the row: 2.0 s taken",
     } in prov["dropped"]
 
 

@@ -60,6 +60,7 @@ from suitebench.audit.state import DEFAULT_MAX_CANDIDATES, AuditConfig, ChainSta
 from suitebench.audit.tables import ProblemAudit, tabulate
 from suitebench.audit.tolerance import tolerance_stage
 from suitebench.model.problem import Problem
+from suitebench.run.outcome import sha256_bytes
 from suitebench.run.toolchain import Built
 
 __all__ = [
@@ -154,8 +155,47 @@ def _stage_oracle(c: ChainState) -> None:
     c.golds = consensus_oracle(
         c.problem, [c.inputs[s] for s in cands], c.refs, c.limits, c.checker, c.engine
     )
+    _check_official_answers(c)
     c.scored = [s for s in cands if c.golds[s].status is GoldStatus.GOLD]
     c.gold_bytes = {s: c.golds[s].answer or b"" for s in c.scored}
+
+
+def official_answers(problem: Problem) -> dict[str, tuple[Path, bytes]]:
+    """The problem's own expected outputs: ``X.ans`` beside a test input ``X.in`` (the
+    problem package convention), by the input's sha256."""
+    out: dict[str, tuple[Path, bytes]] = {}
+    for path in (*problem.official, *problem.samples):
+        ans = path.with_suffix(".ans")
+        if ans != path and ans.is_file():
+            out.setdefault(sha256_bytes(path.read_bytes()), (ans, ans.read_bytes()))
+    return out
+
+
+def _check_official_answers(c: ChainState) -> None:
+    """3b. Where the problem ships an expected output, the consensus gold must pass the
+    problem's checker against it. A disagreement is a harness error naming the test and the
+    references (the references, the answer or the checker is wrong: no kill rests on it), and
+    the input loses its gold."""
+    assert c.checker is not None
+    answers = official_answers(c.problem)
+    todo = [s for s, g in c.golds.items() if g.status is GoldStatus.GOLD and s in answers]
+    items = [(c.inputs[s], c.golds[s].answer or b"", answers[s][1]) for s in todo]
+    for s, ok, (_, out, ans) in zip(todo, c.checker.agree_many(items), items, strict=True):
+        if ok:
+            continue
+        g, rel = c.golds[s], c.problem.rel(answers[s][0])
+        why = c.checker.check_many([(c.inputs[s], out, ans)])[0].message
+        message = (
+            f"the references' consensus ({', '.join(g.references)}) is not accepted against "
+            f"the official answer by checker {c.checker.label}" + (f": {why}" if why else "")
+        )
+        c.harness.record("oracle", Role.ANSWER, rel, message)
+        c.golds[s] = dataclasses.replace(
+            g,
+            status=GoldStatus.NO_GOLD,
+            answer=None,
+            reason=f"the consensus disagrees with the official answer {rel}",
+        )
 
 
 def _stage_judge(c: ChainState) -> None:

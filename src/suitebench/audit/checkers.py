@@ -4,7 +4,12 @@ The built-ins follow testlib's standard checkers: ``exact`` (byte equality; equa
 different spacing is a presentation error), ``lines`` (lcmp: line by line, tokens per line),
 ``tokens`` (wcmp: whitespace-separated tokens) and ``float:EPS`` (rcmp-style: numeric tokens
 compared with testlib's ``doubleCompare``: absolute *or* relative error within EPS + 1e-15,
-NaN matches only NaN, infinities must match in sign). A custom checker program is called the
+NaN matches only NaN, infinities must match in sign). ``icpc[:FLAGS]`` is the problem package
+format's default output validator (Kattis, ICPC, DOMjudge): tokens compared case-insensitively
+unless ``case_sensitive``; whitespace free unless ``space_change_sensitive``; with a
+``float_tolerance`` / ``float_absolute_tolerance`` / ``float_relative_tolerance``, an answer
+token that is a finite number accepts a number within the absolute *or* the relative
+tolerance (no slack added, no NaN or infinity accepted). A custom checker program is called the
 testlib way, ``checker input output answer``, sandboxed; exit 0 ok, 1 WA, 2 PE, 3 (or anything
 else) fail. A checker program that fails (FAIL, a crash -- for a Python checker an uncaught
 exception, whose exit status 1 would read as WA -- a time-out) is a harness error: the checker
@@ -33,6 +38,7 @@ __all__ = [
     "CheckVerdict",
     "Checker",
     "double_compare",
+    "icpc_compare",
     "make_checker",
 ]
 
@@ -129,12 +135,83 @@ def float_compare(eps: float) -> CompareFn:
     return compare
 
 
+_FLOAT_TOKEN = re.compile(
+    rb"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*"
+    rb"|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?)"
+)
+_SPACE_OR_TOKEN = re.compile(rb"\s+|\S+")
+
+
+def _icpc_float(token: bytes) -> float | None:
+    """The token as the default output validator reads a number (``sscanf("%lf")`` taking the
+    whole token, finite), or None."""
+    if not _FLOAT_TOKEN.fullmatch(token):
+        return None
+    text = token.decode("ascii")
+    try:
+        value = float.fromhex(text) if "x" in text.lower() else float(text)
+    except (ValueError, OverflowError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def icpc_compare(spec: CheckerSpec) -> CompareFn:
+    """``icpc[:FLAGS]``: the problem package format's default output validator
+    (problemtools' ``default_validator``), its flags from ``spec``."""
+    abs_tol, rel_tol = spec.float_absolute_tolerance, spec.float_relative_tolerance
+    floats = abs_tol is not None or rel_tol is not None
+    fold = not spec.case_sensitive
+
+    def token_ok(i: int, g: bytes, w: bytes) -> CheckResult | None:
+        want = _icpc_float(w) if floats else None
+        if want is not None:
+            got = _icpc_float(g)
+            if got is None:
+                return CheckResult(CheckVerdict.WA, f"token {i}: expected a number")
+            diff = abs(want - got)
+            if not (
+                (abs_tol is not None and diff <= abs_tol)
+                or (rel_tol is not None and diff <= rel_tol * abs(want))
+            ):
+                return CheckResult(CheckVerdict.WA, f"token {i}: {g!r} vs {w!r}")
+            return None
+        if (g.lower() != w.lower()) if fold else (g != w):
+            return CheckResult(CheckVerdict.WA, f"token {i} differs")
+        return None
+
+    def compare(output: bytes, answer: bytes) -> CheckResult:
+        if spec.space_change_sensitive:
+            got, want = _SPACE_OR_TOKEN.findall(output), _SPACE_OR_TOKEN.findall(answer)
+            for i, (g, w) in enumerate(zip(got, want, strict=False), start=1):
+                if g.isspace() or w.isspace():
+                    if g != w:
+                        return CheckResult(CheckVerdict.WA, f"whitespace differs at part {i}")
+                    continue
+                bad = token_ok(i, g, w)
+                if bad is not None:
+                    return bad
+            if len(got) != len(want):
+                return CheckResult(CheckVerdict.WA, "output and answer end differently")
+            return CheckResult(CheckVerdict.OK)
+        got, want = output.split(), answer.split()
+        for i, (g, w) in enumerate(zip(got, want, strict=False), start=1):
+            bad = token_ok(i, g, w)
+            if bad is not None:
+                return bad
+        if len(got) != len(want):
+            return CheckResult(CheckVerdict.WA, f"expected {len(want)} tokens, got {len(got)}")
+        return CheckResult(CheckVerdict.OK)
+
+    return compare
+
+
 #: Registry of the built-in comparisons by checker kind (``float`` takes EPS).
 CHECKERS: dict[CheckerKind, Callable[[CheckerSpec], CompareFn]] = {
     CheckerKind.EXACT: lambda spec: _exact,
     CheckerKind.LINES: lambda spec: _lines,
     CheckerKind.TOKENS: lambda spec: _tokens,
     CheckerKind.FLOAT: lambda spec: float_compare(spec.eps or 0.0),
+    CheckerKind.ICPC: icpc_compare,
 }
 
 _EXIT = {0: CheckVerdict.OK, 1: CheckVerdict.WA, 2: CheckVerdict.PE}

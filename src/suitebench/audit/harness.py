@@ -3,8 +3,10 @@
 A checker that answers FAIL (testlib's exit 3), crashes or times out turns verdicts into
 ``FAIL`` or, worse, into wrong answers; a validator that rejects the problem's own tests
 withdraws every flag at legality; a reference or brute-force solution that does not build
-leaves inputs without gold. None of that is a finding about the submissions ("never confuse
-the harness broke with the test failed"), and none of it may pass in silence: each broken
+leaves inputs without gold; an official answer that the references' consensus does not pass
+against means the references, the answer or the checker is wrong. None of that is a finding
+about the submissions ("never confuse the harness broke with the test failed"), and none of it
+may pass in silence: each broken
 program becomes one :class:`HarnessError` (its role, its path, the stage that first met it,
 its first message and how many times it failed), listed in ``results.json`` and on the
 terminal, and the command exits non-zero unless asked to keep going.
@@ -39,6 +41,7 @@ class Role(StrEnum):
     VALIDATOR = "validator"
     REFERENCE = "reference"
     BRUTE = "brute"
+    ANSWER = "answer"  # an official answer (X.ans beside X.in) the references' gold contradicts
 
 
 @dataclass(frozen=True)

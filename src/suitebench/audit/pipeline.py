@@ -40,7 +40,7 @@ from suitebench.audit.results import (
 from suitebench.audit.runs import AuditEngine
 from suitebench.audit.tables import compile_label
 from suitebench.metrics.cov_at_k import macro_recall, micro_coverage
-from suitebench.model.problem import Problem, load_problem
+from suitebench.model.problem import Problem, load_problem, split_language
 from suitebench.run.outcome import Backend
 from suitebench.run.toolchain import Language, ToolchainError, program_from_path, toolchain_version
 
@@ -148,7 +148,9 @@ def _toolchains(audits: Sequence[ProblemAudit]) -> dict[str, str]:
         paths += [x for x in (p.validator, p.generator, p.checker.program) if x is not None]
         for path in paths:
             with contextlib.suppress(ToolchainError):
-                langs.add(program_from_path(path, p.language_of(path)).language)
+                declared = p.language_of(path)
+                lang = split_language(declared)[0] if declared else None
+                langs.add(program_from_path(path, lang).language)
     return {str(lang): toolchain_version(lang) for lang in sorted(langs)}
 
 

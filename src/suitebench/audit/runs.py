@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suitebench.model.problem import declared_language
+from suitebench.model.problem import declared_language, split_language
 from suitebench.run import sandbox
 from suitebench.run.executor import Executor, JobQueue
 from suitebench.run.outcome import Backend, Limits, MiB, Outcome, Status, sha256_bytes
@@ -57,6 +57,7 @@ from suitebench.run.toolchain import (
     build,
     build_many,
     program_from_path,
+    standard_flags,
 )
 
 __all__ = [
@@ -381,11 +382,15 @@ class AuditEngine:
         testlib validators and checkers (``#include "testlib.h"``) compile as they are.
         ``flags`` (a problem's ``[compile]`` table) replaces the language's default flags; the
         ``[languages]`` table of the problem holding ``path`` names its language, if it does."""
-        program = program_from_path(path, declared_language(path))
+        declared = declared_language(path)
+        lang, standard = split_language(declared) if declared else (None, None)
+        program = program_from_path(path, lang)
         if path.is_file() and program.language in (Language.C, Language.CPP):
             headers = sorted(h.name for h in path.parent.iterdir() if h.suffix in (".h", ".hpp"))
             program = dataclasses.replace(program, sources=(path.name, *headers))
         own = (flags or {}).get(str(program.language))
+        if standard is not None and program.language in (Language.C, Language.CPP):
+            own = standard_flags(program.language, standard, None if own is None else tuple(own))
         if own is not None:
             program = dataclasses.replace(program, compile_flags=tuple(own))
         return program

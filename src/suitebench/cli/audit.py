@@ -39,6 +39,7 @@ from suitebench.cli._console import (
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import plain_progress
 from suitebench.cli.main import OPTIONS
+from suitebench.datasets.writer import defaults_taken
 from suitebench.metrics.bootstrap import DEFAULT_SEED
 from suitebench.model.problem import ProblemError
 from suitebench.run.executor import make_executor
@@ -125,7 +126,8 @@ def audit(
     Exit status: 0 done; 2 bad usage or input; 1 (--recheck) a ledger row no longer holds;
     4 a harness error: a checker that answers FAIL (exit 3), crashes or times out, a validator
     that rejects an official test or cannot decide an input, a reference or brute-force
-    solution that does not build. Each is named on stderr and listed in results.json
+    solution that does not build, an official answer (X.ans beside X.in) the references'
+    consensus does not pass against. Each is named on stderr and listed in results.json
     (harness_errors); the outputs are written either way, and --keep-going exits 0.
     """
     chosen = sandbox_backend(backend, allow_unsandboxed)
@@ -237,6 +239,13 @@ def _report(
     if OPTIONS.json:
         sys.stdout.write(json.dumps(result.results) + "\n")
     _summary(result)  # stdout, or stderr when the JSON holds stdout
+    for a in result.audits:  # limits an import took by default, named with their field
+        for line in defaults_taken(a.problem.root):
+            _out.print(
+                f"{escape(a.problem.id)}: {escape(line)} (at import)",
+                highlight=False,
+                soft_wrap=True,
+            )
     if fuzzed is not None:
         _print_fuzz(result, fuzzed)
     _out.print(f"ledger: {result.ledger_rows} certified rows; outputs in {out}")

@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli.main import OPTIONS
-from suitebench.datasets.importer import FORMATS, SUMMARY_FILE, run_import
+from suitebench.datasets.importer import FORMATS, PACKAGE_FORMATS, SUMMARY_FILE, run_import
 from suitebench.datasets.languages import ALL_LANGUAGES, Lang
 from suitebench.datasets.options import ImportOptions
 from suitebench.datasets.source import DatasetError
@@ -39,10 +39,11 @@ def _languages(text: str) -> frozenset[Lang]:
 
 def import_(
     fmt: str = typer.Argument(..., metavar="FORMAT", help=f"One of {', '.join(FORMATS)}."),
-    path: Path = typer.Argument(
+    paths: list[Path] = typer.Argument(
         ...,
-        metavar="PATH",
-        help="The dataset: a parquet or JSON lines file, or a directory of shards.",
+        metavar="PATH...",
+        help="The dataset: a parquet or JSON lines file, or a directory of shards; kattis and "
+        "polygon: problem packages (directories), or directories of them, one or more.",
     ),
     out: Path = typer.Option(..., "--out", help="Directory the problems are written into."),
     submissions: Path | None = typer.Option(
@@ -73,6 +74,13 @@ def import_(
     force: bool = typer.Option(
         False, "--force", help="Write into a DIR that is not empty (ids already there are kept)."
     ),
+    measure_time_limits: bool = typer.Option(
+        False,
+        "--measure-time-limits",
+        help="kattis: where a package gives no time limit, run its accepted submissions on its "
+        "tests (sandboxed) and set the limit as the format computes it (slowest x "
+        "ac_to_time_limit, rounded up); without it 10 s is taken, said so.",
+    ),
 ) -> None:
     """Turn a dataset on disk into problem directories with provenance, and a summary."""
     if fmt not in FORMATS:
@@ -95,15 +103,46 @@ def import_(
         testlib=testlib,
         submissions=submissions,
     )
+    if len(paths) > 1 and fmt not in PACKAGE_FORMATS:
+        _err.print(
+            f"[red]error:[/red] {fmt} takes one PATH (several: {', '.join(PACKAGE_FORMATS)})"
+        )
+        raise typer.Exit(2)
     try:
-        summary = run_import(fmt, path, out, options)
+        summary = run_import(fmt, paths if fmt in PACKAGE_FORMATS else paths[0], out, options)
     except DatasetError as exc:
         _err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
     data = summary.to_dict()
+    if measure_time_limits:
+        _measure(out, data)
     if OPTIONS.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     _print_summary(fmt, out, data)
+
+
+def _measure(out: Path, data: dict[str, Any]) -> None:
+    """``--measure-time-limits``: the accepted pools run sandboxed, through the store."""
+    from suitebench.audit.runs import AuditEngine
+    from suitebench.cli._options import sandbox_backend
+    from suitebench.cli._time_limits import measure_time_limits
+    from suitebench.run.executor import make_executor
+    from suitebench.run.store import Store, StoreError
+
+    backend = sandbox_backend(None, False)
+    try:
+        store = Store(OPTIONS.store)
+    except StoreError as exc:
+        _err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
+    try:
+        engine = AuditEngine(store, executor, OPTIONS.store.parent / "builds", backend=backend)
+        for line in measure_time_limits(out, data, engine):
+            _err.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False)
+    finally:
+        executor.close()
+        store.close()
 
 
 def _print_summary(fmt: str, out: Path, data: dict[str, Any]) -> None:
@@ -119,11 +158,20 @@ def _print_summary(fmt: str, out: Path, data: dict[str, Any]) -> None:
         pools = ", ".join(f"{k} {v}" for k, v in w["pools"].items()) or "no pools"
         tests = ", ".join(f"{k} {v}" for k, v in w["tests"].items() if v)
         p(
-            f"  {escape(w['id'])}: {w['references']} reference(s); {pools}; tests {tests}",
+            f"  {escape(w['id'])}: {w['references']} reference(s); {pools}; tests {tests}; "
+            f"checker {escape(w['checker'])}",
             highlight=False,
         )
+        for line in (*w.get("defaults", ()), *w.get("notes", ())):
+            p(f"    {escape(line)}", highlight=False)
+        if w.get("loads"):
+            p(f"    [yellow]does not load here:[/yellow] {escape(w['loads'])}", highlight=False)
     for s in data["skipped"]:
-        where = f"{Path(s['source_file']).name} row {s['row']}"
+        where = (
+            s["source_file"]
+            if fmt in PACKAGE_FORMATS
+            else f"{Path(s['source_file']).name} row {s['row']}"
+        )
         p(
             f"  skipped {escape(s['name'])} ({escape(where)}): {escape(s['reason'])}",
             highlight=False,
@@ -138,10 +186,23 @@ def _print_summary(fmt: str, out: Path, data: dict[str, Any]) -> None:
             for reason, n in data[key].items():
                 p(f"  {n:>5}  {escape(reason)}", highlight=False)
     p(f"summary: {out / SUMMARY_FILE}", highlight=False)
-    if data["problems_written"]:
-        pool = "rejected" if any("rejected" in w["pools"] for w in data["written"]) else "accepted"
+    if any(not w.get("loads") for w in data["written"]):
+        pool = next(
+            (
+                name
+                for name in ("rejected", "wrong_answer", "wrong-answer", "accepted")
+                if any(name in w["pools"] for w in data["written"] if not w.get("loads"))
+            ),
+            "accepted",
+        )
+        loading = [w["dir"] for w in data["written"] if not w.get("loads")]
+        which = (
+            f"{out}/*/problem.toml"
+            if len(loading) == len(data["written"])
+            else " ".join(f"{out}/{d}" for d in loading)
+        )
         p(
-            f"next: suitebench audit {out}/*/problem.toml --pool {pool} --out audit-out"
+            f"next: suitebench audit {which} --pool {pool} --out audit-out"
             + (" --arm generated=arms/generated" if fmt == "codecontests" else ""),
             highlight=False,
         )

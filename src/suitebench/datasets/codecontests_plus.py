@@ -40,9 +40,10 @@ from suitebench.datasets.common import (
 )
 from suitebench.datasets.languages import (
     CODECONTESTS_LANGUAGES,
+    Dialect,
     Lang,
     LanguageDrop,
-    language_from_text,
+    dialect_from_text,
 )
 from suitebench.datasets.options import ImportOptions
 from suitebench.datasets.source import SourceRow, read_rows
@@ -107,11 +108,11 @@ class CodeContestsPlusRow(BaseModel):
     test_cases: list[TestPair] | None = None
 
 
-def plus_language(label: int | str) -> Lang | LanguageDrop:
+def plus_language(label: int | str) -> Lang | Dialect | LanguageDrop:
     """An integer is CodeContests' class label; a name is read as a judge's language name."""
     if isinstance(label, int):
         return CODECONTESTS_LANGUAGES.get(label, LanguageDrop(f"unknown language ({label})"))
-    return language_from_text(label)
+    return dialect_from_text(label)
 
 
 def _commands(cmd: str | list[str] | None) -> list[str]:

@@ -41,7 +41,7 @@ from suitebench.datasets.common import (
     testlib_files,
     validate_row,
 )
-from suitebench.datasets.languages import language_from_text
+from suitebench.datasets.languages import dialect_from_text
 from suitebench.datasets.options import ImportOptions, schema_reason
 from suitebench.datasets.source import SourceRow, read_rows
 from suitebench.datasets.writer import Dropped, ProblemDraft, Skipped, TestCase, problem_id
@@ -214,8 +214,8 @@ def draft(
         files[checker] = checker_src
     entries = [s for k in _keys(src.data) for s in subs.get(k, [])]
     ok, bad = _by_verdict(entries, dropped)
-    accepted = collect_programs(ok, language_from_text, options, "a", dropped)
-    rejected = collect_programs(bad, language_from_text, options, "r", dropped)
+    accepted = collect_programs(ok, dialect_from_text, options, "a", dropped)
+    rejected = collect_programs(bad, dialect_from_text, options, "r", dropped)
     arms = {
         "official": _tests(row.official_tests, "official_tests", dropped),
         "samples": _tests(row.examples, "examples", dropped),

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from suitebench.datasets.languages import Lang, LanguageDrop
+from suitebench.datasets.languages import Dialect, Lang, LanguageDrop
 from suitebench.datasets.options import ImportOptions, schema_reason
 from suitebench.datasets.source import SourceRow
 from suitebench.datasets.writer import Dropped, Program, Skipped, TestCase
@@ -79,32 +79,43 @@ def testlib_files(options: ImportOptions) -> dict[str, str]:
 
 
 def limits(
-    time_seconds: float | None, memory_mb: float | None, dropped: list[Dropped]
+    time_seconds: float | None,
+    memory_mb: float | None,
+    dropped: list[Dropped],
+    *,
+    default_time: float = DEFAULT_TIME_LIMIT,
+    default_memory: int = DEFAULT_MEMORY_MB,
+    sources: tuple[str, str] = ("the row", "the row"),
 ) -> tuple[float, int]:
-    """The judge's limits from the row's (seconds, MiB), defaults where it gives none or
-    an impossible value (recorded as dropped fields)."""
+    """The judge's limits from the row's (seconds, MiB); where it gives none or an impossible
+    value, the format's default, recorded as a defaulted field whose reason names the field,
+    where it was looked for (``sources``: time, memory) and the value taken."""
     tl = time_seconds
     if tl is None or not math.isfinite(tl) or not 0 < tl <= 600:
+        given = "missing" if tl is None else f"{tl} out of range (0, 600]"
         dropped.append(
             Dropped(
-                "time_limit", f"missing or out of range ({tl}): {DEFAULT_TIME_LIMIT} s", "field"
+                "time_limit", f"time_limit {given} in {sources[0]}: {default_time} s taken", "field"
             )
         )
-        tl = DEFAULT_TIME_LIMIT
+        tl = default_time
     mem = memory_mb
     if mem is None or not math.isfinite(mem) or not 1 <= mem <= 65536:
+        given = "missing" if mem is None else f"{mem} out of range [1, 65536]"
         dropped.append(
             Dropped(
-                "memory_limit", f"missing or out of range ({mem}): {DEFAULT_MEMORY_MB} MiB", "field"
+                "memory_limit",
+                f"memory_limit {given} in {sources[1]}: {default_memory} MiB taken",
+                "field",
             )
         )
-        mem = DEFAULT_MEMORY_MB
+        mem = default_memory
     return round(float(tl), 3), math.ceil(mem)
 
 
 def collect_programs(
     entries: Iterable[tuple[Any, str, str]],
-    resolve: Callable[[Any], Lang | LanguageDrop],
+    resolve: Callable[[Any], Lang | Dialect | LanguageDrop],
     options: ImportOptions,
     prefix: str,
     dropped: list[Dropped],
@@ -117,17 +128,20 @@ def collect_programs(
     with the reason; ``wrap`` may rewrite (or drop) each kept program."""
     out: list[Program] = []
     for i, (label, source, origin) in enumerate(entries):
-        lang = resolve(label)
-        if isinstance(lang, LanguageDrop):
-            dropped.append(Dropped(origin, lang.reason))
+        found = resolve(label)
+        if isinstance(found, LanguageDrop):
+            dropped.append(Dropped(origin, found.reason))
             continue
+        lang, standard = (
+            (found.lang, found.standard) if isinstance(found, Dialect) else (found, None)
+        )
         if lang not in options.languages:
             dropped.append(Dropped(origin, f"language {lang} not selected (--languages)"))
             continue
         if not source or not source.strip():
             dropped.append(Dropped(origin, "empty source"))
             continue
-        prog = Program(f"{prefix}{i:03d}", lang, source, origin)
+        prog = Program(f"{prefix}{i:03d}", lang, source, origin, standard)
         if wrap is not None:
             wrapped = wrap(prog)
             if isinstance(wrapped, Dropped):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,14 @@ Reader = Callable[[Path, ImportOptions], Iterator[ProblemDraft | Skipped | Dropp
 
 
 def _formats() -> dict[str, Reader]:
-    from suitebench.datasets import codecontests, codecontests_plus, codeforces, taco
+    from suitebench.datasets import (
+        codecontests,
+        codecontests_plus,
+        codeforces,
+        kattis,
+        polygon,
+        taco,
+    )
 
     return {
         "codecontests": codecontests.read,
@@ -44,10 +51,14 @@ def _formats() -> dict[str, Reader]:
         "codeforces": codeforces.read,
         "taco": taco.read,
         "apps": taco.read_apps,
+        "kattis": kattis.read,
+        "polygon": polygon.read,
     }
 
 
-FORMATS = ("codecontests", "codecontests-plus", "codeforces", "taco", "apps")
+FORMATS = ("codecontests", "codecontests-plus", "codeforces", "taco", "apps", "kattis", "polygon")
+#: The formats whose PATH is a problem package (a directory), several of which may be given.
+PACKAGE_FORMATS = ("kattis", "polygon")
 
 
 @dataclass
@@ -57,6 +68,7 @@ class ImportSummary:
     format: str
     source: Path
     out: Path
+    sources: list[Path] = field(default_factory=list)
     written: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     programs_dropped: Counter[str] = field(default_factory=Counter)
@@ -68,6 +80,7 @@ class ImportSummary:
         return {
             "format": self.format,
             "source": str(self.source),
+            "sources": [str(s) for s in self.sources or [self.source]],
             "out": str(self.out),
             "problems_written": len(self.written),
             "problems_skipped": len(self.skipped),
@@ -85,15 +98,26 @@ class ImportSummary:
             bucket.get(d.kind, self.fields_dropped)[d.reason] += 1
 
 
-def run_import(fmt: str, source: Path, out: Path, options: ImportOptions) -> ImportSummary:
-    """Import the dataset at ``source`` as format ``fmt`` into ``out`` (created)."""
+def _read_all(
+    reader: Reader, sources: Sequence[Path], options: ImportOptions
+) -> Iterator[ProblemDraft | Skipped | Dropped]:
+    for source in sources:
+        yield from reader(source, options)
+
+
+def run_import(
+    fmt: str, source: Path | Sequence[Path], out: Path, options: ImportOptions
+) -> ImportSummary:
+    """Import the dataset at ``source`` (several problem packages: a list) as format ``fmt``
+    into ``out`` (created)."""
     readers = _formats()
     if fmt not in readers:
         raise DatasetError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
+    sources = [source] if isinstance(source, Path) else list(source)
     out.mkdir(parents=True, exist_ok=True)
-    summary = ImportSummary(fmt, source, out)
+    summary = ImportSummary(fmt, sources[0], out, sources=sources)
     taken: set[str] = {p.name for p in out.iterdir()}
-    for item in readers[fmt](source, options):
+    for item in _read_all(readers[fmt], sources, options):
         if isinstance(item, Dropped):
             summary.count([item])
             continue
@@ -125,6 +149,10 @@ def run_import(fmt: str, source: Path, out: Path, options: ImportOptions) -> Imp
                 "tests": {arm: len(v) for arm, v in prov["tests"].items()},
                 "checker": item.checker,
                 "validator": item.validator,
+                "interactor": item.interactor,
+                "defaults": [d.reason for d in item.dropped if d.kind == "field"],
+                "notes": list(item.notes),
+                "loads": _loads(out / pid),
             }
         )
         if options.limit is not None and len(summary.written) >= options.limit:
@@ -133,6 +161,18 @@ def run_import(fmt: str, source: Path, out: Path, options: ImportOptions) -> Imp
         json.dumps(summary.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     return summary
+
+
+def _loads(root: Path) -> str | None:
+    """None if the problem written loads, else the loader's one-line error (a problem whose
+    ``interactor`` this suitebench does not read yet, for one)."""
+    from suitebench.model.problem import ProblemError, load_problem
+
+    try:
+        load_problem(root)
+    except ProblemError as exc:
+        return str(exc)
+    return None
 
 
 def _renamed(draft: ProblemDraft, pid: str) -> ProblemDraft:

@@ -1,11 +1,13 @@
 """Which language a dataset's program is written in, and the file it becomes.
 
 The contract with the toolchains (``suitebench.run.program``): C++ is written as ``.cpp``,
-C as ``.c``, Python 3 as ``.py``, Java as ``.java``. A program the dataset says ran under
-PyPy is written as ``.py`` and listed in the problem's ``[languages]`` table (a glob relative
-to the problem directory -> ``"pypy3"``). Python 2 has no interpreter here, and a program of
-unknown or other language cannot be judged: each is dropped with its reason, counted in the
-import summary, never silently.
+C as ``.c``, Python 3 as ``.py``, Java as ``.java``. A C or C++ program whose label names a standard
+(``GNU C++20``, ``C11``) is listed in ``[languages]`` with it (``cpp:gnu++20``, built with
+``-std=gnu++20``; GNU extensions on, as the judges' gcc builds have them). A program the
+dataset says ran under PyPy is written as ``.py`` and listed in the problem's
+``[languages]`` table (a glob relative to the problem directory -> ``"pypy3"``). Python 2 has
+no interpreter here, and a program of unknown or other language cannot be judged: each is
+dropped with its reason, counted in the import summary, never silently.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from enum import StrEnum
 __all__ = [
     "ALL_LANGUAGES",
     "CODECONTESTS_LANGUAGES",
+    "Dialect",
     "Lang",
     "LanguageDrop",
     "codecontests_language",
+    "dialect_from_text",
     "language_from_text",
 ]
 
@@ -107,3 +111,48 @@ def language_from_text(text: str) -> Lang | LanguageDrop:
     if re.fullmatch(r"(gnu\s*)?c(\s*\d+)?(\s*\(.*\))?|c|gcc.*", t):
         return Lang.C
     return LanguageDrop(f"language {text.strip()}: not imported")
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """A language with the standard its label names (``GNU C++20`` -> cpp, ``gnu++20``)."""
+
+    lang: Lang
+    standard: str
+
+
+# The standards g++ and gcc here take (-std=gnu++NN, -std=gnuNN); a label naming another is
+# dropped with its name rather than built under a standard it was not written for.
+_CPP_STANDARDS = {"98": "98", "03": "03", "0x": "11", "11": "11", "14": "14", "1y": "14"}
+_CPP_STANDARDS |= {"17": "17", "1z": "17", "20": "20", "2a": "20", "23": "23", "2b": "23"}
+_C_STANDARDS = {"89": "89", "90": "90", "99": "99", "11": "11", "17": "17", "18": "17"}
+_C_STANDARDS |= {"23": "23", "2x": "23"}
+_CPP_LABEL = re.compile(r"(?:c\+\+|g\+\+|clang\+\+|\bcpp)\s*(\d{2,4}|0x|1[yz]|2[abc])\b", re.I)
+_C_LABEL = re.compile(r"\bc\s*(\d{2}|2x)\b", re.I)
+
+
+def dialect_from_text(text: str) -> Lang | Dialect | LanguageDrop:
+    """A judge's language label with its standard where it names one: ``GNU C++20 (64)``,
+    ``GNU G++17 7.3.0``, ``Clang++20 Diagnostics``, ``MS C++ 2017``, ``C++23``, ``GNU C11``;
+    otherwise as :func:`language_from_text`. A standard g++/gcc here does not take
+    (``C++26``) drops the program with the label's name."""
+    lang = language_from_text(text)
+    if lang is Lang.CPP:
+        m = _CPP_LABEL.search(text)
+        if m is None:
+            return lang
+        year = m.group(1).lower()
+        year = year[2:] if len(year) == 4 else year  # MS C++ 2017
+        std = _CPP_STANDARDS.get(year)
+        if std is None:
+            return LanguageDrop(f"language {text.strip()}: standard C++{year} not known here")
+        return Dialect(lang, f"gnu++{std}")
+    if lang is Lang.C:
+        m = _C_LABEL.search(text)
+        if m is None:
+            return lang
+        std = _C_STANDARDS.get(m.group(1).lower())
+        if std is None:
+            return LanguageDrop(f"language {text.strip()}: standard C{m.group(1)} not known here")
+        return Dialect(lang, f"gnu{std}")
+    return lang

@@ -37,6 +37,7 @@ __all__ = [
     "Skipped",
     "TestCase",
     "cap_pools",
+    "defaults_taken",
     "pick_references",
     "problem_id",
     "write_problem",
@@ -56,10 +57,19 @@ class Program:
     lang: Lang
     source: str
     origin: str
+    standard: str | None = None  # C, C++: the gcc -std value its label names (gnu++20)
 
     @property
     def filename(self) -> str:
         return self.name + self.lang.suffix
+
+    @property
+    def table_name(self) -> str | None:
+        """Its ``[languages]`` entry, where the suffix alone does not say: ``pypy3``, or the
+        language with its standard (``cpp:gnu++20``)."""
+        if self.standard is not None:
+            return f"{self.lang}:{self.standard}"
+        return self.lang.table_name
 
 
 @dataclass(frozen=True)
@@ -128,6 +138,29 @@ class ProblemDraft:
     dropped: tuple[Dropped, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # The format's expected outputs are judge answers (a problem package's .ans): written
+    # beside their input (tests/001.ans), where the audit checks the gold against them.
+    answers_beside: bool = False
+    interactor: str | None = None  # the interactor's source, one of ``files``
+
+
+def defaults_taken(root: Path) -> list[str]:
+    """What an imported problem took by default, as its import recorded it: each defaulted
+    field's reason in ``provenance.json`` (``memory_limit missing in problem.yaml
+    limits.memory: 2048 MiB taken``); nothing for a problem not imported or unreadable."""
+    try:
+        prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    dropped = prov.get("dropped") if isinstance(prov, dict) else None
+    return [
+        str(d.get("reason"))
+        for d in dropped or []
+        if isinstance(d, dict) and d.get("kind") == "field" and d.get("what") in _LIMIT_FIELDS
+    ]
+
+
+_LIMIT_FIELDS = ("time_limit", "memory_limit")
 
 
 def problem_id(name: str) -> str:
@@ -183,7 +216,9 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8", newline="")
 
 
-def _tests(root: Path, arm: str, tests: Iterable[TestCase]) -> list[dict[str, Any]]:
+def _tests(
+    root: Path, arm: str, tests: Iterable[TestCase], beside: bool = False
+) -> list[dict[str, Any]]:
     where = _ARM_DIRS.get(arm, f"arms/{arm}")
     written = []
     for i, t in enumerate(tests, start=1):
@@ -191,7 +226,7 @@ def _tests(root: Path, arm: str, tests: Iterable[TestCase]) -> list[dict[str, An
         _write(root / rel, t.input)
         entry: dict[str, Any] = {"file": rel, "origin": t.origin}
         if t.output is not None:
-            ans = f"answers/{arm}/{i:03d}.ans"
+            ans = f"{where}/{i:03d}.ans" if beside else f"answers/{arm}/{i:03d}.ans"
             _write(root / ans, t.output)
             entry["answer"] = ans
         written.append(entry)
@@ -208,8 +243,8 @@ def _write_programs(
 
     def put(rel: str, prog: Program) -> None:
         _write(root / rel, prog.source)
-        if prog.lang.table_name:
-            languages[rel] = prog.lang.table_name
+        if prog.table_name:
+            languages[rel] = prog.table_name
 
     for prog in refs:
         put(f"refs/{prog.filename}", prog)
@@ -245,6 +280,8 @@ def write_problem(draft: ProblemDraft, root: Path, *, references: int, seed: int
     lines.append('references = ["refs/*"]')
     if draft.generator:
         lines.append(f"generator = {_toml_str(draft.generator)}")
+    if draft.interactor:
+        lines.append(f"interactor = {_toml_str(draft.interactor)}")
     _write(root / "statement.md", f"# {draft.title}\n\n{draft.statement.rstrip()}\n")
     for name, text in draft.files.items():
         _write(root / name, text)
@@ -255,7 +292,7 @@ def write_problem(draft: ProblemDraft, root: Path, *, references: int, seed: int
 
     tests: dict[str, list[dict[str, Any]]] = {}
     for arm, cases in draft.arms.items():
-        tests[arm] = _tests(root, arm, cases)
+        tests[arm] = _tests(root, arm, cases, draft.answers_beside)
     test_lines = [f'{arm} = "{_ARM_DIRS[arm]}/*.in"' for arm in _ARM_DIRS if draft.arms.get(arm)]
     if test_lines:
         lines += ["", "[tests]", *test_lines]
@@ -279,6 +316,7 @@ def write_problem(draft: ProblemDraft, root: Path, *, references: int, seed: int
         "checker": draft.checker,
         "validator": draft.validator,
         "generator": draft.generator,
+        "interactor": draft.interactor,
         "programs": programs,
         "tests": tests,
         "dropped": [d.to_dict() for d in draft.dropped],

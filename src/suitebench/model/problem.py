@@ -17,6 +17,7 @@ import contextlib
 import fnmatch
 import glob
 import math
+import re
 import tomllib
 from enum import StrEnum
 from pathlib import Path
@@ -40,6 +41,8 @@ __all__ = [
     "declared_language",
     "load_problem",
     "parse_checker",
+    "parse_icpc_flags",
+    "split_language",
 ]
 
 PROBLEM_FILE = "problem.toml"
@@ -75,6 +78,19 @@ COMPILE_LANGUAGES = ("c", "cpp", "rust", "go")
 #: but for ``script``, a directory with a build.sh). There is no Python 2 here.
 LANGUAGES = ("c", "cpp", "go", "java", "pypy3", "python", "rust", "shell")
 DEFAULT_OUTPUT_LIMIT = 64  # MiB
+#: Language standards a ``[languages]`` entry may name after the language (``cpp:gnu++20``,
+#: ``c:c11``): the value gcc's ``-std=`` takes, replacing the default standard of that program.
+STANDARDS = {
+    "c": re.compile(r"(c|gnu)(89|90|99|11|17|18|2x|23)|iso9899:(1990|1999|2011|2017)"),
+    "cpp": re.compile(r"(c|gnu)\+\+(98|03|0x|11|1y|14|1z|17|2a|20|2b|23)"),
+}
+
+
+def split_language(name: str) -> tuple[str, str | None]:
+    """A ``[languages]`` value as (language, standard or None): ``cpp:gnu++20`` ->
+    ``("cpp", "gnu++20")``."""
+    lang, _, std = name.partition(":")
+    return lang, std or None
 
 
 class CheckerKind(StrEnum):
@@ -84,10 +100,15 @@ class CheckerKind(StrEnum):
     LINES = "lines"
     TOKENS = "tokens"
     FLOAT = "float"
+    ICPC = "icpc"
     PROGRAM = "program"
 
 
-BUILTIN_CHECKERS = ("exact", "lines", "tokens", "float:EPS")
+BUILTIN_CHECKERS = ("exact", "lines", "tokens", "float:EPS", "icpc[:FLAGS]")
+#: The words of ``icpc:FLAGS``: the problem package format's ``validator_flags`` (the default
+#: output validator's arguments); the three tolerances take a number after them.
+ICPC_FLAGS = ("case_sensitive", "space_change_sensitive")
+ICPC_TOLERANCES = ("float_tolerance", "float_absolute_tolerance", "float_relative_tolerance")
 
 
 class CheckerSpec(BaseModel):
@@ -98,10 +119,22 @@ class CheckerSpec(BaseModel):
     kind: CheckerKind
     eps: float | None = None
     program: Path | None = None
+    # icpc: the default output validator's flags (None: that tolerance is not given)
+    case_sensitive: bool = False
+    space_change_sensitive: bool = False
+    float_absolute_tolerance: float | None = None
+    float_relative_tolerance: float | None = None
 
     def label(self) -> str:
         if self.kind is CheckerKind.FLOAT:
             return f"float:{self.eps:g}"
+        if self.kind is CheckerKind.ICPC:
+            words = [f for f in ICPC_FLAGS if getattr(self, f)]
+            for name in ("float_absolute_tolerance", "float_relative_tolerance"):
+                value = getattr(self, name)
+                if value is not None:
+                    words.append(f"{name} {value:g}")
+            return "icpc" + (":" + " ".join(words) if words else "")
         if self.kind is CheckerKind.PROGRAM:
             return f"program:{self.program.name if self.program else '?'}"
         return str(self.kind)
@@ -189,8 +222,9 @@ class Problem(BaseModel):
     oracle: OracleConfig
 
     def language_of(self, path: Path) -> str | None:
-        """The language ``[languages]`` gives ``path`` (the first glob that matches it), or
-        None: its extension decides."""
+        """The language ``[languages]`` gives ``path`` (the first glob that matches it), with
+        its standard where one is named (``cpp:gnu++20``, :func:`split_language`), or None:
+        its extension decides."""
         return _language_in(self.languages, self.root, path)
 
     def rel(self, path: Path) -> str:
@@ -201,11 +235,49 @@ class Problem(BaseModel):
             return str(path)
 
 
+def parse_icpc_flags(text: str) -> dict[str, Any]:
+    """The problem package format's ``validator_flags`` (``case_sensitive float_tolerance
+    1e-6``, space-separated as in ``problem.yaml``) as :class:`CheckerSpec` fields; a word the
+    default output validator does not take, or a tolerance without a number >= 0, raises
+    ``ValueError`` naming it. ``float_tolerance X`` sets both tolerances, as the format says."""
+    out: dict[str, Any] = {}
+    words = text.replace(",", " ").split()
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w in ICPC_FLAGS:
+            out[w] = True
+        elif w in ICPC_TOLERANCES:
+            try:
+                eps = float(words[i + 1])
+            except (IndexError, ValueError):
+                eps = math.nan
+            if not math.isfinite(eps) or eps < 0:
+                raise ValueError(f"{w} needs a number >= 0 after it")
+            i += 1
+            if w != "float_relative_tolerance":
+                out["float_absolute_tolerance"] = eps
+            if w != "float_absolute_tolerance":
+                out["float_relative_tolerance"] = eps
+        else:
+            known = ", ".join((*ICPC_FLAGS, *ICPC_TOLERANCES))
+            raise ValueError(f"unknown flag {w!r} (flags: {known})")
+        i += 1
+    return out
+
+
 def parse_checker(value: str, root: Path, file: Path) -> CheckerSpec:
-    """``exact | lines | tokens | float:EPS`` or the path of a checker program."""
+    """``exact | lines | tokens | float:EPS | icpc[:FLAGS]`` or the path of a checker
+    program."""
     v = value.strip()
     if v in ("exact", "lines", "tokens"):
         return CheckerSpec(kind=CheckerKind(v))
+    if v == "icpc" or v.startswith("icpc:"):
+        try:
+            flags = parse_icpc_flags(v.partition(":")[2])
+        except ValueError as exc:
+            raise ProblemError(file, "checker", f"icpc:FLAGS with {exc}; got {v!r}") from None
+        return CheckerSpec(kind=CheckerKind.ICPC, **flags)
     if v.startswith("float:"):
         try:
             eps = float(v.split(":", 1)[1])
@@ -215,11 +287,12 @@ def parse_checker(value: str, root: Path, file: Path) -> CheckerSpec:
             raise ProblemError(file, "checker", f"float:EPS with EPS a number >= 0, got {v!r}")
         return CheckerSpec(kind=CheckerKind.FLOAT, eps=eps)
     path = (root / v).resolve()
-    if not path.is_file():
+    if not (path.is_file() or (path / "build.sh").is_file()):
         raise ProblemError(
             file,
             "checker",
-            f"one of {', '.join(BUILTIN_CHECKERS)} or an existing checker program; "
+            f"one of {', '.join(BUILTIN_CHECKERS)} or an existing checker program (a source "
+            "file, or a directory with a build.sh); "
             f"{path} does not exist",
         )
     return CheckerSpec(kind=CheckerKind.PROGRAM, program=path)
@@ -282,6 +355,13 @@ def _languages(table: dict[str, Any], root: Path, file: Path) -> tuple[tuple[str
             raise ProblemError(
                 file, field, "a glob relative to the problem directory (not absolute, no '..')"
             )
+        base, _, std = lang.partition(":") if isinstance(lang, str) else ("", "", "")
+        if std and base in STANDARDS:
+            if not STANDARDS[base].fullmatch(std):
+                raise ProblemError(
+                    file, field, f"{base}:STANDARD with a gcc -std value for {base}; got {lang!r}"
+                )
+            lang = base
         if not isinstance(lang, str) or lang not in LANGUAGES:
             hint = ""
             if isinstance(lang, str) and lang.startswith("python2"):
@@ -290,7 +370,7 @@ def _languages(table: dict[str, Any], root: Path, file: Path) -> tuple[tuple[str
                 file, field, f"a language name, one of {', '.join(LANGUAGES)}; got {lang!r}{hint}"
             )
         _expand([pattern], root, file, field, required=True)
-        out.append((pattern, lang))
+        out.append((pattern, f"{lang}:{std}" if std else lang))
     return tuple(out)
 
 

@@ -174,6 +174,16 @@ _CC: dict[Language, tuple[str, tuple[str, ...], str]] = {
 }
 
 
+def standard_flags(
+    language: Language, standard: str, own: tuple[str, ...] | None
+) -> tuple[str, ...]:
+    """A C or C++ program's compiler flags with its language standard set to ``standard`` (a
+    gcc ``-std=`` value): ``own`` flags (a problem's ``[compile]``) or the judge's defaults,
+    any ``-std=`` among them replaced."""
+    flags = _CC[language][1] if own is None else own
+    return (*(f for f in flags if not f.startswith("-std=")), f"-std={standard}")
+
+
 def recipe(program: Program) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``(build_argv, run_argv_relative)``: the build command (relative paths, run in the build
     directory) and how to run the result ('{dir}' = build dir)."""

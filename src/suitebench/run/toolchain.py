@@ -61,6 +61,7 @@ from suitebench.run.recipes import (
     default_interpreter,
     real_rustc,
     recipe,
+    standard_flags,
     toolchain_binds,
     toolchain_version,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "program_from_path",
     "program_id",
     "recipe",
+    "standard_flags",
     "toolchain_binds",
     "toolchain_version",
     "tree_hash",
