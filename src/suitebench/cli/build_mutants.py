@@ -135,7 +135,11 @@ def _print_report(instance: Any, report: Any, out: Path | None, scope: str) -> N
         + f"{report.noops} no-ops, "
         f"{report.duplicates} duplicates, {report.capped} over the caps, "
         f"{len(report.build_errors)} do not build"
-        + (f", {len(report.equivalent)} equivalent" if report.equivalent else "")
+        + (
+            f"; {len(report.equivalent)} written as equivalent, out of M"
+            if report.equivalent
+            else ""
+        )
         + ")"
     )
     _print_build_scope(report)
@@ -156,7 +160,7 @@ def _print_report(instance: Any, report: Any, out: Path | None, scope: str) -> N
 
 def _print_build_scope(report: Any) -> None:
     """The sites the reference's build does not compile, by reason and file, and the
-    mutants its compiler found equivalent (the same objects as the reference's)."""
+    mutants its compiler found equivalent (the same objects or bytecode as the reference's)."""
     if report.left_out:
         kept = report.sites - sum(report.left_out.values())
         reasons = ", ".join(f"{n} {why}" for why, n in sorted(report.left_out.items()))
@@ -169,7 +173,12 @@ def _print_build_scope(report: Any) -> None:
     elif not report.build_recorded and report.sites:
         _out.print("  built: no C/C++ compile seen in the reference's build; every file kept")
     for eq in report.equivalent[:10]:
-        _out.print(f"  [cyan]equivalent[/cyan] {escape(str(eq['description']))}: same object code")
+        where = f"{eq['file']}:{eq['line']}"
+        why = eq.get("reason", "same object code")
+        _out.print(
+            f"  [cyan]equivalent[/cyan] {escape(where)} {escape(str(eq['description']))}: "
+            f"{escape(str(why))}"
+        )
     if len(report.equivalent) > 10:
         _out.print(f"  ... {len(report.equivalent) - 10} more in mutants/operators.json")
 

@@ -12,8 +12,10 @@ The pipeline, each stage a plain list of records:
    seed gives the same mutants;
 4. **build**: a Python mutant must compile; a mutant of another language is built with the
    instance's own recipe in the sandbox (the builds land in the cache ``score`` reads);
-   mutants that do not build are reported and dropped, and so are C/C++ mutants whose objects
-   are the reference's bytes (trivial compiler equivalence), listed as equivalent;
+   mutants that do not build are reported and dropped; C/C++ mutants whose objects are the
+   reference's bytes, and Python mutants whose bytecode is the reference's (line numbers
+   aside), are trivially equivalent (TCE): written with ``equivalent = "tce"``, which
+   ``score`` leaves out of M's denominator and lists;
 5. **write**: one unified diff per mutant under ``mutants/`` and a block of ``[[mutants]]``
    in ``instance.toml`` between two marker comments (a re-run replaces only that block).
 """
@@ -35,7 +37,7 @@ from suitebench.construct.treesitter_ops import grammar_installed, language_of, 
 from suitebench.construct.writing import OPERATOR, MutantRecord, prepare_target, write_generated
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor
-from suitebench.run.pycompile import compile_quietly
+from suitebench.run.pycompile import compile_quietly, same_bytecode
 from suitebench.suite.interpreter import suite_interpreter
 from suitebench.suite.programs import Builder, build_all
 
@@ -304,21 +306,28 @@ def _buildable(
     builder: Builder,
     executor: Executor | None,
     progress: Progress | None,
-) -> list[tuple[MutationSite, bytes]]:
-    """The candidates that build (a Python file: that compiles) and are not trivially
-    equivalent, in their order; each that does not build is listed in the report's build
-    errors, each whose objects are the reference's in its equivalents."""
+) -> tuple[list[tuple[MutationSite, bytes]], set[int]]:
+    """The candidates that build (a Python file: that compiles), in their order, and those of
+    them that are trivially equivalent (``id()`` of their sites: a C/C++ mutant whose objects
+    are the reference's bytes, a Python one whose bytecode is the reference's, line numbers
+    aside), also listed in the report's equivalents; each that does not build is listed in
+    the report's build errors."""
     with tempfile.TemporaryDirectory(prefix="suitebench-mutants-") as tmp:
         specs: list[MutantSpec] = []
         ok: list[tuple[MutationSite, bytes]] = []
         checks: list[tuple[MutationSite, bytes]] = []
+        equivalent: set[int] = set()  # id() of the sites that are (kept, marked "tce")
         for index, (site, diff) in enumerate(candidates):
             if site.file.endswith(".py"):
-                error = _python_compiles(site, (instance.source / site.file).read_bytes())
+                source = (instance.source / site.file).read_bytes()
+                error = _python_compiles(site, source)
                 if error is not None:
                     report.build_errors.append(_error(site, error))
-                else:
-                    ok.append((site, diff))
+                    continue
+                if same_bytecode(source, site.mutated(source), site.file):
+                    _record_equivalent(report, site, "same bytecode")
+                    equivalent.add(id(site))
+                ok.append((site, diff))
                 continue
             patch = Path(tmp) / f"c{index:05d}.diff"
             patch.write_bytes(diff)
@@ -334,21 +343,27 @@ def _buildable(
             for spec, (site, diff) in zip(specs, checks, strict=True):
                 result = built[spec.id]
                 if result.ok and _equivalent(builder, result.directory, diff):
-                    report.equivalent.append(
-                        {
-                            "file": site.file,
-                            "line": site.line,
-                            "operator": site.operator,
-                            "description": site.description,
-                        }
-                    )
-                elif result.ok:
+                    _record_equivalent(report, site, "same object code")
+                    equivalent.add(id(site))
+                if result.ok:
                     ok.append((site, diff))
                 else:
                     report.build_errors.append(_error(site, result.message[-2000:]))
     order = {id(s): i for i, (s, _) in enumerate(candidates)}
     ok.sort(key=lambda pair: order[id(pair[0])])
-    return ok
+    return ok, equivalent
+
+
+def _record_equivalent(report: MutantsReport, site: MutationSite, why: str) -> None:
+    report.equivalent.append(
+        {
+            "file": site.file,
+            "line": site.line,
+            "operator": site.operator,
+            "description": site.description,
+            "reason": why,
+        }
+    )
 
 
 def _equivalent(builder: Builder, directory: str, diff: bytes) -> bool:
@@ -402,7 +417,7 @@ def write_mutants(
         build_scope=build_scope_of(builder, paths),
     )
     target = prepare_target(instance, out)
-    ok = _buildable(instance, candidates, report, builder, executor, progress)
+    ok, equivalent = _buildable(instance, candidates, report, builder, executor, progress)
 
     records = [
         (
@@ -414,6 +429,7 @@ def write_mutants(
                 operator=site.operator,
                 description=site.description,
                 function=site.function,
+                equivalent="tce" if id(site) in equivalent else None,
             ),
             diff,
         )

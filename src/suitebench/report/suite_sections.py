@@ -117,6 +117,11 @@ def suite_section(run: ScoreRun) -> dict[str, Any]:
         for m in res.mutants
         if str(m.status) == "survived"
     ]
+    equivalent = [
+        {"id": m.id, "kind": m.equivalent, "reason": m.message, "description": m.description}
+        for m in res.mutants
+        if str(m.status) == "equivalent"
+    ]
     return {
         "label": run.label,
         "instance": res.instance,
@@ -127,6 +132,7 @@ def suite_section(run: ScoreRun) -> dict[str, Any]:
         "excluded_table": excluded,
         "mutants_table": mt,
         "survivors": survivors,
+        "equivalent": equivalent,
         "heatmap": _suite_heatmap(run),
         "mutation_report": str(run.mutation_report) if run.mutation_report else "",
     }

@@ -166,6 +166,8 @@ TEMPLATE = r"""<!DOCTYPE html>
 {% if s.survivors %}<h4>Surviving mutants and their diffs</h4>
 {% for m in s.survivors %}<p><b>{{ m.id }}</b> ({{ m.section or 'no section' }}) {{ m.description }}{% if m.target %}; meant to be killed by <code>{{ m.target }}</code>{% endif %}</p>
 <pre>{{ m.diff }}</pre>{% endfor %}{% endif %}
+{% if s.equivalent %}<h4>Equivalent mutants (not counted in M), with the reason</h4>
+<ul>{% for m in s.equivalent %}<li><b>{{ m.id }}</b> [{{ m.kind }}] {{ m.reason }}{% if m.description %}: {{ m.description }}{% endif %}</li>{% endfor %}</ul>{% endif %}
 {{ plot(s.heatmap) }}
 {% if s.mutation_report %}<p class="note">The mutation-testing-elements report of this suite: <code>{{ s.mutation_report }}</code>.</p>{% endif %}
 </details>
