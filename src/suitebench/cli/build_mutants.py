@@ -41,8 +41,20 @@ def mutants(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the caps' random samples."),
     max_total: int | None = typer.Option(None, "--max", min=1, help="At most N mutants."),
-    max_per_file: int = typer.Option(400, "--max-per-file", min=1),
-    max_per_function: int = typer.Option(40, "--max-per-function", min=1),
+    max_per_file: int | None = typer.Option(
+        None,
+        "--max-per-file",
+        min=1,
+        help="Sample at most N per file (default: every site of a Python package; 400 for a "
+        "program built by a recipe, where each mutant is a build).",
+    ),
+    max_per_function: int | None = typer.Option(
+        None,
+        "--max-per-function",
+        min=1,
+        help="Sample at most N per function (default: every site of a Python package; 40 for "
+        "a program built by a recipe).",
+    ),
     operator: list[str] = typer.Option([], "--operator", help="Only these operators."),
     include: list[str] = typer.Option(
         [], "--include", help="Only files matching this glob (relative to the source root)."
@@ -80,7 +92,7 @@ def mutants(
     """Operator mutants (no model), or with --llm requirement-targeted mutants: one unified
     diff each, listed in instance.toml."""
     sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
-    from suitebench.construct.mutants import SCOPES, write_mutants
+    from suitebench.construct.mutants import SCOPES, default_caps, write_mutants
     from suitebench.construct.mutate_paths import path_filter
 
     instance = _load(instance_path, branch=branch)
@@ -90,6 +102,9 @@ def mutants(
         _llm_mutants(instance, out, targets_file, per_section, attempts, model, base_url, api_key)
         return
     paths = path_filter(instance.source, include, exclude, project=project_settings)
+    per_file, per_function = default_caps(instance)
+    max_per_file = per_file if max_per_file is None else max_per_file
+    max_per_function = per_function if max_per_function is None else max_per_function
     with _executor_run("building mutants") as (executor, progress):
         report = write_mutants(
             instance,
@@ -133,7 +148,8 @@ def _print_report(instance: Any, report: Any, out: Path | None, scope: str) -> N
         f"{where}/mutants  ({report.sites} sites, "
         + (f"{report.out_of_scope} outside function bodies, " if scope != "all" else "")
         + f"{report.noops} no-ops, "
-        f"{report.duplicates} duplicates, {report.capped} over the caps, "
+        + (f"{report.no_mutate} on 'pragma: no mutate' lines, " if report.no_mutate else "")
+        + f"{report.duplicates} duplicates, {report.capped} over the caps, "
         f"{len(report.build_errors)} do not build"
         + (
             f"; {len(report.equivalent)} written as equivalent, out of M"
@@ -145,6 +161,8 @@ def _print_report(instance: Any, report: Any, out: Path | None, scope: str) -> N
     _print_build_scope(report)
     if report.capped:
         _out.print(_capped_line(report))
+    elif not any(report.caps.values()):
+        _out.print("  every site kept: no sampling (--max-per-file, --max-per-function, --max)")
     table = Table("operator", "mutants", show_edge=False)
     for name, count in sorted(report.by_operator.items()):
         table.add_row(name, str(count))

@@ -5,7 +5,8 @@ The pipeline, each stage a plain list of records:
 1. **sites**: every operator mutation of every source file (Python on libcst, C/C++/Rust/Go
    and shell on tree-sitter), in source order, but those the reference's build does not
    compile (``build_scope.py``: third-party, generated, not compiled, compiled out);
-2. **filter**: no-ops (the mutated file equals the source) and duplicates (two sites giving
+2. **filter**: sites on a line marked ``pragma: no mutate`` (mutmut's convention; ``//`` in
+   C-family code), no-ops (the mutated file equals the source) and duplicates (two sites giving
    the same mutated file) are dropped;
 3. **caps**: at most ``max_per_function`` sites per function and ``max_per_file`` per file,
    then ``max_total`` overall, each a seeded random sample kept in source order, so the same
@@ -47,6 +48,7 @@ __all__ = [
     "MANIFEST",
     "MutantRecord",
     "MutantsReport",
+    "default_caps",
     "error_line",
     "generate_operator_mutants",
     "languages_without_operators",
@@ -74,6 +76,9 @@ _NO_OPERATORS = {".js": "javascript", ".mjs": "javascript",
                  ".ts": "typescript", ".rb": "ruby", ".java": "java", ".kt": "kotlin",
                  ".pl": "perl", ".lua": "lua", ".php": "php", ".awk": "awk"}  # fmt: skip
 _RECIPES = {"build.sh", "compile.sh"}  # ProgramBench's build scripts
+# mutmut's convention, on the line a mutant would change: ``# pragma: no mutate`` (Python,
+# shell), ``// pragma: no mutate`` or ``/* pragma: no mutate */`` (C-family).
+_NO_MUTATE = re.compile(rb"(#|//|/\*)\s*pragma:\s*no mutate\b")
 _SKIP_PY = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest|setup)\.py$")
 Progress = Callable[[int, int], None]
 
@@ -87,6 +92,7 @@ class MutantsReport:
     sites: int = 0
     out_of_scope: int = 0  # outside function bodies, with ``scope="functions"``
     noops: int = 0
+    no_mutate: int = 0  # on a line marked ``# pragma: no mutate``
     duplicates: int = 0
     capped: int = 0
     candidates: int = 0  # sites left for the caps: after scope, no-op and duplicate filters
@@ -189,6 +195,20 @@ def mutation_sites(path: str, source: bytes) -> list[MutationSite]:
     return treesitter_sites(path, source)
 
 
+def default_caps(instance: Instance) -> tuple[int | None, int | None]:
+    """``(max_per_file, max_per_function)`` when the user names none: none for a Python
+    package (every site, as mutmut mutates a project), 400 and 40 for a program built by a
+    recipe, where every mutant is a build (Lua 5.4 has 16,409 sites)."""
+    return (None, None) if instance.kind is InstanceKind.PYTHON else (400, 40)
+
+
+def no_mutate_lines(source: bytes) -> set[int]:
+    """The lines marked ``pragma: no mutate`` in a comment (1-based)."""
+    if b"no mutate" not in source:
+        return set()
+    return {n for n, line in enumerate(source.splitlines(), 1) if _NO_MUTATE.search(line)}
+
+
 def _sample(sites: list[MutationSite], cap: int | None, rng: random.Random) -> list[MutationSite]:
     if cap is None or len(sites) <= cap:
         return sites
@@ -261,7 +281,11 @@ def generate_operator_mutants(
             report.left_out[reason] = report.left_out.get(reason, 0) + len(sites)
             continue
         seen: set[str] = set()
+        marked = no_mutate_lines(source)
         for site in sites:
+            if site.line in marked:
+                report.no_mutate += 1
+                continue
             if build_scope is not None and not build_scope.line_kept(path, source, site.line):
                 report.left_out["compiled_out"] = report.left_out.get("compiled_out", 0) + 1
                 continue
