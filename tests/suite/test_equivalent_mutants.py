@@ -190,7 +190,9 @@ def test_the_console_the_results_and_the_report_list_them(tmp_path: Path) -> Non
     assert re.search(r"paren\s+\[tce\] compiles to the reference's bytecode", proc.stdout)
     assert re.search(r"tie\s+\[declared\] on a tie hi is x", proc.stdout)
     # Declared by id alone: the console says which digest keeps it to this mutant.
-    assert f'digest = "{_digest(root, "tie")}"' in proc.stderr
+    assert f'[[equivalent]] tie has no digest; add digest = "{_digest(root, "tie")}"' in (
+        proc.stderr
+    )
     results = json.loads((out / "results.json").read_text())
     assert results["counts"]["equivalent"] == 2 and results["counts"]["scored"] == 3
     statuses = {m["id"]: (m["status"], m["equivalent"]) for m in results["mutants"]}
@@ -207,3 +209,15 @@ def test_the_console_the_results_and_the_report_list_them(tmp_path: Path) -> Non
         "compiles to the reference's bytecode, line numbers aside (TCE)",
         "on a tie hi is x",
     ]
+    html = tmp_path / "report.html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "suitebench", "report", str(out), "-o", str(html)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    page = html.read_text()
+    assert "<h4>Equivalent mutants (not counted in M), with the reason</h4>" in page
+    assert "<li><b>tie</b> [declared] on a tie hi is x</li>" in page

@@ -191,11 +191,9 @@ def _print_build_scope(report: Any) -> None:
     elif not report.build_recorded and report.sites:
         _out.print("  built: no C/C++ compile seen in the reference's build; every file kept")
     for eq in report.equivalent[:10]:
-        where = f"{eq['file']}:{eq['line']}"
         why = eq.get("reason", "same object code")
         _out.print(
-            f"  [cyan]equivalent[/cyan] {escape(where)} {escape(str(eq['description']))}: "
-            f"{escape(str(why))}"
+            f"  [cyan]equivalent[/cyan] {escape(str(eq['description']))}: {escape(str(why))}"
         )
     if len(report.equivalent) > 10:
         _out.print(f"  ... {len(report.equivalent) - 10} more in mutants/operators.json")

@@ -127,8 +127,10 @@ def _warn_unkeyed(instance: Instance) -> None:
         digest = content_digest(instance.mutant(mutant_id).patch.read_bytes())
         _err.print(
             f"[yellow]warning:[/yellow] {escape(str(instance.root / 'instance.toml'))}: "
-            f"[[equivalent]] {escape(mutant_id)} has no digest; add "
-            f'digest = "{digest}" so that it stays with this mutant if the mutants are rebuilt'
+            + escape(
+                f"[[equivalent]] {mutant_id} has no digest; add digest = \"{digest}\" so that "
+                "it stays with this mutant if the mutants are rebuilt"
+            )
         )
 
 
