@@ -128,7 +128,7 @@ def _warn_unkeyed(instance: Instance) -> None:
         _err.print(
             f"[yellow]warning:[/yellow] {escape(str(instance.root / 'instance.toml'))}: "
             + escape(
-                f"[[equivalent]] {mutant_id} has no digest; add digest = \"{digest}\" so that "
+                f'[[equivalent]] {mutant_id} has no digest; add digest = "{digest}" so that '
                 "it stays with this mutant if the mutants are rebuilt"
             )
         )
