@@ -348,7 +348,9 @@ def _buildable(
                 if error is not None:
                     report.build_errors.append(_error(site, error))
                     continue
-                if same_bytecode(source, site.mutated(source), site.file):
+                if instance.kind is InstanceKind.PYTHON and same_bytecode(
+                    source, site.mutated(source), site.file
+                ):
                     _record_equivalent(report, site, "same bytecode")
                     equivalent.add(id(site))
                 ok.append((site, diff))

@@ -7,7 +7,8 @@ equivalent for one of two reasons, and says which (``MutantResult.equivalent``):
 * ``tce`` -- trivial compiler equivalence: the compiler gives the reference's code.  A C/C++
   mutant whose objects (as the instance's own build compiles them, with its flags) are the
   reference's bytes, found by ``build mutants`` (``equivalent = "tce"`` in ``instance.toml``)
-  or here, after the mutant's build, for any mutant; a Python mutant whose modules compile to
+  and checked again here, after the mutant's build, for every mutant (a mark made before the
+  source changed is not trusted); a Python mutant whose modules compile to
   the reference's code objects, line numbers aside (``run/pycompile.py``, ``same_bytecode``),
   checked here for every mutant of a package, hand-written and model-written ones too.
 * ``declared`` -- the instance's ``[[equivalent]]`` list (a mutant id, a reason, and a digest of
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from suitebench.model.instance import TCE_REASON, Instance, InstanceKind, MutantSpec
+from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.pycompile import same_bytecode
 from suitebench.suite.interpreter import Interpreter
 from suitebench.suite.patching import patched_sources
@@ -37,15 +38,17 @@ OBJECTS_REASON = "compiles to the reference's object code (TCE)"
 def known_equivalents(
     instance: Instance, mutants: list[MutantSpec], source: Path, python: Interpreter | None
 ) -> dict[str, Equivalence]:
-    """The mutants known equivalent before any build: marked in the instance (``tce`` from
-    ``build mutants``, ``declared``), and a package's mutants whose every changed file is a
-    module compiling to the reference's code.  The bytecode is compared only where the
-    suite's interpreter compiles as ours does (another version may compile differently)."""
+    """The mutants known equivalent before any build: those the instance declares, and a
+    package's mutants whose every changed file is a module compiling to the reference's code.
+    A ``tce`` mark of ``build mutants`` is not taken on trust -- the source may have changed
+    since -- but checked again: here for a package (the bytecode), after the build for C/C++
+    (:func:`object_equivalents`).  The bytecode is compared only where the suite's
+    interpreter compiles as ours does (another version may compile differently)."""
     found: dict[str, Equivalence] = {}
     same_compiler = python is None or python.compiles_here
     for m in mutants:
-        if m.equivalent is not None:
-            found[m.id] = (m.equivalent, m.equivalent_reason or TCE_REASON)
+        if m.equivalent == "declared":
+            found[m.id] = ("declared", m.equivalent_reason)
         elif instance.kind is InstanceKind.PYTHON and same_compiler and _same_bytecode(m, source):
             found[m.id] = ("tce", PYTHON_REASON)
     return found
