@@ -228,3 +228,25 @@ def test_the_console_the_results_and_the_report_list_them(tmp_path: Path) -> Non
     page = html.read_text()
     assert "<h4>Equivalent mutants (not counted in M), with the reason</h4>" in page
     assert "<li><b>tie</b> [declared] on a tie hi is x</li>" in page
+
+
+def test_build_mutants_runs_again_over_a_declaration_of_one_of_its_mutants(
+    tmp_path: Path,
+) -> None:
+    from suitebench.construct.mutants import write_mutants
+
+    root = tmp_path / "ranges"
+    _instance(root)
+    first = write_mutants(load_instance(root), cache_dir=tmp_path / "builds")
+    tie = next(m for m in first.mutants if m.description.endswith("'>' -> '>='"))
+    digest = content_digest((root / tie.patch).read_bytes())
+    toml = root / "instance.toml"
+    toml.write_text(
+        toml.read_text()
+        + f'\n[[equivalent]]\nid = "{tie.id}"\nreason = "on a tie hi is x"\ndigest = "{digest}"\n'
+    )
+    # The declaration names a generated id; a re-run must not take it for a hand-written
+    # mutant of that name, and the declaration still holds after it.
+    second = write_mutants(load_instance(root), cache_dir=tmp_path / "builds")
+    assert [m.id for m in second.mutants] == [m.id for m in first.mutants]
+    assert load_instance(root).mutant(tie.id).equivalent == "declared"
