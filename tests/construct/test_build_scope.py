@@ -14,7 +14,10 @@ import pytest
 
 from suitebench.construct.mutants import mutation_sites, write_mutants
 from suitebench.model.instance import Instance, MutantSpec, load_instance
+from suitebench.run.store import Store
 from suitebench.suite.programs import Builder
+from suitebench.suite.result import MutantStatus
+from suitebench.suite.score import score_suite
 
 from .tally_program import write_tally
 
@@ -67,9 +70,62 @@ def test_a_mutant_compiling_to_the_reference_objects_is_equivalent_and_listed(ta
     # so its 3 mutants ('*' -> '/', 3 -> 4, 3 -> 2) leave stats.o as it was.
     at_16 = [e for e in report.equivalent if (e["file"], e["line"]) == ("src/stats.c", 16)]
     assert sorted(str(e["operator"]) for e in at_16) == ["arithmetic", "constant", "constant"]
-    assert ("src/stats.c", 16) not in {(m.file, m.line) for m in report.mutants}
+    # Written with the others, marked: score leaves them out of M's denominator and lists them.
+    marked = {
+        (m.file, m.line, m.equivalent)
+        for m in report.mutants
+        if (m.file, m.line) == ("src/stats.c", 16)
+    }
+    assert marked == {("src/stats.c", 16, "tce")}
+    assert sum(1 for m in report.mutants if m.equivalent == "tce") == len(report.equivalent)
     # A mutant that changes what the program computes is not: total += -> -= (stats.c:4).
     assert ("src/stats.c", 4) not in {(e["file"], e["line"]) for e in report.equivalent}
+    assert all(
+        m.equivalent is None for m in report.mutants if (m.file, m.line) == ("src/stats.c", 4)
+    )
+
+
+def test_score_leaves_equivalent_mutants_out_of_m_whoever_wrote_them(
+    tally: Any, tmp_path: Path
+) -> None:
+    instance, report, cache = tally
+    marked = [m for m in instance.mutants if m.equivalent == "tce"]
+    assert len(marked) == len(report.equivalent) >= 3
+    # Two hand-written mutants: stats_scale's factor (never called: stats.o is the same
+    # bytes, found at score time) and the sum subtracting (3 + 9 + 4 printed as -16: killed).
+    scale = tmp_path / "scale.diff"
+    scale.write_text(
+        "--- a/src/stats.c\n+++ b/src/stats.c\n@@ -16 +16 @@\n"
+        "-static inline long stats_scale(long x) { return x * 3; }\n"
+        "+static inline long stats_scale(long x) { return x * 7; }\n"
+    )
+    minus = tmp_path / "minus.diff"
+    minus.write_text(
+        "--- a/src/stats.c\n+++ b/src/stats.c\n@@ -4 +4 @@\n"
+        "-    for (int i = 0; i < n; i++) total += xs[i];\n"
+        "+    for (int i = 0; i < n; i++) total -= xs[i];\n"
+    )
+    # "minus" comes marked as build mutants would mark an equivalent one (a mark made before
+    # the source changed, say): the mark is checked against the objects, not trusted.
+    stale = MutantSpec(id="minus", patch=minus, equivalent="tce")
+    handwritten = (MutantSpec(id="scale7", patch=scale), stale)
+    mutants = (*marked[:3], *handwritten)
+    instance = instance.model_copy(update={"mutants": mutants})
+    # The instance's own suite (mutants built from the reference's build) and the same suite
+    # from elsewhere (mutants built from scratch): the same denominator.
+    elsewhere = tmp_path / "suite"
+    shutil.copytree(instance.tests, elsewhere)
+    for suite in (None, elsewhere):
+        store = Store(tmp_path / f"store-{suite is None}" / "store.sqlite")
+        result = score_suite(instance, suite, store=store, cache_dir=cache)
+        by_id = {m.id: m for m in result.mutants}
+        # By hand: 3 marked by build mutants + scale7 equivalent; minus killed: M = 1/1.
+        assert [by_id[m.id].status for m in marked[:3]] == [MutantStatus.EQUIVALENT] * 3
+        assert by_id["scale7"].status is MutantStatus.EQUIVALENT, by_id["scale7"]
+        assert by_id["scale7"].equivalent == "tce" and "object code" in by_id["scale7"].message
+        assert by_id["minus"].status is MutantStatus.KILLED
+        assert result.counts.equivalent == 4 and result.counts.scored == 1
+        assert result.mutation_score == 1.0
 
 
 def _recompiled(tree: str) -> set[str]:

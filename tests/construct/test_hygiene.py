@@ -168,13 +168,17 @@ def test_hygiene_drops_bad_tests_and_cleans_the_spec(tmp_path: Path, loopback_se
 
 
 def test_classification_of_reference_runs() -> None:
-    P, F, T = TestStatus.PASSED, TestStatus.FAILED, TestStatus.TIMEOUT
+    P, F, T, S = TestStatus.PASSED, TestStatus.FAILED, TestStatus.TIMEOUT, TestStatus.SKIPPED
     got = classify_reference_runs(
-        {"a": [P, P, P], "b": [P, F, P], "c": [F, F, F], "d": [T, T, T], "e": [T, P, P]}, 2.0
-    )
+        {"a": [P, P, P], "b": [P, F, P], "c": [F, F, F], "d": [T, T, T], "e": [T, P, P],
+         "f": [S, S, S], "g": [S, P, S]},
+        2.0,
+        {"f": "Skipped: needs a terminal"},
+    )  # fmt: skip
     assert {k: v[0] for k, v in got.items()} == {
-        "b": "flaky", "c": "fails", "d": "timeout", "e": "flaky",
+        "b": "flaky", "c": "fails", "d": "timeout", "e": "flaky", "f": "skipped", "g": "flaky",
     }  # fmt: skip
+    assert got["f"][1] == "skipped in every run (3): Skipped: needs a terminal"
 
 
 def test_error_locations_and_section_drop_on_text() -> None:

@@ -100,8 +100,10 @@ def test_init_from_a_python_project_carries_its_config_and_the_files_its_tests_r
 ) -> None:
     """A src-layout project: its pyproject's ``filterwarnings = error`` makes a test that
     warns fail (dropped by hygiene), and the README its test reads and the root package a
-    test imports are copied beside (and the goldens test passes)."""
-    repo = tmp_path / "shouty"
+    test imports are copied beside (and the goldens test passes); a test skipped on the
+    reference is kept and reported as skipped; the instance is named after the project, not
+    the folder it was cloned into."""
+    repo = tmp_path / "shouty-checkout"
     (repo / "src" / "shouty").mkdir(parents=True)
     (repo / "tests").mkdir()
     (repo / "docs").mkdir()  # not read by the tests: not copied
@@ -137,6 +139,12 @@ def test_init_from_a_python_project_carries_its_config_and_the_files_its_tests_r
             def test_goldens():
                 from tools import GOLDEN
                 assert all(shout(k) == v for k, v in GOLDEN.items())
+
+            import pytest
+
+            @pytest.mark.skipif(True, reason="needs a terminal")
+            def test_tty_colours():
+                assert shout("hi") == "HI!"
             """
         )
     )
@@ -150,6 +158,13 @@ def test_init_from_a_python_project_carries_its_config_and_the_files_its_tests_r
     assert [(d.id, d.reason) for d in report.dropped] == [
         ("tests/test_shouty.py::test_whisper", "fails")
     ]
-    assert report.tests == 4
+    # Skipped in every run: kept in its file, listed with pytest's reason, not "fails".
+    assert [(d.id, d.reason) for d in report.skipped] == [
+        ("tests/test_shouty.py::test_tty_colours", "skipped")
+    ]
+    assert "needs a terminal" in report.skipped[0].detail
+    assert "def test_tty_colours" in (tmp_path / "out" / "tests" / "test_shouty.py").read_text()
+    assert report.tests == 5
+    assert toml.startswith('name = "shouty"\n')  # pyproject's name, not "shouty-checkout"
     assert summary["python_project"]["beside"] == ["README.md", "tools"]
     assert not (tmp_path / "out" / "docs").exists()

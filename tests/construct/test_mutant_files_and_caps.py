@@ -130,6 +130,26 @@ def test_caps_say_how_many_sites_they_drop_and_where(tmp_path: Path) -> None:
     assert "capped" not in out
 
 
+def test_a_python_package_gets_every_site_unless_sampling_is_asked(tmp_path: Path) -> None:
+    # One function of 45 additions: 45 sites, over the old default of 40 per function.
+    root = tmp_path / "inst"
+    (root / "src" / "adds").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "src" / "adds" / "__init__.py").write_text(_adds("many", 45))
+    (root / "instance.toml").write_text(
+        'name = "adds"\nkind = "python"\npackage = "adds"\nsource = "src"\ntests = "tests"\n'
+    )
+    manifest, out = _mutants(tmp_path, root)
+    assert _files(manifest) == {"adds/__init__.py": 45}
+    assert manifest["capped"] == 0
+    assert manifest["caps"] == {"max_per_file": None, "max_per_function": None, "max_total": None}
+    assert "every site kept: no sampling" in out
+    # Asked: 45 - 40 = 5 dropped, and said.
+    manifest, out = _mutants(tmp_path, root, "--max-per-function", "40")
+    assert _files(manifest) == {"adds/__init__.py": 40}
+    assert "capped: 5 of 45 sites dropped (max_per_function=40)" in out
+
+
 def test_a_source_in_a_language_without_operators_names_it(tmp_path: Path) -> None:
     root = _instance(tmp_path / "inst", {"greet.js": 'console.log("hi");\n'})
     proc = suitebench(tmp_path, "build", "mutants", str(root))

@@ -237,6 +237,7 @@ def hygiene(
     )
     for d in report.dropped:
         _out.print(f"  [yellow]{d.reason:8}[/yellow] {escape(d.id)}  {escape(d.detail)}")
+    _print_skipped(report)
     for c in report.spec_changes:
         _out.print(f"  spec line {c['line']}: {escape(c['before'].strip())}")
         _out.print(f"           -> {escape(c['after'].strip())}")
@@ -244,6 +245,12 @@ def hygiene(
         _out.print(f"  spec section dropped (all its tests were): {escape(s)}")
     for t in report.not_removed:
         _out.print(f"  [red]not found in its file, remove by hand:[/red] {escape(t)}")
+
+
+def _print_skipped(report: Any) -> None:
+    """Tests skipped on the reference: kept, but not valid (they kill no mutant)."""
+    for d in getattr(report, "skipped", []):
+        _out.print(f"  [cyan]skipped [/cyan] {escape(d.id)}  {escape(d.detail)} (kept)")
 
 
 @build_app.command("init")
@@ -302,6 +309,7 @@ def init(
         _out.print(f"  [yellow]{d.reason:8}[/yellow] {escape(d.id)}  {escape(d.detail)}")
         for test in in_files.get(d.id, []):
             _out.print(f"  [yellow]{d.reason:8}[/yellow] {escape(test)}  (its file: see above)")
+    _print_skipped(report)
     for t in report.not_removed:
         _out.print(f"  [red]not found in its file, remove by hand:[/red] {escape(t)}")
     if not (out / "spec.md").is_file():

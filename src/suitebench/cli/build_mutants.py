@@ -41,8 +41,20 @@ def mutants(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the caps' random samples."),
     max_total: int | None = typer.Option(None, "--max", min=1, help="At most N mutants."),
-    max_per_file: int = typer.Option(400, "--max-per-file", min=1),
-    max_per_function: int = typer.Option(40, "--max-per-function", min=1),
+    max_per_file: int | None = typer.Option(
+        None,
+        "--max-per-file",
+        min=1,
+        help="Sample at most N per file (default: every site of a Python package; 400 for a "
+        "program built by a recipe, where each mutant is a build).",
+    ),
+    max_per_function: int | None = typer.Option(
+        None,
+        "--max-per-function",
+        min=1,
+        help="Sample at most N per function (default: every site of a Python package; 40 for "
+        "a program built by a recipe).",
+    ),
     operator: list[str] = typer.Option([], "--operator", help="Only these operators."),
     include: list[str] = typer.Option(
         [], "--include", help="Only files matching this glob (relative to the source root)."
@@ -84,7 +96,7 @@ def mutants(
     """Operator mutants (no model), or with --llm requirement-targeted mutants: one unified
     diff each, listed in instance.toml."""
     sandbox_backend(backend, allow_unsandboxed)  # the construction runs programs
-    from suitebench.construct.mutants import SCOPES, write_mutants
+    from suitebench.construct.mutants import SCOPES, default_caps, write_mutants
     from suitebench.construct.mutate_paths import path_filter, project_root_of
 
     instance = _load(instance_path, branch=branch)
@@ -97,6 +109,9 @@ def mutants(
         instance.root, instance.source, getattr(instance, "pytest_config", None)
     )
     paths = path_filter(settings_root, include, exclude, project=project_settings, prefix=prefix)
+    per_file, per_function = default_caps(instance)
+    max_per_file = per_file if max_per_file is None else max_per_file
+    max_per_function = per_function if max_per_function is None else max_per_function
     with _executor_run("building mutants") as (executor, progress):
         report = write_mutants(
             instance,
@@ -141,15 +156,22 @@ def _print_report(
         f"{where}/mutants  ({report.sites} sites, "
         + (f"{report.out_of_scope} outside function bodies, " if scope != "all" else "")
         + f"{report.noops} no-ops, "
-        f"{report.duplicates} duplicates, {report.capped} over the caps, "
+        + (f"{report.no_mutate} on 'pragma: no mutate' lines, " if report.no_mutate else "")
+        + f"{report.duplicates} duplicates, {report.capped} over the caps, "
         f"{len(report.build_errors)} do not build"
-        + (f", {len(report.equivalent)} equivalent" if report.equivalent else "")
+        + (
+            f"; {len(report.equivalent)} written as equivalent, out of M"
+            if report.equivalent
+            else ""
+        )
         + ")"
     )
     _print_build_scope(report)
     if report.capped:
         _out.print(_capped_line(report))
         _print_capped(report, verbose)
+    elif not any(report.caps.values()):
+        _out.print("  every site kept: no sampling (--max-per-file, --max-per-function, --max)")
     table = Table("operator", "mutants", show_edge=False)
     for name, count in sorted(report.by_operator.items()):
         table.add_row(name, str(count))
@@ -165,7 +187,7 @@ def _print_report(
 
 def _print_build_scope(report: Any) -> None:
     """The sites the reference's build does not compile, by reason and file, and the
-    mutants its compiler found equivalent (the same objects as the reference's)."""
+    mutants its compiler found equivalent (the same objects or bytecode as the reference's)."""
     if report.left_out:
         kept = report.sites - sum(report.left_out.values())
         reasons = ", ".join(f"{n} {why}" for why, n in sorted(report.left_out.items()))
@@ -178,7 +200,10 @@ def _print_build_scope(report: Any) -> None:
     elif not report.build_recorded and report.sites:
         _out.print("  built: no C/C++ compile seen in the reference's build; every file kept")
     for eq in report.equivalent[:10]:
-        _out.print(f"  [cyan]equivalent[/cyan] {escape(str(eq['description']))}: same object code")
+        why = eq.get("reason", "same object code")
+        _out.print(
+            f"  [cyan]equivalent[/cyan] {escape(str(eq['description']))}: {escape(str(why))}"
+        )
     if len(report.equivalent) > 10:
         _out.print(f"  ... {len(report.equivalent) - 10} more in mutants/operators.json")
 

@@ -31,6 +31,7 @@ from suitebench.cli._survivors import (
     where,
 )
 from suitebench.cli.main import OPTIONS
+from suitebench.model.diffs import content_digest
 from suitebench.model.instance import Instance, InstanceError, load_instance
 from suitebench.model.programbench import is_programbench_task, load_programbench_task
 from suitebench.report.mutation_report import write_mutation_report
@@ -65,6 +66,7 @@ def _print_mutant_table(result: SuiteResult) -> None:
             MutantStatus.KILLED: "green",
             MutantStatus.TIMEOUT: "green",
             MutantStatus.SURVIVED: "red",
+            MutantStatus.EQUIVALENT: "cyan",
         }.get(m.status, "yellow")
         killers = ", ".join(m.killed_by[:3]) + (" ..." if len(m.killed_by) > 3 else "")
         table.add_row(
@@ -82,7 +84,9 @@ def _print_suite(result: SuiteResult, show_failures: bool = False, verbose: bool
     _out.print(
         f"[bold]{result.instance}[/bold]  V = {_pct(result.validity)} ({c.valid}/{c.tests} valid, "
         f"{c.flaky} flaky, {c.skipped} skipped)   M = {_pct(result.mutation_score)} "
-        f"({c.killed}/{c.scored} killed, {c.build_errors} build errors, {c.crashed} crashed)"
+        f"({c.killed}/{c.scored} killed, {c.build_errors} build errors, {c.crashed} crashed"
+        + (f", {c.equivalent} equivalent" if c.equivalent else "")
+        + ")"
     )
     selection = f"test selection: {result.test_selection} ({result.coverage.reason})"
     if result.test_selection != "all":
@@ -96,6 +100,7 @@ def _print_suite(result: SuiteResult, show_failures: bool = False, verbose: bool
     if verbose:
         _print_mutant_table(result)
     print_survivors(result, _out)
+    _print_equivalent(result)
     if any(result.per_section):  # sections come from a spec; operator mutants have none
         sections = "  ".join(f"{s or '(none)'}: {_pct(v)}" for s, v in result.per_section.items())
         _out.print(f"M per section: {sections}")
@@ -129,6 +134,34 @@ def _print_suite(result: SuiteResult, show_failures: bool = False, verbose: bool
             for test in m.killed_by:
                 why = m.kill_messages.get(test, "")
                 _out.print(f"  {escape(m.id)} killed by {escape(test)}: {escape(why)}")
+
+
+def _print_equivalent(result: SuiteResult) -> None:
+    """The mutants left out of M as equivalent, each with why."""
+    equivalent = [m for m in result.mutants if m.status is MutantStatus.EQUIVALENT]
+    if not equivalent:
+        return
+    _out.print(f"{len(equivalent)} equivalent mutant(s) (not counted for M):")
+    for m in equivalent:
+        what = f"  {m.description}" if m.description else ""
+        _out.print(
+            f"  {escape(m.id)}  [cyan]{escape(f'[{m.equivalent}]')}[/cyan] "
+            f"{escape(m.message)}{escape(what)}"
+        )
+
+
+def _warn_unkeyed(instance: Instance) -> None:
+    """Declarations of equivalence by id alone: a rebuild that renumbers the mutants would
+    move them to other mutants; the digest to add keys them to what the mutant changes."""
+    for mutant_id in instance.equivalent_unkeyed:
+        digest = content_digest(instance.mutant(mutant_id).patch.read_bytes())
+        _err.print(
+            f"[yellow]warning:[/yellow] {escape(str(instance.root / 'instance.toml'))}: "
+            + escape(
+                f'[[equivalent]] {mutant_id} has no digest; add digest = "{digest}" so that '
+                "it stays with this mutant if the mutants are rebuilt"
+            )
+        )
 
 
 def _print_implementation(result: ImplementationResult) -> None:
@@ -366,6 +399,7 @@ def _emit_suite(
     score beside the store (what ``show`` and ``apply`` read by default), printed (on stderr
     under --json), and as JSON on stdout (the full matrix runs to megabytes: pydantic's own
     encoder); then a broken harness ends the command."""
+    _warn_unkeyed(instance)
     if out is not None:
         result.write(out)
         write_mutation_report(out / "mutation-report.json", instance, result)

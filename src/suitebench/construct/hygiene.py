@@ -9,6 +9,10 @@ Reference tests are dropped when they
 * need the network (``network``): they fail in the sandbox without network and pass when the
   same run is allowed the network (a second, single run made only for the failing tests).
 
+A test skipped in every run (``pytest.mark.skipif``, ``importorskip``) is neither failing nor
+dropped: it is kept in the suite and listed as ``skipped`` with pytest's reason (it is not
+valid, so it kills no mutant, and it may run where its condition holds).
+
 Each dropped test is removed from its file (its function, or its method, through libcst so
 the rest of the file is untouched) and from the sections map.  In the spec, source locations
 in error messages (``panicked at src/main.rs:24:40``) become ``<error location>``: each mutant
@@ -61,7 +65,7 @@ Progress = Callable[[int, int], None]
 @dataclass(frozen=True)
 class DroppedTest:
     id: str
-    reason: str  # fails | flaky | timeout | network
+    reason: str  # fails | flaky | timeout | network (dropped); skipped (kept)
     detail: str
 
 
@@ -73,6 +77,7 @@ class HygieneReport:
     dropped: list[DroppedTest] = field(default_factory=list)
     files_changed: list[str] = field(default_factory=list)
     not_removed: list[str] = field(default_factory=list)
+    skipped: list[DroppedTest] = field(default_factory=list)  # kept: skipped in every run
     spec_changes: list[dict[str, Any]] = field(default_factory=list)
     sections_dropped: list[str] = field(default_factory=list)
 
@@ -86,7 +91,8 @@ def classify_reference_runs(
     messages: dict[str, str] | None = None,
 ) -> dict[str, tuple[str, str]]:
     """Test id -> (reason, detail) for every test that is not passed in every run; the detail
-    ends with pytest's one-line reason (``messages``: a failure's, a collection error's)."""
+    ends with pytest's one-line reason (``messages``: a failure's, a skip's, a collection
+    error's).  ``skipped`` (in every run) is the one reason that does not drop the test."""
     out: dict[str, tuple[str, str]] = {}
     for test, seen in statuses.items():
         if all(s is TestStatus.PASSED for s in seen):
@@ -96,7 +102,9 @@ def classify_reference_runs(
         if "::" not in test and test.endswith(".py"):  # a file's own unit: it did not collect
             out[test] = ("fails", f"the file does not collect: {why or shown}")
             continue
-        if len(set(seen)) > 1:
+        if seen and all(s is TestStatus.SKIPPED for s in seen):
+            out[test] = ("skipped", f"skipped in every run ({len(seen)})")
+        elif len(set(seen)) > 1:
             out[test] = ("flaky", f"outcomes differ across {len(seen)} runs: {shown}")
         elif seen and seen[0] is TestStatus.TIMEOUT:
             out[test] = ("timeout", f"exceeds the per-test limit of {per_test:g} s in every run")
@@ -262,7 +270,9 @@ def apply_hygiene(
             if online.get(test, [TestStatus.NOT_RUN])[0] is TestStatus.PASSED:
                 verdicts[test] = ("network", "fails without network, passes with it")
     report = HygieneReport(instance=instance.name, runs=runs, tests=len(statuses))
-    report.dropped = [DroppedTest(t, r, d) for t, (r, d) in sorted(verdicts.items())]
+    listed = [DroppedTest(t, r, d) for t, (r, d) in sorted(verdicts.items())]
+    report.dropped = [d for d in listed if d.reason != "skipped"]
+    report.skipped = [d for d in listed if d.reason == "skipped"]
 
     target = prepare_target(instance, out)
     moved = load_instance(target)

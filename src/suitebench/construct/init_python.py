@@ -3,8 +3,9 @@ configuration, the files its tests read, and the interpreter with its test depen
 
 A project is a directory with no ``build.sh`` and a pytest suite (``tests/`` or ``test/``)
 beside one importable package: ``src/<name>/__init__.py`` (the src layout) or
-``<name>/__init__.py`` at the root.  The instance gets ``kind = "python"`` with the package's
-root as ``source``; the project's pytest configuration (the file pytest would read:
+``<name>/__init__.py`` at the root.  The instance is named as the project is (its
+``pyproject.toml`` or ``setup.cfg``, else its folder) and gets ``kind = "python"`` with the
+package's root as ``source``; the project's pytest configuration (the file pytest would read:
 :func:`suitebench.suite.projectconfig.find_pytest_config`) and its root ``conftest.py`` are
 copied and named by ``pytest_config``; the root's files and directories the tests read or
 import (``README.md``, ``docs``, ``tools``) are copied and listed in ``beside``; ``--python``
@@ -13,6 +14,7 @@ becomes ``python``.
 
 from __future__ import annotations
 
+import configparser
 import json
 import shutil
 import tomllib
@@ -45,6 +47,27 @@ def _tests_dir(repo: Path) -> Path | None:
         if (repo / name).is_dir() and any((repo / name).rglob("test*.py")):
             return repo / name
     return None
+
+
+def project_name(repo: Path) -> str:
+    """The project's own name: ``[project] name`` in ``pyproject.toml``, else ``[metadata]
+    name`` in ``setup.cfg``, else the folder's (a clone may be named anything)."""
+    try:
+        meta = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))
+        name = meta.get("project", {}).get("name") or meta.get("tool", {}).get("poetry", {}).get(
+            "name"
+        )
+        if isinstance(name, str) and name.strip():
+            return name.strip()
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+        pass
+    cfg = configparser.ConfigParser(interpolation=None)
+    try:
+        cfg.read(repo / "setup.cfg", encoding="utf-8")
+        name = cfg.get("metadata", "name", fallback="").strip()
+    except (configparser.Error, UnicodeDecodeError):
+        name = ""
+    return name or repo.name
 
 
 def _package(repo: Path) -> tuple[Path, str]:
@@ -90,7 +113,7 @@ def python_lines(repo: Path, out: Path, python: Path | None) -> tuple[list[str],
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
     shutil.copytree(source / package, out / "src" / package, symlinks=True, ignore=ignore)
     lines = [
-        f"name = {json.dumps(repo.name)}",
+        f"name = {json.dumps(project_name(repo))}",
         'kind = "python"',
         f"description = {json.dumps(f'built from {repo.name}')}",
         'source = "src/"',

@@ -5,15 +5,18 @@ The pipeline, each stage a plain list of records:
 1. **sites**: every operator mutation of every source file (Python on libcst, C/C++/Rust/Go
    and shell on tree-sitter), in source order, but those the reference's build does not
    compile (``build_scope.py``: third-party, generated, not compiled, compiled out);
-2. **filter**: no-ops (the mutated file equals the source) and duplicates (two sites giving
+2. **filter**: sites on a line marked ``pragma: no mutate`` (mutmut's convention; ``//`` in
+   C-family code), no-ops (the mutated file equals the source) and duplicates (two sites giving
    the same mutated file) are dropped;
 3. **caps**: at most ``max_per_function`` sites per function and ``max_per_file`` per file,
    then ``max_total`` overall, each a seeded random sample kept in source order, so the same
    seed gives the same mutants;
 4. **build**: a Python mutant must compile; a mutant of another language is built with the
    instance's own recipe in the sandbox (the builds land in the cache ``score`` reads);
-   mutants that do not build are reported and dropped, and so are C/C++ mutants whose objects
-   are the reference's bytes (trivial compiler equivalence), listed as equivalent;
+   mutants that do not build are reported and dropped; C/C++ mutants whose objects are the
+   reference's bytes, and Python mutants whose bytecode is the reference's (line numbers
+   aside), are trivially equivalent (TCE): written with ``equivalent = "tce"``, which
+   ``score`` leaves out of M's denominator and lists;
 5. **write**: one unified diff per mutant under ``mutants/`` and a block of ``[[mutants]]``
    in ``instance.toml`` between two marker comments (a re-run replaces only that block).
 """
@@ -35,7 +38,7 @@ from suitebench.construct.treesitter_ops import grammar_installed, language_of, 
 from suitebench.construct.writing import OPERATOR, MutantRecord, prepare_target, write_generated
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor
-from suitebench.run.pycompile import compile_quietly
+from suitebench.run.pycompile import compile_quietly, same_bytecode
 from suitebench.suite.interpreter import suite_interpreter
 from suitebench.suite.programs import Builder, build_all
 
@@ -45,6 +48,7 @@ __all__ = [
     "MANIFEST",
     "MutantRecord",
     "MutantsReport",
+    "default_caps",
     "error_line",
     "generate_operator_mutants",
     "languages_without_operators",
@@ -72,6 +76,9 @@ _NO_OPERATORS = {".js": "javascript", ".mjs": "javascript",
                  ".ts": "typescript", ".rb": "ruby", ".java": "java", ".kt": "kotlin",
                  ".pl": "perl", ".lua": "lua", ".php": "php", ".awk": "awk"}  # fmt: skip
 _RECIPES = {"build.sh", "compile.sh"}  # ProgramBench's build scripts
+# mutmut's convention, on the line a mutant would change: ``# pragma: no mutate`` (Python,
+# shell), ``// pragma: no mutate`` or ``/* pragma: no mutate */`` (C-family).
+_NO_MUTATE = re.compile(rb"(#|//|/\*)\s*pragma:\s*no mutate\b")
 _SKIP_PY = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest|setup)\.py$")
 Progress = Callable[[int, int], None]
 
@@ -85,6 +92,7 @@ class MutantsReport:
     sites: int = 0
     out_of_scope: int = 0  # outside function bodies, with ``scope="functions"``
     noops: int = 0
+    no_mutate: int = 0  # on a line marked ``# pragma: no mutate``
     duplicates: int = 0
     capped: int = 0
     candidates: int = 0  # sites left for the caps: after scope, no-op and duplicate filters
@@ -189,6 +197,20 @@ def mutation_sites(path: str, source: bytes) -> list[MutationSite]:
     return treesitter_sites(path, source)
 
 
+def default_caps(instance: Instance) -> tuple[int | None, int | None]:
+    """``(max_per_file, max_per_function)`` when the user names none: none for a Python
+    package (every site, as mutmut mutates a project), 400 and 40 for a program built by a
+    recipe, where every mutant is a build (Lua 5.4 has 16,409 sites)."""
+    return (None, None) if instance.kind is InstanceKind.PYTHON else (400, 40)
+
+
+def no_mutate_lines(source: bytes) -> set[int]:
+    """The lines marked ``pragma: no mutate`` in a comment (1-based)."""
+    if b"no mutate" not in source:
+        return set()
+    return {n for n, line in enumerate(source.splitlines(), 1) if _NO_MUTATE.search(line)}
+
+
 def _sample(sites: list[MutationSite], cap: int | None, rng: random.Random) -> list[MutationSite]:
     if cap is None or len(sites) <= cap:
         return sites
@@ -261,7 +283,11 @@ def generate_operator_mutants(
             report.left_out[reason] = report.left_out.get(reason, 0) + len(sites)
             continue
         seen: set[str] = set()
+        marked = no_mutate_lines(source)
         for site in sites:
+            if site.line in marked:
+                report.no_mutate += 1
+                continue
             if build_scope is not None and not build_scope.line_kept(path, source, site.line):
                 report.left_out["compiled_out"] = report.left_out.get("compiled_out", 0) + 1
                 continue
@@ -319,23 +345,32 @@ def _buildable(
     builder: Builder,
     executor: Executor | None,
     progress: Progress | None,
-) -> list[tuple[MutationSite, bytes]]:
-    """The candidates that build (a Python file: that compiles) and are not trivially
-    equivalent, in their order; each that does not build is listed in the report's build
-    errors, each whose objects are the reference's in its equivalents."""
+) -> tuple[list[tuple[MutationSite, bytes]], set[int]]:
+    """The candidates that build (a Python file: that compiles), in their order, and those of
+    them that are trivially equivalent (``id()`` of their sites: a C/C++ mutant whose objects
+    are the reference's bytes, a Python one whose bytecode is the reference's, line numbers
+    aside), also listed in the report's equivalents; each that does not build is listed in
+    the report's build errors."""
     with tempfile.TemporaryDirectory(prefix="suitebench-mutants-") as tmp:
         specs: list[MutantSpec] = []
         ok: list[tuple[MutationSite, bytes]] = []
         checks: list[tuple[MutationSite, bytes]] = []
+        equivalent: set[int] = set()  # id() of the sites that are (kept, marked "tce")
         for index, (site, diff) in enumerate(candidates):
             if site.file.endswith(".py"):
                 if progress is not None:  # compiled here: counted here (C builds in build_all)
                     progress(index + 1, len(candidates))
-                error = _python_compiles(site, (instance.source / site.file).read_bytes())
+                source = (instance.source / site.file).read_bytes()
+                error = _python_compiles(site, source)
                 if error is not None:
                     report.build_errors.append(_error(site, error))
-                else:
-                    ok.append((site, diff))
+                    continue
+                if instance.kind is InstanceKind.PYTHON and same_bytecode(
+                    source, site.mutated(source), site.file
+                ):
+                    _record_equivalent(report, site, "same bytecode")
+                    equivalent.add(id(site))
+                ok.append((site, diff))
                 continue
             patch = Path(tmp) / f"c{index:05d}.diff"
             patch.write_bytes(diff)
@@ -351,21 +386,27 @@ def _buildable(
             for spec, (site, diff) in zip(specs, checks, strict=True):
                 result = built[spec.id]
                 if result.ok and _equivalent(builder, result.directory, diff):
-                    report.equivalent.append(
-                        {
-                            "file": site.file,
-                            "line": site.line,
-                            "operator": site.operator,
-                            "description": site.description,
-                        }
-                    )
-                elif result.ok:
+                    _record_equivalent(report, site, "same object code")
+                    equivalent.add(id(site))
+                if result.ok:
                     ok.append((site, diff))
                 else:
                     report.build_errors.append(_error(site, result.message[-2000:]))
     order = {id(s): i for i, (s, _) in enumerate(candidates)}
     ok.sort(key=lambda pair: order[id(pair[0])])
-    return ok
+    return ok, equivalent
+
+
+def _record_equivalent(report: MutantsReport, site: MutationSite, why: str) -> None:
+    report.equivalent.append(
+        {
+            "file": site.file,
+            "line": site.line,
+            "operator": site.operator,
+            "description": site.description,
+            "reason": why,
+        }
+    )
 
 
 def _equivalent(builder: Builder, directory: str, diff: bytes) -> bool:
@@ -419,7 +460,7 @@ def write_mutants(
         build_scope=build_scope_of(builder, paths),
     )
     target = prepare_target(instance, out)
-    ok = _buildable(instance, candidates, report, builder, executor, progress)
+    ok, equivalent = _buildable(instance, candidates, report, builder, executor, progress)
 
     records = [
         (
@@ -431,6 +472,7 @@ def write_mutants(
                 operator=site.operator,
                 description=site.description,
                 function=site.function,
+                equivalent="tce" if id(site) in equivalent else None,
             ),
             diff,
         )

@@ -98,6 +98,18 @@ class _Collector(cst.CSTVisitor):
         end = self._offset(pos.end.line, pos.end.column)
         return start, end, pos.start.line
 
+    def _outer(self, node: cst.CSTNode) -> tuple[int, int, int]:
+        """``_range`` with the node's own parentheses (``not (a < b)``: the operand is
+        ``(a < b)``; libcst's positions leave them out), so an edit keeps them paired."""
+        start, end, line = self._range(node)
+        lpar = getattr(node, "lpar", None)
+        rpar = getattr(node, "rpar", None)
+        if lpar:
+            start, _, line = self._range(lpar[0])
+        if rpar:
+            _, end, _ = self._range(rpar[-1])
+        return start, end, line
+
     def _code(self, node: cst.CSTNode) -> str:
         start, end, _ = self._range(node)
         return self.source[start:end].decode("utf-8")
@@ -197,7 +209,7 @@ class _Collector(cst.CSTVisitor):
         if isinstance(node.operator, cst.Plus):
             return
         start, _, line = self._range(node)
-        operand_start, _, _ = self._range(node.expression)
+        operand_start, _, _ = self._outer(node.expression)
         old = self._code(node.operator).strip()
         self._add_range(start, operand_start, line, "unary", f"'{old}' removed", "")
 
@@ -262,10 +274,10 @@ class _Collector(cst.CSTVisitor):
                 )
         if len(positional) >= 2 and positional[0] is node.args[0] and positional[1] is node.args[1]:
             first, second = positional[0].value, positional[1].value
-            a, b = self._code(first), self._code(second)
+            s1, e1, line = self._outer(first)
+            s2, e2, _ = self._outer(second)
+            a, b = self.source[s1:e1].decode("utf-8"), self.source[s2:e2].decode("utf-8")
             if a != b:
-                s1, e1, line = self._range(first)
-                s2, e2, _ = self._range(second)
                 between = self.source[e1:s2].decode("utf-8")
                 self._add_range(
                     s1, e2, line, "swap_arguments", f"arguments {_short(a)}, {_short(b)} swapped",

@@ -61,6 +61,7 @@ class MutantRecord:
     function: str = ""
     section: str | None = None
     target: str | None = None
+    equivalent: str | None = None  # "tce": compiles to the reference's code
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -156,6 +157,8 @@ def write_generated(
             f"operator = {_toml_string(m.operator)}",
             f"description = {_toml_string(m.description)}",
         ]
+        if m.equivalent is not None:
+            lines.append(f"equivalent = {_toml_string(m.equivalent)}")
     lines.append(generator.end)
     toml_path.write_text(body.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
     return written

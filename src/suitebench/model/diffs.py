@@ -15,6 +15,7 @@ are not UTF-8 survive the round trip (``surrogateescape``).
 
 from __future__ import annotations
 
+import hashlib
 import io
 from dataclasses import dataclass, replace
 
@@ -22,7 +23,7 @@ from unidiff import PatchSet
 from unidiff.constants import RE_HUNK_HEADER
 from unidiff.errors import UnidiffParseError
 
-__all__ = ["Diff", "DiffError", "DiffFile", "DiffHunk", "DiffLine", "read_diff"]
+__all__ = ["Diff", "DiffError", "DiffFile", "DiffHunk", "DiffLine", "content_digest", "read_diff"]
 
 DEV_NULL = "/dev/null"
 
@@ -164,3 +165,28 @@ def read_diff(diff: str | bytes) -> Diff:
         )
     outside = tuple((n, line) for n, line in enumerate(lines, 1) if n not in inside)
     return Diff(tuple(files), outside)
+
+
+def content_digest(diff: str | bytes) -> str:
+    """What a mutant changes, as a short digest (12 hex digits) that survives renumbering and
+    edits elsewhere in the file: the files' names and every hunk's lines (context, removed,
+    added) without the hunks' line numbers.  A declaration keyed by it (``[[equivalent]]``
+    ``digest``) cannot move to another mutant when a rebuild renumbers the mutants.  A diff
+    that cannot be read is digested as its bytes."""
+    h = hashlib.sha256()
+    try:
+        files = read_diff(diff).files
+    except DiffError:
+        h.update(diff.encode("utf-8", "surrogateescape") if isinstance(diff, str) else diff)
+        return h.hexdigest()[:12]
+    for f in files:
+        h.update(f"{_strip_prefix(f.old_name)}\0{_strip_prefix(f.new_name)}\0".encode())
+        for hunk in f.hunks:
+            h.update(b"@@\0")
+            for line in hunk.lines:
+                h.update(f"{line.tag}{line.text}\0".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:12]
+
+
+def _strip_prefix(name: str) -> str:
+    return name[2:] if name.startswith(("a/", "b/")) else name

@@ -19,10 +19,11 @@ import re
 import tomllib
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from suitebench.model.diffs import content_digest
 from suitebench.model.errors import ID_RE, FormatError
 
 __all__ = [
@@ -66,6 +67,11 @@ class MutantSpec(BaseModel):
     target: str | None = None
     description: str = ""
     operator: str | None = None
+    # Equivalent to the reference, so out of M's denominator: "tce" (``build mutants`` found
+    # its compiled code the reference's) or "declared" (the instance's ``[[equivalent]]``
+    # list, with the user's reason in ``equivalent_reason``).
+    equivalent: Literal["tce", "declared"] | None = None
+    equivalent_reason: str = ""
 
     @field_validator("id")
     @classmethod
@@ -106,6 +112,9 @@ class Instance(BaseModel):
     # The interpreter the suite runs on (a project venv's ``bin/python``, with the project's
     # test dependencies and pytest); None: suitebench's own.
     python: Path | None = None
+    # Mutants declared equivalent by id alone (no ``digest``): a rebuild that renumbers the
+    # mutants would move the declaration to another mutant, which ``score`` warns of.
+    equivalent_unkeyed: tuple[str, ...] = ()
 
     def spec_sections(self) -> list[str]:
         """The spec's sections: its markdown headings, in order of appearance."""
@@ -166,8 +175,10 @@ _TOP_KEYS = {
     "pytest_config",
     "beside",
     "python",
+    "equivalent",
 }
-_MUTANT_KEYS = {"id", "patch", "section", "target", "description", "operator"}
+_MUTANT_KEYS = {"id", "patch", "section", "target", "description", "operator", "equivalent"}
+_EQUIVALENT_KEYS = {"id", "reason", "digest"}
 
 
 def _expect_str(file: Path, field: str, value: Any) -> str:
@@ -240,6 +251,13 @@ def _load_mutants(file: Path, root: Path, value: Any) -> list[MutantSpec]:
         for optional in ("section", "target", "description", "operator"):
             if optional in entry and not isinstance(entry[optional], str):
                 raise InstanceError(file, f"{where}.{optional}", "expected a string")
+        if entry.get("equivalent", "tce") != "tce":
+            raise InstanceError(
+                file,
+                f"{where}.equivalent",
+                'expected "tce" (written by build mutants); declare an equivalent mutant in '
+                "[[equivalent]] with its reason",
+            )
         try:
             mutants.append(
                 MutantSpec(
@@ -249,12 +267,85 @@ def _load_mutants(file: Path, root: Path, value: Any) -> list[MutantSpec]:
                     target=entry.get("target"),
                     description=entry.get("description", ""),
                     operator=entry.get("operator"),
+                    equivalent=entry.get("equivalent"),
+                    equivalent_reason=TCE_REASON if "equivalent" in entry else "",
                 )
             )
         except ValidationError as exc:
             err = exc.errors()[0]
             raise InstanceError(file, f"{where}.id", str(err.get("msg", exc))) from exc
     return mutants
+
+
+TCE_REASON = "compiles to the reference's code (trivial compiler equivalence)"
+
+
+def _declare_equivalent(
+    file: Path, value: Any, mutants: list[MutantSpec]
+) -> tuple[list[MutantSpec], tuple[str, ...]]:
+    """The mutants with the ``[[equivalent]]`` declarations applied, and the ids declared
+    without a ``digest``.  A declaration names a mutant by ``id`` and, with ``digest``, by
+    what it changes (:func:`~suitebench.model.diffs.content_digest`): when the mutant of
+    that id changes something else (the mutants were rebuilt and renumbered), the mutant
+    with that digest is the one meant; when none has it, the declaration is an error."""
+    if not isinstance(value, list):
+        raise InstanceError(file, "equivalent", "expected an array of tables [[equivalent]]")
+    by_id = {m.id: m for m in mutants}
+    digests: dict[str, str] = {}
+
+    def digest_of(mutant: MutantSpec) -> str:
+        if mutant.id not in digests:
+            digests[mutant.id] = content_digest(mutant.patch.read_bytes())
+        return digests[mutant.id]
+
+    declared: dict[str, str] = {}
+    unkeyed: list[str] = []
+    for index, entry in enumerate(value):
+        where = f"equivalent[{index}]"
+        if not isinstance(entry, dict):
+            raise InstanceError(file, where, "expected a table")
+        unknown = set(entry) - _EQUIVALENT_KEYS
+        if unknown:
+            raise InstanceError(
+                file,
+                f"{where}.{sorted(unknown)[0]}",
+                f"unknown key; allowed: {sorted(_EQUIVALENT_KEYS)}",
+            )
+        for required in ("id", "reason"):
+            if required not in entry:
+                raise InstanceError(file, f"{where}.{required}", "required key is missing")
+        mutant_id = _expect_str(file, f"{where}.id", entry["id"])
+        reason = _expect_str(file, f"{where}.reason", entry["reason"])
+        digest = entry.get("digest")
+        if digest is None:
+            if mutant_id not in by_id:
+                raise InstanceError(
+                    file, f"{where}.id", f"no mutant {mutant_id!r} in this instance"
+                )
+            unkeyed.append(mutant_id)
+        else:
+            digest = _expect_str(file, f"{where}.digest", digest)
+            mine = by_id.get(mutant_id)
+            if mine is None or digest_of(mine) != digest:
+                moved = [m.id for m in mutants if digest_of(m) == digest]
+                if not moved:
+                    now = "" if mine is None else f" (its digest is now {digest_of(mine)!r})"
+                    raise InstanceError(
+                        file,
+                        f"{where}.digest",
+                        f"no mutant changes what {mutant_id!r} did when declared equivalent"
+                        f"{now}: the mutants were rebuilt; check the mutant again and update "
+                        "or remove the declaration",
+                    )
+                mutant_id = moved[0]
+        declared[mutant_id] = reason
+    updated = [
+        m.model_copy(update={"equivalent": "declared", "equivalent_reason": declared[m.id]})
+        if m.id in declared
+        else m
+        for m in mutants
+    ]
+    return updated, tuple(unkeyed)
 
 
 _RESERVED_BESIDE = {"tests", "executable", "pytest.ini"}
@@ -377,6 +468,7 @@ def load_instance(path: Path | str) -> Instance:
         _load_sections_map(file, root, data["sections_map"]) if "sections_map" in data else {}
     )
     mutants = _load_mutants(file, root, data.get("mutants", []))
+    mutants, unkeyed = _declare_equivalent(file, data.get("equivalent", []), mutants)
     description = data.get("description", "")
     if not isinstance(description, str):
         raise InstanceError(file, "description", "expected a string")
@@ -403,4 +495,5 @@ def load_instance(path: Path | str) -> Instance:
         pytest_config=pytest_config,
         beside=beside,
         python=python,
+        equivalent_unkeyed=unkeyed,
     )

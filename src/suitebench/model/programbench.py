@@ -26,7 +26,13 @@ from typing import Any
 
 from pydantic import Field
 
-from suitebench.model.instance import Instance, InstanceError, InstanceKind, MutantSpec
+from suitebench.model.instance import (
+    TCE_REASON,
+    Instance,
+    InstanceError,
+    InstanceKind,
+    MutantSpec,
+)
 
 __all__ = [
     "SUITE_DIRNAME",
@@ -180,6 +186,8 @@ def _manifest_mutants(root: Path) -> tuple[MutantSpec, ...]:
                     target=record.get("target"),
                     description=record.get("description", ""),
                     operator=record.get("operator"),
+                    equivalent="tce" if record.get("equivalent") == "tce" else None,
+                    equivalent_reason=TCE_REASON if record.get("equivalent") == "tce" else "",
                 )
             )
     return tuple(mutants)

@@ -14,7 +14,9 @@ How suite mode maps onto the schema:
   new text as ``replacement``; a larger hunk covers its removed lines whole.
 * ``status``: killed -> Killed, timeout -> Timeout (killed only by valid tests that hit the
   per-test limit), survived -> Survived, build_error (patch did not apply or the build failed)
-  -> CompileError, crashed (pytest died outside any test) -> RuntimeError.  The report's score,
+  -> CompileError, crashed (pytest died outside any test) -> RuntimeError, equivalent (the
+  compiler gives the reference's code, or the instance declares it) -> Ignored, its reason as
+  the ``statusReason``.  The report's score,
   (Killed + Timeout) / (Killed + Timeout + Survived), is the paper's mutation_score M.
 * ``killedBy`` are the *valid* tests that failed on the mutant.  ``coveredBy``: with
   coverage-guided test selection, the valid tests that reach the code the mutant changes (a
@@ -61,6 +63,7 @@ _STATUS = {
     "survived": "Survived",
     "build_error": "CompileError",
     "crashed": "RuntimeError",
+    "equivalent": "Ignored",  # out of the score, as the schema's Ignored is
 }
 _LANGUAGES = {
     ".py": "python",

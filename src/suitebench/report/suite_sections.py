@@ -151,6 +151,11 @@ def suite_section(run: ScoreRun) -> dict[str, Any]:
                 "diff": m.diff or _diff_text(_patch_path(m.patch, run.instance_root)),
             }
         )
+    equivalent = [
+        {"id": m.id, "kind": m.equivalent, "reason": m.message, "description": m.description}
+        for m in res.mutants
+        if str(m.status) == "equivalent"
+    ]
     return {
         "label": run.label,
         "instance": res.instance,
@@ -162,7 +167,7 @@ def suite_section(run: ScoreRun) -> dict[str, Any]:
         "mutants_table": mt,
         "survivor_files": [{"file": f, "mutants": ms} for f, ms in survivor_files.items()],
         "survivor_count": sum(len(ms) for ms in survivor_files.values()),
-        "equivalent": sum(1 for m in res.mutants if str(m.status) == "equivalent"),
+        "equivalent": equivalent,
         "by_file_table": _m_table(res, "file"),
         "by_function_table": _m_table(res, "function"),
         "heatmap": _suite_heatmap(run),

@@ -162,7 +162,7 @@ TEMPLATE = r"""<!DOCTYPE html>
 {% for f in s.survivor_files %}<h5><code>{{ f.file }}</code>: {{ f.mutants|length }} survived</h5>
 {% for m in f.mutants %}<p class="survived-mutant"><b>{{ m.id }}</b> <code>{{ m.where }}</code> {{ m.operator }} {{ m.description }}{% if m.target %}; meant to be killed by <code>{{ m.target }}</code>{% endif %}<br><span class="note">{{ m.reached }}</span></p>
 <pre>{{ m.diff }}</pre>{% endfor %}{% endfor %}{% endif %}
-{% if s.equivalent %}<p class="note">{{ s.equivalent }} mutant(s) marked equivalent, left out of M.</p>{% endif %}
+{% if s.equivalent %}<p class="note">{{ s.equivalent|length }} mutant(s) marked equivalent, left out of M (listed below).</p>{% endif %}
 {% if s.by_file_table %}<h4>M per file</h4>{{ table(s.by_file_table) }}{% endif %}
 {% if s.by_function_table %}<h4>M per function</h4>{{ table(s.by_function_table) }}{% endif %}
 {% if s.invalid_table %}<h4>Invalid and flaky tests (not counted in M), with the reason</h4>
@@ -170,6 +170,8 @@ TEMPLATE = r"""<!DOCTYPE html>
 {% if s.excluded_table %}<h4>Tests excluded from the reference suite</h4>{{ table(s.excluded_table) }}{% endif %}
 <h4>Mutants</h4>
 {{ table(s.mutants_table) }}
+{% if s.equivalent %}<h4>Equivalent mutants (not counted in M), with the reason</h4>
+<ul>{% for m in s.equivalent %}<li><b>{{ m.id }}</b> [{{ m.kind }}] {{ m.reason }}{% if m.description %}: {{ m.description }}{% endif %}</li>{% endfor %}</ul>{% endif %}
 {{ plot(s.heatmap) }}
 {% if s.mutation_report %}<p class="note">The mutation-testing-elements report of this suite: <code>{{ s.mutation_report }}</code>.</p>{% endif %}
 </details>

@@ -23,7 +23,15 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-__all__ = ["COMPILE_CHECK", "COMPILING", "compile_check", "compile_quietly", "write_bytecode"]
+__all__ = [
+    "COMPILE_CHECK",
+    "COMPILING",
+    "compile_check",
+    "compile_quietly",
+    "same_bytecode",
+    "same_code",
+    "write_bytecode",
+]
 
 #: The check run in the sandbox, for an interpreter whose compiler is not this process's:
 #: ``python -I -c COMPILE_CHECK <package>``; exit 1 and one line per module that does not
@@ -67,6 +75,65 @@ def compile_quietly(source: bytes, filename: str) -> tuple[CodeType, bool]:
     with COMPILING, warnings.catch_warnings(record=True) as drawn:
         warnings.simplefilter("always")
         return compile(source, filename, "exec", dont_inherit=True), bool(drawn)
+
+
+# What a code object holds that the program runs or reads at run time; left out: the lines
+# (co_firstlineno, co_linetable, co_lnotab: positions only) and co_filename (the same file).
+_CODE_FIELDS = (
+    "co_argcount",
+    "co_posonlyargcount",
+    "co_kwonlyargcount",
+    "co_nlocals",
+    "co_stacksize",
+    "co_flags",
+    "co_code",
+    "co_names",
+    "co_varnames",
+    "co_freevars",
+    "co_cellvars",
+    "co_name",
+    "co_qualname",
+    "co_exceptiontable",
+)
+
+
+def _const_key(value: object) -> object:
+    """A constant as the program sees it: ``1``, ``1.0`` and ``True`` are equal in Python but
+    not the same constant (nor are ``0.0`` and ``-0.0``, or two NaNs), so each is keyed by its
+    type and its repr; tuples and frozensets by their members, code objects by
+    :func:`_code_key`."""
+    if isinstance(value, CodeType):
+        return ("code", _code_key(value))
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_const_key(v) for v in value))
+    if isinstance(value, frozenset):
+        return ("frozenset", frozenset(_const_key(v) for v in value))
+    return (type(value).__qualname__, repr(value))
+
+
+def _code_key(code: CodeType) -> tuple[object, ...]:
+    fields = tuple(getattr(code, name, None) for name in _CODE_FIELDS)
+    return (*fields, tuple(_const_key(c) for c in code.co_consts))
+
+
+def same_code(a: CodeType, b: CodeType) -> bool:
+    """Whether two code objects are the same program, line numbers aside: the same
+    instructions, names and constants (docstrings and string annotations are constants, so a
+    changed one differs), recursively through nested functions and classes."""
+    return _code_key(a) == _code_key(b)
+
+
+def same_bytecode(original: bytes, mutated: bytes, filename: str) -> bool:
+    """Trivial compiler equivalence for a Python module: ``mutated`` compiles to the code
+    ``original`` does (:func:`same_code`) and draws a compile-time warning exactly when it
+    does (under ``filterwarnings = error`` a new ``SyntaxWarning`` fails the import). False
+    when either does not compile."""
+    try:
+        ours, warned = compile_quietly(original, filename)
+        theirs, warns = compile_quietly(mutated, filename)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return warned == warns and same_code(ours, theirs)
 
 
 def write_bytecode(path: Path, code: CodeType) -> None:

@@ -34,6 +34,9 @@ class MutantStatus(StrEnum):
     # so that nothing is measured; not scored [RuntimeError].  A run that merely ended early
     # is continued in a fresh run and scored like any other.
     CRASHED = "crashed"
+    # The reference's program in another spelling (compiled to the same code, or declared so
+    # in the instance, ``MutantResult.equivalent`` says which); not run, not scored [Ignored].
+    EQUIVALENT = "equivalent"
 
     @property
     def scored(self) -> bool:
@@ -111,6 +114,9 @@ class MutantResult(BaseModel):
     tests_seconds: float = 0.0
     message: str = ""
     log: str = ""
+    # Why it is equivalent (status "equivalent"): "tce" (the compiler gives the reference's
+    # code) or "declared" (the instance's [[equivalent]] list); ``message`` says it in words.
+    equivalent: str | None = None
 
 
 class CoverageNote(BaseModel):
@@ -150,6 +156,7 @@ class Counts(BaseModel):
     survived: int
     build_errors: int
     crashed: int
+    equivalent: int = 0  # out of M's denominator, as build errors are
 
 
 class SuiteResult(BaseModel):

@@ -9,7 +9,8 @@ The pipeline, each stage reading and writing records:
 3. **mutant runs**: the suite runs once on every mutant (the full kill matrix by default;
    ``fast`` runs only valid tests, likely killers first, and stops at the first kill);
 4. **scores**: a mutant is killed iff some *valid* test fails (failed, error or timeout) on it;
-   mutation_score M = killed / scored mutants, also per spec section.
+   mutation_score M = killed / scored mutants, also per spec section; an equivalent mutant
+   (:mod:`suitebench.suite.equivalence`) is not run and leaves the denominator.
 
 Every run is a job in the store keyed by what determines it (suite contents, program id,
 limits, backend, engine, mode and, for the reference, the repetition), so a killed run resumes
@@ -33,6 +34,7 @@ from suitebench.run.executor import Executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.suite.decoys import Decoy, as_decoy, cover, failing, replicate, session
+from suitebench.suite.equivalence import with_equivalents
 from suitebench.suite.fast import fast_rows
 from suitebench.suite.floor import run_floors
 from suitebench.suite.impactspec import impact_readers, impact_spec
@@ -178,6 +180,7 @@ def score_suite(
         classify(m, built[m.id], confirmed.get(m.id), tests, selections.get(m.id), finished)
         for m in plan.mutants
     ]
+    results = with_equivalents(instance, results, plan.equivalent)
     clock.mark("tally")
     return tally(
         plan,

@@ -17,7 +17,7 @@ later reference runs go with the mutants' runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
@@ -25,6 +25,7 @@ from suitebench.run.executor import Executor, LocalExecutor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.run.tree import not_utf8
+from suitebench.suite.equivalence import Equivalence, known_equivalents, object_equivalents
 from suitebench.suite.infection import Probes, probes_for
 from suitebench.suite.interpreter import Interpreter, suite_interpreter
 from suitebench.suite.jobs import SuiteRuns
@@ -73,6 +74,8 @@ class ScorePlan:
     all_tests: bool
     early: int  # the reference runs that go before the mutants' runs
     decoys: bool = True  # a suite from elsewhere: the reference runs as mutants are too
+    # The mutants left out as equivalent, not built or not run (:mod:`.equivalence`).
+    equivalent: dict[str, Equivalence] = field(default_factory=dict)
 
     @property
     def staged(self) -> bool:
@@ -145,7 +148,11 @@ def plan_score(
     suite_dir = suite_to_run(instance, suite, builder.cache_dir)
     chosen = set(mutant_ids) if mutant_ids is not None else None
     mutants = [m for m in instance.mutants if chosen is None or m.id in chosen]
+    equivalent = known_equivalents(instance, mutants, builder.source, python)
+    mutants = [m for m in mutants if m.id not in equivalent]
     reference, built, beside, wait_builds = _start_builds(builder, mutants, executor, report)
+    equivalent |= object_equivalents(builder, mutants, built)
+    mutants = [m for m in mutants if m.id not in equivalent]
     carried = stage_beside(instance, builder.cache_dir)  # the project's files and pytest config
     runner = SuiteRuns(
         suite_dir,
@@ -202,6 +209,7 @@ def plan_score(
         all_tests=all_tests,
         early=reference_runs if rides or fast else 1,
         decoys=decoys,
+        equivalent=equivalent,
     )
 
 

@@ -123,6 +123,7 @@ def counts_of(tests: list[TestInfo], results: list[MutantResult]) -> Counts:
         survived=sum(r.status is MutantStatus.SURVIVED for r in results),
         build_errors=sum(r.status is MutantStatus.BUILD_ERROR for r in results),
         crashed=sum(r.status is MutantStatus.CRASHED for r in results),
+        equivalent=sum(r.status is MutantStatus.EQUIVALENT for r in results),
     )
 
 
