@@ -105,6 +105,9 @@ class MutantResult(BaseModel):
     tests_seconds: float = 0.0
     message: str = ""
     log: str = ""
+    # ``score --incremental``: the earlier run whose stored row this mutant's is (its run id,
+    # :mod:`suitebench.suite.reuse`); None: it ran in this one.
+    reused_from: str | None = None
 
 
 class CoverageNote(BaseModel):
@@ -183,6 +186,12 @@ class SuiteResult(BaseModel):
     # confirm_timeouts, tally), in the order they ran.
     phases: dict[str, float] = {}
     wall_time: float
+    # ``--since REV`` (:mod:`suitebench.suite.since`): the revision, the files changed, the
+    # mutants scored (on changed lines) and those left out, not run, with their files.
+    since: dict[str, Any] | None = None
+    # ``--incremental`` (:mod:`suitebench.suite.reuse`): this run's id, the earlier run it
+    # reused rows of, the mutants reused and those rerun with why.
+    incremental: dict[str, Any] | None = None
 
     def test_ids(self) -> list[str]:
         return [t.id for t in self.tests]

@@ -40,6 +40,7 @@ from suitebench.suite.programs import BuiltProgram
 from suitebench.suite.projectconfig import WARNS_REASON, warns_on_compile
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
 from suitebench.suite.result import CoverageNote, SuiteResult, TestInfo
+from suitebench.suite.reuse import Reuse
 from suitebench.suite.rows import classify, patchable, row
 from suitebench.suite.runner import spec_digest
 from suitebench.suite.runspec import Engine, SuiteLimits, Target, derive_timeouts, engine_for
@@ -50,6 +51,7 @@ from suitebench.suite.scoreplan import (
     plan_score,
 )
 from suitebench.suite.selection import Coverage, Selection, select_tests
+from suitebench.suite.since import since_choice
 from suitebench.suite.tally import nan_to_none, refined_out, tally, test_infos, test_universe
 from suitebench.suite.timeouts import confirm_reference_timeouts, confirm_timeouts
 
@@ -91,6 +93,8 @@ def score_suite(
     mutant_ids: Iterable[str] | None = None,
     all_tests: bool = False,
     progress: Progress | None = None,
+    since: str | None = None,
+    incremental: bool = False,
 ) -> SuiteResult:
     """Validity V, mutation_score M and the kill matrix of ``suite`` (default: the instance's
     reference suite) against the instance's reference and mutants.
@@ -103,10 +107,15 @@ def score_suite(
     the runs (here) and the tally (:func:`~suitebench.suite.tally.tally`); ``phases`` in the
     result says how long each stage took.  ``engine`` None: batched for the instance's own
     suite, plain for any other (:func:`~suitebench.suite.runspec.engine_for`).
+    ``since`` (a git revision): only the mutants on lines changed since it
+    (:mod:`~suitebench.suite.since`); ``incremental``: reuse the stored rows of the last
+    incremental score where nothing they depend on changed (:mod:`~suitebench.suite.reuse`).
     """
     clock = _Clock()
     engine = engine_for(instance.tests, suite, engine)
     chosen = None if mutant_ids is None else set(mutant_ids)
+    narrowed = None if since is None else since_choice(instance, since, chosen)
+    chosen = chosen if narrowed is None else set(narrowed.chosen)
     count = sum(1 for m in instance.mutants if chosen is None or m.id in chosen)
     total = 1 + count + reference_runs + count  # builds, then runs
     report = _reporter(progress, total)
@@ -127,6 +136,7 @@ def score_suite(
         report=report,
     )
     clock.mark("build_reference")
+    reuse = Reuse(instance, plan.suite_dir, store, plan.runner) if incremental else None
     all_runs, built = _reference_runs(plan, report)
     _confirm_reference(plan, all_runs, plan.ref_keys[: plan.early])
     _refuse_an_empty_suite(plan, [all_runs[k] for k in plan.ref_keys[: plan.early]])
@@ -136,9 +146,10 @@ def score_suite(
     selections, impacts, coverage_note = _select(plan, all_runs, built, runnable, excluded)
     clock.mark("selection")
     built = _derive_timeouts(plan.runner, built, [all_runs[k] for k in plan.ref_keys[: plan.early]])
-    selected_runs, decoys = _mutant_runs(
-        plan, all_runs, built, runnable, selections, impacts, report
-    )
+    reused = _reused(plan, reuse, all_runs, runnable, selections, impacts)
+    fresh = [m for m in runnable if m.id not in reused]
+    selected_runs, decoys = _mutant_runs(plan, all_runs, built, fresh, selections, impacts, report)
+    selected_runs.update(reused)
     _confirm_reference(plan, all_runs, plan.ref_keys[plan.early :])
     ref_runs = [all_runs[k] for k in plan.ref_keys]
     if plan.fast:
@@ -158,8 +169,11 @@ def score_suite(
         classify(m, built[m.id], confirmed.get(m.id), tests, selections.get(m.id), finished)
         for m in plan.mutants
     ]
+    if reuse is not None:
+        results = [r.model_copy(update={"reused_from": reuse.reused.get(r.id)}) for r in results]
+        reuse.keep(runnable, selected_runs, selections, impacts)
     clock.mark("tally")
-    return tally(
+    result = tally(
         plan,
         ref_runs,
         tests,
@@ -170,6 +184,29 @@ def score_suite(
         phases=clock.phases,
         wall_time=round(clock.elapsed(), 3),
     )
+    if narrowed is not None:
+        result.since = narrowed.to_dict()
+    if reuse is not None:
+        result.incremental = reuse.summary()
+    return result
+
+
+def _reused(
+    plan: ScorePlan,
+    reuse: Reuse | None,
+    all_runs: dict[str, SuiteRun],
+    runnable: list[MutantSpec],
+    selections: dict[str, Selection],
+    impacts: dict[str, dict[str, Any]],
+) -> dict[str, SuiteRun]:
+    """The rows ``--incremental`` reuses (:mod:`.reuse`): none without a coverage selection."""
+    if reuse is None or not plan.staged or plan.coverage_request is None:
+        if reuse is not None:
+            reuse.why_not = reuse.why_not or "no coverage-guided selection in this run"
+            reuse.rerun.update({m.id: reuse.why_not for m in runnable})
+        return {}
+    coverage = all_runs[plan.coverage_request[0]].coverage
+    return reuse.rows(runnable, selections, impacts, all_runs[plan.ref_keys[0]], coverage)
 
 
 def _refuse_an_empty_suite(plan: ScorePlan, ref_runs: list[SuiteRun]) -> None:
