@@ -80,7 +80,7 @@ def cart_total(lines, code=None):
     return total
 '''
 
-TEST_MONEY = '''\
+TEST_MONEY = """\
 import json
 from pathlib import Path
 
@@ -106,9 +106,9 @@ def test_convert_unknown_currency():
 def test_rates_match_published_table():
     published = json.loads((Path(__file__).parent / "rates.json").read_text())
     assert money.RATES == published
-'''
+"""
 
-TEST_CART = '''\
+TEST_CART = """\
 import pytest
 
 from shop.cart import cart_total, discount, line_total
@@ -134,7 +134,7 @@ def test_cart_total_with_fee():
 
 def test_cart_total_large():
     assert cart_total([(1000, 3)], "TENOFF") == 2000
-'''
+"""
 
 RATES = '{"EUR": 100, "USD": 108, "GBP": 85}\n'
 

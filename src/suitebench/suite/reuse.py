@@ -58,6 +58,7 @@ from suitebench.suite.definitions import (
     reachable,
     tree_definitions,
 )
+from suitebench.suite.inside.tracer import OUTSIDE
 from suitebench.suite.jobs import SuiteRuns
 from suitebench.suite.patching import patched_sources
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
@@ -312,7 +313,7 @@ class Reuse:
                 return f"a test took over half its per-test limit -- {t}", None
         hit = self._reaches_change(touched, tests, contexts)
         if hit is not None:
-            return f"reaches a changed definition -- {hit}", None
+            return hit, None
         run = SuiteRun(
             status=RunStatus.OK,
             tests={t: TestStatus(stored["outcomes"][t]) for t in tests},
@@ -326,7 +327,8 @@ class Reuse:
     def _reaches_change(
         self, touched: set[str], tests: tuple[str, ...], contexts: Mapping[str, Any]
     ) -> str | None:
-        """A changed definition reachable from the mutant's and its tests' code (None: none)."""
+        """Why a changed definition may be reached from the mutant's and its tests' code
+        (None: none can be)."""
         assert self.before is not None
         old = {**self.before.package.definitions, **self.before.suite.definitions}
         new = {**self.now.package.definitions, **self.now.suite.definitions}
@@ -337,8 +339,11 @@ class Reuse:
         suite_defs = self.now.suite.definitions
         roots |= {k for k in suite_defs if k.split("::")[0].endswith("conftest.py")}
         by_line = _by_first_line(self.now.package.definitions)
+        entered = [contexts.get(OUTSIDE) or {}]  # what ran while the suite was collected
         for t in tests:
             module, qual = _test_def(t, self.suite_dir)
+            if f"{module}::{qual}" not in suite_defs:
+                return f"a test's code is not found in the suite -- {t}"
             roots.add(f"{module}::{qual}")
             roots.add(f"{module}::{MODULE}")
             roots |= {
@@ -346,10 +351,12 @@ class Reuse:
                 for k, d in suite_defs.items()
                 if k.startswith(f"{module}::") and "fixture" in d.uses
             }
-            for file, firsts in (contexts.get(t) or {}).items():
+            entered.append(contexts.get(t) or {})
+        for files in entered:
+            for file, firsts in files.items():
                 roots |= {by_line[(file, int(n))] for n in firsts if (file, int(n)) in by_line}
         hits = reachable(roots, [old, new]) & differ
-        return min(hits) if hits else None
+        return f"reaches a changed definition -- {min(hits)}" if hits else None
 
     # -- the record ----------------------------------------------------------------------
 
