@@ -62,6 +62,13 @@ def mutants(
         help="all, or functions: only inside function bodies (no module or class-level code, "
         "decorators or default arguments; what mutmut mutates).",
     ),
+    since: str | None = typer.Option(
+        None,
+        "--since",
+        metavar="REV",
+        help="Only sites on lines changed since this git revision (the source must be in a git "
+        "work tree).",
+    ),
     llm: bool = typer.Option(
         False, "--llm", help="Requirement-targeted mutants from a model, one per target."
     ),
@@ -90,6 +97,14 @@ def mutants(
         _llm_mutants(instance, out, targets_file, per_section, attempts, model, base_url, api_key)
         return
     paths = path_filter(instance.source, include, exclude, project=project_settings)
+    changes = None
+    if since is not None:
+        from suitebench.suite.since import SinceError, changed_lines
+
+        try:
+            changes = changed_lines(instance.source, since)
+        except SinceError as exc:
+            raise _fail(str(exc)) from None
     with _executor_run("building mutants") as (executor, progress):
         report = write_mutants(
             instance,
@@ -104,6 +119,7 @@ def mutants(
             cache_dir=OPTIONS.store.parent / "builds",
             executor=executor,
             progress=progress,
+            since=changes,
         )
     if OPTIONS.json:
         _emit_json(report.to_dict())
@@ -139,6 +155,15 @@ def _print_report(instance: Any, report: Any, out: Path | None, scope: str) -> N
         + ")"
     )
     _print_build_scope(report)
+    if report.since is not None:
+        s = report.since
+        left = [str(f) for f in s["unchanged_files"]]
+        shown = ", ".join(left[:5]) + (" ..." if len(left) > 5 else "")
+        _out.print(
+            f"  since {escape(str(s['rev']))}: {len(report.mutants)} mutants on changed lines; "
+            f"{s['sites_left_out']} sites on unchanged lines left out"
+            + (f" (no changed line in {escape(shown)})" if left else "")
+        )
     if report.capped:
         _out.print(_capped_line(report))
     table = Table("operator", "mutants", show_edge=False)
