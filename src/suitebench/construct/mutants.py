@@ -250,7 +250,7 @@ def generate_operator_mutants(
     kept: list[MutationSite] = []
     sources: dict[str, bytes] = {}
     unchanged = 0  # sites not on a line changed since ``since``, and their files
-    dropped: set[str] = set()
+    unchanged_in: set[str] = set()
     for rel in files:
         path = rel.as_posix()
         source = (instance.source / rel).read_bytes()
@@ -289,7 +289,7 @@ def generate_operator_mutants(
                 unified_diff(path, source, site.edit), since
             ):
                 unchanged += 1
-                dropped.add(path)
+                unchanged_in.add(path)
                 continue
             kept.append(site)
     if since is not None:
@@ -297,7 +297,7 @@ def generate_operator_mutants(
         report.since = {
             **since.to_dict(),
             "sites_left_out": unchanged,
-            "unchanged_files": sorted(dropped - on),
+            "unchanged_files": sorted(unchanged_in - on),
         }
     before = Counter(s.file for s in kept)
     report.candidates = len(kept)
