@@ -82,6 +82,10 @@ def test_incremental_matrix_equals_full_runs_over_edits(tmp_path: Path) -> None:
     # Comments change no definition: every row is reused but the import-time mutants' (the
     # currency table's: module-level code, rerun always).
     assert set(rerun("comment").values()) == {IMPORT_TIME}
+    # and nothing that runs changed, so the reference's runs are the first run's too; any
+    # other edit runs them again.
+    flags = {n: r.incremental["reference_runs_reused"] for n, r in results.items()}  # type: ignore[index]
+    assert flags == {n: n == "comment" for n in results}
     assert reused("comment")
     assert {m.reused_from for m in reused("comment")} == {results["first"].incremental["run_id"]}  # type: ignore[index]
     # A new test (HALF): the mutants it reaches rerun, no other.

@@ -109,6 +109,7 @@ class Snapshot:
     statements: dict[str, list[str]]  # test module -> its module-level statements
     reference: dict[str, str]  # test -> its outcome in the first reference run
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reference_keys: list[str] = field(default_factory=list)  # its reference runs' job keys
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -120,6 +121,7 @@ class Snapshot:
             "statements": self.statements,
             "reference": self.reference,
             "rows": self.rows,
+            "reference_keys": self.reference_keys,
         }
 
     @classmethod
@@ -134,6 +136,7 @@ class Snapshot:
             {k: list(v) for k, v in d["statements"].items()},
             dict(d["reference"]),
             dict(d["rows"]),
+            list(d.get("reference_keys", [])),
         )
 
 
@@ -196,6 +199,7 @@ class Reuse:
         self.reused: dict[str, str] = {}  # mutant id -> the run its row came from
         self.rerun: dict[str, str] = {}  # mutant id -> why it ran
         self.unreached: list[str] = []  # no test reaches them: nothing to run or reuse
+        self.carried_reference = False
         self._keys: dict[str, tuple[str, set[str]] | None] = {}
 
     # -- what changed for everyone -------------------------------------------------------
@@ -242,6 +246,32 @@ class Reuse:
             if any(not is_import(s) for s in diff):
                 return f"the suite: module-level code of {rel} changed (beyond imports)"
         return None
+
+    def carry_reference(self, keys: list[str]) -> bool:
+        """The earlier run's reference runs stored under this run's keys when the edit changed
+        nothing that runs -- no definition, no module-level code, no test, no file of the
+        package or the suite but Python comments and blank lines -- so they are not run again
+        (the coverage run is: it records lines, and lines moved).  Whether they were."""
+        self.now.reference_keys = list(keys)
+        old, new = self.before, self.now
+        if self.why_not is not None or old is None or len(old.reference_keys) != len(keys):
+            return False
+        if changed(old.package.definitions, new.package.definitions) or changed(
+            old.suite.definitions, new.suite.definitions
+        ):
+            return False
+        if old.suite.others != new.suite.others or old.statements != new.statements:
+            return False
+        found = self.store.get_many(old.reference_keys)
+        if len(found) != len(keys):
+            return False
+        pairs = [
+            (new_key, found[old_key])
+            for old_key, new_key in zip(old.reference_keys, keys, strict=True)
+        ]
+        self.store.put_many(pairs, kind="suite-run", replace=False)
+        self.carried_reference = True
+        return True
 
     # -- one mutant at a time ------------------------------------------------------------
 
@@ -393,6 +423,7 @@ class Reuse:
             "rerun": len(self.rerun),
             "unreached": len(self.unreached),
             "everything_reruns": self.why_not,
+            "reference_runs_reused": self.carried_reference,
             "rerun_reasons": dict(reasons.most_common()),
             "reused_mutants": dict(sorted(self.reused.items())),
             "rerun_mutants": dict(sorted(self.rerun.items())),

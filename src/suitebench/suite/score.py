@@ -137,6 +137,8 @@ def score_suite(
     )
     clock.mark("build_reference")
     reuse = Reuse(instance, plan.suite_dir, store, plan.runner) if incremental else None
+    if reuse is not None:
+        reuse.carry_reference(plan.ref_keys)
     all_runs, built = _reference_runs(plan, report)
     _confirm_reference(plan, all_runs, plan.ref_keys[: plan.early])
     _refuse_an_empty_suite(plan, [all_runs[k] for k in plan.ref_keys[: plan.early]])
