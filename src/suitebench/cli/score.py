@@ -119,15 +119,21 @@ def _print_edits(result: SuiteResult) -> None:
     if result.incremental is not None:
         inc = result.incremental
         ran = sum(m.tests_run for m in result.mutants if m.reused_from is None)
+        reused = (
+            f"{inc['reused']} row(s) reused from run {inc['previous']}"
+            if inc["previous"] is not None
+            else "no earlier run"
+        )
         line = (
-            f"incremental: {inc['reused']} row(s) reused from run {inc['previous']}, "
-            f"{inc['rerun']} mutant(s) run ({ran} cells), {inc['unreached']} reached by no test"
+            f"incremental: run {inc['run_id']}: {reused}"
+            + (", the reference's runs too" if inc["reference_runs_reused"] else "")
+            + f"; {inc['rerun']} mutant(s) run ({ran} cells), {inc['unreached']} reached by no test"
         )
         if inc["everything_reruns"]:
             line += f"; nothing reused: {escape(inc['everything_reruns'])}"
         elif inc["rerun_reasons"]:
             why = "; ".join(f"{n} {escape(r)}" for r, n in inc["rerun_reasons"].items())
-            line += f"; rerun: {why}"
+            line += f"; run because: {why}"
         _out.print(line)
 
 
