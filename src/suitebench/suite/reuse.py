@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from suitebench import __version__
-from suitebench.model.instance import Instance, MutantSpec
+from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.store import Store, job_key
 from suitebench.suite import jobs
 from suitebench.suite.definitions import (
@@ -207,6 +207,9 @@ class Reuse:
     def _everything_reruns(self) -> str | None:
         """Why no row can be reused (None: rows may be, one by one)."""
         old, new = self.before, self.now
+        if self.instance.kind is not InstanceKind.PYTHON:
+            kind = self.instance.kind
+            return f'rows are reused for Python packages (kind = "python"), not kind = {kind}'
         if old is None:
             return "no earlier incremental run of this instance and suite in the store"
         if old.environment != new.environment:
