@@ -159,3 +159,25 @@ def test_a_mutant_is_known_by_what_it_changes_not_where(tmp_path: Path) -> None:
     assert first == again and first[1] == {"pkg/m.py::f"}
     module_level = b"--- a/pkg/m.py\n+++ b/pkg/m.py\n@@ -1 +1 @@\n-# moved down\n+X = 1\n"
     assert mutant_key(root, module_level) is None  # import-time: never reused
+
+
+def test_a_suite_from_elsewhere_reuses_nothing(tmp_path: Path) -> None:
+    """A suite from elsewhere meets decoys in every run: a row reused without them could hold
+    the kills of a test that tells the reference apart (docs/threat-model.md)."""
+    project = make_project(tmp_path / "shop")
+    with Store(tmp_path / "store.sqlite") as store:
+        _reuse(project, store).keep([], {}, {}, {})
+        instance = load_instance(project)
+        runner = SuiteRuns(
+            instance.tests,
+            kind="python",
+            store=store,
+            executor=None,
+            engine=Engine.PLAIN,
+            limits=SuiteLimits(),
+            backend=None,
+            batch_size=8,
+        )
+        foreign = Reuse(instance, instance.tests, store, runner, own_suite=False)
+        assert foreign.why_not is not None and "decoys" in foreign.why_not
+        assert not foreign.carry_reference(["a", "b", "c"])

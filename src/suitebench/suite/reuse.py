@@ -171,8 +171,11 @@ class Reuse:
         suite_dir: Path,
         store: Store,
         runner: SuiteRuns,
+        *,
+        own_suite: bool = True,
     ) -> None:
         self.instance = instance
+        self.own_suite = own_suite
         self.store = store
         self.runner = runner
         self.suite_dir = suite_dir
@@ -210,6 +213,10 @@ class Reuse:
         if self.instance.kind is not InstanceKind.PYTHON:
             kind = self.instance.kind
             return f'rows are reused for Python packages (kind = "python"), not kind = {kind}'
+        if not self.own_suite:
+            # Its runs meet decoys (the reference run as mutants) that make a test telling the
+            # reference apart invalid; a run that reused every row would run no decoy.
+            return "a suite from elsewhere is scored with decoys in every run: nothing reused"
         if old is None:
             return "no earlier incremental run of this instance and suite in the store"
         if old.environment != new.environment:

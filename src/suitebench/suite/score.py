@@ -136,7 +136,9 @@ def score_suite(
         report=report,
     )
     clock.mark("build_reference")
-    reuse = Reuse(instance, plan.suite_dir, store, plan.runner) if incremental else None
+    reuse = None
+    if incremental:
+        reuse = Reuse(instance, plan.suite_dir, store, plan.runner, own_suite=not plan.decoys)
     if reuse is not None:
         reuse.carry_reference(plan.ref_keys)
     all_runs, built = _reference_runs(plan, report)
