@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,9 @@ class Definition:
     first: int  # its first line (the first decorator's), its last
     last: int
     decorated: bool = False
+    # A digest of its exact text (comments and all), to skip re-reading what is byte for byte
+    # the same (:func:`file_definitions`' ``like``); not kept in a snapshot.
+    source: str = field(default="", compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -82,14 +85,31 @@ def _names(nodes: Iterable[ast.AST]) -> frozenset[str]:
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-def file_definitions(path: str, text: str) -> dict[str, Definition] | None:
-    """The definitions of one Python file (None: it does not parse)."""
+def file_definitions(
+    path: str, text: str, like: Mapping[str, Definition] | None = None
+) -> dict[str, Definition] | None:
+    """The definitions of one Python file (None: it does not parse).  ``like``: the same
+    file's definitions in another version (a mutant's reference): a definition whose text is
+    byte for byte the same there is taken from it, not read again."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
+    all_lines = text.splitlines(keepends=True)
     lines = text.count("\n") + 1
     out: dict[str, Definition] = {}
+    known = like or {}
+
+    def same(key: str, first: int, last: int, holes: list[tuple[int, int]] = []) -> str:  # noqa: B006
+        kept = [
+            line
+            for n, line in enumerate(all_lines[first - 1 : last], first)
+            if not any(a <= n <= b for a, b in holes)
+        ]
+        digest = _digest("".join(kept))
+        if key in known and known[key].source == digest:
+            out[key] = replace(known[key], first=first, last=last)
+        return digest
 
     def span(node: ast.AST) -> tuple[int, int]:
         decorators = getattr(node, "decorator_list", [])
@@ -101,6 +121,9 @@ def file_definitions(path: str, text: str) -> dict[str, Definition] | None:
             if isinstance(node, _Def):
                 first, last = span(node)
                 key = f"{path}::{prefix}{node.name}"
+                source = same(key, first, last)
+                if key in out:
+                    continue
                 out[key] = Definition(
                     key,
                     node.name,
@@ -109,35 +132,43 @@ def file_definitions(path: str, text: str) -> dict[str, Definition] | None:
                     first,
                     last,
                     bool(node.decorator_list),
+                    source,
                 )
             elif isinstance(node, ast.ClassDef):
                 first, last = span(node)
+                key = f"{path}::{prefix}{node.name}"
+                source = same(key, first, last)
+                if key in out:
+                    visit(node.body, f"{prefix}{node.name}.")
+                    continue
                 rest = [n for n in node.body if not isinstance(n, _Def | ast.ClassDef)]
-                names = [n.name for n in node.body if isinstance(n, _Def | ast.ClassDef)]
                 parts = [*node.bases, *node.keywords, *node.decorator_list, *rest]
                 own = "|".join(ast.dump(n, include_attributes=False) for n in parts)
-                key = f"{path}::{prefix}{node.name}"
                 out[key] = Definition(
                     key,
                     node.name,
-                    _digest(f"{node.name}|{own}|{names}"),
+                    _digest(f"{node.name}|{own}"),
                     _names([*node.decorator_list, *node.bases, *node.keywords, *rest]),
                     first,
                     last,
                     bool(node.decorator_list),
+                    source,
                 )
                 visit(node.body, f"{prefix}{node.name}.")
 
     visit(tree.body, "")
+    key = f"{path}::{MODULE}"
+    holes = [span(n) for n in tree.body if isinstance(n, _Def | ast.ClassDef)]
+    source = same(key, 1, lines, holes)
+    if key in out:
+        return out
     top = [n for n in tree.body if not isinstance(n, _Def | ast.ClassDef)]
     module = ast.Module(body=top, type_ignores=[])
-    key = f"{path}::{MODULE}"
     # What its statements use, but for imports: an import binds a name and calls nothing
     # (what the imported module runs is that module's module-level code).
     runs = [n for n in top if not isinstance(n, ast.Import | ast.ImportFrom)]
-    out[key] = Definition(
-        key, "", _digest(ast.dump(module, include_attributes=False)), _names(runs), 1, lines
-    )
+    digest = _digest(ast.dump(module, include_attributes=False))
+    out[key] = Definition(key, "", digest, _names(runs), 1, lines, source=source)
     return out
 
 
@@ -224,13 +255,17 @@ def reachable(roots: Iterable[str], graphs: Iterable[Mapping[str, Definition]]) 
                 by_name.setdefault(d.name, set()).add(key)
             uses.setdefault(key, set()).update(d.uses)
     # A class and its members reach each other: a method reads the class's attributes
-    # through ``self``, and reaching a class reaches the methods Python calls unnamed.
+    # through ``self``, and reaching a class reaches the methods Python calls unnamed (a
+    # method added or removed is a changed definition of its own).  A test method is reached
+    # by name only: nothing calls it unnamed but pytest, and a test class's tests do not
+    # reach each other (its ``setUp`` and fixtures they do).
     members: dict[str, set[str]] = {}
     for key in uses:
         path, qual = key.split("::", 1)
         if "." in qual:
             parent = f"{path}::{qual.rsplit('.', 1)[0]}"
-            members.setdefault(parent, set()).add(key)
+            if not qual.rsplit(".", 1)[1].startswith("test"):
+                members.setdefault(parent, set()).add(key)
             members.setdefault(key, set()).add(parent)
     seen: set[str] = set()
     todo = [k for k in roots if k in uses]

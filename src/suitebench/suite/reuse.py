@@ -34,6 +34,7 @@ numbers, nor on state outside the program an earlier test left behind.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import time
@@ -140,6 +141,12 @@ class Snapshot:
         )
 
 
+@functools.lru_cache(maxsize=64)
+def _reference_definitions(rel: str, text: bytes) -> dict[str, Definition] | None:
+    """A reference file's definitions, read once for all the mutants of that file."""
+    return file_definitions(rel, text.decode("utf-8", "surrogateescape"))
+
+
 def mutant_key(source: Path, patch: bytes) -> tuple[str, set[str]] | None:
     """A mutant's identity across edits -- the definitions it changes, from which text to which
     -- and those definitions' keys; None when it changes module-level code, adds or removes a
@@ -150,8 +157,8 @@ def mutant_key(source: Path, patch: bytes) -> tuple[str, set[str]] | None:
     parts: list[tuple[str, str, str]] = []
     touched: set[str] = set()
     for rel, (before, after) in sorted(files.items()):
-        old = file_definitions(rel, before.decode("utf-8", "surrogateescape"))
-        new = file_definitions(rel, after.decode("utf-8", "surrogateescape"))
+        old = _reference_definitions(rel, before)
+        new = file_definitions(rel, after.decode("utf-8", "surrogateescape"), like=old)
         if old is None or new is None or set(old) != set(new):
             return None
         keys = changed(old, new)
