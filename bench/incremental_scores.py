@@ -14,6 +14,7 @@ the seconds and matrix cells each ran, the rows reused, whether the two kill mat
 test's outcome on every mutant) and statuses are equal, and the ratio of the times.
 
     .venv/bin/python bench/incremental_scores.py [--jobs 2] [--webcolors DIR] [--json out.json]
+        [--record]   (writes docs/figures/incremental_scores.md)
 
 Exit 1 when a step's matrices differ.
 """
@@ -217,4 +218,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from figures import run_recorded
+
+    sys.exit(run_recorded("incremental_scores", main))
