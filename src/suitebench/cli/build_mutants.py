@@ -75,6 +75,13 @@ def mutants(
         help="all, or functions: only inside function bodies (no module or class-level code, "
         "decorators or default arguments; what mutmut mutates).",
     ),
+    since: str | None = typer.Option(
+        None,
+        "--since",
+        metavar="REV",
+        help="Only sites on lines changed since this git revision (the source must be in a git "
+        "work tree).",
+    ),
     llm: bool = typer.Option(
         False, "--llm", help="Requirement-targeted mutants from a model, one per target."
     ),
@@ -112,6 +119,14 @@ def mutants(
     per_file, per_function = default_caps(instance)
     max_per_file = per_file if max_per_file is None else max_per_file
     max_per_function = per_function if max_per_function is None else max_per_function
+    changes = None
+    if since is not None:
+        from suitebench.suite.since import SinceError, changed_lines
+
+        try:
+            changes = changed_lines(instance.source, since)
+        except SinceError as exc:
+            raise _fail(str(exc)) from None
     with _executor_run("building mutants") as (executor, progress):
         report = write_mutants(
             instance,
@@ -126,6 +141,7 @@ def mutants(
             cache_dir=OPTIONS.store.parent / "builds",
             executor=executor,
             progress=progress,
+            since=changes,
         )
     if OPTIONS.json:
         _emit_json(report.to_dict())
@@ -167,6 +183,15 @@ def _print_report(
         + ")"
     )
     _print_build_scope(report)
+    if report.since is not None:
+        s = report.since
+        left = [str(f) for f in s["unchanged_files"]]
+        shown = ", ".join(left[:5]) + (" ..." if len(left) > 5 else "")
+        _out.print(
+            f"  since {escape(str(s['rev']))}: {len(report.mutants)} mutants on changed lines; "
+            f"{s['sites_left_out']} sites on unchanged lines left out"
+            + (f" (no changed line in {escape(shown)})" if left else "")
+        )
     if report.capped:
         _out.print(_capped_line(report))
         _print_capped(report, verbose)

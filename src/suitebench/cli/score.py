@@ -48,6 +48,7 @@ from suitebench.suite.score import (
     SuiteInputError,
     score_suite,
 )
+from suitebench.suite.since import SinceError
 
 # soft_wrap: paths and test ids stay greppable
 _out = HumanConsole(soft_wrap=True)  # tables and summaries: stdout (stderr under --json)
@@ -94,6 +95,7 @@ def _print_suite(result: SuiteResult, show_failures: bool = False, verbose: bool
         cells = c.tests * sum(1 for m in result.mutants if m.outcomes)
         selection += f"; {ran} of {cells} matrix cells run, the others kept their reference outcome"
     _out.print(selection)
+    _print_edits(result)
     for figure, why in result.withheld.items():
         name = {"validity": "V", "mutation_score": "M"}.get(figure, figure)
         _out.print(f"[yellow]{name} is not given (null in results.json):[/yellow] {escape(why)}")
@@ -162,6 +164,40 @@ def _warn_unkeyed(instance: Instance) -> None:
                 "it stays with this mutant if the mutants are rebuilt"
             )
         )
+
+
+def _print_edits(result: SuiteResult) -> None:
+    """What --since left out and what --incremental reused, one line each."""
+    if result.since is not None:
+        s = result.since
+        files = ", ".join(s["left_out_files"][:5]) + (
+            " ..." if len(s["left_out_files"]) > 5 else ""
+        )
+        _out.print(
+            f"since {escape(s['rev'])} ({s['commit'][:12]}): {s['mutants_scored']} mutant(s) on "
+            f"changed lines in {len(s['changed_files'])} changed file(s) scored; "
+            f"{s['mutants_left_out']} left out, not run"
+            + (f" (in {escape(files)})" if files else "")
+        )
+    if result.incremental is not None:
+        inc = result.incremental
+        ran = sum(m.tests_run for m in result.mutants if m.reused_from is None)
+        reused = (
+            f"{inc['reused']} row(s) reused from run {inc['previous']}"
+            if inc["previous"] is not None
+            else "no earlier run"
+        )
+        line = (
+            f"incremental: run {inc['run_id']}: {reused}"
+            + (", the reference's runs too" if inc["reference_runs_reused"] else "")
+            + f"; {inc['rerun']} mutant(s) run ({ran} cells), {inc['unreached']} reached by no test"
+        )
+        if inc["everything_reruns"]:
+            line += f"; nothing reused: {escape(inc['everything_reruns'])}"
+        elif inc["rerun_reasons"]:
+            why = "; ".join(f"{n} {escape(r)}" for r, n in inc["rerun_reasons"].items())
+            line += f"; run because: {why}"
+        _out.print(line)
 
 
 def _print_implementation(result: ImplementationResult) -> None:
@@ -246,6 +282,19 @@ def score(
         max=100.0,
         help=f"Exit {FAIL_UNDER_EXIT} when M (in percent) is below this, or not given: a CI gate.",
     ),
+    since: str | None = typer.Option(
+        None,
+        "--since",
+        metavar="REV",
+        help="Score only the mutants on lines changed since this git revision (the source must "
+        "be in a git work tree); the others are left out, not run, and listed.",
+    ),
+    incremental: bool = typer.Option(
+        False,
+        "--incremental",
+        help="Reuse a mutant's row from the last --incremental score of this instance and suite "
+        "when neither its code, what its tests reach, nor its tests changed; rerun the rest.",
+    ),
     backend: Backend | None = backend_option(),
     allow_unsandboxed: bool = allow_unsandboxed_option(),
     keep_going: bool = keep_going_option(),
@@ -261,6 +310,10 @@ def score(
         _err.print(f"[red]error:[/red] {instance_path}: --branch is for a ProgramBench task")
         raise typer.Exit(2)
     instance = _load(instance_path, branch)
+    if incremental and (fast or implementation is not None):
+        _err.print("[red]error:[/red] --incremental keeps full kill-matrix rows: not with --fast "
+                   "or --implementation")  # fmt: skip
+        raise typer.Exit(2)
     chosen = sandbox_backend(backend, allow_unsandboxed)
     if engine is Engine.BATCHED and engine_for(instance.tests, suite, None) is Engine.PLAIN:
         _err.print(
@@ -287,6 +340,8 @@ def score(
         backend=chosen,
         keep_going=keep_going,
         overlap=overlap,
+        since=since,
+        incremental=incremental,
     )
     if isinstance(result, ImplementationResult):
         _emit_implementation(result, out)
@@ -310,6 +365,8 @@ def _compute(
     backend: Backend,
     keep_going: bool,
     overlap: int | None = None,
+    since: str | None = None,
+    incremental: bool = False,
 ) -> ImplementationResult | SuiteResult:
     """R of ``implementation`` or the suite's score, under a progress bar. A reference that
     does not build ends the command as a harness error (exit 4, or 0 under --keep-going); an
@@ -347,12 +404,19 @@ def _compute(
                 progress=progress,
                 backend=backend,
                 overlap=overlap,
+                since=since,
+                incremental=incremental,
             )
     except ReferenceBuildError as exc:
         first = str(exc).splitlines()
         end_on_harness_errors([" ".join(first[:2])], keep_going=keep_going, console=_err)
         raise typer.Exit(0) from None
-    except (InstanceError, SuiteInputError, ArchiveError) as exc:  # an interpreter that cannot
+    except (
+        InstanceError,
+        SuiteInputError,
+        ArchiveError,
+        SinceError,
+    ) as exc:  # an interpreter that cannot
         _err.print(f"[red]error:[/red] {escape(str(exc))}")  # run suites, a suite that cannot be
         # scored, a submission archive refused
         raise typer.Exit(2) from None

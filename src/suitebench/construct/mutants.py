@@ -41,6 +41,7 @@ from suitebench.run.executor import Executor
 from suitebench.run.pycompile import compile_quietly, same_bytecode
 from suitebench.suite.interpreter import suite_interpreter
 from suitebench.suite.programs import Builder, build_all
+from suitebench.suite.since import ChangedLines, on_changed_lines
 
 __all__ = [
     "BLOCK_BEGIN",
@@ -113,6 +114,9 @@ class MutantsReport:
     left_out_files: dict[str, str] = field(default_factory=dict)
     build_recorded: bool = False
     equivalent: list[dict[str, str | int]] = field(default_factory=list)  # TCE
+    # ``--since REV`` (:mod:`suitebench.suite.since`): the revision, the files changed, the
+    # sites left out (not on a changed line) and the files with sites but none on a changed line.
+    since: dict[str, object] | None = None
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -243,10 +247,12 @@ def generate_operator_mutants(
     scope: str = "all",
     paths: PathFilter | None = None,
     build_scope: BuildScope | None = None,
+    since: ChangedLines | None = None,
 ) -> tuple[list[tuple[MutationSite, bytes]], MutantsReport]:
     """Stages 1-3: the sampled sites with the diffs they give, before the build check.
     ``scope="functions"`` keeps only sites inside function bodies (as mutmut mutates): no
-    module or class-level code, decorator, default argument or global initializer."""
+    module or class-level code, decorator, default argument or global initializer.  ``since``:
+    only sites whose diff touches a line changed since a git revision."""
     if scope not in SCOPES:
         raise ValueError(f"scope {scope!r}: expected one of {', '.join(SCOPES)}")
     report = MutantsReport(instance=instance.name, seed=seed)
@@ -267,6 +273,8 @@ def generate_operator_mutants(
         report.no_operator = languages_without_operators(instance)
     kept: list[MutationSite] = []
     sources: dict[str, bytes] = {}
+    unchanged = 0  # sites not on a line changed since ``since``, and their files
+    unchanged_in: set[str] = set()
     for rel in files:
         path = rel.as_posix()
         source = (instance.source / rel).read_bytes()
@@ -305,7 +313,20 @@ def generate_operator_mutants(
                 report.duplicates += 1
                 continue
             seen.add(fingerprint)
+            if since is not None and not on_changed_lines(
+                unified_diff(path, source, site.edit), since
+            ):
+                unchanged += 1
+                unchanged_in.add(path)
+                continue
             kept.append(site)
+    if since is not None:
+        on = {s.file for s in kept}
+        report.since = {
+            **since.to_dict(),
+            "sites_left_out": unchanged,
+            "unchanged_files": sorted(unchanged_in - on),
+        }
     before = Counter(s.file for s in kept)
     before_caps = kept
     report.candidates = len(kept)
@@ -444,6 +465,7 @@ def write_mutants(
     cache_dir: Path,
     executor: Executor | None = None,
     progress: Progress | None = None,
+    since: ChangedLines | None = None,
 ) -> MutantsReport:
     """Generate, build-check and write operator mutants into the instance (or into ``out``,
     a copy of the instance made first), listing them in its ``instance.toml``."""
@@ -458,6 +480,7 @@ def write_mutants(
         scope=scope,
         paths=paths,
         build_scope=build_scope_of(builder, paths),
+        since=since,
     )
     target = prepare_target(instance, out)
     ok, equivalent = _buildable(instance, candidates, report, builder, executor, progress)

@@ -117,6 +117,9 @@ class MutantResult(BaseModel):
     # Why it is equivalent (status "equivalent"): "tce" (the compiler gives the reference's
     # code) or "declared" (the instance's [[equivalent]] list); ``message`` says it in words.
     equivalent: str | None = None
+    # ``score --incremental``: the earlier run whose stored row this mutant's is (its run id,
+    # :mod:`suitebench.suite.reuse`); None: it ran in this one.
+    reused_from: str | None = None
 
 
 class CoverageNote(BaseModel):
@@ -202,6 +205,12 @@ class SuiteResult(BaseModel):
     # waits that cannot overlap (:mod:`suitebench.suite.floor`).
     floor: dict[str, float] = {}
     wall_time: float
+    # ``--since REV`` (:mod:`suitebench.suite.since`): the revision, the files changed, the
+    # mutants scored (on changed lines) and those left out, not run, with their files.
+    since: dict[str, Any] | None = None
+    # ``--incremental`` (:mod:`suitebench.suite.reuse`): this run's id, the earlier run it
+    # reused rows of, the mutants reused and those rerun with why.
+    incremental: dict[str, Any] | None = None
 
     def test_ids(self) -> list[str]:
         return [t.id for t in self.tests]

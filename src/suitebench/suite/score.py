@@ -43,6 +43,7 @@ from suitebench.suite.programs import BuiltProgram
 from suitebench.suite.projectconfig import WARNS_REASON, warns_on_compile
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
 from suitebench.suite.result import CoverageNote, SuiteResult, TestInfo
+from suitebench.suite.reuse import Reuse
 from suitebench.suite.rows import classify, patchable, row
 from suitebench.suite.runner import spec_digest
 from suitebench.suite.runspec import Engine, SuiteLimits, Target, derive_timeouts, engine_for
@@ -53,6 +54,7 @@ from suitebench.suite.scoreplan import (
     plan_score,
 )
 from suitebench.suite.selection import Coverage, Selection, select_tests
+from suitebench.suite.since import since_choice
 from suitebench.suite.tally import nan_to_none, refined_out, tally, test_infos, test_universe
 from suitebench.suite.timeouts import (
     EarlyConfirmations,
@@ -100,6 +102,8 @@ def score_suite(
     all_tests: bool = False,
     progress: Progress | None = None,
     overlap: int | None = None,
+    since: str | None = None,
+    incremental: bool = False,
 ) -> SuiteResult:
     """Validity V, mutation_score M and the kill matrix of ``suite`` (default: the instance's
     reference suite) against the instance's reference and mutants.
@@ -112,10 +116,15 @@ def score_suite(
     the runs (here) and the tally (:func:`~suitebench.suite.tally.tally`); ``phases`` in the
     result says how long each stage took.  ``engine`` None: batched for the instance's own
     suite, plain for any other (:func:`~suitebench.suite.runspec.engine_for`).
+    ``since`` (a git revision): only the mutants on lines changed since it
+    (:mod:`~suitebench.suite.since`); ``incremental``: reuse the stored rows of the last
+    incremental score where nothing they depend on changed (:mod:`~suitebench.suite.reuse`).
     """
     clock = _Clock()
     engine = engine_for(instance.tests, suite, engine)
     chosen = None if mutant_ids is None else set(mutant_ids)
+    narrowed = None if since is None else since_choice(instance, since, chosen)
+    chosen = chosen if narrowed is None else set(narrowed.chosen)
     count = sum(1 for m in instance.mutants if chosen is None or m.id in chosen)
     total = 1 + count + reference_runs + count  # builds, then runs
     report = _reporter(progress, total)
@@ -137,6 +146,11 @@ def score_suite(
         overlap=overlap,
     )
     clock.mark("build_reference")
+    reuse = None
+    if incremental:
+        reuse = Reuse(instance, plan.suite_dir, store, plan.runner, own_suite=not plan.decoys)
+    if reuse is not None:
+        reuse.carry_reference(plan.ref_keys)
     all_runs, built = _reference_runs(plan, report)
     _confirm_reference(plan, all_runs, plan.ref_keys[: plan.early])
     _refuse_an_empty_suite(plan, [all_runs[k] for k in plan.ref_keys[: plan.early]])
@@ -147,10 +161,13 @@ def score_suite(
     clock.mark("selection")
     early_runs = [all_runs[k] for k in plan.ref_keys[: plan.early]]
     built = _derive_timeouts(plan.runner, built, early_runs)
+    reused = _reused(plan, reuse, all_runs, runnable, selections, impacts)
+    fresh = [m for m in runnable if m.id not in reused]
     lane = early_confirmations(plan.runner, _passing(early_runs), fast=plan.fast)
     selected_runs, decoys = _mutant_runs(
-        plan, all_runs, built, runnable, selections, impacts, report, lane
+        plan, all_runs, built, fresh, selections, impacts, report, lane
     )
+    selected_runs.update(reused)
     _confirm_reference(plan, all_runs, plan.ref_keys[plan.early :])
     ref_runs = [all_runs[k] for k in plan.ref_keys]
     if plan.fast:
@@ -181,8 +198,11 @@ def score_suite(
         for m in plan.mutants
     ]
     results = with_equivalents(instance, results, plan.equivalent)
+    if reuse is not None:
+        results = [r.model_copy(update={"reused_from": reuse.reused.get(r.id)}) for r in results]
+        reuse.keep(runnable, selected_runs, selections, impacts)
     clock.mark("tally")
-    return tally(
+    result = tally(
         plan,
         ref_runs,
         tests,
@@ -194,6 +214,29 @@ def score_suite(
         floor=floor,
         wall_time=round(clock.elapsed(), 3),
     )
+    if narrowed is not None:
+        result.since = narrowed.to_dict()
+    if reuse is not None:
+        result.incremental = reuse.summary()
+    return result
+
+
+def _reused(
+    plan: ScorePlan,
+    reuse: Reuse | None,
+    all_runs: dict[str, SuiteRun],
+    runnable: list[MutantSpec],
+    selections: dict[str, Selection],
+    impacts: dict[str, dict[str, Any]],
+) -> dict[str, SuiteRun]:
+    """The rows ``--incremental`` reuses (:mod:`.reuse`): none without a coverage selection."""
+    if reuse is None or not plan.staged or plan.coverage_request is None:
+        if reuse is not None:
+            reuse.why_not = reuse.why_not or "no coverage-guided selection in this run"
+            reuse.rerun.update({m.id: reuse.why_not for m in runnable})
+        return {}
+    coverage = all_runs[plan.coverage_request[0]].coverage
+    return reuse.rows(runnable, selections, impacts, all_runs[plan.ref_keys[0]], coverage)
 
 
 def _passing(runs: list[SuiteRun]) -> list[str]:
