@@ -39,6 +39,7 @@ class Role(StrEnum):
     VALIDATOR = "validator"
     REFERENCE = "reference"
     BRUTE = "brute"
+    INTERACTOR = "interactor"
 
 
 @dataclass(frozen=True)

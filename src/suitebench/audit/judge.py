@@ -41,6 +41,9 @@ _CHECK = {
 }
 
 
+_INTERACTOR = {"wa": Verdict.WA, "pe": Verdict.PE, "fail": Verdict.FAIL}
+
+
 def judge_limits(problem: Problem, *, time_limit: float | None = None) -> Limits:
     """Limits of one judged run: CPU = time limit, wall watchdog = 2x, both + allowance; the
     output limit is the problem's ``output_limit`` (MiB, stdout and stderr each)."""
@@ -58,7 +61,15 @@ def verdict_of_status(oc: Outcome | RunResult, *, ignore_exit: bool = False) -> 
 
     ``ignore_exit`` (the problem's ``exit_status = "ignore"``): a non-zero exit status is not a
     verdict by itself, the output is checked as if the program had exited 0. A signal still is.
+
+    An interactive run (``RunResult.interactor_verdict``): the submission's time, memory and
+    output limits first, then the interactor's WA, PE or FAIL, then the submission's own exit
+    (a submission the interactor hung up on dies of SIGPIPE: that is the interactor's verdict).
     """
+    said = oc.interactor_verdict if isinstance(oc, RunResult) else None
+    limit = oc.status in (Status.TIMEOUT, Status.MEMORY, Status.OUTPUT_LIMIT)
+    if said in _INTERACTOR and not limit:
+        return _INTERACTOR[said]
     match oc.status:
         case Status.OK:
             return None
