@@ -169,6 +169,7 @@ _COMMAND_MODULES = {
     "compare": "compare",
     "build": "build",
     "import": "import_",
+    "stress": "stress",
 }
 
 

@@ -27,9 +27,10 @@ The answer file handed to the interactor is empty: input mode's gold comes from 
 
 The verdict (:class:`InteractorVerdict`): the submission's own limit verdicts (time, memory,
 output) come first -- a submission that stalls makes the interactor wait, not the other way;
-then a broken interactor (a FAIL exit, an unknown exit status, a crash, its own time-out) is
-``fail``, a harness error; then the interactor's WA or PE; then the submission's runtime error
-(after a WA, the submission dying of SIGPIPE is the interactor hanging up, not a bug of its own).
+then a broken interactor (a FAIL exit, an unknown exit status, a crash -- a Python traceback
+included, whose exit 1 is not testlib's WA --, its own time-out) is ``fail``, a harness error;
+then the interactor's WA or PE; then the submission's runtime error (after a WA, the
+submission dying of SIGPIPE is the interactor hanging up, not a bug of its own).
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ _KATTIS_EXIT = {42: InteractorVerdict.OK, 43: InteractorVerdict.WA}
 
 _TO_SUB = "to_submission"
 _FROM_SUB = "from_submission"
+_TRACEBACK = "Traceback (most recent call last):"
 _KEEP_OUTPUT = 16 << 20  # bytes of the interactor's output file read back, at most
 
 
@@ -137,8 +139,10 @@ def _unblock(pipes: Path) -> None:
             os.close(os.open(pipes / name, os.O_RDWR | os.O_NONBLOCK))
 
 
-def _verdict(convention: Convention, sub: Outcome, inter: Outcome) -> InteractorVerdict:
+def _verdict(convention: Convention, inter: Outcome) -> InteractorVerdict:
     if inter.status in (Status.OK, Status.RUNTIME_ERROR) and inter.exit_code is not None:
+        if _TRACEBACK in inter.stderr_text():  # a Python interactor that crashed: exit 1 is
+            return InteractorVerdict.FAIL  # its interpreter's, not testlib's WA
         table = _TESTLIB_EXIT if convention is Convention.TESTLIB else _KATTIS_EXIT
         return table.get(inter.exit_code, InteractorVerdict.FAIL)
     return InteractorVerdict.FAIL
@@ -245,7 +249,7 @@ def interact(
         return Interaction(
             submission=sub,
             interactor=inter,
-            verdict=_verdict(convention, sub, inter),
+            verdict=_verdict(convention, inter),
             output=output,
             message=_message(convention, inter, int_work),
         )
