@@ -29,6 +29,7 @@ from suitebench.cli._console import (
     keep_going_option,
     name_failed_generator,
 )
+from suitebench.cli._interrupt import run_interruptibly, store_note
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import plain_progress
 from suitebench.cli.main import OPTIONS
@@ -157,7 +158,17 @@ def _run(
     cache = build_cache or OPTIONS.store.parent / "builds"
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     review_cap, seed = review
-    try:
+    engine: AuditEngine | None = None
+
+    def stored() -> str:
+        if engine is None:
+            return "no run had started"
+        return store_note(engine.executed_runs, engine.cached_runs)
+
+    fuzzed: dict[str, FuzzReport] = {}
+
+    def work() -> tuple[AuditResult, str]:
+        nonlocal engine
         with (
             Progress(
                 TextColumn("[progress.description]{task.description}"),
@@ -180,12 +191,16 @@ def _run(
                 plain(done, total)  # lines when stderr is not a terminal
 
             engine = AuditEngine(store, executor, cache, backend=backend, progress=progress)
-            fuzzed: dict[str, FuzzReport] = {}
             extras = _fuzz_extras(bar, engine, out, fuzzed) if fuzz else None
             result = run_audit(
                 problems, sources, engine, config=config, out_dir=out, problem_extras=extras
             )
             sample_note = _write_review_sample(out, review_cap, seed) if review_cap else ""
+        return result, sample_note
+
+    try:
+        result, sample_note = run_interruptibly(work, _err, stored)
+        _err.print(stored(), markup=False, highlight=False)
     except (ProblemError, ArmError, AuditError, ReviewError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from suitebench.audit.runs import AuditEngine
 from suitebench.cli._console import HumanConsole, error_console, name_failed_generator
+from suitebench.cli._interrupt import run_interruptibly, store_note
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import progress_bar
 from suitebench.cli.main import OPTIONS
@@ -150,11 +151,20 @@ def _run_arm(
     executor and the store are closed in any case."""
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     quiet = OPTIONS.quiet or OPTIONS.json
-    try:
+
+    def work() -> GenerateResult:
         with progress_bar(f"{arm} on {prob.id} (runs)", console=_err, quiet=quiet) as progress:
             cache = build_cache or OPTIONS.store.parent / "builds"
             engine = AuditEngine(store, executor, cache, backend=chosen, progress=progress)
             return generate_arm(arm, prob, engine, out, options, client=client)
+
+    def stored() -> str:
+        return store_note(store.written, store.found, "results")
+
+    try:
+        result = run_interruptibly(work, _err, stored)
+        _err.print(stored(), markup=False, highlight=False)
+        return result
     except (GenerateError, ModelError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None

@@ -13,6 +13,7 @@ import typer
 from suitebench.audit.runs import AuditEngine
 from suitebench.audit.stress import StressError, StressOptions, StressResult, stress
 from suitebench.cli._console import HumanConsole, error_console
+from suitebench.cli._interrupt import run_interruptibly, store_note
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli.main import OPTIONS
 from suitebench.model.errors import FormatError
@@ -122,13 +123,18 @@ def stress_command(
     try:
         cache = build_cache or OPTIONS.store.parent / "builds"
         engine = AuditEngine(store, executor, cache, backend=chosen)
-        result = stress(
-            prob,
-            solution.resolve(),
-            engine,
-            options,
-            generator=generator.resolve() if generator else None,
+        result = run_interruptibly(
+            lambda: stress(
+                prob,
+                solution.resolve(),
+                engine,
+                options,
+                generator=generator.resolve() if generator else None,
+            ),
+            _err,
+            lambda: store_note(engine.executed_runs, engine.cached_runs),
         )
+        _err.print(store_note(engine.executed_runs, engine.cached_runs), markup=False)
     except StressError as exc:
         _err.print(f"[red]harness error:[/red] {exc}", markup=True, highlight=False)
         raise typer.Exit(4) from None
