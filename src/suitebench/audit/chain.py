@@ -168,6 +168,12 @@ def _stage_oracle(c: ChainState) -> None:
     )
     c.scored = [s for s in cands if c.golds[s].status is GoldStatus.GOLD]
     c.gold_bytes = {s: c.golds[s].answer or b"" for s in c.scored}
+    built = all(b.ok for _, b in c.refs)  # a reference that did not build is said already
+    if cands and not c.scored and built:  # nothing can be judged: the references' fault
+        first = c.golds[cands[0]].reason
+        why = f"no gold on any of {len(cands)} inputs (first: {first})"
+        names = ", ".join(n for n, _ in c.refs)
+        c.harness.record("oracle", Role.REFERENCE, names, why, len(cands))
 
 
 def _stage_judge(c: ChainState) -> None:

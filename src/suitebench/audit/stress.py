@@ -18,12 +18,12 @@ of the same seeds reruns nothing.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from suitebench.audit.arms import generator_runs
 from suitebench.audit.checkers import Checker
 from suitebench.audit.harness import run_message
 from suitebench.audit.interactive import with_interactor
@@ -31,9 +31,8 @@ from suitebench.audit.judge import JudgeTask, judge_limits, judge_many
 from suitebench.audit.legality import certify_legality
 from suitebench.audit.oracle import consensus_oracle
 from suitebench.audit.records import GoldStatus, Legality, Verdict
-from suitebench.audit.runs import AuditEngine, RunSpec
+from suitebench.audit.runs import AuditEngine
 from suitebench.model.problem import OracleConfig, OracleRule, Problem
-from suitebench.run.limits import GENERATOR
 from suitebench.run.outcome import sha256_bytes
 from suitebench.run.toolchain import Built
 
@@ -81,14 +80,6 @@ class StressResult:
     counterexample: CounterExample | None = None
     build_error: str = ""  # the solution did not build
     notes: list[str] = field(default_factory=list)
-
-
-def _with_args(built: Built, args: Sequence[str]) -> Built:
-    """The generator called with ``args`` (its argv; one program per argv in the store)."""
-    tag = "\0".join(args)
-    return dataclasses.replace(
-        built, argv=(*built.argv, *args), program_id=f"{built.program_id}|argv:{tag}"
-    )
 
 
 def _judged_programs(
@@ -161,12 +152,7 @@ def stress(
             break
         seeds = list(range(seed, seed + n))
         seed += n
-        specs = [
-            RunSpec(
-                _with_args(gen, [*options.generator_args, str(s)]), f"{s}\n".encode(), GENERATOR
-            )
-            for s in seeds
-        ]
+        specs = generator_runs(gen, seeds, options.generator_args)
         inputs: list[tuple[int, bytes]] = []
         for s, ran in zip(seeds, engine.run(specs), strict=True):
             if not ran.ok:

@@ -18,6 +18,7 @@ from rich.table import Table
 from suitebench.audit.arms import ArmError, ArmSource, parse_arm
 from suitebench.audit.chain import DEFAULT_MAX_CANDIDATES, AuditConfig, AuditError, ProblemAudit
 from suitebench.audit.fuzz import FuzzReport, fuzz_validator
+from suitebench.audit.harness import build_message
 from suitebench.audit.ledger import LedgerError, recheck_ledger
 from suitebench.audit.pipeline import AuditResult, format_funnel, run_audit
 from suitebench.audit.review import ReviewError, read_ledger_csv, review_sample, write_review_csv
@@ -52,6 +53,11 @@ def _summary(result: AuditResult) -> None:
     table.add_column("killed/pool", justify="right")
     table.add_column("certified", justify="right")
     table.add_column("new", justify="right")
+    problems = result.results["problems"].values()
+    left = any(p["build_errors"] for p in problems)
+    if left:  # submissions that did not build are out of the pool: said, never silent
+        table.add_column("left", justify="right")
+        table.caption = "left: pool submissions that did not build (named below)"
     for arm, r in result.results["arms"].items():
         killed = sum(
             p["arms"][arm]["killed"]
@@ -60,8 +66,14 @@ def _summary(result: AuditResult) -> None:
         )
         pool = sum(p["pool_size"] for p in result.results["problems"].values() if arm in p["arms"])
         cells = ["-" if r["cov_at_k"][k] is None else f"{r['cov_at_k'][k]:.3f}" for k in _TABLE_KS]
+        out = sum(len(p["build_errors"]) for p in problems if arm in p["arms"])
         table.add_row(
-            arm, *cells, f"{killed}/{pool}", str(r["certified"]), str(r["funnel"]["new_findings"])
+            arm,
+            *cells,
+            f"{killed}/{pool}",
+            str(r["certified"]),
+            str(r["funnel"]["new_findings"]),
+            *([str(out)] if left else []),
         )
     _out.print(table)
     _out.print(format_funnel(result.funnel), end="")
@@ -250,11 +262,25 @@ def _report(
         _out.print(sample_note, highlight=False, soft_wrap=True)
     _warn_gates(result)
     for a in result.audits:
+        for name, why in a.build_errors.items():
+            _err.print(
+                f"{a.problem.id}: submission {name} left the pool {a.config.pool}: "
+                f"does not build ({build_message(why)})",
+                markup=False,
+                highlight=False,
+            )
         for name, r in a.arms.items():
             failed = zip(r.arm.failed_seeds, r.arm.failures, strict=False)
             lines = [f"seed {s}: {why}" for s, why in failed]
             what = f"{a.problem.id}: arm {name} ({r.arm.source})"
             name_failed_generator(what, lines, len(r.arm.failed_seeds), _err)
+            if r.arm.ignores_seed:
+                _err.print(
+                    f"{what}: the generator gave the same input for every seed: it ignores "
+                    "its seed (the seed is its last argument and its stdin)",
+                    markup=False,
+                    highlight=False,
+                )
     end_on_harness_errors(
         (
             f"{e.problem}: {e.role} {e.program} ({e.stage}, {e.count} failure(s)): {e.message}"

@@ -41,9 +41,16 @@ def _describe(log: dict[str, object]) -> str:
     why = ", ".join(f"{k} {v}" for k, v in dropped.items()) or "none"
     cap = "  (attempt cap reached)" if log.get("attempt_cap_hit") else ""
     extra = log.get("beyond_budget") or 0
-    beyond = f"; {extra} legal beyond the budget" if extra else ""
+    # "legal" only where a validator said so: without one, kept inputs are merely inputs
+    # the references agree on
+    legality = log.get("legality") or {}
+    assert isinstance(legality, dict)
+    gate = legality.get("quality_gate") or {}
+    checked = bool(legality.get("validator")) and gate.get("passed", True)
+    kept = "legal inputs kept" if checked else "inputs kept (no validator: legality unchecked)"
+    beyond = f"; {extra} {'legal ' if checked else ''}beyond the budget" if extra else ""
     return (
-        f"{log['kept']}/{log['budget']} legal inputs kept, {log['tried']} tried; "
+        f"{log['kept']}/{log['budget']} {kept}, {log['tried']} tried; "
         f"dropped: {why}{beyond}{cap}"
     )
 

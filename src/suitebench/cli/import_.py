@@ -138,13 +138,34 @@ def _print_summary(fmt: str, out: Path, data: dict[str, Any]) -> None:
             for reason, n in data[key].items():
                 p(f"  {n:>5}  {escape(reason)}", highlight=False)
     p(f"summary: {out / SUMMARY_FILE}", highlight=False)
-    if data["problems_written"]:
-        pool = "rejected" if any("rejected" in w["pools"] for w in data["written"]) else "accepted"
-        p(
-            f"next: suitebench audit {out}/*/problem.toml --pool {pool} --out audit-out"
-            + (" --arm generated=arms/generated" if fmt == "codecontests" else ""),
-            highlight=False,
+    for line in next_commands(out, data["written"]):
+        p(f"next: {line}", highlight=False)
+
+
+def _count(v: Any) -> int:
+    return v if isinstance(v, int) else len(v or ())
+
+
+def next_commands(out: Path, written: list[dict[str, Any]]) -> list[str]:
+    """Audit commands that run on what was written: ``--pool`` names a pool every problem of
+    the command has (problems are grouped by it, never one pool for all when some lack it),
+    and ``--arm generated=arms/generated`` only where every problem's folder has inputs."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for w in written:
+        pools = w.get("pools") or {}
+        pool = "rejected" if "rejected" in pools else "accepted" if "accepted" in pools else ""
+        if pool:
+            groups.setdefault(pool, []).append(w)
+    lines = []
+    for pool, ws in groups.items():
+        every = len(ws) == len(written)
+        where = f"{out}/*/problem.toml" if every else " ".join(str(out / w["id"]) for w in ws)
+        arm = all(_count((w.get("tests") or {}).get("generated")) for w in ws)
+        lines.append(
+            f"suitebench audit {where} --pool {pool} --out audit-out"
+            + (" --arm generated=arms/generated" if arm else "")
         )
+    return lines
 
 
 def register(app: typer.Typer) -> None:
