@@ -50,8 +50,7 @@ def _describe(log: dict[str, object]) -> str:
     kept = "legal inputs kept" if checked else "inputs kept (no validator: legality unchecked)"
     beyond = f"; {extra} {'legal ' if checked else ''}beyond the budget" if extra else ""
     return (
-        f"{log['kept']}/{log['budget']} {kept}, {log['tried']} tried; "
-        f"dropped: {why}{beyond}{cap}"
+        f"{log['kept']}/{log['budget']} {kept}, {log['tried']} tried; dropped: {why}{beyond}{cap}"
     )
 
 
