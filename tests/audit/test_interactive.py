@@ -179,3 +179,44 @@ def test_audit_certifies_interactive_kills(tmp_path: Path) -> None:
     )
     assert accepted.returncode == 0, accepted.stderr
     assert list(csv.DictReader((tmp_path / "acc" / "ledger.csv").open())) == []
+
+
+def test_audit_under_a_kattis_validator(tmp_path: Path) -> None:
+    """The same problem judged by a Kattis-convention validator (exit 42/43, no output
+    file): the gold is the empty output all references share, the verdicts are the same --
+    off_by_one on 05.in, linear on 02.in -- and an accepted pool gives no row."""
+    problem = tmp_path / "guess-kattis"
+    shutil.copytree(GUESS, problem)
+    (problem / "validate.py").write_text(KATTIS_VALIDATOR)
+    toml = problem / "problem.toml"
+    toml.write_text(
+        toml.read_text()
+        .replace('interactor = "interactor.py"', 'interactor = "validate.py"')
+        .replace('interactor_convention = "testlib"', 'interactor_convention = "kattis"')
+    )
+    out = tmp_path / "out"
+    proc = suitebench(
+        "audit", str(problem), "--pool", "rejected", "--out", str(out), store=tmp_path / "s.db"
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader((out / "ledger.csv").open()))
+    assert {(r["submission_id"], r["input_id"], r["verdict"]) for r in rows} == {
+        ("submissions/rejected/off_by_one.py", "05.in", "WA"),
+        ("submissions/rejected/linear.py", "02.in", "WA"),
+    }
+    assert {r["expected_head"] for r in rows} == {""}
+
+
+def test_a_failing_interactor_is_a_harness_error(tmp_path: Path) -> None:
+    """An interactor that exits 3 (testlib's FAIL) on every run: no reference succeeds, so
+    no input has a gold -- exit 4, naming the references' failure, never a kill."""
+    problem = tmp_path / "guess-fail"
+    shutil.copytree(GUESS, problem)
+    (problem / "interactor.py").write_text("import sys\nsys.exit(3)\n")
+    out = tmp_path / "out"
+    proc = suitebench(
+        "audit", str(problem), "--pool", "rejected", "--out", str(out), store=tmp_path / "s.db"
+    )
+    assert proc.returncode == 4, proc.stderr
+    assert "no gold on any of 5 inputs" in " ".join(proc.stderr.split())
+    assert list(csv.DictReader((out / "ledger.csv").open())) == []
