@@ -273,6 +273,8 @@ def _compute(
         result = run_interruptibly(work, _err, stored)
         _err.print(stored(), markup=False, highlight=False)
         return result
+    except typer.Exit:  # interrupted (a RuntimeError to click): not an error of its own
+        raise
     except ReferenceBuildError as exc:
         first = str(exc).splitlines()
         end_on_harness_errors([" ".join(first[:2])], keep_going=keep_going, console=_err)
