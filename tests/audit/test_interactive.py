@@ -116,9 +116,22 @@ def test_a_hanging_interactor_is_bounded_and_fails(tmp_path: Path) -> None:
     t0 = time.monotonic()
     ia = _run("refs/bsearch.py", 5, [*PY, str(stuck)])
     assert ia.submission.status is Status.TIMEOUT
-    assert ia.verdict is InteractorVerdict.FAIL
+    assert ia.verdict is InteractorVerdict.CRASHED  # no word: its own time-out
     # submission wall 4 s; interactor wall 4 + 5 = 9 s (interactor_limits)
     assert time.monotonic() - t0 < 30
+
+
+def test_a_submission_gone_before_the_interactor_opened_its_pipes(tmp_path: Path) -> None:
+    """A submission that exits at once (before the interactor's sandbox is up, often): the
+    interactor still opens its pipes, reads end-of-file and says WA ("ended without an
+    answer") -- it is not left waiting on a pipe for its wall-clock limit."""
+    gone = tmp_path / "gone.py"
+    gone.write_text("import sys\nsys.exit(5)\n")
+    ia = interact([*PY, str(gone)], [*PY, str(GUESS / "interactor.py")], b"5\n", limits=LIMITS)
+    assert ia.submission.exit_code == 5
+    assert ia.interactor.status is not Status.TIMEOUT
+    assert ia.verdict is InteractorVerdict.WA
+    assert "ended without an answer" in ia.message
 
 
 def test_an_interactor_has_no_network(tmp_path: Path) -> None:

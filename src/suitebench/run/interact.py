@@ -25,12 +25,14 @@ still waiting to open them sees end-of-file instead of waiting for its wall-cloc
 The answer file handed to the interactor is empty: input mode's gold comes from the references
 (their interactor ``output`` files), not from a file shipped with the test.
 
-The verdict (:class:`InteractorVerdict`): the submission's own limit verdicts (time, memory,
-output) come first -- a submission that stalls makes the interactor wait, not the other way;
-then a broken interactor (a FAIL exit, an unknown exit status, a crash -- a Python traceback
-included, whose exit 1 is not testlib's WA --, its own time-out) is ``fail``, a harness error;
-then the interactor's WA or PE; then the submission's runtime error (after a WA, the
-submission dying of SIGPIPE is the interactor hanging up, not a bug of its own).
+The verdict (:class:`InteractorVerdict`; the judge combines, ``audit/judge.py``): the
+submission's own limit verdicts (time, memory, output) come first -- a submission that stalls
+makes the interactor wait, not the other way; then the interactor's word: WA or PE, or FAIL (exit
+3, an unknown exit status), a harness error; then, where the interactor gave no word
+(``crashed``: killed by a signal such as the SIGPIPE of writing to a submission that is gone,
+its own time-out, a Python traceback, whose exit 1 is not testlib's WA), the submission's own
+runtime error if it had one (it left first), else a harness error; then the submission's
+runtime error (after a WA, the submission dying of SIGPIPE is the interactor hanging up on it).
 """
 
 from __future__ import annotations
@@ -71,12 +73,15 @@ CONVENTIONS = tuple(str(c) for c in Convention)
 
 
 class InteractorVerdict(StrEnum):
-    """The interactor's word on one run (``fail``: the interactor itself is broken)."""
+    """The interactor's word on one run: ``fail`` it said the test or itself is broken (exit
+    3, an unknown status); ``crashed`` it gave no word (a signal -- SIGPIPE from a submission
+    that was gone --, its own time-out, a Python traceback)."""
 
     OK = "ok"
     WA = "wa"
     PE = "pe"
     FAIL = "fail"
+    CRASHED = "crashed"
 
 
 _TESTLIB_EXIT = {
@@ -142,10 +147,10 @@ def _unblock(pipes: Path) -> None:
 def _verdict(convention: Convention, inter: Outcome) -> InteractorVerdict:
     if inter.status in (Status.OK, Status.RUNTIME_ERROR) and inter.exit_code is not None:
         if _TRACEBACK in inter.stderr_text():  # a Python interactor that crashed: exit 1 is
-            return InteractorVerdict.FAIL  # its interpreter's, not testlib's WA
+            return InteractorVerdict.CRASHED  # its interpreter's, not testlib's WA
         table = _TESTLIB_EXIT if convention is Convention.TESTLIB else _KATTIS_EXIT
         return table.get(inter.exit_code, InteractorVerdict.FAIL)
-    return InteractorVerdict.FAIL
+    return InteractorVerdict.CRASHED
 
 
 def _message(convention: Convention, inter: Outcome, work: Path) -> str:
@@ -206,12 +211,9 @@ def interact(
         outcomes: dict[str, Outcome] = {}
 
         def side(name: str, argv: list[str], work: Path, lim: Limits, binds: list) -> None:
-            try:
-                outcomes[name] = sandbox_run(
-                    argv, cwd=work, limits=lim, backend=backend, ro_binds=binds
-                )
-            finally:
-                _unblock(pipes)
+            outcomes[name] = sandbox_run(
+                argv, cwd=work, limits=lim, backend=backend, ro_binds=binds
+            )
 
         threads = [
             threading.Thread(
@@ -239,8 +241,14 @@ def interact(
         ]
         for t in threads:
             t.start()
-        for t in threads:
-            t.join()
+        # Once one side has ended, the other may still be opening a pipe (it started later):
+        # open and close both pipes until it ends, so it meets end-of-file or a broken pipe
+        # instead of waiting for its wall-clock limit.
+        while any(t.is_alive() for t in threads):
+            if not all(t.is_alive() for t in threads):
+                _unblock(pipes)
+            for t in threads:
+                t.join(0.05)
         sub, inter = outcomes["sub"], outcomes["int"]
         output = b""
         if convention is Convention.TESTLIB:
