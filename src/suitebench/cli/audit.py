@@ -86,8 +86,8 @@ def audit(
     arm: list[str] = typer.Option(
         [],
         "--arm",
-        help="NAME=DIR (input files) or NAME=PROGRAM@SEEDS; PROGRAM 'generator' "
-        "is the problem's generator. Repeatable.",
+        help="NAME=DIR (input files) or NAME=PROGRAM [ARGS]@SEEDS (called PROGRAM ARGS SEED); "
+        "PROGRAM 'generator' is the problem's generator. Repeatable.",
     ),
     pool: str = typer.Option("accepted", "--pool", help="Submission pool to audit."),
     out: Path = typer.Option(Path("audit-out"), "--out", help="Output directory."),
@@ -131,8 +131,10 @@ def audit(
     Exit status: 0 done; 2 bad usage or input; 1 (--recheck) a ledger row no longer holds;
     4 a harness error: a checker that answers FAIL (exit 3), crashes or times out, a validator
     that rejects an official test or cannot decide an input, a reference or brute-force
-    solution that does not build. Each is named on stderr and listed in results.json
-    (harness_errors); the outputs are written either way, and --keep-going exits 0.
+    solution that does not build, references with a gold on no input, an interactor that
+    fails. Each is named on stderr and listed in results.json (harness_errors); the outputs
+    are written either way, and --keep-going exits 0. 130 interrupted (Ctrl-C): nothing
+    written, what was run is in the store.
     """
     chosen = sandbox_backend(backend, allow_unsandboxed)
     if recheck is not None:
