@@ -77,6 +77,10 @@ def test_kattis_interactive_package_names_its_interactor(tmp_path: Path) -> None
     summary = _import("kattis", tmp_path / "out", root)
     text = (tmp_path / "out/guess/problem.toml").read_text()
     assert 'interactor = "output_validators/interactor/interact.cpp"' in text
+    # called as the package format calls it (validator input answer feedback_dir; 42 / 43),
+    # and the problem loads (its interactor is a field of problem.toml)
+    assert 'interactor_convention = "kattis"' in text
+    assert summary["written"][0]["loads"] is None
     assert (tmp_path / "out/guess/output_validators/interactor/interact.cpp").is_file()
     assert summary["written"][0]["interactor"] == "output_validators/interactor/interact.cpp"
     # its .ans files are the interactor's, not expected outputs: not beside the inputs, so

@@ -43,6 +43,7 @@ from suitebench.audit.checkers import Checker
 from suitebench.audit.consensus import consensus_stage
 from suitebench.audit.determinism import determinism_stage
 from suitebench.audit.harness import Role
+from suitebench.audit.interactive import with_interactor
 from suitebench.audit.judge import JudgeTask, judge_limits, judge_many
 from suitebench.audit.legality import LegalityReport, certify_legality
 from suitebench.audit.oracle import consensus_oracle
@@ -110,7 +111,7 @@ def _legality_certificate(f: Flag, legality: LegalityReport) -> Flag:
 def _stage_build(c: ChainState) -> None:
     """Build everything (in parallel through the job queue, cached by content hash)."""
     p, cfg, engine = c.problem, c.config, c.engine
-    extra = [x for x in (p.validator, p.checker.program) if x is not None]
+    extra = [x for x in (p.validator, p.checker.program, p.interactor) if x is not None]
     cons_paths = p.pools[cfg.consensus_pool] if cfg.consensus_pool else ()
     judged = [*p.references, *p.pools[cfg.pool], *p.brute, *cons_paths]
     # the problem's [compile] flags are those of the judged programs; tools keep the defaults
@@ -119,6 +120,17 @@ def _stage_build(c: ChainState) -> None:
 
     def built(paths: Sequence[Path]) -> list[tuple[str, Built]]:
         return [(p.rel(x), engine.build(x, p.compile)) for x in paths]
+
+    if p.interactor is not None:  # every judged program runs against it (audit/interactive.py)
+        interactor = engine.build(p.interactor)
+        c.harness.build_failed("build", Role.INTERACTOR, p.rel(p.interactor), interactor)
+
+        def built(paths: Sequence[Path]) -> list[tuple[str, Built]]:
+            return [
+                (p.rel(x), with_interactor(b, interactor, p.interactor_convention))
+                for x in paths
+                for b in (engine.build(x, p.compile),)
+            ]
 
     c.refs, c.pool, c.brutes = built(p.references), built(p.pools[cfg.pool]), built(p.brute)
     c.cons = built(cons_paths)
@@ -158,6 +170,12 @@ def _stage_oracle(c: ChainState) -> None:
     _check_official_answers(c)
     c.scored = [s for s in cands if c.golds[s].status is GoldStatus.GOLD]
     c.gold_bytes = {s: c.golds[s].answer or b"" for s in c.scored}
+    built = all(b.ok for _, b in c.refs)  # a reference that did not build is said already
+    if cands and not c.scored and built:  # nothing can be judged: the references' fault
+        first = c.golds[cands[0]].reason
+        why = f"no gold on any of {len(cands)} inputs (first: {first})"
+        names = ", ".join(n for n, _ in c.refs)
+        c.harness.record("oracle", Role.REFERENCE, names, why, len(cands))
 
 
 def official_answers(problem: Problem) -> dict[str, tuple[Path, bytes]]:
@@ -208,6 +226,11 @@ def _stage_judge(c: ChainState) -> None:
     for n, _ in ok_pool:
         for s in c.scored:
             c.cells[(n, s)] = next(it)
+    if c.problem.interactor is not None:  # an interactor that fails is the harness's fault
+        fails = [j.message for j in judged if j.verdict is Verdict.FAIL]
+        if fails:
+            rel = c.problem.rel(c.problem.interactor)
+            c.harness.record("judge", Role.INTERACTOR, rel, fails[0], len(fails))
     official = next((a for a in c.arms if a.name == OFFICIAL), None)
     c.official_verdicts = {n: _official_verdict(n, official, c.cells) for n, _ in ok_pool}
 

@@ -42,6 +42,7 @@ class Role(StrEnum):
     REFERENCE = "reference"
     BRUTE = "brute"
     ANSWER = "answer"  # an official answer (X.ans beside X.in) the references' gold contradicts
+    INTERACTOR = "interactor"
 
 
 @dataclass(frozen=True)

@@ -158,23 +158,25 @@ _BASIS_WORDS = {"validator": "the validator", "problem_tests": "definition (own 
 
 
 def format_funnel(funnel: dict[str, Funnel]) -> str:
-    """The paper's Table 1 per arm, as plain text."""
+    """The paper's Table 1 per arm, as plain text: every line names its unit (the funnel
+    counts submissions; only the withdrawals count flags, one per submission and input)."""
     lines = []
     for arm, f in funnel.items():
         by = ", ".join(f"{k} {v}" for k, v in sorted(f.withdrawn_by.items())) or "none"
         lines += [
             f"arm {arm}",
-            f"  flagged submissions               {f.flagged:6d}",
-            f"    of which official TLE catches   {f.official_tle:6d}  (marked, not new)",
-            f"  reproducible (DET_WA / DET_RE)    {f.reproducible:6d}",
-            f"  after corrections                 {f.after_corrections:6d}",
-            f"  certified (legal inputs)          {f.certified:6d}",
+            f"  flagged                               {f.flagged:6d} submissions",
+            f"    of which official TLE catches       {f.official_tle:6d} submissions"
+            "  (marked, not new)",
+            f"  reproducible (DET_WA / DET_RE)        {f.reproducible:6d} submissions",
+            f"  after corrections                     {f.after_corrections:6d} submissions",
+            f"  certified (legal inputs)              {f.certified:6d} submissions",
             *(
-                f"    legal by {_BASIS_WORDS.get(k, k):<23s}{v:6d}"
+                f"    legal by {_BASIS_WORDS.get(k, k):<27s}{v:6d} submissions"
                 for k, v in sorted(f.certified_by.items())
             ),
-            f"    of which new findings           {f.new_findings:6d}",
-            f"  withdrawn flags by stage: {by}",
+            f"    of which new findings               {f.new_findings:6d} submissions",
+            f"  withdrawn flags (submission x input) by stage: {by}",
         ]
     return "\n".join(lines) + "\n"
 

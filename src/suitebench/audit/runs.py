@@ -45,6 +45,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suitebench.audit.interactive import (
+    WithInteractor,
+    interaction_payload,
+    interaction_record,
+    run_interactions,
+)
 from suitebench.model.problem import declared_language, split_language
 from suitebench.run import sandbox
 from suitebench.run.executor import Executor, JobQueue
@@ -141,6 +147,8 @@ class RunResult:
     stdout_size: int
     engine: AuditEngine | None = field(default=None, compare=False, repr=False)
     tle_first: tuple[float, float] | None = None  # (wall, CPU) of a first run rerun (module doc)
+    interactor_verdict: str | None = None  # an interactive run's interactor's word (interactive.py)
+    interactor_message: str = ""
 
     @property
     def status(self) -> Status:
@@ -148,7 +156,7 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        return self.outcome.ok
+        return self.outcome.ok and self.interactor_verdict in (None, "ok")
 
     @property
     def exit_code(self) -> int | None:
@@ -156,6 +164,8 @@ class RunResult:
 
     @property
     def message(self) -> str:
+        if self.interactor_verdict not in (None, "ok"):
+            return self.interactor_message
         return self.outcome.message
 
     @property
@@ -305,6 +315,12 @@ def chunk_job(payload: dict[str, Any]) -> dict[str, Any]:
             finally:
                 if session is not None:
                     session.close()
+        elif payload["mode"] == "interact":
+            for ia in run_interactions(payload, argv, limits, Path(scratch)):
+                o = dataclasses.replace(ia.submission, stdout=ia.output)
+                records.append({**_digest(o, blobs), "interactor": interaction_record(ia)})
+                if stop(o, len(payload["stdins"])):
+                    break
         else:
             items = payload["items"]
             for n, (inp, out, ans) in enumerate(items):
@@ -476,7 +492,8 @@ class AuditEngine:
         lk = _limits_key(s.limits)
         salt = f"{s.salt}/{_FRESH}" if s.salt else ""
         key = job_key(_RUN_TAG, s.built.program_id, sha256_bytes(s.stdin), lk, self.backend, salt)
-        return key, ("stdin", s.built.program_id, lk, _FRESH if s.salt else ""), s
+        mode = "interact" if isinstance(s.built, WithInteractor) else "stdin"
+        return key, (mode, s.built.program_id, lk, _FRESH if s.salt else ""), s
 
     def run_grid(
         self, programs: Sequence[tuple[str, Built]], inputs: Mapping[str, bytes], limits: Limits
@@ -575,11 +592,14 @@ class AuditEngine:
         return [self._result(records[key], spec.limits) for key, _, spec in keyed]
 
     def _result(self, record: dict[str, Any], limits: Limits) -> RunResult:
+        ia = record.get("interactor") or {}
         return RunResult(
             dataclasses.replace(Outcome.from_dict(record), limits=limits),
             record.get("stdout_sha256", EMPTY_SHA256),
             int(record.get("stdout_size", 0)),
             self,
+            interactor_verdict=ia.get("verdict"),
+            interactor_message=ia.get("message", ""),
         )
 
     def _payload(self, mode: str, specs: list[Any]) -> dict[str, Any]:
@@ -592,10 +612,12 @@ class AuditEngine:
             "ro_binds": ro,
             "backend": str(self.backend),
         }
-        if mode == "stdin":
-            payload["stdins"] = [s.stdin for s in specs]
-        else:
+        if mode == "checker":
             payload["items"] = [(s.input, s.output, s.answer) for s in specs]
+            return payload
+        payload["stdins"] = [s.stdin for s in specs]
+        if isinstance(first.built, WithInteractor):
+            payload.update(interaction_payload(first.built))
         return payload
 
     def _report(self) -> None:

@@ -25,6 +25,7 @@ from rich.table import Table
 from suitebench.audit.arms import ArmError, ArmSource, parse_arm
 from suitebench.audit.chain import DEFAULT_MAX_CANDIDATES, AuditConfig, AuditError, ProblemAudit
 from suitebench.audit.fuzz import FuzzReport, fuzz_validator
+from suitebench.audit.harness import build_message
 from suitebench.audit.ledger import LedgerError, recheck_ledger
 from suitebench.audit.pipeline import AuditResult, format_funnel, run_audit
 from suitebench.audit.review import ReviewError, read_ledger_csv, review_sample, write_review_csv
@@ -36,6 +37,7 @@ from suitebench.cli._console import (
     keep_going_option,
     name_failed_generator,
 )
+from suitebench.cli._interrupt import run_interruptibly, store_note
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import plain_progress
 from suitebench.cli.main import OPTIONS
@@ -59,6 +61,11 @@ def _summary(result: AuditResult) -> None:
     table.add_column("killed/pool", justify="right")
     table.add_column("certified", justify="right")
     table.add_column("new", justify="right")
+    problems = result.results["problems"].values()
+    left = any(p["build_errors"] for p in problems)
+    if left:  # submissions that did not build are out of the pool: said, never silent
+        table.add_column("left", justify="right")
+        table.caption = "left: pool submissions that did not build (named below)"
     for arm, r in result.results["arms"].items():
         killed = sum(
             p["arms"][arm]["killed"]
@@ -67,8 +74,14 @@ def _summary(result: AuditResult) -> None:
         )
         pool = sum(p["pool_size"] for p in result.results["problems"].values() if arm in p["arms"])
         cells = ["-" if r["cov_at_k"][k] is None else f"{r['cov_at_k'][k]:.3f}" for k in _TABLE_KS]
+        out = sum(len(p["build_errors"]) for p in problems if arm in p["arms"])
         table.add_row(
-            arm, *cells, f"{killed}/{pool}", str(r["certified"]), str(r["funnel"]["new_findings"])
+            arm,
+            *cells,
+            f"{killed}/{pool}",
+            str(r["certified"]),
+            str(r["funnel"]["new_findings"]),
+            *([str(out)] if left else []),
         )
     _out.print(table)
     _out.print(format_funnel(result.funnel), end="")
@@ -81,8 +94,8 @@ def audit(
     arm: list[str] = typer.Option(
         [],
         "--arm",
-        help="NAME=DIR (input files) or NAME=PROGRAM@SEEDS; PROGRAM 'generator' "
-        "is the problem's generator. Repeatable.",
+        help="NAME=DIR (input files) or NAME=PROGRAM [ARGS]@SEEDS (called PROGRAM ARGS SEED); "
+        "PROGRAM 'generator' is the problem's generator. Repeatable.",
     ),
     pool: str = typer.Option("accepted", "--pool", help="Submission pool to audit."),
     out: Path = typer.Option(Path("audit-out"), "--out", help="Output directory."),
@@ -127,8 +140,10 @@ def audit(
     4 a harness error: a checker that answers FAIL (exit 3), crashes or times out, a validator
     that rejects an official test or cannot decide an input, a reference or brute-force
     solution that does not build, an official answer (X.ans beside X.in) the references'
-    consensus does not pass against. Each is named on stderr and listed in results.json
-    (harness_errors); the outputs are written either way, and --keep-going exits 0.
+    consensus does not pass against, references with a gold on no input, an interactor that
+    fails. Each is named on stderr and listed in results.json (harness_errors); the outputs
+    are written either way, and --keep-going exits 0. 130 interrupted (Ctrl-C): nothing
+    written, what was run is in the store.
     """
     chosen = sandbox_backend(backend, allow_unsandboxed)
     if recheck is not None:
@@ -166,7 +181,17 @@ def _run(
     cache = build_cache or OPTIONS.store.parent / "builds"
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     review_cap, seed = review
-    try:
+    engine: AuditEngine | None = None
+
+    def stored() -> str:
+        if engine is None:
+            return "no run had started"
+        return store_note(engine.executed_runs, engine.cached_runs)
+
+    fuzzed: dict[str, FuzzReport] = {}
+
+    def work() -> tuple[AuditResult, str]:
+        nonlocal engine
         with (
             Progress(
                 TextColumn("[progress.description]{task.description}"),
@@ -191,12 +216,16 @@ def _run(
                 plain(done, total)  # lines when stderr is not a terminal
 
             engine = AuditEngine(store, executor, cache, backend=backend, progress=progress)
-            fuzzed: dict[str, FuzzReport] = {}
             extras = _fuzz_extras(bar, engine, out, fuzzed) if fuzz else None
             result = run_audit(
                 problems, sources, engine, config=config, out_dir=out, problem_extras=extras
             )
             sample_note = _write_review_sample(out, review_cap, seed) if review_cap else ""
+        return result, sample_note
+
+    try:
+        result, sample_note = run_interruptibly(work, _err, stored)
+        _err.print(stored(), markup=False, highlight=False)
     except (ProblemError, ArmError, AuditError, ReviewError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -253,11 +282,25 @@ def _report(
         _out.print(sample_note, highlight=False, soft_wrap=True)
     _warn_gates(result)
     for a in result.audits:
+        for name, why in a.build_errors.items():
+            _err.print(
+                f"{a.problem.id}: submission {name} left the pool {a.config.pool}: "
+                f"does not build ({build_message(why)})",
+                markup=False,
+                highlight=False,
+            )
         for name, r in a.arms.items():
             failed = zip(r.arm.failed_seeds, r.arm.failures, strict=False)
             lines = [f"seed {s}: {why}" for s, why in failed]
             what = f"{a.problem.id}: arm {name} ({r.arm.source})"
             name_failed_generator(what, lines, len(r.arm.failed_seeds), _err)
+            if r.arm.ignores_seed:
+                _err.print(
+                    f"{what}: the generator gave the same input for every seed: it ignores "
+                    "its seed (the seed is its last argument and its stdin)",
+                    markup=False,
+                    highlight=False,
+                )
     end_on_harness_errors(
         (
             f"{e.problem}: {e.role} {e.program} ({e.stage}, {e.count} failure(s)): {e.message}"

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from suitebench.audit.runs import AuditEngine
 from suitebench.cli._console import HumanConsole, error_console, name_failed_generator
+from suitebench.cli._interrupt import run_interruptibly, store_note
 from suitebench.cli._options import allow_unsandboxed_option, backend_option, sandbox_backend
 from suitebench.cli._progress import progress_bar
 from suitebench.cli.main import OPTIONS
@@ -40,10 +41,16 @@ def _describe(log: dict[str, object]) -> str:
     why = ", ".join(f"{k} {v}" for k, v in dropped.items()) or "none"
     cap = "  (attempt cap reached)" if log.get("attempt_cap_hit") else ""
     extra = log.get("beyond_budget") or 0
-    beyond = f"; {extra} legal beyond the budget" if extra else ""
+    # "legal" only where a validator said so: without one, kept inputs are merely inputs
+    # the references agree on
+    legality = log.get("legality") or {}
+    assert isinstance(legality, dict)
+    gate = legality.get("quality_gate") or {}
+    checked = bool(legality.get("validator")) and gate.get("passed", True)
+    kept = "legal inputs kept" if checked else "inputs kept (no validator: legality unchecked)"
+    beyond = f"; {extra} {'legal ' if checked else ''}beyond the budget" if extra else ""
     return (
-        f"{log['kept']}/{log['budget']} legal inputs kept, {log['tried']} tried; "
-        f"dropped: {why}{beyond}{cap}"
+        f"{log['kept']}/{log['budget']} {kept}, {log['tried']} tried; dropped: {why}{beyond}{cap}"
     )
 
 
@@ -150,11 +157,20 @@ def _run_arm(
     executor and the store are closed in any case."""
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     quiet = OPTIONS.quiet  # progress is on stderr, with --json too
-    try:
+
+    def work() -> GenerateResult:
         with progress_bar(f"{arm} on {prob.id} (runs)", console=_err, quiet=quiet) as progress:
             cache = build_cache or OPTIONS.store.parent / "builds"
             engine = AuditEngine(store, executor, cache, backend=chosen, progress=progress)
             return generate_arm(arm, prob, engine, out, options, client=client)
+
+    def stored() -> str:
+        return store_note(store.written, store.found, "results")
+
+    try:
+        result = run_interruptibly(work, _err, stored)
+        _err.print(stored(), markup=False, highlight=False)
+        return result
     except (GenerateError, ModelError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None

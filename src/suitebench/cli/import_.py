@@ -186,26 +186,44 @@ def _print_summary(fmt: str, out: Path, data: dict[str, Any]) -> None:
             for reason, n in data[key].items():
                 p(f"  {n:>5}  {escape(reason)}", highlight=False)
     p(f"summary: {out / SUMMARY_FILE}", highlight=False)
-    if any(not w.get("loads") for w in data["written"]):
-        pool = next(
-            (
-                name
-                for name in ("rejected", "wrong_answer", "wrong-answer", "accepted")
-                if any(name in w["pools"] for w in data["written"] if not w.get("loads"))
-            ),
-            "accepted",
-        )
-        loading = [w["dir"] for w in data["written"] if not w.get("loads")]
-        which = (
+    for line in next_commands(out, data["written"]):
+        p(f"next: {line}", highlight=False)
+
+
+def _count(v: Any) -> int:
+    return v if isinstance(v, int) else len(v or ())
+
+
+# The pool an audit suggested after an import judges: the first of these a problem has (the
+# Codeforces tables' rejected submissions, a Kattis package's wrong answers, else the accepted).
+_POOLS_TO_AUDIT = ("rejected", "wrong_answer", "wrong-answer", "accepted")
+
+
+def next_commands(out: Path, written: list[dict[str, Any]]) -> list[str]:
+    """Audit commands that run on what was written: ``--pool`` names a pool every problem of
+    the command has (problems are grouped by it, never one pool for all when some lack it),
+    and ``--arm generated=arms/generated`` only where every problem's folder has inputs."""
+    written = [w for w in written if not w.get("loads")]  # a problem that does not load: none
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for w in written:
+        pools = w.get("pools") or {}
+        pool = next((p for p in _POOLS_TO_AUDIT if p in pools), "")
+        if pool:
+            groups.setdefault(pool, []).append(w)
+    lines = []
+    for pool, ws in groups.items():
+        every = len(ws) == len(written)
+        where = (
             f"{out}/*/problem.toml"
-            if len(loading) == len(data["written"])
-            else " ".join(f"{out}/{d}" for d in loading)
+            if every
+            else " ".join(str(out / (w.get("dir") or w["id"])) for w in ws)
         )
-        p(
-            f"next: suitebench audit {which} --pool {pool} --out audit-out"
-            + (" --arm generated=arms/generated" if fmt == "codecontests" else ""),
-            highlight=False,
+        arm = all(_count((w.get("tests") or {}).get("generated")) for w in ws)
+        lines.append(
+            f"suitebench audit {where} --pool {pool} --out audit-out"
+            + (" --arm generated=arms/generated" if arm else "")
         )
+    return lines
 
 
 def register(app: typer.Typer) -> None:

@@ -191,6 +191,7 @@ _COMMAND_MODULES = {
     "import": "import_",
     "show": "mutant",
     "apply": "mutant",
+    "stress": "stress",
 }
 
 

@@ -15,6 +15,7 @@ from suitebench.cli._console import (
     error_console,
     keep_going_option,
 )
+from suitebench.cli._interrupt import run_interruptibly, store_note
 from suitebench.cli._options import (
     allow_unsandboxed_option,
     backend_option,
@@ -375,7 +376,8 @@ def _compute(
     store = open_store(_err)
     executor = make_executor(jobs=OPTIONS.jobs, dask=OPTIONS.dask)
     quiet = OPTIONS.quiet  # progress is on stderr, with --json too
-    try:
+
+    def work() -> ImplementationResult | SuiteResult:
         with progress_bar("scoring", console=_err, quiet=quiet) as progress:
             if implementation is not None:
                 return score_implementation(
@@ -407,6 +409,16 @@ def _compute(
                 since=since,
                 incremental=incremental,
             )
+
+    def stored() -> str:
+        return store_note(store.written, store.found, "results")
+
+    try:
+        result = run_interruptibly(work, _err, stored)
+        _err.print(stored(), markup=False, highlight=False)
+        return result
+    except typer.Exit:  # interrupted (a RuntimeError to click): not an error of its own
+        raise
     except ReferenceBuildError as exc:
         first = str(exc).splitlines()
         end_on_harness_errors([" ".join(first[:2])], keep_going=keep_going, console=_err)

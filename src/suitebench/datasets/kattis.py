@@ -315,6 +315,8 @@ def draft(root: Path, options: ImportOptions) -> ProblemDraft | Skipped:
         # an interactive problem's .ans is the interactor's, not an expected output
         answers_beside=interactor is None,
         interactor=interactor,
+        # the package format's interactive validator: validator input answer feedback_dir
+        interactor_convention="kattis" if interactor else None,
     )
 
 

@@ -142,6 +142,8 @@ class ProblemDraft:
     # beside their input (tests/001.ans), where the audit checks the gold against them.
     answers_beside: bool = False
     interactor: str | None = None  # the interactor's source, one of ``files``
+    # how it is called (problem.toml's ``interactor_convention``): None, testlib's
+    interactor_convention: str | None = None
 
 
 def defaults_taken(root: Path) -> list[str]:
@@ -282,6 +284,8 @@ def write_problem(draft: ProblemDraft, root: Path, *, references: int, seed: int
         lines.append(f"generator = {_toml_str(draft.generator)}")
     if draft.interactor:
         lines.append(f"interactor = {_toml_str(draft.interactor)}")
+        if draft.interactor_convention:
+            lines.append(f"interactor_convention = {_toml_str(draft.interactor_convention)}")
     _write(root / "statement.md", f"# {draft.title}\n\n{draft.statement.rstrip()}\n")
     for name, text in draft.files.items():
         _write(root / name, text)

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
-from suitebench.audit.arms import generator_failure
-from suitebench.audit.runs import AuditEngine, RunSpec
+from suitebench.audit.arms import generator_failure, generator_runs
+from suitebench.audit.runs import AuditEngine
 from suitebench.generate.records import Candidate
 from suitebench.run.outcome import Limits, MiB
 from suitebench.run.toolchain import Built, Language, Program, build
@@ -73,7 +73,7 @@ def sweep(
         chunk = list(islice(it, SWEEP_CHUNK))
         if not chunk:
             return
-        outs = engine.run([RunSpec(built, f"{s}\n".encode(), GENERATOR_LIMITS) for s in chunk])
+        outs = engine.run(generator_runs(built, chunk, (), GENERATOR_LIMITS))
         for s, oc in zip(chunk, outs, strict=True):
             where = f"{origin} seed {s}"
             if oc.ok and not oc.stdout_truncated:

@@ -30,6 +30,7 @@ from suitebench.model.errors import ID_RE, FormatError
 __all__ = [
     "BUILTIN_CHECKERS",
     "COMPILE_LANGUAGES",
+    "INTERACTOR_CONVENTIONS",
     "LANGUAGES",
     "CheckerKind",
     "CheckerSpec",
@@ -91,6 +92,11 @@ def split_language(name: str) -> tuple[str, str | None]:
     ``("cpp", "gnu++20")``."""
     lang, _, std = name.partition(":")
     return lang, std or None
+
+
+#: How an interactor is called (``suitebench.run.interact.Convention``; the model does not
+#: import the run layer).
+INTERACTOR_CONVENTIONS = ("testlib", "kattis")
 
 
 class CheckerKind(StrEnum):
@@ -171,6 +177,8 @@ class _ProblemToml(BaseModel):
     brute: str | list[str] = Field(default_factory=list)
     brute_time_limit: float | None = None
     generator: str | None = None
+    interactor: str | None = None
+    interactor_convention: str = "testlib"
     allowance: float = 0.5
     tolerance: float = 1e-6
     output_limit: int = DEFAULT_OUTPUT_LIMIT
@@ -220,6 +228,11 @@ class Problem(BaseModel):
     official: tuple[Path, ...]
     samples: tuple[Path, ...]
     oracle: OracleConfig
+    #: An interactive problem's interactor (a program path) and how it is called:
+    #: ``testlib`` (``interactor input output answer``, exit 0 OK / 1 WA / 2 PE / 3 FAIL) or
+    #: ``kattis`` (``validator input answer feedback_dir``, exit 42 accept / 43 reject).
+    interactor: Path | None = None
+    interactor_convention: str = "testlib"
 
     def language_of(self, path: Path) -> str | None:
         """The language ``[languages]`` gives ``path`` (the first glob that matches it), with
@@ -488,6 +501,12 @@ def load_problem(path: str | Path) -> Problem:
         raise ProblemError(
             file, "exit_status", f'"judge" or "ignore", got {raw.exit_status!r}'
         ) from None
+    if raw.interactor_convention not in INTERACTOR_CONVENTIONS:
+        raise ProblemError(
+            file,
+            "interactor_convention",
+            f"one of {', '.join(INTERACTOR_CONVENTIONS)}, got {raw.interactor_convention!r}",
+        )
     compile_flags = _compile_flags(raw.compile, file)
     languages = _languages(raw.languages, root, file)
 
@@ -525,4 +544,6 @@ def load_problem(path: str | Path) -> Problem:
         official=official,
         samples=samples,
         oracle=raw.oracle,
+        interactor=_file(raw.interactor, root, file, "interactor"),
+        interactor_convention=raw.interactor_convention,
     )

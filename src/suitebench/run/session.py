@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suitebench.run import jvm
+from suitebench.run import interrupt, jvm
 from suitebench.run.cgroups import RunCgroup
 from suitebench.run.layout import (
     DEFAULT_PATH,
@@ -184,6 +184,7 @@ class Session:
         s, self._started = self._started, None
         if s is None:
             return
+        interrupt.forget(s.proc)
         with contextlib.suppress(OSError):
             if s.proc.stdin is not None:
                 s.proc.stdin.close()
@@ -290,6 +291,7 @@ class Session:
             cg.close()
             errlog.close()
             raise SandboxError(f"cannot start the {self.backend} sandbox: {exc}") from exc
+        interrupt.remember(proc)
         return _Started(proc, cg, 0, errlog)
 
     def _handshake(self, started: _Started, config: bytes, limits: Limits) -> None:
@@ -402,10 +404,12 @@ class Session:
         """
         if self.error is not None:
             return self._error(self.error)
+        interrupt.check()  # Ctrl-C: no new run (run/interrupt.py)
         if self._started is None:
             try:
                 self._started = self._start()
             except SandboxError as exc:
+                interrupt.check()
                 return self._error(str(exc))
         s = self._started
         cg = s.cgroup
@@ -417,7 +421,9 @@ class Session:
         except (SandboxError, OSError) as exc:
             detail = self._stderr_tail(s)
             self.close()
+            interrupt.check()  # the sandbox was killed by Ctrl-C: no outcome at all
             return self._error(f"{exc}{': ' + detail if detail else ''}")
+        interrupt.check()
         oom = cg.new_oom_kills()
         peak = cg.peak() if can_peak else None
         cg.drop_page_cache()

@@ -142,6 +142,10 @@ class Store:
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
+        # results this process took from the store and wrote to it (what a command reports
+        # when it ends or is interrupted: a rerun says how much it reused)
+        self.found = 0
+        self.written = 0
         self._check_file()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -382,6 +386,7 @@ class Store:
                     f"SELECT key, value FROM outcomes WHERE key IN ({marks})", tuple(chunk)
                 ):
                     out[k] = json.loads(v)
+            self.found += len(out)
         return out
 
     def keys(self, kind: str | None = None) -> list[str]:
@@ -451,6 +456,7 @@ class Store:
             except BaseException:
                 c.execute("ROLLBACK")
                 raise
+            self.written += len(rows)
         return cur.rowcount if cur.rowcount >= 0 else len(rows)
 
     def delete_many(self, keys: Iterable[str]) -> int:

@@ -1,0 +1,157 @@
+"""Ctrl-C (SIGINT) in ``audit`` and ``stress``: a real subprocess, a real signal.
+
+Before, the audit went on to the end of its batch (40-56 s on real packages) and then wrote
+nothing; now every live sandbox is killed at once, the command exits 130 (128 + SIGINT), no
+output file is written, and the same command again takes the finished runs from the store and
+says how many -- and ends with the ledger an uninterrupted audit writes.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .conftest import copy_problem
+
+# A correct maxsum (Kadane) that first sleeps a second: the audit's runs take long enough
+# to be interrupted in the middle.
+SLOW = """\
+import time
+
+time.sleep(1.0)
+n = int(input())
+a = list(map(int, input().split()))
+best = cur = a[0]
+for x in a[1:]:
+    cur = max(x, cur + x)
+    best = max(best, cur)
+print(best)
+"""
+
+
+def _audit(problem: Path, out: Path, store: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-c",
+        "from suitebench.cli.main import main; main()",
+        "--store",
+        str(store),
+        "-j",
+        "2",
+        "audit",
+        str(problem),
+        "--arm",
+        "g=generator@12",
+        "--out",
+        str(out),
+    ]
+
+
+def _interrupt_when(argv: list[str], runs: int) -> tuple[int, float, str]:
+    """Start ``argv``, send SIGINT once its progress lines count ``runs`` runs done (so the
+    store holds some); its exit status, how long it took to exit after the signal, its
+    stderr."""
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        # SIGINT as a terminal's Ctrl-C finds it (a background job would have it ignored)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        m = re.search(r"\(runs\): (\d+)/", line)
+        if m and int(m[1]) >= runs:
+            break
+    else:
+        raise AssertionError("".join(lines))
+    proc.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
+    proc.wait(timeout=300)
+    took = time.monotonic() - t0
+    err = proc.stderr.read()
+    return proc.returncode, took, "".join(lines) + err
+
+
+def test_ctrl_c_stops_audit_keeps_the_store_and_the_rerun_says_so(tmp_path: Path) -> None:
+    problem = copy_problem(tmp_path, "maxsum")
+    (problem / "submissions" / "accepted" / "slow.py").write_text(SLOW)
+    store, out = tmp_path / "s.db", tmp_path / "out"
+    rc, took, err = _interrupt_when(_audit(problem, out, store), 20)
+    assert rc == 130, err
+    # Measured 0.2-0.4 s; before, the audit ran on to its end (> 12 s of sleeps alone).
+    assert took < 10, took
+    assert "interrupted: nothing written" in err
+    assert not out.exists()
+    again = subprocess.run(_audit(problem, out, store), capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    m = re.search(r"runs: (\d+) executed now, (\d+) taken from the store", again.stderr)
+    assert m is not None, again.stderr
+    assert int(m[2]) > 0, (err, again.stderr)
+    # The same ledger as an audit never interrupted, on a fresh store.
+    clean_out = tmp_path / "clean"
+    clean = subprocess.run(
+        _audit(problem, clean_out, tmp_path / "fresh.db"), capture_output=True, text=True
+    )
+    assert clean.returncode == 0, clean.stderr
+    assert (out / "ledger.csv").read_text() == (clean_out / "ledger.csv").read_text()
+    # ... and a third run takes everything from the store
+    third = subprocess.run(_audit(problem, out, store), capture_output=True, text=True)
+    assert re.search(r"runs: 0 executed now, \d+ taken from the store", third.stderr)
+    shutil.rmtree(out)
+
+
+def _stored_runs(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=1) as conn:
+            row = conn.execute("SELECT COUNT(*) FROM outcomes WHERE kind = 'audit-run'")
+            return int(row.fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def test_ctrl_c_stops_stress(tmp_path: Path) -> None:
+    """A stress of a correct solution with a large count, interrupted after a few seconds."""
+    pairs = Path(__file__).resolve().parents[1] / "fixtures" / "stress" / "pairs"
+    argv = [
+        sys.executable,
+        "-c",
+        "from suitebench.cli.main import main; main()",
+        "--store",
+        str(tmp_path / "s.db"),
+        "stress",
+        str(pairs),
+        str(pairs / "submissions" / "correct.py"),
+        "--args",
+        "1000000",
+        "--count",
+        "100000",
+        "--time",
+        "600",
+    ]
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    # interrupt once the store holds runs of the judged programs: stress is under way
+    while _stored_runs(tmp_path / "s.db") < 20:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - t0 < 10
+    assert "interrupted: nothing written" in err and out == ""
