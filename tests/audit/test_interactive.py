@@ -233,3 +233,82 @@ def test_a_failing_interactor_is_a_harness_error(tmp_path: Path) -> None:
     assert proc.returncode == 4, proc.stderr
     assert "no gold on any of 5 inputs" in " ".join(proc.stderr.split())
     assert list(csv.DictReader((out / "ledger.csv").open())) == []
+
+
+# A Kattis-convention validator in C, as problemtools' examples write them: it answers each
+# query with printf and never guards against a submission that has hung up.
+C_VALIDATOR = r"""
+#include <stdio.h>
+int reject(const char *dir, const char *why) {
+    char path[4096];
+    snprintf(path, sizeof path, "%sjudgemessage.txt", dir);
+    FILE *f = fopen(path, "w");
+    if (f) { fputs(why, f); fclose(f); }
+    return 43;
+}
+int main(int argc, char **argv) {
+    int x, y;
+    char kind[8];
+    FILE *in = fopen(argv[1], "r");
+    if (!in || fscanf(in, "%d", &x) != 1) return 1;
+    for (int n = 1; n <= 10; n++) {
+        if (scanf("%7s %d", kind, &y) != 2) return reject(argv[3], "no answer");
+        if (kind[0] == '!') return y == x ? 42 : reject(argv[3], "wrong answer");
+        printf("%s\n", x < y ? "<" : x > y ? ">" : "=");
+        fflush(stdout);
+    }
+    return reject(argv[3], "more than 10 queries");
+}
+"""
+
+
+def test_a_submission_that_hangs_up_is_wrong_not_a_broken_interactor(tmp_path: Path) -> None:
+    """The submission closes its input, asks one query and exits: the validator's reply goes
+    to a pipe nobody reads.  Run as the package format's judges run it (SIGPIPE ignored), the
+    write fails with EPIPE, the next read sees end-of-file and the validator rejects (43): WA,
+    the submission's doing.  With SIGPIPE at its default the validator would die of it with no
+    word -- a harness error blamed on the jury's program (as the real problemtools example
+    ``guess`` did under ``guess_0.cc``-style submissions)."""
+    source = tmp_path / "validate.c"
+    source.write_text(C_VALIDATOR)
+    binary = tmp_path / "validate"
+    import subprocess
+
+    subprocess.run(["gcc", "-O2", "-o", str(binary), str(source)], check=True)
+    hangs_up = tmp_path / "hangs_up.py"
+    hangs_up.write_text("import os\nos.close(0)\nprint('? 500', flush=True)\n")
+    ia = interact(
+        [*PY, str(hangs_up)], [str(binary)], b"7\n", limits=LIMITS, convention=Convention.KATTIS
+    )
+    assert ia.interactor.status is not Status.SIGNALED, ia.interactor
+    assert ia.verdict is InteractorVerdict.WA, ia
+    assert ia.message.endswith("no answer")
+
+
+def test_a_rejected_answer_stands_over_the_time_limit_that_follows(tmp_path: Path) -> None:
+    """problemtools' ``guess_tle.cc`` (a wrong_answer submission): it answers out of range and
+    then loops.  The validator rejects at once (43) while the submission still runs; the
+    submission then reaches its time limit.  The package format's judges give WA -- the
+    validator's word came first -- so the judge does too, not TLE."""
+    from suitebench.audit.judge import verdict_of_status
+    from suitebench.audit.records import Verdict
+    from suitebench.audit.runs import RunResult
+
+    validator = tmp_path / "validate.py"
+    validator.write_text(KATTIS_VALIDATOR)
+    loops = tmp_path / "loops.py"
+    loops.write_text("print('! 0', flush=True)\nwhile True:\n    pass\n")
+    ia = interact(
+        [*PY, str(loops)],
+        [*PY, str(validator)],
+        b"7\n",
+        limits=Limits(wall_time=3.0, cpu_time=1.0, memory_mb=256),
+        convention=Convention.KATTIS,
+    )
+    assert ia.submission.status is Status.TIMEOUT
+    assert ia.verdict is InteractorVerdict.WA and ia.interactor_first
+    run = RunResult(ia.submission, "", 0, interactor_verdict="wa", interactor_first=True)
+    assert verdict_of_status(run) is Verdict.WA
+    # A submission that times out before the interactor says anything keeps its TLE.
+    late = RunResult(ia.submission, "", 0, interactor_verdict="wa", interactor_first=False)
+    assert verdict_of_status(late) is Verdict.TLE

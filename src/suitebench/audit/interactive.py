@@ -45,7 +45,8 @@ def with_interactor(built: Built, interactor: Built, convention: str) -> Built:
     if not built.ok:
         return built
     fields = {f.name: getattr(built, f.name) for f in dataclasses.fields(Built)}
-    fields["program_id"] = f"{built.program_id}+{convention}:{interactor.program_id}"
+    # /2: the interactor runs with SIGPIPE ignored and its record says whether it ended first
+    fields["program_id"] = f"{built.program_id}+{convention}/2:{interactor.program_id}"
     return WithInteractor(**fields, interactor=interactor, convention=convention)
 
 
@@ -90,4 +91,5 @@ def interaction_record(ia: Interaction) -> dict[str, Any]:
         "status": str(ia.interactor.status),
         "exit_code": ia.interactor.exit_code,
         "message": ia.message,
+        "first": ia.interactor_first,
     }

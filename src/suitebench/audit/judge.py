@@ -63,13 +63,17 @@ def verdict_of_status(oc: Outcome | RunResult, *, ignore_exit: bool = False) -> 
     verdict by itself, the output is checked as if the program had exited 0. A signal still is.
 
     An interactive run (``RunResult.interactor_verdict``): the submission's time, memory and
-    output limits first; an interactor that crashed (no word) after a submission that crashed
-    is the submission's RE; then the interactor's WA, PE or FAIL (a crash: FAIL); then the
-    submission's own exit (one the interactor hung up on dies of SIGPIPE: the interactor's
-    verdict stands).
+    output limits first, unless the interactor gave its WA or PE while the submission still ran
+    (``interactor_first``: a submission that loops after a rejected answer is WA, as the
+    package format's judges rule); an interactor that crashed (no word) after a submission
+    that crashed is the submission's RE; then the interactor's WA, PE or FAIL (a crash: FAIL);
+    then the submission's own exit (one the interactor hung up on dies of SIGPIPE: the
+    interactor's verdict stands).
     """
     said = oc.interactor_verdict if isinstance(oc, RunResult) else None
     limit = oc.status in (Status.TIMEOUT, Status.MEMORY, Status.OUTPUT_LIMIT)
+    if said in ("wa", "pe") and isinstance(oc, RunResult) and oc.interactor_first:
+        limit = False  # the interactor rejected while the submission still ran: its word first
     crashed = oc.status in (Status.RUNTIME_ERROR, Status.SIGNALED)
     if said == "crashed" and crashed and not limit:  # the submission left first
         return Verdict.RE

@@ -149,6 +149,7 @@ class RunResult:
     tle_first: tuple[float, float] | None = None  # (wall, CPU) of a first run rerun (module doc)
     interactor_verdict: str | None = None  # an interactive run's interactor's word (interactive.py)
     interactor_message: str = ""
+    interactor_first: bool = False  # the interactor ended first: its WA or PE came first
 
     @property
     def status(self) -> Status:
@@ -600,6 +601,7 @@ class AuditEngine:
             self,
             interactor_verdict=ia.get("verdict"),
             interactor_message=ia.get("message", ""),
+            interactor_first=bool(ia.get("first")),
         )
 
     def _payload(self, mode: str, specs: list[Any]) -> dict[str, Any]:

@@ -18,7 +18,12 @@ can touch the other's files or processes. The two are joined by two named pipes 
 both see read-only (opening a FIFO for writing does not write to its file system); each program
 is started by ``/bin/sh -c 'exec ... <fifo >fifo'``, so after the ``exec`` the process the
 runner limits and times is the program itself. The submission opens its stdin first and the
-interactor its stdout first, so neither blocks the other while opening. When one side ends
+interactor its stdout first, so neither blocks the other while opening. The interactor runs
+with SIGPIPE ignored, as the Kattis problem package format's judges run an interactive
+validator: writing to a submission that has gone fails with EPIPE instead of killing it, and it
+goes on to read end-of-file and give its verdict (a C++ validator writing with ``cout`` would
+otherwise die with no word, a harness error, where the submission is the one that hung up).
+When one side ends
 (a sandbox that never started included), the coordinator opens and closes both pipes, so a side
 still waiting to open them sees end-of-file instead of waiting for its wall-clock limit.
 
@@ -29,8 +34,8 @@ The verdict (:class:`InteractorVerdict`; the judge combines, ``audit/judge.py``)
 submission's own limit verdicts (time, memory, output) come first -- a submission that stalls
 makes the interactor wait, not the other way; then the interactor's word: WA or PE, or FAIL (exit
 3, an unknown exit status), a harness error; then, where the interactor gave no word
-(``crashed``: killed by a signal such as the SIGPIPE of writing to a submission that is gone,
-its own time-out, a Python traceback, whose exit 1 is not testlib's WA), the submission's own
+(``crashed``: killed by a signal, its own time-out, a Python traceback, whose exit 1 is not
+testlib's WA), the submission's own
 runtime error if it had one (it left first), else a harness error; then the submission's
 runtime error (after a WA, the submission dying of SIGPIPE is the interactor hanging up on it).
 """
@@ -42,6 +47,7 @@ import os
 import shlex
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -107,6 +113,10 @@ class Interaction:
     verdict: InteractorVerdict
     output: bytes  # the interactor's ``output`` file (testlib), empty under kattis
     message: str  # why the interactor decided as it did (its stderr or feedback), short
+    # The interactor ended before the submission did: its word came first (a WA it gave while
+    # the submission was still running stands over that submission's time limit, as the
+    # package format's judges rule).
+    interactor_first: bool = False
 
 
 def interactor_limits(limits: Limits) -> Limits:
@@ -122,12 +132,16 @@ def interactor_limits(limits: Limits) -> Limits:
     )
 
 
-def _wrapped(argv: Sequence[str], memory_mb: int | None, redirect: str) -> list[str]:
-    """``argv`` started by ``/bin/sh`` with ``redirect``; the shell ``exec``\\ s the program."""
+def _wrapped(
+    argv: Sequence[str], memory_mb: int | None, redirect: str, *, no_sigpipe: bool = False
+) -> list[str]:
+    """``argv`` started by ``/bin/sh`` with ``redirect``; the shell ``exec``\\ s the program
+    (``no_sigpipe``: with SIGPIPE ignored, a disposition the ``exec`` keeps)."""
     argv = list(argv)
     if jvm.is_jvm_run(argv):  # the session sees /bin/sh, not java: give the heap here
         argv = jvm.with_heap(argv, memory_mb)
-    return ["/bin/sh", "-c", f'exec "$@" {redirect}', "sh", *argv]
+    trap = "trap '' PIPE; " if no_sigpipe else ""
+    return ["/bin/sh", "-c", f'{trap}exec "$@" {redirect}', "sh", *argv]
 
 
 def _binds(argv: Sequence[str], cwd: Path, extra: Sequence[str | Path]) -> list[str | Path]:
@@ -207,13 +221,17 @@ def interact(
             int_args = [*interactor, "input", "answer", "feedback/"]
         ilimits = interactor_limits(limits)
         sub_argv = _wrapped(submission, limits.memory_mb, f"<{to_sub} >{from_sub}")
-        int_argv = _wrapped(int_args, ilimits.memory_mb, f">{to_sub} <{from_sub}")
+        # As the package format's judges run an output validator: SIGPIPE ignored, so one
+        # that writes to a submission that has gone gets EPIPE and goes on to its verdict.
+        int_argv = _wrapped(int_args, ilimits.memory_mb, f">{to_sub} <{from_sub}", no_sigpipe=True)
         outcomes: dict[str, Outcome] = {}
+        ended: dict[str, float] = {}
 
         def side(name: str, argv: list[str], work: Path, lim: Limits, binds: list) -> None:
             outcomes[name] = sandbox_run(
                 argv, cwd=work, limits=lim, backend=backend, ro_binds=binds
             )
+            ended[name] = time.monotonic()
 
         threads = [
             threading.Thread(
@@ -260,5 +278,6 @@ def interact(
             verdict=_verdict(convention, inter),
             output=output,
             message=_message(convention, inter, int_work),
+            interactor_first=ended.get("int", 0.0) < ended.get("sub", 0.0),
         )
     raise AssertionError("unreachable")  # pragma: no cover
