@@ -15,6 +15,13 @@ or when its line is ``compiled_out``: in a branch of ``#if``/``#ifdef``/``#elif`
 from which the preprocessor kept no line in any unit that reads the file.  What the build
 compiled comes from the reference's recorded build (:mod:`suitebench.run.compiles`); without a
 record (no C/C++ compiler ran) only the first two reasons apply.
+
+A Rust or Go build says itself which files it compiled (:mod:`suitebench.run.toolrecords`):
+cargo's dependency files list every source rustc read, ``go list`` the files of every package
+the program is linked from under its build's tags.  A Rust or Go file outside that list is
+``not_compiled`` (a module no ``mod`` names, an example, a ``_test.go`` file, a file of another
+``GOOS`` or build tag, a package the program does not import), and a file of a language the
+build does not compile is ``not_built``, as beside a C build.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ _GENERATED = re.compile(
     rb"\bauto-generated\b|\bdo not edit\b)"
 )
 _C_FAMILY = ("c", "cpp")
+_NATIVE = ("rust", "go")
 _BRANCHES = {"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else"}
 
 
@@ -104,11 +112,18 @@ class BuildScope:
     root: Path  # the reference source
     record: CompileRecord | None = None
     built_tree: Path | None = None  # the recorded build's tree
+    # The files a Rust or Go build compiled (cargo's dependency files, ``go list``), if read.
+    native_files: frozenset[str] | None = None
     _compiled_out: dict[str, set[int]] = field(default_factory=dict)
 
     @property
     def compiles_c(self) -> bool:
         return self.record is not None and bool(self.record.commands)
+
+    @property
+    def recorded(self) -> bool:
+        """Whether the build said what it compiled (C/C++ compiles, cargo's or Go's list)."""
+        return self.compiles_c or self.native_files is not None
 
     def file_reason(self, rel: str, source: bytes) -> str | None:
         """Why a whole file is left out, or None when it is built."""
@@ -122,9 +137,16 @@ class BuildScope:
                     return "generated"
             except OSError:
                 pass  # the build removed it: nothing to say
+        lang = language_of(rel, source[:200])
+        native = self.native_files
+        if native is not None and (lang in _NATIVE or rel in native):
+            return None if rel in native else "not_compiled"
+        if native is not None and not self.compiles_c:
+            if lang in _C_FAMILY:
+                return "not_compiled"  # (cgo's C files are in Go's list)
+            return None if self._is_executable(source) else "not_built"
         if not self.compiles_c or self.record is None:
             return None
-        lang = language_of(rel, source[:200])
         if lang in _C_FAMILY:
             if rel in self.record.reads or any(c.source == rel for c in self.record.commands):
                 return None
