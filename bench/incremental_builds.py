@@ -63,7 +63,7 @@ HEXYL = Path("/usr/share/cargo/registry/hexyl-0.8.0")
 TESTS = {
     "lua": ("['./executable', '-e', 'print(1+2)']", b"", "3\n"),
     "gojq": ("['./executable', '-c', '.a+1']", b'{"a": 2}', "3\n"),
-    "hexyl": ("['./executable', '--plain', '-n', '2']", b"hi", "68 69"),
+    "hexyl": ("['./executable', '-n', '2']", b"hi", "68 69"),
 }
 
 

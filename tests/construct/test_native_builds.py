@@ -256,3 +256,13 @@ def test_go_dead_code_is_trivially_equivalent(topwords: Any) -> None:
     assert built.ok, built.message
     assert Path(built.executable or "").read_bytes() != (base.tree / "executable").read_bytes()
     assert base.same_objects(Path(built.directory), spec.patch.read_bytes()) is True
+
+
+def test_go_mutant_that_does_not_compile_is_a_build_error(topwords: Any) -> None:
+    # Built once, with the reference's cache (a failure there is the compiler's: Go keys its
+    # cache by content), not retried from scratch.
+    instance, builder, root = topwords
+    spec = _mutant(instance, root, "broken", "main.go", "os.Exit(2)", 'os.Exit("2")')
+    built = builder.mutant(spec)
+    assert not built.ok
+    assert "exit code 1" in built.message

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from suitebench.run.program import EXECUTABLE, Language
 from suitebench.run.toolrecords import GO_RECORD, CargoUnit, cargo_units, without_go_build_id
+from suitebench.run.tree import KEPT_CACHES
 from suitebench.suite.incremental import changed_files
 
 __all__ = ["CargoBase", "GoBase", "native_files"]
@@ -116,7 +117,7 @@ class GoBase:
     @classmethod
     def of(cls, tree: Path) -> GoBase | None:
         entry = tree.parent
-        if not (entry / "caches" / "gocache").is_dir():
+        if not (entry / KEPT_CACHES / "gocache").is_dir():
             return None
         try:
             files: frozenset[str] | None = frozenset(

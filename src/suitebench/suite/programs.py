@@ -192,7 +192,10 @@ class Builder:
         if found is not None:  # (None too when the build is gone from the cache: build)
             return BuiltProgram.from_built(found)
         built = self._incremental(mutant, patch) if self.incremental else None
-        if built is None or not built.ok:  # (a failed incremental build is tried from scratch)
+        # A failed incremental build is tried from scratch, but Go's: a clean build with the
+        # reference's cache, whose entries are keyed by their inputs' content, fails as one.
+        go = isinstance(self._base, GoBase)
+        if built is None or not (built.ok or go):
             built, applied = self._clean(mutant, patch)
             if not applied:  # nothing was built to note
                 return built
@@ -235,12 +238,14 @@ class Builder:
             if self.incremental and (native or _has_c_sources(source)):
                 built, record = self.recorded()
                 tree = Path(built.directory)
-                if record is not None and any(c.output for c in record.commands):
-                    self._base = IncrementalBase(tree, record)
-                elif built.ok and Language.RUST in native:
+                # (cargo's own records first: rustc links through ``cc``, a recorded command;
+                # a Go build may call gcc for cgo)
+                if built.ok and Language.RUST in native:
                     self._base = CargoBase.of(tree)
                 elif built.ok and Language.GO in native:
                     self._base = GoBase.of(tree)
+                elif record is not None and any(c.output for c in record.commands):
+                    self._base = IncrementalBase(tree, record)
         return None if isinstance(self._base, bool) else self._base
 
     def _incremental(self, mutant: MutantSpec, patch: bytes) -> BuiltProgram | None:
