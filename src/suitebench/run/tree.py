@@ -520,8 +520,10 @@ def _record_go(
     tool = os.path.join(go.bin_dir, "go")
 
     def run(argv: list[str], cwd: Path, extra: dict[str, str]) -> str | None:
+        # (in the tree, the writable directory; the module's own directory may lie below it)
+        argv = ["bash", "-c", 'cd "$1" && shift && exec "$@"', "bash", str(cwd), *argv]
         outcome = sandbox.run(
-            argv, cwd=cwd, env={**env, **extra}, limits=limits, backend=backend, ro_binds=binds
+            argv, cwd=tree, env={**env, **extra}, limits=limits, backend=backend, ro_binds=binds
         )
         return outcome.stdout_text() if outcome.status is Status.OK else None
 
