@@ -265,4 +265,4 @@ def test_go_mutant_that_does_not_compile_is_a_build_error(topwords: Any) -> None
     spec = _mutant(instance, root, "broken", "main.go", "os.Exit(2)", 'os.Exit("2")')
     built = builder.mutant(spec)
     assert not built.ok
-    assert "exit code 1" in built.message
+    assert built.message.startswith("build failed (exit code")
