@@ -225,7 +225,7 @@ class Builder:
     def native_languages(self) -> list[Language]:
         """Rust and Go, when the reference's build calls their toolchains."""
         if self._native is None:
-            self._native = needed_toolchains(self.instance.source, self.instance.build)
+            self._native = needed_toolchains(self.source, self.instance.build)
         return self._native
 
     def incremental_base(self) -> Base | None:
