@@ -266,3 +266,17 @@ def test_go_mutant_that_does_not_compile_is_a_build_error(topwords: Any) -> None
     built = builder.mutant(spec)
     assert not built.ok
     assert built.message.startswith("build failed (exit code")
+
+
+def test_go_without_trimpath_builds_mutants_from_scratch(tmp_path: Path) -> None:
+    # Without -trimpath Go keys the module's packages by their directory, each build's own:
+    # the reference's cache would give nothing, and its programs name their directories, so
+    # no mutant is ever byte for byte the reference. What the build compiles is still read.
+    need("go")
+    files = {**TOPWORDS, "build.sh": "go build -v -o executable . > go.log 2>&1\n"}
+    instance = load_instance(write_instance(tmp_path / "tw", "topwords", files, TOPWORDS_CASES))
+    builder = Builder(instance, tmp_path / "builds")
+    assert builder.incremental_base() is None
+    scope = build_scope_of(builder)
+    files_built = {"main.go", "debug.go", "internal/count/count.go", "internal/count/stopwords.go"}
+    assert scope.native_files == files_built

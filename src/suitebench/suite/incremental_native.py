@@ -18,7 +18,8 @@ hash of its inputs' content (sources, flags, the toolchain, and the package's di
 the build uses ``-trimpath``), so an entry found is what the build would have compiled: the
 changed package and what imports it are compiled, the rest is found. Without ``-trimpath`` the
 module's own packages are keyed by their directory, which is each build's own, so only the
-standard library is found.
+standard library would be found, and Go installs its own: such a build's mutants are built
+from scratch (on gojq, copying the cache made them slower than clean builds).
 
 **Trivial compiler equivalence.** A mutant whose ``./executable`` is byte for byte the
 reference's recorded build's (Go: but for its build ID, a hash of the build's inputs that every
@@ -115,16 +116,22 @@ class GoBase:
     files: frozenset[str] | None
 
     @classmethod
-    def of(cls, tree: Path) -> GoBase | None:
+    def of(cls, tree: Path, *, incremental: bool = True) -> GoBase | None:
+        """The recorded build in whose tree ``tree`` is, when it kept its cache and (with
+        ``incremental``) was built with ``-trimpath``: without it the module's packages are
+        keyed by their directory, every mutant's own, and a copy of the cache would cost more
+        than the standard library's packages it holds save (Go's own are installed)."""
         entry = tree.parent
         if not (entry / KEPT_CACHES / "gocache").is_dir():
             return None
         try:
-            files: frozenset[str] | None = frozenset(
-                json.loads((entry / GO_RECORD).read_text())["files"]
-            )
-        except (OSError, ValueError, KeyError, TypeError):
-            files = None
+            record = json.loads((entry / GO_RECORD).read_text())
+            files: frozenset[str] | None = frozenset(record["files"])
+            trimpath = record["settings"].get("-trimpath") == "true"
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            files, trimpath = None, False
+        if incremental and not trimpath:
+            return None
         return cls(entry, files)
 
     @property
@@ -148,7 +155,7 @@ def native_files(languages: list[Language], tree: Path) -> frozenset[str] | None
         if cargo is not None:
             found = cargo.sources
     if Language.GO in languages:
-        go = GoBase.of(tree)
+        go = GoBase.of(tree, incremental=False)
         if go is not None and go.files is not None:
             found = (found or set()) | go.files
     return None if found is None else frozenset(found)
