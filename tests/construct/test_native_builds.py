@@ -17,7 +17,11 @@ from typing import Any
 
 import pytest
 
-from suitebench.construct.mutants import build_scope_of, generate_operator_mutants
+from suitebench.construct.mutants import (
+    build_scope_of,
+    generate_operator_mutants,
+    mutation_sites,
+)
 from suitebench.model.instance import Instance, MutantSpec, load_instance
 from suitebench.suite.incremental_native import CargoBase, GoBase
 from suitebench.suite.programs import Builder, BuiltProgram
@@ -87,6 +91,15 @@ def test_rust_sites_the_build_does_not_compile_are_left_out_by_reason(histo: Any
         "scripts/plot.py": "not_built",
     }
     assert scope.native_files == {"core/src/lib.rs", "cli/src/main.rs", "cli/src/parse.rs"}
+    # core/src/lib.rs lines 50-59 are `#[cfg(test)] mod tests { ... }`: `cargo build` never
+    # compiles them, so each site there is compiled_out, and none is a candidate.
+    lib = "core/src/lib.rs"
+    in_tests = [s for s in mutation_sites(lib, (instance.source / lib).read_bytes())]
+    in_tests = [s for s in in_tests if 50 <= s.line <= 59]
+    assert len(in_tests) >= 4  # -1, 10, -1, -11, 10, -2: their +1/-1 and more
+    assert report.left_out["compiled_out"] == len(in_tests)
+    candidates, _ = generate_operator_mutants(instance, build_scope=scope)
+    assert not [s for s, _diff in candidates if s.file == lib and s.line >= 50]
 
 
 def test_rust_incremental_builds_give_the_clean_builds_programs(histo: Any) -> None:

@@ -21,7 +21,8 @@ cargo's dependency files list every source rustc read, ``go list`` the files of 
 the program is linked from under its build's tags.  A Rust or Go file outside that list is
 ``not_compiled`` (a module no ``mod`` names, an example, a ``_test.go`` file, a file of another
 ``GOOS`` or build tag, a package the program does not import), and a file of a language the
-build does not compile is ``not_built``, as beside a C build.
+build does not compile is ``not_built``, as beside a C build.  In a Rust file the build
+compiled, an item under ``#[cfg(test)]`` is ``compiled_out``: only ``cargo test`` compiles it.
 """
 
 from __future__ import annotations
@@ -88,6 +89,36 @@ def compiled_out_lines(path: str, source: bytes, emitted: set[int]) -> set[int]:
             if not any(line in emitted for line in lines):
                 out.update(lines)
         stack.extend(node.children)
+    return out
+
+
+_CFG_TEST = re.compile(r"#\[cfg\((test|all\(test,.*\))\)\]")
+_RUST_ITEM_LISTS = {"source_file", "declaration_list"}
+
+
+def rust_test_only_lines(source: bytes) -> set[int]:
+    """The 1-based lines of a Rust file's items under ``#[cfg(test)]`` (or ``cfg(all(test,
+    ...))``), attribute included: code only ``cargo test`` compiles, never ``cargo build``."""
+    out: set[int] = set()
+    stack = [_parser("rust").parse(source).root_node]
+    while stack:
+        node = stack.pop()
+        if node.type not in _RUST_ITEM_LISTS:
+            continue
+        pending: int | None = None  # the line of a #[cfg(test)] waiting for its item
+        for child in node.children:
+            if child.type == "attribute_item":
+                text = re.sub(rb"\s+", b"", source[child.start_byte : child.end_byte])
+                if _CFG_TEST.fullmatch(text.decode("utf-8", "replace")):
+                    pending = child.start_point.row + 1 if pending is None else pending
+                continue
+            if child.type in ("line_comment", "block_comment"):
+                continue
+            if pending is not None:
+                out.update(range(pending, child.end_point.row + 2))
+                pending = None
+            elif child.type == "mod_item":
+                stack.extend(c for c in child.children if c.type == "declaration_list")
     return out
 
 
@@ -166,7 +197,12 @@ class BuildScope:
             return False
 
     def line_kept(self, rel: str, source: bytes, line: int) -> bool:
-        """Whether the preprocessor kept the line (always, without a complete record)."""
+        """Whether the preprocessor kept the line (always, without a complete record); in a
+        Rust file cargo compiled, whether it is outside ``#[cfg(test)]`` items."""
+        if rel.endswith(".rs") and self.native_files is not None and rel in self.native_files:
+            if rel not in self._compiled_out:
+                self._compiled_out[rel] = rust_test_only_lines(source)
+            return line not in self._compiled_out[rel]
         record = self.record
         if record is None or record.failed or rel not in record.emitted:
             return True
