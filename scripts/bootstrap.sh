@@ -50,8 +50,9 @@ if [ "${SUITEBENCH_TEST_TOOLS:-0}" = 1 ]; then
     debian_package chromium "the browser tests will fail"
   fi
   # The Java and PyPy verdict tests judge real programs: Debian's JDK (when javac is missing)
-  # and pypy3, like chromium.
-  for pkg in openjdk-17-jdk-headless:javac pypy3:pypy3; do
+  # and pypy3, like chromium; the Rust and Go mutant-build tests build real programs:
+  # Debian's golang-go and cargo (with its rustc) when go or cargo is missing.
+  for pkg in openjdk-17-jdk-headless:javac pypy3:pypy3 golang-go:go cargo:cargo; do
     name="${pkg%%:*}" tool="${pkg#*:}"
     if ! command -v "$tool" >/dev/null 2>&1; then
       debian_package "$name" "the $tool verdict tests will fail"

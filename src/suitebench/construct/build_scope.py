@@ -15,6 +15,14 @@ or when its line is ``compiled_out``: in a branch of ``#if``/``#ifdef``/``#elif`
 from which the preprocessor kept no line in any unit that reads the file.  What the build
 compiled comes from the reference's recorded build (:mod:`suitebench.run.compiles`); without a
 record (no C/C++ compiler ran) only the first two reasons apply.
+
+A Rust or Go build says itself which files it compiled (:mod:`suitebench.run.toolrecords`):
+cargo's dependency files list every source rustc read, ``go list`` the files of every package
+the program is linked from under its build's tags.  A Rust or Go file outside that list is
+``not_compiled`` (a module no ``mod`` names, an example, a ``_test.go`` file, a file of another
+``GOOS`` or build tag, a package the program does not import), and a file of a language the
+build does not compile is ``not_built``, as beside a C build.  In a Rust file the build
+compiled, an item under ``#[cfg(test)]`` is ``compiled_out``: only ``cargo test`` compiles it.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ _GENERATED = re.compile(
     rb"\bauto-generated\b|\bdo not edit\b)"
 )
 _C_FAMILY = ("c", "cpp")
+_NATIVE = ("rust", "go")
 _BRANCHES = {"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else"}
 
 
@@ -83,6 +92,36 @@ def compiled_out_lines(path: str, source: bytes, emitted: set[int]) -> set[int]:
     return out
 
 
+_CFG_TEST = re.compile(r"#\[cfg\((test|all\(test,.*\))\)\]")
+_RUST_ITEM_LISTS = {"source_file", "declaration_list"}
+
+
+def rust_test_only_lines(source: bytes) -> set[int]:
+    """The 1-based lines of a Rust file's items under ``#[cfg(test)]`` (or ``cfg(all(test,
+    ...))``), attribute included: code only ``cargo test`` compiles, never ``cargo build``."""
+    out: set[int] = set()
+    stack = [_parser("rust").parse(source).root_node]
+    while stack:
+        node = stack.pop()
+        if node.type not in _RUST_ITEM_LISTS:
+            continue
+        pending: int | None = None  # the line of a #[cfg(test)] waiting for its item
+        for child in node.children:
+            if child.type == "attribute_item":
+                text = re.sub(rb"\s+", b"", source[child.start_byte : child.end_byte])
+                if _CFG_TEST.fullmatch(text.decode("utf-8", "replace")):
+                    pending = child.start_point.row + 1 if pending is None else pending
+                continue
+            if child.type in ("line_comment", "block_comment"):
+                continue
+            if pending is not None:
+                out.update(range(pending, child.end_point.row + 2))
+                pending = None
+            elif child.type == "mod_item":
+                stack.extend(c for c in child.children if c.type == "declaration_list")
+    return out
+
+
 def _third_party(rel: str, root: Path) -> bool:
     parts = PurePosixPath(rel).parts[:-1]
     if any(p.lower() in THIRD_PARTY_DIRS for p in parts):
@@ -104,11 +143,18 @@ class BuildScope:
     root: Path  # the reference source
     record: CompileRecord | None = None
     built_tree: Path | None = None  # the recorded build's tree
+    # The files a Rust or Go build compiled (cargo's dependency files, ``go list``), if read.
+    native_files: frozenset[str] | None = None
     _compiled_out: dict[str, set[int]] = field(default_factory=dict)
 
     @property
     def compiles_c(self) -> bool:
         return self.record is not None and bool(self.record.commands)
+
+    @property
+    def recorded(self) -> bool:
+        """Whether the build said what it compiled (C/C++ compiles, cargo's or Go's list)."""
+        return self.compiles_c or self.native_files is not None
 
     def file_reason(self, rel: str, source: bytes) -> str | None:
         """Why a whole file is left out, or None when it is built."""
@@ -122,9 +168,16 @@ class BuildScope:
                     return "generated"
             except OSError:
                 pass  # the build removed it: nothing to say
+        lang = language_of(rel, source[:200])
+        native = self.native_files
+        if native is not None and (lang in _NATIVE or rel in native):
+            return None if rel in native else "not_compiled"
+        if native is not None and not self.compiles_c:
+            if lang in _C_FAMILY:
+                return "not_compiled"  # (cgo's C files are in Go's list)
+            return None if self._is_executable(source) else "not_built"
         if not self.compiles_c or self.record is None:
             return None
-        lang = language_of(rel, source[:200])
         if lang in _C_FAMILY:
             if rel in self.record.reads or any(c.source == rel for c in self.record.commands):
                 return None
@@ -144,7 +197,12 @@ class BuildScope:
             return False
 
     def line_kept(self, rel: str, source: bytes, line: int) -> bool:
-        """Whether the preprocessor kept the line (always, without a complete record)."""
+        """Whether the preprocessor kept the line (always, without a complete record); in a
+        Rust file cargo compiled, whether it is outside ``#[cfg(test)]`` items."""
+        if rel.endswith(".rs") and self.native_files is not None and rel in self.native_files:
+            if rel not in self._compiled_out:
+                self._compiled_out[rel] = rust_test_only_lines(source)
+            return line not in self._compiled_out[rel]
         record = self.record
         if record is None or record.failed or rel not in record.emitted:
             return True

@@ -39,6 +39,7 @@ from suitebench.construct.writing import OPERATOR, MutantRecord, prepare_target,
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor
 from suitebench.run.pycompile import compile_quietly, same_bytecode
+from suitebench.suite.incremental_native import native_files
 from suitebench.suite.interpreter import suite_interpreter
 from suitebench.suite.programs import Builder, build_all
 from suitebench.suite.since import ChangedLines, on_changed_lines
@@ -256,7 +257,7 @@ def generate_operator_mutants(
     if scope not in SCOPES:
         raise ValueError(f"scope {scope!r}: expected one of {', '.join(SCOPES)}")
     report = MutantsReport(instance=instance.name, seed=seed)
-    report.build_recorded = build_scope is not None and build_scope.compiles_c
+    report.build_recorded = build_scope is not None and build_scope.recorded
     report.caps = {
         "max_per_file": max_per_file,
         "max_per_function": max_per_function,
@@ -442,12 +443,14 @@ def build_scope_of(builder: Builder, paths: PathFilter | None = None) -> BuildSc
     instance = builder.instance
     scope = BuildScope(instance.source)
     if instance.kind is InstanceKind.PYTHON or not any(
-        language_of(f.as_posix()) in ("c", "cpp") for f in source_files(instance, paths)
+        language_of(f.as_posix()) in ("c", "cpp", "rust", "go")
+        for f in source_files(instance, paths)
     ):
         return scope
     built, record = builder.recorded()
     if built.ok:
         scope.record, scope.built_tree = record, Path(built.directory)
+        scope.native_files = native_files(builder.native_languages(), Path(built.directory))
     return scope
 
 

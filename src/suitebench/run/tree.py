@@ -20,13 +20,18 @@ tree needs that live elsewhere: a Rust tree (``*.rs``, ``Cargo.toml``, or a scri
 ``cargo``/``rustc``) gets the rustup toolchain's own directory (its ``bin/`` holds the real
 ``rustc`` and ``cargo``, first on ``PATH``), a Go tree its Go installation -- never the rest of
 the home directory they sit in (``~/.cargo``'s registry and credentials stay hidden). Their
-caches (``CARGO_HOME``, ``GOCACHE``) live in a scratch directory removed after the build.
+caches (``CARGO_HOME``, ``GOCACHE``) live in a scratch directory removed after the build, but
+for a build that keeps them (``keep_caches``: the reference's recorded build, from which
+mutants are built incrementally): its ``GOCACHE`` moves beside its tree, in its cache entry,
+with what ``go list`` says it compiled (:mod:`suitebench.run.toolrecords`), and a later build
+starts from a copy of it (``seed_caches``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import posixpath
 import re
@@ -36,7 +41,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from suitebench.run import sandbox
+from suitebench.run import sandbox, toolrecords
 from suitebench.run.buildcache import (
     SCRATCH,
     entry_lock,
@@ -106,6 +111,10 @@ class TreeProgram:
     path_prefix: str | None = None
     identity: tuple[str, ...] = ()
     tag: str = ""
+    # Toolchain caches kept beside the built tree (its cache entry), and a kept one copied in
+    # first (a cache entry's directory): see the module.
+    keep_caches: bool = False
+    seed_caches: str | None = None
 
     @property
     def product(self) -> str:
@@ -272,6 +281,7 @@ def _identity(program: TreeProgram, tree: Path) -> tuple[str, list[Toolchain]]:
         tree_hash(tree, files),
         *(f"{t.language}={t.version}" for t in toolchains),
         program.tag,
+        *(("keep-caches",) if program.keep_caches else ()),
     )[:32]
     return pid, toolchains
 
@@ -440,14 +450,20 @@ def _run_build(
     if toolchains:
         env.update(_toolchain_env(scratch, {t.language for t in toolchains}))
         scratch.mkdir(exist_ok=True)
+        if program.seed_caches:
+            _seed_caches(Path(program.seed_caches), scratch)
     recipe = _recipe(tree, program.build)
     if recipe:
         _open_up(tree)  # the build may run as an unprivileged uid
         outcome = sandbox.run(
             recipe, cwd=tree, env=env, limits=limits, backend=backend, ro_binds=(*binds, *prefix)
         )
-        shutil.rmtree(scratch, ignore_errors=True)
         status, message, _cacheable = verdict(outcome, limits, tail=_LOG_TAIL)
+        if status is Status.OK and program.keep_caches:
+            go = next((t for t in toolchains if t.language is Language.GO), None)
+            if go is not None:
+                _record_go(tree, go, env, limits, backend, binds)
+        shutil.rmtree(scratch, ignore_errors=True)
         if status is not Status.OK:
             return fail(message, status)
     if program.package is not None:
@@ -475,6 +491,59 @@ def _run_build(
         return fail(f"the build left no executable ./{EXECUTABLE}")
     seal(tree, executable)
     return Built(pid, Status.OK, (str(executable),), tree, "", language)
+
+
+KEPT_CACHES = "caches"  # a cache entry's kept toolchain caches (``gocache/``), beside its tree
+
+
+def _seed_caches(entry: Path, scratch: Path) -> None:
+    """The toolchain caches a recorded build kept, copied into this build's scratch directory
+    (a copy: the build writes its own entries into it; Go keys each by its inputs' content,
+    so an entry found there is what this build would have made)."""
+    kept = entry / KEPT_CACHES / "gocache"
+    if kept.is_dir():
+        shutil.copytree(kept, scratch / "gocache", symlinks=True, dirs_exist_ok=True)
+
+
+def _record_go(
+    tree: Path,
+    go: Toolchain,
+    env: dict[str, str],
+    limits: Limits,
+    backend: Backend | None,
+    binds: list[str],
+) -> None:
+    """Keep a Go build's ``GOCACHE`` beside its tree, and what ``go list`` says the program
+    was compiled from (``toolrecords.GO_RECORD``; nothing when ``./executable`` is not a Go
+    program with build information)."""
+    entry = tree.parent
+    tool = os.path.join(go.bin_dir, "go")
+
+    def run(argv: list[str], cwd: Path, extra: dict[str, str]) -> str | None:
+        # (in the tree, the writable directory; the module's own directory may lie below it)
+        argv = ["bash", "-c", 'cd "$1" && shift && exec "$@"', "bash", str(cwd), *argv]
+        outcome = sandbox.run(
+            argv, cwd=tree, env={**env, **extra}, limits=limits, backend=backend, ro_binds=binds
+        )
+        return outcome.stdout_text() if outcome.status is Status.OK else None
+
+    version_m = run([tool, "version", "-m", EXECUTABLE], tree, {})
+    found = toolrecords.go_build_settings(version_m or "")
+    if found is not None:
+        main, settings = found
+        module_dir = toolrecords.go_module_dir(tree, toolrecords.go_main_module(version_m or ""))
+        argv, extra = toolrecords.go_list_argv(tool, main, settings)
+        listed = run(argv, module_dir, extra)
+        if listed is not None:
+            files = toolrecords.go_listed_files(listed, tree)
+            (entry / toolrecords.GO_RECORD).write_text(
+                json.dumps({"main": main, "settings": settings, "files": files})
+            )
+    cache = Path(env["GOCACHE"])
+    if cache.is_dir():
+        (entry / KEPT_CACHES).mkdir(exist_ok=True)
+        shutil.rmtree(entry / KEPT_CACHES / "gocache", ignore_errors=True)
+        shutil.move(str(cache), entry / KEPT_CACHES / "gocache")
 
 
 def _recipe(tree: Path, build: str | None) -> list[str]:

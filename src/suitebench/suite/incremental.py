@@ -135,7 +135,12 @@ def staged_build_copy(base: Path, cache_dir: Path) -> Iterator[Path]:
 
 
 def remove_objects(tree: Path, objects: list[str]) -> None:
-    """The stale objects removed from a staged copy, so that its build remakes them."""
+    """The stale objects removed from a staged copy, so that its build remakes them (a
+    directory whole: cargo's fingerprint of a unit)."""
     for obj in objects:
+        path = tree / obj
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+            continue
         with contextlib.suppress(FileNotFoundError):
-            (tree / obj).unlink()
+            path.unlink()

@@ -37,6 +37,7 @@ from suitebench.run.tree import (
     TreeProgram,
     build_tree,
     find_built,
+    needed_toolchains,
     staged_copy,
     tree_program_id,
 )
@@ -46,10 +47,14 @@ from suitebench.suite.incremental import (
     remove_objects,
     staged_build_copy,
 )
+from suitebench.suite.incremental_native import CargoBase, GoBase
 from suitebench.suite.interpreter import Interpreter, own_binds
 from suitebench.suite.patching import apply_exact, apply_patch
 from suitebench.suite.runspec import Target
 from suitebench.suite.workspaces import program_source
+
+# The reference's recorded build a mutant is built from: C/C++, cargo's, Go's.
+Base = IncrementalBase | CargoBase | GoBase
 
 
 class BuildStatus(StrEnum):
@@ -112,21 +117,29 @@ class Builder:
         incremental: bool = True,
     ) -> None:
         self.instance = instance
-        # C/C++ mutants rebuilt from a copy of the reference's build (``incremental.py``).
+        # Mutants rebuilt from the reference's build (``incremental.py``: C/C++;
+        # ``incremental_native.py``: Rust, Go).
         self.incremental = incremental and instance.kind is not InstanceKind.PYTHON
-        self._base: IncrementalBase | bool | None = False  # False: not looked at yet
+        self._base: Base | bool | None = False  # False: not looked at yet
         self.cache_dir = Path(cache_dir).resolve()
         self.backend = backend
         # The project's interpreter (None: ours): a package compiles with its grammar.
         self.python = python
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self._source: str | None = None
+        self._native: list[Language] | None = None
         # What programs are built from (a ProgramBench task: its root less its suites, their
         # list and its mutants, which the tests would see beside ./executable).
         self.source = program_source(instance, self.cache_dir)
 
     def _program(
-        self, tree: Path, coverage: Path | None = None, tag: str | None = None
+        self,
+        tree: Path,
+        coverage: Path | None = None,
+        tag: str | None = None,
+        *,
+        keep_caches: bool = False,
+        seed_caches: str | None = None,
     ) -> TreeProgram:
         """The instance's recipe and product for ``tree``: a Python package compiled module by
         module (here when its compiler is ours, else in the sandbox with the project's), else the
@@ -146,6 +159,8 @@ class Builder:
             path_prefix=None if coverage is None else str(coverage),
             identity=(str(inst.kind), inst.package or "", sys.version if is_package else ""),
             tag=(tag or "") if coverage is None or tag else "coverage",
+            keep_caches=keep_caches,
+            seed_caches=seed_caches,
         )
 
     def program_id(self, tree: Path) -> str:
@@ -177,7 +192,10 @@ class Builder:
         if found is not None:  # (None too when the build is gone from the cache: build)
             return BuiltProgram.from_built(found)
         built = self._incremental(mutant, patch) if self.incremental else None
-        if built is None or not built.ok:  # (a failed incremental build is tried from scratch)
+        # A failed incremental build is tried from scratch, but Go's: a clean build with the
+        # reference's cache, whose entries are keyed by their inputs' content, fails as one.
+        go = isinstance(self._base, GoBase)
+        if built is None or not (built.ok or go):
             built, applied = self._clean(mutant, patch)
             if not applied:  # nothing was built to note
                 return built
@@ -190,31 +208,55 @@ class Builder:
     def recorded(self) -> tuple[BuiltProgram, CompileRecord | None]:
         """The reference built with recording compiler wrappers (``run/compiles.py``) and what
         its compiler saw: the units, their objects, the lines the preprocessor kept (None:
-        the build compiled nothing through a wrapper, or it failed)."""
+        the build compiled nothing through a wrapper, or it failed).  A Rust or Go tree's
+        recorded build keeps its toolchain's caches and records (``incremental_native.py``)."""
         wrappers = compiler_wrappers(self.cache_dir)
-        program = self._program(self.instance.source, coverage=wrappers, tag="recorded")
+        program = self._program(
+            self.instance.source,
+            coverage=wrappers,
+            tag="recorded",
+            keep_caches=bool(self.native_languages()),
+        )
         built = self._build(program)
         if not built.ok:
             return built, None
         return built, load_record(Path(built.directory), backend=self.backend)
 
-    def incremental_base(self) -> IncrementalBase | None:
+    def native_languages(self) -> list[Language]:
+        """Rust and Go, when the reference's build calls their toolchains."""
+        if self._native is None:
+            self._native = needed_toolchains(self.source, self.instance.build)
+        return self._native
+
+    def incremental_base(self) -> Base | None:
         """The reference's recorded build when mutants can be rebuilt from it (it wrote
-        objects), found once per builder."""
+        objects; cargo's units; Go's cache), found once per builder."""
         if self._base is False:
             self._base = None
-            if self.incremental and _has_c_sources(self.instance.source):
+            source = self.instance.source
+            native = self.native_languages() if self.incremental else []
+            if self.incremental and (native or _has_c_sources(source)):
                 built, record = self.recorded()
-                if record is not None and any(c.output for c in record.commands):
-                    self._base = IncrementalBase(Path(built.directory), record)
-        return self._base if isinstance(self._base, IncrementalBase) else None
+                tree = Path(built.directory)
+                # (cargo's own records first: rustc links through ``cc``, a recorded command;
+                # a Go build may call gcc for cgo)
+                if built.ok and Language.RUST in native:
+                    self._base = CargoBase.of(tree)
+                elif built.ok and Language.GO in native:
+                    self._base = GoBase.of(tree)
+                elif record is not None and any(c.output for c in record.commands):
+                    self._base = IncrementalBase(tree, record)
+        return None if isinstance(self._base, bool) else self._base
 
     def _incremental(self, mutant: MutantSpec, patch: bytes) -> BuiltProgram | None:
-        """The mutant built from a copy of the reference's build (None: not possible here,
-        e.g. it changes a file no compiled unit reads)."""
+        """The mutant built from the reference's build (None: not possible here, e.g. it
+        changes a file no compiled unit reads)."""
         base = self.incremental_base()
         if base is None:
             return None
+        if isinstance(base, GoBase):  # a fresh copy of the source, the reference's GOCACHE
+            built, applied = self._clean(mutant, patch, seed=str(base.entry))
+            return built if applied else None
         stale = base.stale_objects(patch)
         if stale is None:
             return None
@@ -225,13 +267,19 @@ class Builder:
             # The stale objects, and the products: what the reference's build linked and
             # ./executable. A build that goes on after a failed compile (no ``set -e``) then
             # fails as a clean build does, instead of handing on the reference's program.
-            remove_objects(tree, [*stale, *base.record.links, EXECUTABLE])
+            # (Cargo's stale units, programs and products: ``incremental_native.py``.)
+            if isinstance(base, IncrementalBase):
+                stale = [*stale, *base.record.links, EXECUTABLE]
+            remove_objects(tree, stale)
             built = self._build(self._program(tree, tag="incremental"), staged=True)
         return built
 
-    def _clean(self, mutant: MutantSpec, patch: bytes) -> tuple[BuiltProgram, bool]:
+    def _clean(
+        self, mutant: MutantSpec, patch: bytes, seed: str | None = None
+    ) -> tuple[BuiltProgram, bool]:
         """The mutant built from a fresh copy of the source, as the reference was, and whether
-        its patch applied (if not, the build error says so)."""
+        its patch applied (if not, the build error says so); ``seed``: the cache entry whose
+        kept toolchain caches the build starts from."""
         # A copy, never links to the reference's files: a test would see which file the patch
         # wrote (``run/tree.py``, ``seal``).
         with staged_copy(self.source, self.cache_dir) as tree:
@@ -245,7 +293,10 @@ class Builder:
                         f"{output}",
                     )
                     return failed, False
-            return self._build(self._program(tree), staged=True), True
+            program = self._program(tree)
+            if seed is not None:
+                program = self._program(tree, tag="incremental", seed_caches=seed)
+            return self._build(program, staged=True), True
 
     def implementation(self, directory: Path) -> BuiltProgram:
         """A candidate implementation (for R): its own tree, built with the same recipe -- or
