@@ -207,8 +207,17 @@ def main() -> None:
     table: list[tuple[str, str, dict[str, object]]] = []
     for project in args.project or DEFAULT_PROJECTS:
         for round_ in range(max(1, args.rounds)):
-            rows = bench_project(project, args, reverse=round_ % 2 == 1)
+            try:
+                rows = bench_project(project, args, reverse=round_ % 2 == 1)
+            except SystemExit as exc:  # a project that cannot be set up is a row, not the end
+                print(f"{project}: not benched: {exc}", flush=True)
+                rows = [("setup", {"failed": str(exc)[:200], "load": os.getloadavg()[0]})]
             table += [(project, f"{tool} #{round_ + 1}", r) for tool, r in rows]
+            for tool, r in rows:  # each row as it comes, so that a run cut short keeps them
+                print(f"row: {project} {tool} #{round_ + 1}: {json.dumps(r, default=str)}",
+                      flush=True)  # fmt: skip
+            if rows and rows[0][0] == "setup":
+                break
     heads = f"{'seconds':>8} {'mutants/s':>10} {'vs mutmut':>9} {'floor':>7} {'vs floor':>8}"
     print(f"\n{'project':24} {'tool':28} {'load':>5} {'mutants':>8} {'killed':>7} {'M':>7} {heads}")
     base: dict[tuple[str, str], float] = {}
