@@ -131,9 +131,34 @@ def test_a_standard_after_the_language_sets_gccs_std(
     assert not plain.ok and "ranges" in plain.message
 
 
-@pytest.mark.parametrize("value", ["cpp:gnu++99", "c:c++20", "cpp:", "java:21"])
+@pytest.mark.parametrize("value", ["cpp:gnu++99", "c:c++20", "cpp:", "java:1.8", "java:gnu11"])
 def test_a_standard_gcc_does_not_take_is_refused(tmp_path: Path, value: str) -> None:
     d = write_next_int(tmp_path / "p", SUBS, extra=f'[languages]\n"submissions/a.py" = "{value}"\n')
     with pytest.raises(ProblemError) as err:
         load_problem(d)
     assert err.value.field == 'languages."submissions/a.py"'
+
+
+# A Java 10 feature (``var``): a judge running Java 8 refuses it, one running Java 11 takes it.
+JAVA_VAR = """import java.util.Scanner;
+public class Main {
+    public static void main(String[] args) {
+        var in = new Scanner(System.in);
+        System.out.println(in.nextLong() + 1);
+    }
+}
+"""
+
+
+def test_a_java_release_after_the_language_holds_javac_to_it(
+    make_engine: Callable[..., AuditEngine], tmp_path: Path
+) -> None:
+    subs = {"j8.java": JAVA_VAR, "j11.java": JAVA_VAR}
+    table = '[languages]\n"submissions/j8.java" = "java:8"\n"submissions/j11.java" = "java:11"\n'
+    d = write_next_int(tmp_path / "p", subs, extra=table)
+    assert load_problem(d).language_of(d / "submissions/j8.java") == "java:8"
+    engine = make_engine()
+    eleven = engine.build(d / "submissions" / "j11.java")
+    assert eleven.ok, eleven.message
+    eight = engine.build(d / "submissions" / "j8.java")
+    assert not eight.ok and "var" in eight.message, eight.message

@@ -24,7 +24,10 @@ from suitebench.datasets.polygon import polygon_language
         ("GNU C11", Dialect(Lang.C, "gnu11")),
         ("C99", Dialect(Lang.C, "gnu99")),
         ("GNU C", Lang.C),
-        ("Java 21", Lang.JAVA),
+        ("Java 21", Dialect(Lang.JAVA, "21")),  # javac --release 21
+        ("Java 1.8", Dialect(Lang.JAVA, "8")),
+        ("Java 11 64bit", Dialect(Lang.JAVA, "11")),
+        ("Java", Lang.JAVA),  # no release named: this JDK's
         ("Python 3", Lang.PYTHON3),
         ("PyPy 3-64", Lang.PYPY3),
         ("Python 2", LanguageDrop("python2: no interpreter")),
@@ -44,7 +47,8 @@ def test_labels(label: str, expected: object) -> None:
         ("cpp.msys2-mingw64-9-g++17", Dialect(Lang.CPP, "gnu++17")),
         ("cpp.g++", Lang.CPP),
         ("c.gcc", Dialect(Lang.C, "gnu11")),
-        ("java11", Lang.JAVA),
+        ("java11", Dialect(Lang.JAVA, "11")),
+        ("java8", Dialect(Lang.JAVA, "8")),
         ("python.3", Lang.PYTHON3),
         ("python.pypy3", Lang.PYPY3),
         ("python.2", LanguageDrop("python2: no interpreter")),

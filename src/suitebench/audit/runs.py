@@ -52,7 +52,7 @@ from suitebench.audit.interactive import (
     run_interactions,
 )
 from suitebench.model.problem import declared_language, split_language
-from suitebench.run import sandbox
+from suitebench.run import jvm, sandbox
 from suitebench.run.executor import Executor, JobQueue
 from suitebench.run.outcome import Backend, Limits, MiB, Outcome, Status, sha256_bytes
 from suitebench.run.store import Store, encode_blob, job_key
@@ -408,6 +408,8 @@ class AuditEngine:
         own = (flags or {}).get(str(program.language))
         if standard is not None and program.language in (Language.C, Language.CPP):
             own = standard_flags(program.language, standard, None if own is None else tuple(own))
+        elif standard is not None and program.language is Language.JAVA:
+            own = (*(own or ()), *jvm.release_flags(standard))
         if own is not None:
             program = dataclasses.replace(program, compile_flags=tuple(own))
         return program

@@ -129,6 +129,8 @@ _C_STANDARDS = {"89": "89", "90": "90", "99": "99", "11": "11", "17": "17", "18"
 _C_STANDARDS |= {"23": "23", "2x": "23"}
 _CPP_LABEL = re.compile(r"(?:c\+\+|g\+\+|clang\+\+|\bcpp)\s*(\d{2,4}|0x|1[yz]|2[abc])\b", re.I)
 _C_LABEL = re.compile(r"\bc\s*(\d{2}|2x)\b", re.I)
+# A Java release in a label: ``Java 8``, ``Java 1.8``, ``Java 21 64bit``, Polygon's ``java11``.
+_JAVA_LABEL = re.compile(r"\bjava\s*(?:1\.)?([1-9]\d?)\b", re.I)
 
 
 def dialect_from_text(text: str) -> Lang | Dialect | LanguageDrop:
@@ -155,4 +157,7 @@ def dialect_from_text(text: str) -> Lang | Dialect | LanguageDrop:
         if std is None:
             return LanguageDrop(f"language {text.strip()}: standard C{m.group(1)} not known here")
         return Dialect(lang, f"gnu{std}")
+    if lang is Lang.JAVA:
+        m = _JAVA_LABEL.search(text)
+        return lang if m is None else Dialect(lang, m.group(1))
     return lang

@@ -60,8 +60,8 @@ def polygon_language(kind: str) -> Lang | Dialect | LanguageDrop:
         return Lang.CPP if isinstance(found, Lang) else found
     if k.startswith("c."):
         return Dialect(Lang.C, "gnu11")
-    if re.fullmatch(r"java\d*", k):
-        return Lang.JAVA
+    if re.fullmatch(r"java\d*", k):  # java8 ... java21: that release (javac --release)
+        return dialect_from_text(k)
     if k in ("python.3", "python.pypy3", "python.pypy3-64"):
         return Lang.PYPY3 if "pypy" in k else Lang.PYTHON3
     if k.startswith("python.") and "2" in k:

@@ -57,7 +57,8 @@ class Program:
     lang: Lang
     source: str
     origin: str
-    standard: str | None = None  # C, C++: the gcc -std value its label names (gnu++20)
+    # C, C++: the gcc -std value its label names (gnu++20); Java: its release (8)
+    standard: str | None = None
 
     @property
     def filename(self) -> str:

@@ -80,10 +80,13 @@ COMPILE_LANGUAGES = ("c", "cpp", "rust", "go")
 LANGUAGES = ("c", "cpp", "go", "java", "pypy3", "python", "rust", "shell")
 DEFAULT_OUTPUT_LIMIT = 64  # MiB
 #: Language standards a ``[languages]`` entry may name after the language (``cpp:gnu++20``,
-#: ``c:c11``): the value gcc's ``-std=`` takes, replacing the default standard of that program.
+#: ``c:c11``, ``java:8``): the value gcc's ``-std=`` takes, replacing the default standard of
+#: that program, or the Java release javac's ``--release`` holds it to.
 STANDARDS = {
     "c": re.compile(r"(c|gnu)(89|90|99|11|17|18|2x|23)|iso9899:(1990|1999|2011|2017)"),
     "cpp": re.compile(r"(c|gnu)\+\+(98|03|0x|11|1y|14|1z|17|2a|20|2b|23)"),
+    # a Java release (``java:8``, ``java:21``): javac's ``--release``
+    "java": re.compile(r"[1-9]\d?"),
 }
 
 
@@ -371,9 +374,8 @@ def _languages(table: dict[str, Any], root: Path, file: Path) -> tuple[tuple[str
         base, _, std = lang.partition(":") if isinstance(lang, str) else ("", "", "")
         if std and base in STANDARDS:
             if not STANDARDS[base].fullmatch(std):
-                raise ProblemError(
-                    file, field, f"{base}:STANDARD with a gcc -std value for {base}; got {lang!r}"
-                )
+                what = "a Java release (8, 11, 17, 21)" if base == "java" else "a gcc -std value"
+                raise ProblemError(file, field, f"{base}:STANDARD with {what}; got {lang!r}")
             lang = base
         if not isinstance(lang, str) or lang not in LANGUAGES:
             hint = ""

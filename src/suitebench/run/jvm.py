@@ -158,6 +158,30 @@ def java_home() -> Path | None:
     return home if (home / "bin" / "java").is_file() else None
 
 
+@functools.cache
+def jdk_feature() -> int | None:
+    """The JDK's feature release (17 for 17.0.15), from its ``release`` file; None unknown."""
+    home = java_home()
+    try:
+        text = (home / "release").read_text(encoding="utf-8") if home else ""
+    except OSError:
+        return None
+    m = re.search(r'^JAVA_VERSION="(?:1\.)?(\d+)', text, re.M)
+    return int(m.group(1)) if m else None
+
+
+def release_flags(release: str) -> tuple[str, ...]:
+    """javac's flags for a program written for Java ``release`` (``8``, ``11``, ``21``), as a
+    judge running that Java compiles it: ``--release N``, which refuses the language features
+    and APIs newer than N.  A release newer than this JDK cannot be held to: no flag (the
+    program builds with what this JDK has, and fails only if it needs more)."""
+    feature = jdk_feature()
+    wanted = int(release)
+    if feature is None or wanted > feature:
+        return ()
+    return ("--release", str(wanted))
+
+
 def java_tool(name: str) -> str | None:
     """``javac`` or ``java`` of that JDK, by its real path (no /etc/alternatives link)."""
     home = java_home()

@@ -46,6 +46,9 @@ EXECUTABLE = "executable"
 
 # The languages whose recipe runs a compiler, so that compile flags mean something.
 COMPILED = (Language.C, Language.CPP, Language.RUST, Language.GO)
+# The languages whose builds take a program's own compiler flags (Java's are added to javac's:
+# a release, ``--release 8``).
+FLAGGED = (*COMPILED, Language.JAVA)
 
 
 class ToolchainError(ValueError):
@@ -61,7 +64,8 @@ class Program:
     must leave ``./executable``) makes it a build-script program. ``entry`` is the file that is
     run for interpreted languages. ``interpreter`` overrides the Python interpreter.
     ``compile_flags`` replaces the language's default compiler flags (C, C++: ``-O2
-    -std=gnu17``/``-std=gnu++17 -pipe``; Rust: ``-O --edition 2021``; Go: none), e.g.
+    -std=gnu17``/``-std=gnu++17 -pipe``; Rust: ``-O --edition 2021``; Go: none; Java: added
+    to javac's own, a release such as ``--release 8``), e.g.
     ``("-O0", "-std=gnu99")`` for a benchmark judged by an old course judge; the flags are part
     of the program's identity and so of its build cache key.
     """
@@ -76,10 +80,10 @@ class Program:
     compile_flags: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
-        if self.compile_flags is not None and self.language not in COMPILED:
+        if self.compile_flags is not None and self.language not in FLAGGED:
             raise ToolchainError(
                 f"{self.root}: compile flags given for a {self.language} program "
-                f"(only {', '.join(map(str, COMPILED))} take compile flags)"
+                f"(only {', '.join(map(str, FLAGGED))} take compile flags)"
             )
 
     def to_dict(self) -> dict[str, Any]:

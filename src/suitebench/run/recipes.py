@@ -286,7 +286,8 @@ def _java_recipe(program: Program, units: list[str]) -> tuple[tuple[str, ...], t
     unit, decl = next(
         (d for d in found if d[1].public == d[1].main), found[0] if found else decls[0]
     )
-    build: tuple[str, ...] = (javac, *_JAVAC_FLAGS, *units)
+    flags = (*_JAVAC_FLAGS, *(program.compile_flags or ()))  # a release (--release N)
+    build: tuple[str, ...] = (javac, *flags, *units)
     if len(units) == 1:
         name = Path(unit).name
         if decl.public is not None:
@@ -296,7 +297,7 @@ def _java_recipe(program: Program, units: list[str]) -> tuple[tuple[str, ...], t
         else:
             staged = f"{(decl.main or 'Main').split('$')[0]}.java"
         if name != staged:
-            build = ("/bin/sh", "-c", _STAGE_JAVA, "sh", javac, unit, staged, *_JAVAC_FLAGS)
+            build = ("/bin/sh", "-c", _STAGE_JAVA, "sh", javac, unit, staged, *flags)
     if decl.run_name is None:
         return ("/bin/sh", "-c", _NO_MAIN, "sh", *build), (java,)
     return build, (java, *jvm.JVM_FLAGS, "-cp", "{dir}", decl.run_name)
