@@ -220,15 +220,17 @@ def main() -> None:
                 break
     heads = f"{'seconds':>8} {'mutants/s':>10} {'vs mutmut':>9} {'floor':>7} {'vs floor':>8}"
     print(f"\n{'project':24} {'tool':28} {'load':>5} {'mutants':>8} {'killed':>7} {'M':>7} {heads}")
-    base: dict[tuple[str, str], float] = {}
+    base = {  # mutmut's rate in each round (it runs last in even rounds)
+        (project, tool.rpartition("#")[2]): float(r["mutants"]) / float(r["seconds"])  # type: ignore[arg-type]
+        for project, tool, r in table
+        if tool.startswith("mutmut run") and "failed" not in r
+    }
     for project, tool, r in table:
         if "failed" in r:
             print(f"{project:24} {tool:28} {float(r['load']):>5.2f} failed: {r['failed']}")  # type: ignore[arg-type]
             continue
         rate = float(r["mutants"]) / float(r["seconds"])  # type: ignore[arg-type]
         round_ = tool.rpartition("#")[2]
-        if tool.startswith("mutmut run"):
-            base[(project, round_)] = rate
         score = float(r["killed"]) / max(1.0, float(r["mutants"]))  # type: ignore[arg-type]
         mutmut = base.get((project, round_))
         floor = float(r.get("floor") or 0.0)  # type: ignore[arg-type]
