@@ -224,6 +224,23 @@ def _load_sections_map(file: Path, root: Path, value: Any) -> dict[str, list[str
     return result
 
 
+def _check_table(
+    file: Path, where: str, entry: Any, allowed: set[str], required: tuple[str, ...]
+) -> None:
+    """``entry`` (at ``where`` in ``file``) is a table of ``allowed`` keys holding ``required``:
+    else an :class:`InstanceError` naming the field."""
+    if not isinstance(entry, dict):
+        raise InstanceError(file, where, "expected a table")
+    unknown = set(entry) - set(allowed)
+    if unknown:
+        raise InstanceError(
+            file, f"{where}.{sorted(unknown)[0]}", f"unknown key; allowed: {sorted(allowed)}"
+        )
+    for key in required:
+        if key not in entry:
+            raise InstanceError(file, f"{where}.{key}", "required key is missing")
+
+
 def _load_mutants(file: Path, root: Path, value: Any) -> list[MutantSpec]:
     if not isinstance(value, list):
         raise InstanceError(file, "mutants", "expected an array of tables [[mutants]]")
@@ -231,18 +248,7 @@ def _load_mutants(file: Path, root: Path, value: Any) -> list[MutantSpec]:
     seen: set[str] = set()
     for index, entry in enumerate(value):
         where = f"mutants[{index}]"
-        if not isinstance(entry, dict):
-            raise InstanceError(file, where, "expected a table")
-        unknown = set(entry) - _MUTANT_KEYS
-        if unknown:
-            raise InstanceError(
-                file,
-                f"{where}.{sorted(unknown)[0]}",
-                f"unknown key; allowed: {sorted(_MUTANT_KEYS)}",
-            )
-        for required in ("id", "patch"):
-            if required not in entry:
-                raise InstanceError(file, f"{where}.{required}", "required key is missing")
+        _check_table(file, where, entry, _MUTANT_KEYS, ("id", "patch"))
         mutant_id = _expect_str(file, f"{where}.id", entry["id"])
         if mutant_id in seen:
             raise InstanceError(file, f"{where}.id", f"expected a unique id, {mutant_id!r} repeats")
@@ -302,18 +308,7 @@ def _declare_equivalent(
     unkeyed: list[str] = []
     for index, entry in enumerate(value):
         where = f"equivalent[{index}]"
-        if not isinstance(entry, dict):
-            raise InstanceError(file, where, "expected a table")
-        unknown = set(entry) - _EQUIVALENT_KEYS
-        if unknown:
-            raise InstanceError(
-                file,
-                f"{where}.{sorted(unknown)[0]}",
-                f"unknown key; allowed: {sorted(_EQUIVALENT_KEYS)}",
-            )
-        for required in ("id", "reason"):
-            if required not in entry:
-                raise InstanceError(file, f"{where}.{required}", "required key is missing")
+        _check_table(file, where, entry, _EQUIVALENT_KEYS, ("id", "reason"))
         mutant_id = _expect_str(file, f"{where}.id", entry["id"])
         reason = _expect_str(file, f"{where}.reason", entry["reason"])
         digest = entry.get("digest")
