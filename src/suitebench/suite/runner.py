@@ -98,6 +98,9 @@ def _home_and_tmp(base: Path) -> tuple[Path, Path]:
     return base / "home", base / "tmp"
 
 
+HASH_SEED = "0"
+
+
 def _env(workdir: Path, base: Path, target: Target | None, python: Interpreter) -> dict[str, str]:
     home, tmp = _home_and_tmp(base)
     env = {
@@ -107,6 +110,9 @@ def _env(workdir: Path, base: Path, target: Target | None, python: Interpreter) 
         "LC_ALL": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
+        # One hash seed for every run of a score: a test parametrized over a set has the same
+        # id (``expected3``) in the reference's runs and in every mutant's.
+        "PYTHONHASHSEED": HASH_SEED,
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "SUITEBENCH_EXECUTABLE": str(workdir / "executable"),
         "TMPDIR": str(tmp),
