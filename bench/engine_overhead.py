@@ -4,8 +4,9 @@
 
 Prints one line per figure.  The last: a reference run of the generated real-size suite
 (``bench/realsize.py``, 240 tests in 6 modules) with and without the asserts rewritten once on
-this side (``suite/inside/rewrite.py``), alternating, plain and batched engine.  Everything happens
-in a temporary directory; nothing touches the network beyond a Dask LocalCluster on loopback.
+this side (``suite/inside/batch/rewrite.py``), alternating, plain and batched engine.  Everything
+happens in a temporary directory; nothing touches the network beyond a Dask LocalCluster on
+loopback.
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ def _rewrite_cache_figure(tmp: Path, runs: int) -> None:
     import statistics
 
     from realsize import generate
-    from suitebench.suite.inside import rewrite
-    from suitebench.suite.runner import run_batched, run_plain
-    from suitebench.suite.runspec import Target
+    from suitebench.suite.execute.runner import run_batched, run_plain
+    from suitebench.suite.execute.runspec import Target
+    from suitebench.suite.inside.batch import rewrite
 
     root = generate(tmp / "realsize", size=3000)  # light tests: the start-up is what is timed
     src = root / "src"

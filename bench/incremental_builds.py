@@ -128,7 +128,7 @@ def main() -> None:
 
     from suitebench.construct.mutants import build_scope_of, generate_operator_mutants
     from suitebench.model.instance import MutantSpec, load_instance
-    from suitebench.suite.programs import Builder
+    from suitebench.suite.execute.programs import Builder
 
     with tempfile.TemporaryDirectory(prefix="suitebench-incremental-") as tmp:
         work = Path(tmp)

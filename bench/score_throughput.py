@@ -48,11 +48,11 @@ from suitebench.run.executor import LocalExecutor
 from suitebench.run.layout import sandbox_path
 from suitebench.run.outcome import Limits
 from suitebench.run.store import Store
-from suitebench.suite.interpreter import own_binds
-from suitebench.suite.patching import apply_patch
-from suitebench.suite.programs import Builder, build_all
+from suitebench.suite.execute.interpreter import own_binds
+from suitebench.suite.execute.patching import apply_patch
+from suitebench.suite.execute.programs import Builder, build_all
+from suitebench.suite.execute.runspec import Engine
 from suitebench.suite.result import SuiteResult
-from suitebench.suite.runspec import Engine
 from suitebench.suite.score import DEFAULT_BATCH, score_suite
 
 _SWAPS = {"<=": "<", ">=": ">", "==": "!=", "!=": "==", "<": "<=", ">": ">="}

@@ -15,7 +15,7 @@ import pytest
 from suitebench.construct.mutants import mutation_sites, write_mutants
 from suitebench.model.instance import Instance, MutantSpec, load_instance
 from suitebench.run.store import Store
-from suitebench.suite.programs import Builder
+from suitebench.suite.execute.programs import Builder
 from suitebench.suite.result import MutantStatus
 from suitebench.suite.score import score_suite
 

@@ -23,8 +23,8 @@ from suitebench.construct.mutants import (
     mutation_sites,
 )
 from suitebench.model.instance import Instance, MutantSpec, load_instance
-from suitebench.suite.incremental_native import CargoBase, GoBase
-from suitebench.suite.programs import Builder, BuiltProgram
+from suitebench.suite.execute.incremental_native import CargoBase, GoBase
+from suitebench.suite.execute.programs import Builder, BuiltProgram
 
 from .native_programs import (
     HISTO,

@@ -23,9 +23,9 @@ import pytest
 from suitebench.model.instance import load_instance
 from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
-from suitebench.suite import jobs
+from suitebench.suite.execute import jobs
+from suitebench.suite.execute.runspec import Engine, SuiteLimits
 from suitebench.suite.result import SuiteResult
-from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
 STATS_C = textwrap.dedent(

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.suite.eventlog import on_cpu_from_events, read_events
+from suitebench.suite.execute.eventlog import on_cpu_from_events, read_events
 
 TESTS = (
     "import time\n"

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from suitebench.model.instance import Instance, load_instance
-from suitebench.suite import programs as build
-from suitebench.suite.programs import Builder, BuildStatus
+from suitebench.suite.execute import programs as build
+from suitebench.suite.execute.programs import Builder, BuildStatus
 
 
 def _count_patches(monkeypatch: pytest.MonkeyPatch, instance: Instance) -> list[str]:

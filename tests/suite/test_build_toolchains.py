@@ -17,7 +17,7 @@ from suitebench.run.program import Language
 from suitebench.run.recipes import available, compiler
 from suitebench.run.store import Store
 from suitebench.run.tree import needed_toolchains
-from suitebench.suite.programs import Builder
+from suitebench.suite.execute.programs import Builder
 from suitebench.suite.result import MutantStatus
 from suitebench.suite.score import score_suite
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite.floor import run_floors
-from suitebench.suite.programs import BuildStatus, BuiltProgram
+from suitebench.suite.execute.programs import BuildStatus, BuiltProgram
+from suitebench.suite.protocol.floor import run_floors
+from suitebench.suite.protocol.timeouts import EarlyConfirmations, confirm_timeouts
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
 from suitebench.suite.result import TestInfo
-from suitebench.suite.timeouts import EarlyConfirmations, confirm_timeouts
 
 P, F, T, N = TestStatus.PASSED, TestStatus.FAILED, TestStatus.TIMEOUT, TestStatus.NOT_RUN
 

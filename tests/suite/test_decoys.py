@@ -33,9 +33,9 @@ import pytest
 
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
-from suitebench.suite.decoys import cover
+from suitebench.suite.execute.runspec import Engine, SuiteLimits
+from suitebench.suite.protocol.decoys import cover
 from suitebench.suite.result import MutantStatus
-from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
 from .test_hostile_tests import KILLED, VALID

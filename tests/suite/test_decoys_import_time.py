@@ -30,8 +30,8 @@ import pytest
 
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
+from suitebench.suite.execute.runspec import Engine
 from suitebench.suite.result import MutantStatus
-from suitebench.suite.runspec import Engine
 from suitebench.suite.score import NO_DECOY_REASON, score_suite
 
 from .conftest import SELECTION_LIMITS

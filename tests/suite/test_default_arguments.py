@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.suite.infection import _probe_of, probes_for
-from suitebench.suite.inside import defaults
-from suitebench.suite.runspec import Engine
+from suitebench.suite.execute.runspec import Engine
+from suitebench.suite.inside.probe import defaults
+from suitebench.suite.select.infection import _probe_of, probes_for
 
 from .conftest import score_selected_and_full, write_python_instance
 

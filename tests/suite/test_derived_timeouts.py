@@ -17,9 +17,9 @@ import pytest
 
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
+from suitebench.suite.execute.runspec import Engine, SuiteLimits, derive_timeouts
 from suitebench.suite.records import TestStatus
 from suitebench.suite.result import MutantStatus
-from suitebench.suite.runspec import Engine, SuiteLimits, derive_timeouts
 from suitebench.suite.score import score_suite
 
 from .conftest import INTERVALS_INIT, INTERVALS_TESTS, write_python_instance

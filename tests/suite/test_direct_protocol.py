@@ -1,6 +1,6 @@
-"""The direct protocol (:mod:`suitebench.suite.inside.direct`): a batch's child runs each test's
-phases itself where only pytest's own plugins take part -- and the kill matrix is pytest's, cell for
-cell and message for message.
+"""The direct protocol (:mod:`suitebench.suite.inside.batch.direct`): a batch's child runs each
+test's phases itself where only pytest's own plugins take part -- and the kill matrix is pytest's,
+cell for cell and message for message.
 
 The package is a small invoicing module written for these tests; its suite uses what real
 suites use: parametrization, fixtures of every scope with teardowns, xunit ``setup_method`` and
@@ -24,8 +24,8 @@ import pytest
 from suitebench.model.instance import load_instance
 from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
+from suitebench.suite.execute.runspec import SuiteLimits
 from suitebench.suite.result import SuiteResult
-from suitebench.suite.runspec import SuiteLimits
 from suitebench.suite.score import score_suite
 
 from .conftest import keep_batches, write_python_instance
@@ -410,7 +410,7 @@ def test_selected_matrix_by_the_direct_protocol_is_the_full_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Coverage-guided selection: the body mutants' children share one collection, patched
-    (:mod:`suitebench.suite.inside.collector`), and run their tests directly."""
+    (:mod:`suitebench.suite.inside.batch.collector`), and run their tests directly."""
     toml = write_invoicing(tmp_path / "invoicing")
     selected, notes = _score(toml, tmp_path, monkeypatch, "direct", all_tests=False)
     full, _ = _score(toml, tmp_path, monkeypatch, "pytest", all_tests=True)

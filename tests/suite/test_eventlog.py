@@ -1,6 +1,6 @@
 """The event log is the one record of a run's tests: every outcome pytest's JUnit XML would
 give (the XML is still written beside it, an export), read back by
-:mod:`suitebench.suite.eventlog`; a log cut before the session's end is a crash's."""
+:mod:`suitebench.suite.execute.eventlog`; a log cut before the session's end is a crash's."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from suitebench.suite.eventlog import (
+from suitebench.suite.execute.eventlog import (
     finished_statuses,
     messages_from_events,
     read_events,

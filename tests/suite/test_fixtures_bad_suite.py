@@ -66,7 +66,7 @@ def test_network_test_passes_on_the_host_where_the_service_is_reachable(
 def test_bad_suite_scores_only_its_valid_tests(bad_suite: Path, tmp_path: Path) -> None:
     score = score_module
     from suitebench.run.store import Store
-    from suitebench.suite.runspec import SuiteLimits
+    from suitebench.suite.execute.runspec import SuiteLimits
 
     inst = load_instance(FIXTURES / "wordfreq-py")
     store = Store(tmp_path / "store.sqlite")

@@ -215,7 +215,7 @@ def test_score_suite_yields_the_recorded_figures(name: str, engine: str, tmp_pat
     the recorded figures and kill matrix."""
     score = score_module
     from suitebench.run.store import Store
-    from suitebench.suite.runspec import Engine
+    from suitebench.suite.execute.runspec import Engine
 
     inst = instance(name)
     exp = expected(name)

@@ -29,13 +29,13 @@ import pytest
 
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
+from suitebench.suite.execute.runspec import SuiteLimits
 from suitebench.suite.result import MutantStatus, SuiteResult
-from suitebench.suite.runspec import SuiteLimits
 from suitebench.suite.score import score_suite
 
 from .conftest import unified_diff
 
-SOURCE = '''\
+SOURCE = """\
 def is_leap(year):
     return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
 
@@ -53,7 +53,7 @@ def parse(text):
     if not 1 <= day <= days_in_month(year, month):
         raise ValueError(f"no day {day} in {year}-{month:02d}")
     return year, month, day
-'''
+"""
 
 TESTS = """\
 import pytest

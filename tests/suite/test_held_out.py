@@ -14,8 +14,8 @@ import suitebench
 from suitebench.model.instance import load_instance
 from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
+from suitebench.suite.execute.runspec import Engine, SuiteLimits
 from suitebench.suite.result import SuiteResult
-from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
 from .conftest import keep_batches, write_instance

@@ -25,8 +25,8 @@ from suitebench.model.instance import load_instance
 from suitebench.run import sandbox
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
+from suitebench.suite.execute.runspec import Engine, SuiteLimits
 from suitebench.suite.result import MutantStatus, SuiteResult
-from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
 LIMITS = SuiteLimits(per_test=3.0, per_program=90.0, memory_mb=256)

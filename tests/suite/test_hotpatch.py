@@ -1,6 +1,6 @@
 """Collect once, patch per mutant: a ``kind = "python"`` mutant that changes only function
 bodies run in tests has its changed functions swapped into one collection of the suite
-(:mod:`suitebench.suite.inside.hotpatch`) -- and anything else is imported afresh, as before.
+(:mod:`suitebench.suite.inside.batch.hotpatch`) -- and anything else is imported afresh, as before.
 
 The package is a small shop-pricing module written for these tests, with the bugs such code
 has: a bulk-discount boundary (``>=`` -> ``>``), a wrapper made by a decorator at import that
@@ -20,10 +20,10 @@ import pytest
 
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
-from suitebench.suite.inside.hotpatch import LivePrograms, NotPatchable, apply
-from suitebench.suite.programs import Builder, build_all
-from suitebench.suite.runner import run_batched, run_plain
-from suitebench.suite.runspec import Engine
+from suitebench.suite.execute.programs import Builder, build_all
+from suitebench.suite.execute.runner import run_batched, run_plain
+from suitebench.suite.execute.runspec import Engine
+from suitebench.suite.inside.batch.hotpatch import LivePrograms, NotPatchable, apply
 from suitebench.suite.score import score_suite
 
 from .conftest import score_selected_and_full, write_python_instance

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite.inside.fingerprint import Unknown, fingerprint, program_modules
-from suitebench.suite.inside.impact import DYNAMIC_NAMES, changed_globals, code_names
-from suitebench.suite.runspec import Engine
+from suitebench.suite.execute.runspec import Engine
+from suitebench.suite.inside.probe.fingerprint import Unknown, fingerprint, program_modules
+from suitebench.suite.inside.probe.impact import DYNAMIC_NAMES, changed_globals, code_names
 
 from .conftest import score_selected_and_full, write_python_instance
 
@@ -612,7 +612,7 @@ def test_a_fingerprint_taken_again_is_the_same_and_sees_what_changed(tmp_path: P
     """The coverage run fingerprints the program after every test, reusing the digests of
     what cannot change (strings, code, tuples of those): a second fingerprint equals the
     first and one taken with nothing kept, and it still sees a cache filled in place."""
-    from suitebench.suite.inside import fingerprint as fp
+    from suitebench.suite.inside.probe import fingerprint as fp
 
     source = (
         'RULES = [("(quiz)$", "\\1zes"), ("s$", "s")]\nSHARED = [1]\nALIAS = SHARED\n'
@@ -630,7 +630,7 @@ def test_a_fingerprint_taken_again_is_the_same_and_sees_what_changed(tmp_path: P
 def test_what_a_test_leaves_changed_is_seen_between_tests(tmp_path: Path) -> None:
     """``state_of`` (after every test of the coverage run) sees a cache filled, a mutable
     default appended to and a function rebound, and nothing where nothing changed."""
-    from suitebench.suite.inside.fingerprint import state_of
+    from suitebench.suite.inside.probe.fingerprint import state_of
 
     source = (
         "CACHE = {}\nLIMIT = 3\n\n\ndef seen(x, into=[]):\n    into.append(x)\n"

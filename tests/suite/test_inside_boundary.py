@@ -1,7 +1,7 @@
 """The sandbox boundary: what runs in a suite's pytest process imports only what is there.
 
 ``suitebench.suite.inside`` is loaded by the interpreter that runs a suite, which may be a
-project's venv holding only a copy of that package (:func:`suitebench.suite.interpreter.
+project's venv holding only a copy of that package (:func:`suitebench.suite.execute.interpreter.
 plugin_root`).  So each of its modules imports only the standard library, pytest and the package
 itself; one import of the host side (``suitebench.run``, pydantic, another module of
 ``suitebench.suite``) would work here and fail there.
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import suitebench
-from suitebench.suite import interpreter
+from suitebench.suite.execute import interpreter
 
 PACKAGE = Path(suitebench.__file__).resolve().parent
 INSIDE = PACKAGE / "suite" / "inside"
@@ -69,7 +69,12 @@ def _modules() -> list[Path]:
 
 def test_the_inside_package_holds_the_sandbox_modules() -> None:
     names = {p.relative_to(INSIDE).as_posix() for p in _modules()}
-    for name in ("plugin.py", "forkserver.py", "wire.py", "subcover/sitecustomize.py"):
+    for name in (
+        "plugin.py",
+        "batch/forkserver.py",
+        "wire.py",
+        "probe/subcover/sitecustomize.py",
+    ):
         assert name in names
     assert len(names) > 10
 
@@ -122,6 +127,6 @@ def test_a_projects_interpreter_gets_the_inside_package_alone(tmp_path: Path) ->
     assert "suitebench/__init__.py" in copied
     assert "suitebench/suite/__init__.py" in copied
     assert "suitebench/suite/inside/plugin.py" in copied
-    assert "suitebench/suite/inside/subcover/sitecustomize.py" in copied
+    assert "suitebench/suite/inside/probe/subcover/sitecustomize.py" in copied
     others = {c for c in copied if not c.startswith("suitebench/suite/inside/")}
     assert others == {"suitebench/__init__.py", "suitebench/suite/__init__.py"}

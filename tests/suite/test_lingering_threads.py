@@ -17,8 +17,8 @@ import pytest
 
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
+from suitebench.suite.execute.runspec import Engine, SuiteLimits
 from suitebench.suite.records import RunStatus
-from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
 from .conftest import write_python_instance

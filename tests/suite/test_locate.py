@@ -3,7 +3,7 @@ survivors listing prints them (expected values read off the sources below by han
 
 from __future__ import annotations
 
-from suitebench.suite.locate import function_at, function_line, main_change
+from suitebench.suite.select.locate import function_at, function_line, main_change
 
 PY = """LIMIT = 10
 

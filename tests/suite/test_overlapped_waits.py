@@ -32,9 +32,9 @@ import pytest
 
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
+from suitebench.suite.execute.runspec import SuiteLimits
 from suitebench.suite.records import TestStatus
 from suitebench.suite.result import MutantStatus, SuiteResult
-from suitebench.suite.runspec import SuiteLimits
 from suitebench.suite.score import score_suite
 
 from .conftest import unified_diff

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.suite import patching
-from suitebench.suite.patching import apply_exact, apply_patch
+from suitebench.suite.execute import patching
+from suitebench.suite.execute.patching import apply_exact, apply_patch
 
 LEDGER = """\
 \"\"\"A shop's ledger: totals, refunds and a running balance.\"\"\"

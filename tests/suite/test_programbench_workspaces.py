@@ -355,8 +355,8 @@ def test_a_directory_that_does_not_collect_fails_each_listed_test_under_it() -> 
     """A ``conftest.py`` that does not import fails its directory's collection: each listed
     test below it is an error with that reason, and the directory is no unit of its own
     (V's denominator stays the listed tests)."""
+    from suitebench.suite.protocol.tally import test_universe
     from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
-    from suitebench.suite.tally import test_universe
 
     broken = f"tests/{B}/eval/tests"
     run = SuiteRun(

@@ -22,9 +22,9 @@ import pytest
 
 from suitebench.model.instance import InstanceError, load_instance
 from suitebench.run.store import Store
-from suitebench.suite.projectconfig import WARNS_REASON, carry_config, find_pytest_config
+from suitebench.suite.execute.projectconfig import WARNS_REASON, carry_config, find_pytest_config
+from suitebench.suite.execute.runspec import Engine
 from suitebench.suite.result import MutantStatus
-from suitebench.suite.runspec import Engine
 from suitebench.suite.score import score_suite
 
 from .conftest import SELECTION_LIMITS, score_selected_and_full, write_python_instance

@@ -20,7 +20,7 @@ import pytest
 
 from suitebench.model.instance import InstanceError, load_instance
 from suitebench.run.store import Store
-from suitebench.suite.interpreter import probe
+from suitebench.suite.execute.interpreter import probe
 from suitebench.suite.result import MutantStatus
 from suitebench.suite.score import score_suite
 

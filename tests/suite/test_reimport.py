@@ -1,8 +1,8 @@
 """Collect once, run an import-time mutant's module anew beside it: a ``kind = "python"``
 mutant that changes a rule table, a constant, a pattern, a default argument or a helper called
 on import has its module's new state carried into one collection of the suite
-(:mod:`suitebench.suite.inside.reimport`) -- and anything that cannot be shown equal to a fresh
-import is imported afresh, as before.
+(:mod:`suitebench.suite.inside.batch.reimport`) -- and anything that cannot be shown equal to a
+fresh import is imported afresh, as before.
 
 The package is a small shipping-rate module written for these tests, with the changes such
 code gets: a zone's price, the heavy-parcel threshold, a postcode pattern, a surcharge a
@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from suitebench.run.executor import LocalExecutor
-from suitebench.suite.inside.hotpatch import LivePrograms, NotPatchable
-from suitebench.suite.inside.reimport import Reimport, plain_data
+from suitebench.suite.inside.batch.hotpatch import LivePrograms, NotPatchable
+from suitebench.suite.inside.batch.reimport import Reimport, plain_data
 
 from .conftest import keep_batches, score_selected_and_full, write_python_instance
 

@@ -15,10 +15,10 @@ import pytest
 
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
-from suitebench.suite.definitions import changed, file_definitions, reachable
-from suitebench.suite.jobs import SuiteRuns
-from suitebench.suite.reuse import Reuse, mutant_key
-from suitebench.suite.runspec import Engine, SuiteLimits
+from suitebench.suite.execute.jobs import SuiteRuns
+from suitebench.suite.execute.runspec import Engine, SuiteLimits
+from suitebench.suite.select.definitions import changed, file_definitions, reachable
+from suitebench.suite.select.reuse import Reuse, mutant_key
 
 from .edit_series import make_project
 

@@ -1,9 +1,9 @@
 """The test modules' asserts are rewritten once on the host; a run must not tell the difference.
 
 Every sandboxed pytest start used to rewrite every test module's asserts.  The worker that
-launches the sandbox now compiles them once per suite (``suite/inside/rewrite.py``) and pytest's pyc
-lookup answers from that code when a file's bytes are the ones compiled.  These tests run real
-suites in the sandbox with and without the host's code, on both engines, and check that a
+launches the sandbox now compiles them once per suite (``suite/inside/batch/rewrite.py``) and
+pytest's pyc lookup answers from that code when a file's bytes are the ones compiled.  These tests
+run real suites in the sandbox with and without the host's code, on both engines, and check that a
 failure explains itself the same way, that a suite enabling the assertion pass hook still has
 it called, that a file changed or broken after the host compiled it is pytest's to handle, and
 that the cache is in fact what served the modules.
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.suite.inside import rewrite
+from suitebench.suite.execute.runner import run_batched, run_plain
+from suitebench.suite.execute.runspec import SuiteLimits, Target
+from suitebench.suite.inside.batch import rewrite
 from suitebench.suite.records import SuiteRun, TestStatus
-from suitebench.suite.runner import run_batched, run_plain
-from suitebench.suite.runspec import SuiteLimits, Target
 
 LIMITS = SuiteLimits(per_test=5.0, per_program=120.0)
 

@@ -12,7 +12,7 @@ import pytest
 
 from suitebench.construct.mutants import write_mutants
 from suitebench.model.instance import load_instance
-from suitebench.suite.since import (
+from suitebench.suite.select.since import (
     EVERY_LINE,
     SinceError,
     changed_lines,

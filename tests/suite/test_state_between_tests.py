@@ -6,7 +6,7 @@ with coverage-guided selection, 8 of 150 operator mutants had cells of the kill 
 differed from the full run's (``test_or_repr`` read a parse another test had cached under the
 mutant).  The coverage run now fingerprints the program's globals after each test; a selected
 test that changed them brings the later tests that read them, and a selected test reading
-them brings the earlier tests that changed them (:func:`suitebench.suite.inside.impact.
+them brings the earlier tests that changed them (:func:`suitebench.suite.inside.probe.impact.
 carried_by_state`).  The package here is a calculator written for this test with the same
 cache."""
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from suitebench.suite.inside.impact import carried_by_state
+from suitebench.suite.inside.probe.impact import carried_by_state
 
 from .conftest import score_selected_and_full, write_python_instance
 

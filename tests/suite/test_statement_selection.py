@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.suite.linecover import innermost, same_shape, statements
-from suitebench.suite.runspec import Engine
+from suitebench.suite.execute.runspec import Engine
+from suitebench.suite.select.linecover import innermost, same_shape, statements
 
 from .conftest import score_selected_and_full, write_instance
 

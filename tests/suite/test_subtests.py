@@ -16,8 +16,8 @@ import pytest
 
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
+from suitebench.suite.execute.runspec import Engine, SuiteLimits, TestProtocol
 from suitebench.suite.records import TestStatus
-from suitebench.suite.runspec import Engine, SuiteLimits, TestProtocol
 from suitebench.suite.score import score_suite
 
 from .conftest import write_python_instance

@@ -17,9 +17,9 @@ from suitebench.model.instance import load_instance
 from suitebench.run import sandbox
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
+from suitebench.suite.execute.runspec import Engine, SuiteLimits
 from suitebench.suite.records import RunStatus, TestStatus
 from suitebench.suite.result import MutantStatus, SuiteResult
-from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
 HANG_LIMIT = SuiteLimits(per_test=1.5, per_program=120.0)

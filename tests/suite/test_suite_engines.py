@@ -11,9 +11,9 @@ import pytest
 from suitebench.data import INSTANCES_DIR, SUITES_DIR
 from suitebench.model.instance import Instance, load_instance
 from suitebench.run.store import Store
+from suitebench.suite.execute.runner import run_batched
+from suitebench.suite.execute.runspec import Engine, SuiteLimits, Target
 from suitebench.suite.result import SuiteResult
-from suitebench.suite.runner import run_batched
-from suitebench.suite.runspec import Engine, SuiteLimits, Target
 from suitebench.suite.score import score_suite
 
 FIXTURES = INSTANCES_DIR

@@ -15,12 +15,12 @@ import pytest
 from suitebench.model.instance import load_instance
 from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
-from suitebench.suite import jobs
+from suitebench.suite.execute import jobs
+from suitebench.suite.execute.programs import Builder, build_all
+from suitebench.suite.execute.runspec import Engine
 from suitebench.suite.implementation import score_implementation
-from suitebench.suite.programs import Builder, build_all
 from suitebench.suite.records import TestStatus
 from suitebench.suite.result import NOT_COMPUTED, MutantStatus, SuiteResult
-from suitebench.suite.runspec import Engine
 from suitebench.suite.score import score_suite
 
 from .conftest import write_python_instance

@@ -17,8 +17,8 @@ import pytest
 
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
+from suitebench.suite.execute.runspec import Engine, SuiteLimits, engine_for
 from suitebench.suite.result import MutantStatus
-from suitebench.suite.runspec import Engine, SuiteLimits, engine_for
 from suitebench.suite.score import score_suite
 
 from .test_hostile_tests import KILLED, VALID

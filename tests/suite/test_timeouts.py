@@ -13,9 +13,9 @@ from pathlib import Path
 
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
+from suitebench.suite.execute.runspec import Engine, SuiteLimits
 from suitebench.suite.records import TestStatus
 from suitebench.suite.result import MutantStatus
-from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
 from .conftest import STATS_C, STATS_SPEC, write_instance

@@ -7,8 +7,8 @@ import builtins
 import functools
 from pathlib import Path
 
-from suitebench.suite.inside.tracer import HIT, HIT_LINE, OUTSIDE, LineTracer, instrumented
-from suitebench.suite.selection import python_spans
+from suitebench.suite.inside.probe.tracer import HIT, HIT_LINE, OUTSIDE, LineTracer, instrumented
+from suitebench.suite.select.selection import python_spans
 
 MODULE = '''\
 """A module docstring."""

@@ -32,9 +32,9 @@ from suitebench.run import sandbox
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.run.tree import SEALED_TIME_NS, walk
-from suitebench.suite.programs import Builder
+from suitebench.suite.execute.programs import Builder
+from suitebench.suite.execute.runspec import SuiteLimits
 from suitebench.suite.result import MutantStatus, SuiteResult
-from suitebench.suite.runspec import SuiteLimits
 from suitebench.suite.score import score_suite
 
 from .conftest import write_python_instance

@@ -21,7 +21,7 @@ from pathlib import Path
 warm = sys.argv[1] == "warm"
 root = Path(sys.argv[2])
 if warm:
-    from suitebench.suite.inside.warm import warm_caches
+    from suitebench.suite.inside.batch.warm import warm_caches
     warm_caches()
 sys.path.insert(0, str(root))
 late = importlib.import_module("late_module")     # imported after the warm-up, as in a child
@@ -66,7 +66,8 @@ def test_warm_module_map_answers_like_a_cold_process(tmp_path: Path) -> None:
 
 _PATTERNS = """
 import json, re
-from suitebench.suite.inside.warm import compiled_patterns, warm_patterns
+from suitebench.suite.inside.batch.warm import warm_patterns
+from suitebench.suite.inside.probe.tracer import compiled_patterns
 
 re.purge()
 re.compile(r"(?P<zone>[A-Z]{2})-\\d+", re.IGNORECASE)

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.suite.infection import _probe_of, _unchanged_lines, probes_for
-from suitebench.suite.inside.infection import INFECTED, install, make_probe
-from suitebench.suite.runspec import Engine
+from suitebench.suite.execute.runspec import Engine
+from suitebench.suite.inside.probe.infection import INFECTED, install, make_probe
+from suitebench.suite.select.infection import _probe_of, _unchanged_lines, probes_for
 
 from .conftest import score_selected_and_full, write_python_instance
 
@@ -292,7 +292,7 @@ def test_tests_that_never_infect_keep_their_reference_outcome(
 
 def test_the_operators_never_probed_are_build_mutants_other_operators() -> None:
     from suitebench.construct.python_ops import PYTHON_OPERATORS
-    from suitebench.suite.infection import _OTHER_OPERATORS
+    from suitebench.suite.select.infection import _OTHER_OPERATORS
 
     probed = {"arithmetic", "comparison", "constant", "string"}
     assert set(PYTHON_OPERATORS) - probed == _OTHER_OPERATORS

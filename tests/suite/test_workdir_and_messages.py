@@ -12,7 +12,7 @@ import pytest
 from suitebench.model.instance import load_instance
 from suitebench.report.mutation_report import mutation_report
 from suitebench.run.store import Store
-from suitebench.suite.runspec import Engine, SuiteLimits
+from suitebench.suite.execute.runspec import Engine, SuiteLimits
 from suitebench.suite.score import score_suite
 
 from .conftest import write_instance

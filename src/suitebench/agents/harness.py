@@ -71,7 +71,7 @@ from suitebench.agents.workspace import (
 from suitebench.model.instance import Instance, InstanceError, load_instance
 from suitebench.model.problem import Problem, load_problem
 from suitebench.model.programbench import is_programbench_task, load_programbench_task
-from suitebench.suite.programs import Builder
+from suitebench.suite.execute.programs import Builder
 
 
 @dataclass

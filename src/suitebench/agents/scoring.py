@@ -25,8 +25,8 @@ from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import Executor, LocalExecutor
 from suitebench.run.store import Store
 from suitebench.run.unpack import is_archive
+from suitebench.suite.execute.programs import SUBMISSION_BUILDS
 from suitebench.suite.implementation import score_implementation
-from suitebench.suite.programs import SUBMISSION_BUILDS
 from suitebench.suite.result import MutantStatus, SuiteResult
 from suitebench.suite.score import SuiteInputError, score_suite
 

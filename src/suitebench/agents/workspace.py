@@ -27,7 +27,7 @@ from pathlib import Path
 from suitebench.agents import briefs
 from suitebench.model.instance import Instance, InstanceKind
 from suitebench.model.problem import CheckerKind, Problem
-from suitebench.suite.workspaces import is_workspace_suite
+from suitebench.suite.execute.workspaces import is_workspace_suite
 
 TOOLS_DIR = Path(__file__).resolve().with_name("tools")
 AGENT_DIR = ".suitebench-agent"  # inside the workspace: where presets write their trajectory
@@ -123,7 +123,7 @@ def suite_workspace(
 ) -> Workspace:
     """``reference_dir`` is the built reference tree (needed for ``with_executable``).  A
     ProgramBench task's agent writes ``eval/tests/`` (and what its tests read under ``eval/``),
-    the workspace its tests are run in (:mod:`suitebench.suite.workspaces`)."""
+    the workspace its tests are run in (:mod:`suitebench.suite.execute.workspaces`)."""
     _fresh_with_spec(instance, root)
     workspace = uses_workspaces(instance)
     (root / ("eval/tests" if workspace else "tests")).mkdir(parents=True)

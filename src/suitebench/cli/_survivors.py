@@ -17,8 +17,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from suitebench.suite.locate import main_change
 from suitebench.suite.result import MutantResult, MutantStatus, SuiteResult
+from suitebench.suite.select.locate import main_change
 
 __all__ = [
     "FAIL_UNDER_EXIT",

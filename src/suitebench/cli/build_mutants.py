@@ -121,7 +121,7 @@ def mutants(
     max_per_function = per_function if max_per_function is None else max_per_function
     changes = None
     if since is not None:
-        from suitebench.suite.since import SinceError, changed_lines
+        from suitebench.suite.select.since import SinceError, changed_lines
 
         try:
             changes = changed_lines(instance.source, since)

@@ -21,7 +21,7 @@ from rich.markup import escape
 from suitebench.cli._console import HumanConsole, error_console
 from suitebench.cli._survivors import last_score_path, reached_line, where
 from suitebench.cli.main import OPTIONS
-from suitebench.suite.patching import apply_patch
+from suitebench.suite.execute.patching import apply_patch
 from suitebench.suite.result import MutantResult, SuiteResult
 
 _out = HumanConsole(soft_wrap=True)

@@ -39,17 +39,17 @@ from suitebench.report.mutation_report import write_mutation_report
 from suitebench.run.executor import make_executor
 from suitebench.run.outcome import Backend
 from suitebench.run.unpack import ArchiveError
+from suitebench.suite.execute.runspec import Engine, SuiteLimits, TestProtocol, engine_for
 from suitebench.suite.implementation import score_implementation
-from suitebench.suite.locate import mutation_score_by
 from suitebench.suite.result import ImplementationResult, MutantStatus, SuiteResult
-from suitebench.suite.runspec import Engine, SuiteLimits, TestProtocol, engine_for
 from suitebench.suite.score import (
     DEFAULT_BATCH,
     ReferenceBuildError,
     SuiteInputError,
     score_suite,
 )
-from suitebench.suite.since import SinceError
+from suitebench.suite.select.locate import mutation_score_by
+from suitebench.suite.select.since import SinceError
 
 # soft_wrap: paths and test ids stay greppable
 _out = HumanConsole(soft_wrap=True)  # tables and summaries: stdout (stderr under --json)

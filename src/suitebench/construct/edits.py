@@ -3,7 +3,8 @@
 Every operator mutant replaces one contiguous byte range of one source file.  The diff is
 written by hand rather than by :mod:`difflib` because the changed lines are known exactly:
 one hunk, three lines of context, ``a/``/``b/`` prefixes relative to the instance's source
-directory, as ``patch -p1 --fuzz=0`` (the reader in :mod:`suitebench.suite.patching`) expects.
+directory, as ``patch -p1 --fuzz=0`` (the reader in :mod:`suitebench.suite.execute.patching`)
+expects.
 """
 
 from __future__ import annotations

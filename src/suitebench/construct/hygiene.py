@@ -37,8 +37,8 @@ from suitebench.construct.writing import prepare_target
 from suitebench.model.instance import Instance, load_instance
 from suitebench.run.executor import Executor
 from suitebench.run.store import Store
+from suitebench.suite.execute.runspec import SuiteLimits
 from suitebench.suite.records import TestStatus
-from suitebench.suite.runspec import SuiteLimits
 from suitebench.suite.score import score_suite
 
 __all__ = [

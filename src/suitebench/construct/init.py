@@ -5,8 +5,8 @@ A ProgramBench task directory (``build.sh`` or ``compile.sh`` at the root,
 ``tests/<branch>/eval/tests``, with or without ``tests.json``) is read as it is: the suite is
 every branch not ignored (or ``--branch``), each laid out as the workspace its tests expect
 (``tests/<branch>/eval/`` whole, fixtures included, beside an ``executable`` link:
-:mod:`suitebench.suite.workspaces`), and the tests ``tests.json`` marks ignored are removed with
-their reasons.  A Python project (no ``build.sh``, a package and ``tests/``) becomes a ``kind =
+:mod:`suitebench.suite.execute.workspaces`), and the tests ``tests.json`` marks ignored are removed
+with their reasons.  A Python project (no ``build.sh``, a package and ``tests/``) becomes a ``kind =
 "python"`` instance with its pytest configuration, the files its tests read and its interpreter
 (:mod:`.init_python`).  Any other repository needs ``build.sh`` at its root (leaving
 ``./executable``) and a pytest suite in ``tests/``.  The source (the repository without its
@@ -30,7 +30,7 @@ from suitebench.model.instance import InstanceError, load_instance
 from suitebench.model.programbench import is_programbench_task, load_programbench_task
 from suitebench.run.executor import Executor
 from suitebench.run.store import Store
-from suitebench.suite.workspaces import stage_workspaces
+from suitebench.suite.execute.workspaces import stage_workspaces
 
 __all__ = ["init_instance"]
 

@@ -6,7 +6,7 @@ beside one importable package: ``src/<name>/__init__.py`` (the src layout) or
 ``<name>/__init__.py`` at the root.  The instance is named as the project is (its
 ``pyproject.toml`` or ``setup.cfg``, else its folder) and gets ``kind = "python"`` with the
 package's root as ``source``; the project's pytest configuration (the file pytest would read:
-:func:`suitebench.suite.projectconfig.find_pytest_config`) and its root ``conftest.py`` are
+:func:`suitebench.suite.execute.projectconfig.find_pytest_config`) and its root ``conftest.py`` are
 copied and named by ``pytest_config``; the root's files and directories the tests read or
 import (``README.md``, ``docs``, ``tools``) are copied and listed in ``beside``; ``--python``
 becomes ``python``.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from suitebench.construct.mutate_paths import mutation_settings_files, mutmut_settings
 from suitebench.model.instance import InstanceError
-from suitebench.suite.projectconfig import find_pytest_config, read_by_tests
+from suitebench.suite.execute.projectconfig import find_pytest_config, read_by_tests
 
 _TEST_DIRS = ("tests", "test")
 _SKIP = {".git", ".tox", ".nox", ".venv", "venv", "build", "dist", "__pycache__", ".github"}

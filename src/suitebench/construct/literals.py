@@ -51,8 +51,8 @@ from suitebench.construct.prompts import test_function
 from suitebench.model.instance import Instance
 from suitebench.run.executor import Executor
 from suitebench.run.store import Store
+from suitebench.suite.execute.runner import SUITE_DIRNAME
 from suitebench.suite.result import MutantStatus
-from suitebench.suite.runner import SUITE_DIRNAME
 from suitebench.suite.score import score_suite
 
 __all__ = [

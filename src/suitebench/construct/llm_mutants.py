@@ -33,9 +33,9 @@ from suitebench.construct.refine import hardcoded_literals
 from suitebench.construct.writing import REQUIREMENT, MutantRecord, prepare_target, write_generated
 from suitebench.model.diffs import DiffError, read_diff
 from suitebench.model.instance import Instance, MutantSpec
-from suitebench.suite.interpreter import suite_interpreter
-from suitebench.suite.patching import apply_patch
-from suitebench.suite.programs import Builder
+from suitebench.suite.execute.interpreter import suite_interpreter
+from suitebench.suite.execute.patching import apply_patch
+from suitebench.suite.execute.programs import Builder
 
 __all__ = ["ChatModel", "RequirementMutantsReport", "requirement_mutants"]
 

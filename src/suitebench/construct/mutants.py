@@ -39,10 +39,10 @@ from suitebench.construct.writing import OPERATOR, MutantRecord, prepare_target,
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor
 from suitebench.run.pycompile import compile_quietly, same_bytecode
-from suitebench.suite.incremental_native import native_files
-from suitebench.suite.interpreter import suite_interpreter
-from suitebench.suite.programs import Builder, build_all
-from suitebench.suite.since import ChangedLines, on_changed_lines
+from suitebench.suite.execute.incremental_native import native_files
+from suitebench.suite.execute.interpreter import suite_interpreter
+from suitebench.suite.execute.programs import Builder, build_all
+from suitebench.suite.select.since import ChangedLines, on_changed_lines
 
 __all__ = [
     "BLOCK_BEGIN",
@@ -115,7 +115,7 @@ class MutantsReport:
     left_out_files: dict[str, str] = field(default_factory=dict)
     build_recorded: bool = False
     equivalent: list[dict[str, str | int]] = field(default_factory=list)  # TCE
-    # ``--since REV`` (:mod:`suitebench.suite.since`): the revision, the files changed, the
+    # ``--since REV`` (:mod:`suitebench.suite.select.since`): the revision, the files changed, the
     # sites left out (not on a changed line) and the files with sites but none on a changed line.
     since: dict[str, object] | None = None
 

@@ -1,8 +1,8 @@
 """Unified diffs, read once: the one reader of a mutant's patch for every layer that looks in it.
 
 A mutant is a unified diff (``patch -p1``).  Applying it in the process
-(:mod:`suitebench.suite.patching`), telling which reference lines it changes
-(:mod:`suitebench.suite.selection`), locating it for a report
+(:mod:`suitebench.suite.execute.patching`), telling which reference lines it changes
+(:mod:`suitebench.suite.select.selection`), locating it for a report
 (:mod:`suitebench.report.mutation_report`) and naming the line a model's mutant changes
 (:mod:`suitebench.construct.llm_mutants`) all read the same format; they read it here, through
 the ``unidiff`` library, and keep only their own decisions (what a diff must look like to be

@@ -64,7 +64,7 @@ class ProgramBenchInstance(Instance):
     (or the one named with ``--branch``), as ProgramBench scores a task.
 
     ``tests`` is the task's ``tests/`` directory and ``branches`` the branches scored; a run
-    lays each out as a workspace (:mod:`suitebench.suite.workspaces`), so node ids carry the
+    lays each out as a workspace (:mod:`suitebench.suite.execute.workspaces`), so node ids carry the
     branch: ``tests/<branch>/eval/tests/test_x.py::Class::test``.  ``expected_tests`` is every
     test ``tests.json`` lists for those branches (node ids, ignored ones included; empty
     without ``tests.json``: then the suite is whatever pytest collects), ``ignored_tests`` maps

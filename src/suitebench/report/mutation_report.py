@@ -104,7 +104,8 @@ class _Mutant(Protocol):
 
 
 class ScoredSuite(Protocol):
-    """What the report needs of a scored suite (``suitebench.suite.result.SuiteResult``)."""
+    """What the report needs of a scored suite
+    (``suitebench.suite.result.SuiteResult``)."""
 
     @property
     def instance(self) -> str: ...

@@ -13,7 +13,7 @@ import numpy as np
 from suitebench.report import plots
 from suitebench.report.load import ScoreRun
 from suitebench.report.tables import Cell, Plot, Table, num, pct, table
-from suitebench.suite.locate import mutation_score_by
+from suitebench.suite.select.locate import mutation_score_by
 
 __all__ = ["correlations_table", "natural_key", "suite_section", "suites_table"]
 

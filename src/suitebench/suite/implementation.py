@@ -17,16 +17,16 @@ from suitebench.run.executor import Executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.run.unpack import is_archive, unpack_root
-from suitebench.suite.interpreter import suite_interpreter, versions
-from suitebench.suite.jobs import SuiteRuns
-from suitebench.suite.programs import Builder
-from suitebench.suite.projectconfig import stage_beside
+from suitebench.suite.execute.interpreter import suite_interpreter, versions
+from suitebench.suite.execute.jobs import SuiteRuns
+from suitebench.suite.execute.programs import Builder
+from suitebench.suite.execute.projectconfig import stage_beside
+from suitebench.suite.execute.runspec import Engine, SuiteLimits
+from suitebench.suite.execute.workspaces import suite_to_run
+from suitebench.suite.protocol.tally import listed_tests, nan_to_none, refined_out, test_universe
 from suitebench.suite.records import TestStatus
 from suitebench.suite.result import ImplementationResult
-from suitebench.suite.runspec import Engine, SuiteLimits
 from suitebench.suite.score import DEFAULT_BATCH, Progress
-from suitebench.suite.tally import listed_tests, nan_to_none, refined_out, test_universe
-from suitebench.suite.workspaces import suite_to_run
 
 __all__ = ["score_implementation"]
 

@@ -1,9 +1,9 @@
 """Records of suite mode: one test's outcome on one program, one run of a suite on a program.
 
 A *run* is one pytest session of a suite against one program under test.  Its per-test rows
-come from the event log suitebench's plugin writes (:mod:`suitebench.suite.eventlog`); a pytest
-that died before its session's end is a run with ``status = crashed`` and the log kept, never a
-row of zeros.
+come from the event log suitebench's plugin writes (:mod:`suitebench.suite.execute.eventlog`); a
+pytest that died before its session's end is a run with ``status = crashed`` and the log kept, never
+a row of zeros.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class SuiteRun:
     # in it again (a test may only have been running when an earlier one's damage struck).
     ended_in: tuple[str, str] | None = None
     # Tests confirmed to end the runs they run in, with the cause: their fault alone; the tests
-    # after them ran in fresh runs (:mod:`suitebench.suite.continuation`).
+    # after them ran in fresh runs (:mod:`suitebench.suite.execute.continuation`).
     culprits: dict[str, str] = field(default_factory=dict)
     # Each finished test's seconds, setup to teardown (the reference's: per-test limits).
     seconds: dict[str, float] = field(default_factory=dict)

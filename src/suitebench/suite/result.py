@@ -59,7 +59,7 @@ class TestInfo(BaseModel):
     flaky: bool
     reference: list[TestStatus]
     # Its outcome on a decoy that it failed (the reference run as a mutant is:
-    # :mod:`suitebench.suite.decoys`), which makes it invalid; None: it failed none.
+    # :mod:`suitebench.suite.protocol.decoys`), which makes it invalid; None: it failed none.
     decoy: TestStatus | None = None
     sections: list[str] = []
     # pytest's one-line reason when it failed, errored or was skipped on the reference: the
@@ -67,7 +67,7 @@ class TestInfo(BaseModel):
     message: str = ""
     # Seconds from its start to the end of its teardown in each reference run (None: it did
     # not finish there), and its per-test limit on the mutants where that is below the
-    # user's (None: the user's; :func:`suitebench.suite.runspec.derive_timeouts`).
+    # user's (None: the user's; :func:`suitebench.suite.execute.runspec.derive_timeouts`).
     seconds: list[float | None] = []
     mutant_time_limit: float | None = None
 
@@ -90,7 +90,7 @@ class MutantResult(BaseModel):
     operator: str | None = None
     patch: str = ""  # the diff's path, relative to the instance (``instance_dir``)
     # The diff scored, and where its main change is in the reference source (the file relative
-    # to the source root, the line, the enclosing function: :mod:`suitebench.suite.locate`)
+    # to the source root, the line, the enclosing function: :mod:`suitebench.suite.select.locate`)
     diff: str = ""
     file: str = ""
     line: int | None = None
@@ -118,7 +118,7 @@ class MutantResult(BaseModel):
     # code) or "declared" (the instance's [[equivalent]] list); ``message`` says it in words.
     equivalent: str | None = None
     # ``score --incremental``: the earlier run whose stored row this mutant's is (its run id,
-    # :mod:`suitebench.suite.reuse`); None: it ran in this one.
+    # :mod:`suitebench.suite.select.reuse`); None: it ran in this one.
     reused_from: str | None = None
 
 
@@ -202,13 +202,13 @@ class SuiteResult(BaseModel):
     phases: dict[str, float] = {}
     # The floor of each run phase (reference_runs, mutant_runs, confirm_timeouts) and of
     # their sum (runs): the cells' own time at reference speed over the workers plus the
-    # waits that cannot overlap (:mod:`suitebench.suite.floor`).
+    # waits that cannot overlap (:mod:`suitebench.suite.protocol.floor`).
     floor: dict[str, float] = {}
     wall_time: float
-    # ``--since REV`` (:mod:`suitebench.suite.since`): the revision, the files changed, the
+    # ``--since REV`` (:mod:`suitebench.suite.select.since`): the revision, the files changed, the
     # mutants scored (on changed lines) and those left out, not run, with their files.
     since: dict[str, Any] | None = None
-    # ``--incremental`` (:mod:`suitebench.suite.reuse`): this run's id, the earlier run it
+    # ``--incremental`` (:mod:`suitebench.suite.select.reuse`): this run's id, the earlier run it
     # reused rows of, the mutants reused and those rerun with why.
     incremental: dict[str, Any] | None = None
 

@@ -2,7 +2,8 @@
 
 The pipeline, each stage reading and writing records:
 
-1. **build** the reference and every mutant (:mod:`suitebench.suite.programs`; a patch that does
+1. **build** the reference and every mutant (:mod:`suitebench.suite.execute.programs`; a patch that
+does
    not apply or a build that fails is a ``build_error`` and leaves the denominator of M);
 2. **reference runs**: the suite runs ``reference_runs`` (3) times on the reference; a test is
    *valid* iff it passed every run, *flaky* iff the runs disagree; validity V = valid / all;
@@ -10,15 +11,15 @@ The pipeline, each stage reading and writing records:
    ``fast`` runs only valid tests, likely killers first, and stops at the first kill);
 4. **scores**: a mutant is killed iff some *valid* test fails (failed, error or timeout) on it;
    mutation_score M = killed / scored mutants, also per spec section; an equivalent mutant
-   (:mod:`suitebench.suite.equivalence`) is not run and leaves the denominator.
+   (:mod:`suitebench.suite.protocol.equivalence`) is not run and leaves the denominator.
 
 Every run is a job in the store keyed by what determines it (suite contents, program id,
 limits, backend, engine, mode and, for the reference, the repetition), so a killed run resumes
 and a re-run with one more mutant runs only that mutant.
 
-A score goes in three parts: the plan (:mod:`suitebench.suite.scoreplan`: which programs,
+A score goes in three parts: the plan (:mod:`suitebench.suite.protocol.scoreplan`: which programs,
 which runs, keyed how), the runs (here: the reference runs, the selection, the mutants' runs)
-and the tally (:mod:`suitebench.suite.tally`: V, M, the matrix, results.json).
+and the tally (:mod:`suitebench.suite.protocol.tally`: V, M, the matrix, results.json).
 """
 
 from __future__ import annotations
@@ -33,35 +34,47 @@ from suitebench.model.instance import Instance, MutantSpec
 from suitebench.run.executor import Executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
-from suitebench.suite.decoys import Decoy, as_decoy, cover, failing, replicate, session
-from suitebench.suite.equivalence import with_equivalents
-from suitebench.suite.fast import fast_rows
-from suitebench.suite.floor import run_floors
-from suitebench.suite.impactspec import impact_readers, impact_spec
-from suitebench.suite.jobs import SuiteRuns
-from suitebench.suite.programs import BuiltProgram
-from suitebench.suite.projectconfig import WARNS_REASON, warns_on_compile
-from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
-from suitebench.suite.result import CoverageNote, SuiteResult, TestInfo
-from suitebench.suite.reuse import Reuse
-from suitebench.suite.rows import classify, patchable, row
-from suitebench.suite.runner import spec_digest
-from suitebench.suite.runspec import Engine, SuiteLimits, Target, derive_timeouts, engine_for
-from suitebench.suite.scoreplan import (
+from suitebench.suite.execute.jobs import SuiteRuns
+from suitebench.suite.execute.programs import BuiltProgram
+from suitebench.suite.execute.projectconfig import WARNS_REASON, warns_on_compile
+from suitebench.suite.execute.runner import spec_digest
+from suitebench.suite.execute.runspec import (
+    Engine,
+    SuiteLimits,
+    Target,
+    derive_timeouts,
+    engine_for,
+)
+from suitebench.suite.protocol.decoys import Decoy, as_decoy, cover, failing, replicate, session
+from suitebench.suite.protocol.equivalence import with_equivalents
+from suitebench.suite.protocol.fast import fast_rows
+from suitebench.suite.protocol.floor import run_floors
+from suitebench.suite.protocol.rows import classify, patchable, row
+from suitebench.suite.protocol.scoreplan import (
     ReferenceBuildError,
     ScorePlan,
     SuiteInputError,
     plan_score,
 )
-from suitebench.suite.selection import Coverage, Selection, select_tests
-from suitebench.suite.since import since_choice
-from suitebench.suite.tally import nan_to_none, refined_out, tally, test_infos, test_universe
-from suitebench.suite.timeouts import (
+from suitebench.suite.protocol.tally import (
+    nan_to_none,
+    refined_out,
+    tally,
+    test_infos,
+    test_universe,
+)
+from suitebench.suite.protocol.timeouts import (
     EarlyConfirmations,
     confirm_reference_timeouts,
     confirm_timeouts,
     early_confirmations,
 )
+from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
+from suitebench.suite.result import CoverageNote, SuiteResult, TestInfo
+from suitebench.suite.select.impactspec import impact_readers, impact_spec
+from suitebench.suite.select.reuse import Reuse
+from suitebench.suite.select.selection import Coverage, Selection, select_tests
+from suitebench.suite.select.since import since_choice
 
 __all__ = [
     "DEFAULT_BATCH",
@@ -109,16 +122,17 @@ def score_suite(
     reference suite) against the instance's reference and mutants.
 
     Each mutant runs only the tests that reach the code it changes, the others keeping their
-    reference outcome (:mod:`suitebench.suite.selection`; the matrix is the full run's);
+    reference outcome (:mod:`suitebench.suite.select.selection`; the matrix is the full run's);
     ``all_tests`` runs every test on every mutant.  ``cache_dir`` holds built programs (default:
     ``builds/`` next to the store).  Progress is reported as (done, total) over builds plus runs.
-    The score goes in three parts: the plan (:func:`~suitebench.suite.scoreplan.plan_score`),
-    the runs (here) and the tally (:func:`~suitebench.suite.tally.tally`); ``phases`` in the
-    result says how long each stage took.  ``engine`` None: batched for the instance's own
-    suite, plain for any other (:func:`~suitebench.suite.runspec.engine_for`).
-    ``since`` (a git revision): only the mutants on lines changed since it
-    (:mod:`~suitebench.suite.since`); ``incremental``: reuse the stored rows of the last
-    incremental score where nothing they depend on changed (:mod:`~suitebench.suite.reuse`).
+    The score goes in three parts: the plan
+    (:func:`~suitebench.suite.protocol.scoreplan.plan_score`), the runs (here) and the tally
+    (:func:`~suitebench.suite.protocol.tally.tally`); ``phases`` in the result says how long each
+    stage took.  ``engine`` None: batched for the instance's own suite, plain for any other
+    (:func:`~suitebench.suite.execute.runspec.engine_for`). ``since`` (a git revision): only the
+    mutants on lines changed since it (:mod:`~suitebench.suite.select.since`); ``incremental``:
+    reuse the stored rows of the last incremental score where nothing they depend on changed
+    (:mod:`~suitebench.suite.select.reuse`).
     """
     clock = _Clock()
     engine = engine_for(instance.tests, suite, engine)
@@ -320,7 +334,7 @@ def _reference_runs(
 
 def _confirm_reference(plan: ScorePlan, all_runs: dict[str, SuiteRun], keys: list[str]) -> None:
     """The reference runs ``keys`` of ``all_runs`` with their timeouts confirmed alone
-    (:func:`~suitebench.suite.timeouts.confirm_reference_timeouts`), in place."""
+    (:func:`~suitebench.suite.protocol.timeouts.confirm_reference_timeouts`), in place."""
     runs = {k: all_runs[k] for k in keys if k in all_runs}
     all_runs.update(confirm_reference_timeouts(plan.runner, plan.reference, runs))
 
@@ -332,7 +346,7 @@ def _select(
     runnable: list[MutantSpec],
     excluded: dict[str, list[str]],
 ) -> tuple[dict[str, Selection], dict[str, dict[str, Any]], CoverageNote]:
-    """Each mutant's tests from the coverage run (:func:`~suitebench.suite.selection.
+    """Each mutant's tests from the coverage run (:func:`~suitebench.suite.select.selection.
     select_tests`), an import-time mutant's impact spec, and what the result says of coverage."""
     selections: dict[str, Selection] = {}
     impacts: dict[str, dict[str, Any]] = {}
@@ -471,7 +485,8 @@ def _run_selected(
     it names no test), together with ``extra`` runs (the later reference runs, kept apart) and
     the decoys of ``reference`` (:mod:`.decoys`; None: none).
     A mutant with an import-time change and an entry in ``impacts`` chooses its tests in its
-    own run, once its import shows which globals changed (:mod:`suitebench.suite.inside.impact`)."""
+    own run, once its import shows which globals changed
+    (:mod:`suitebench.suite.inside.probe.impact`)."""
     requests: list[tuple[str, Target]] = list(extra)
     keys: dict[str, str] = {}
     decoys: list[Decoy] = []

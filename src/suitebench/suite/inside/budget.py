@@ -18,7 +18,7 @@ the handler tells which kind of timeout it is:
   the machine's, not the test's: the test runs on until its wall time less that delay reaches
   its limit (again up to :data:`wire.SHARED_WALL_LIMITS` limits), so a test that sleeps and
   computes a little does not time out because others load the machine (the host runs waiting
-  confirmations side by side, more of them than cores: :mod:`suitebench.suite.timeouts`).
+  confirmations side by side, more of them than cores: :mod:`suitebench.suite.protocol.timeouts`).
 
 A faulthandler watchdog, three budgets plus grace after a test starts (pushed on as a phase
 runs on), ends a process stuck where the alarm cannot reach: a crash the event log attributes

@@ -18,11 +18,12 @@ happens to be installed), so everything suitebench needs inside the pytest proce
   at the first failure) and ``--suitebench-select`` (only these tests, in collected order: the
   tests that reach a mutant);
 * **per-test line coverage** (``--suitebench-coverage``): which lines of the program under test
-  each test executes, for coverage-guided test selection (:mod:`suitebench.suite.inside.tracer`).
+  each test executes, for coverage-guided test selection
+  (:mod:`suitebench.suite.inside.probe.tracer`).
 * **the host's rewritten asserts** (``--suitebench-rewrite-cache``): pytest's pyc lookup answers
   from the test modules the launching worker rewrote once per suite (:mod:`.rewrite`).
 
-The batch driver (:mod:`suitebench.suite.inside.forkserver`) stands on top of this module and
+The batch driver (:mod:`suitebench.suite.inside.batch.forkserver`) stands on top of this module and
 hands its own hooks to pytest as a plugin object; this module never imports it.
 
 This module must stay importable with nothing but pytest: it runs inside the sandbox.  It holds no
@@ -41,7 +42,8 @@ from typing import Any, TextIO
 
 import pytest
 
-from suitebench.suite.inside import budget, choosing, importtime, leftovers, wire
+from suitebench.suite.inside import budget, leftovers, wire
+from suitebench.suite.inside.probe import choosing, importtime
 from suitebench.suite.inside.wire import TIMEOUT_MARKER, short_message
 
 _state: dict[str, Any] = {
@@ -92,7 +94,7 @@ def start_tracer(
     path: str | None, root: str | None, config: pytest.Config, probes: str | None = None
 ) -> None:
     if path and _state.get("tracer") is None:
-        from suitebench.suite.inside.tracer import LineTracer
+        from suitebench.suite.inside.probe.tracer import LineTracer
 
         _state["tracer"] = LineTracer(root or "", path, probes)
         _state["tracer"].start(subprocesses=True)
@@ -104,7 +106,7 @@ def start_tracer(
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     """Record coverage from before the suite's conftest files are imported (they may import
     the program under test), and serve the host's rewritten modules from the first conftest
-    file on (:mod:`suitebench.suite.inside.rewrite`)."""
+    file on (:mod:`suitebench.suite.inside.batch.rewrite`)."""
     namespace = early_config.known_args_namespace
     _use_rewrite_cache(early_config, getattr(namespace, "suitebench_rewrite_cache", None))
     start_tracer(
@@ -120,7 +122,7 @@ def _use_rewrite_cache(config: pytest.Config, path: str | None) -> None:
     a suite that sets it true has pytest rewrite every module itself."""
     if not path:
         return
-    from suitebench.suite.inside.rewrite import use_host_cache
+    from suitebench.suite.inside.batch.rewrite import use_host_cache
 
     try:
         pass_hook = bool(config.getini("enable_assertion_pass_hook"))
@@ -289,7 +291,7 @@ def _end_if_timeout_left_threads(item: pytest.Item) -> None:
     """A test that timed out leaving threads it started still running (a mutant's loop that
     never ends, run by the test's workers) ends the run here: those threads would take the CPU
     and the interpreter's lock from every test after it, which would then time out in turn.
-    The tests after it go on in a fresh run (:mod:`suitebench.suite.continuation`)."""
+    The tests after it go on in a fresh run (:mod:`suitebench.suite.execute.continuation`)."""
     left = leftovers.new_threads(_state["threads"])
     if not left:
         return
@@ -396,7 +398,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     # line), which every traceback style carries; nobody reads the long traceback with source
     # that pytest formats by default -- tens of milliseconds a failing test on a large test
     # module (it re-parses the module for every entry).  Collection errors keep their style
-    # but in a mutant batch's runs (:mod:`suitebench.suite.inside.forkserver`).
+    # but in a mutant batch's runs (:mod:`suitebench.suite.inside.batch.forkserver`).
     session.config.option.tbstyle = "line"
     for item in session.items:
         if isinstance(item, pytest.Function):

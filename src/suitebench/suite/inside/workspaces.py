@@ -5,9 +5,9 @@ directory holds ``./executable`` and the branch's ``eval/`` (its tests, and the 
 ``eval/fixtures/...``, ``eval/cases/...``).  A task scores every branch together, and each
 branch has its own ``eval/``, so the suite's directory holds one *workspace* per branch,
 ``tests/<branch>/``, with ``eval/`` and an ``executable`` link to the work dir's program
-(:func:`suitebench.suite.workspaces.stage_task_suite` lays it out).  Here, inside the sandbox,
-each test module is imported and each test runs with its workspace as the working directory,
-and a branch's test modules never meet another branch's of the same name: when collection
+(:func:`suitebench.suite.execute.workspaces.stage_task_suite` lays it out).  Here, inside the
+sandbox, each test module is imported and each test runs with its workspace as the working
+directory, and a branch's test modules never meet another branch's of the same name: when collection
 enters a new workspace, the previous one's modules leave ``sys.modules`` (the collected tests
 keep theirs) and its directories leave ``sys.path``.
 

@@ -1,0 +1,226 @@
+"""A timeout kills a mutant only when it is the mutant's doing.
+
+A valid test that takes 1.2 s on the reference can run past a 2 s limit on a mutant merely
+because the machine is loaded (a batch of programs, other jobs), and each such timeout would
+count as a kill.  The plugin tells the two apart where it can (:mod:`.inside.budget`): a test
+whose thread used (nearly) its whole limit of CPU time computed all along, and a thread's CPU
+time never exceeds its wall time, so no machine would have finished it sooner -- that timeout
+stands as it is (``SuiteRun.on_cpu``).  Every other cell where a valid test timed out on a
+mutant is run again, that test alone on that mutant, in a fresh run at the user's per-test
+limit (not the lower limit a mutant's run derives from the reference's times,
+:func:`.runspec.derive_timeouts`): the timeout counts (as ``timeout``, not ``failed``) only
+if the test times out again; otherwise the cell takes the outcome of the run alone.  Each
+confirmation is a job in the store like any run.
+
+A confirmation waits (that is why it is one): it holds no core, so the confirmations do not
+queue for the ``--jobs`` slots.  Each runs on its own, in a sandbox of its own, and as many go
+side by side as the memory holds at their memory limit (``SuiteRuns.overlap``, at most
+:data:`~suitebench.suite.execute.jobs.MAX_OVERLAP`).  Their start-ups and any test that computes
+then share the cores: what that load could change, the plugin gives back -- a phase's time spent
+ready to run without a CPU is not counted against its limit (:mod:`.inside.budget`), so a
+confirmation's verdict is the one it would have on its own.
+
+Confirmations start early: a mutant's run that shows a wait (on a test that passed the
+reference runs so far) has it confirmed at once, beside the other mutants' runs
+(:class:`EarlyConfirmations`, on a pool of its own as wide as the overlap leaves beside the
+workers), so a hung mutant's waits pass while the others compute; what is left is asked for
+after the mutants' runs, the early ones found in the store.
+
+With ``--fast`` a mutant another valid test kills (a failure, or a timeout on the CPU) needs no
+confirmation: its waiting cells are left unconfirmed, as ``not_run`` with the reason.
+
+The reference runs get the same (:func:`confirm_reference_timeouts`): a test that timed out
+there, not on the CPU, would be dropped as not valid because the machine was busy, and V would
+move with the load.  It runs alone on the reference at the user's limit, once however many
+reference runs it timed out in; when it does not time out alone, those runs take the outcome of
+the run alone.  A test that hangs, or computes past its limit, stays a timeout.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from suitebench.suite.execute.jobs import SuiteRuns
+from suitebench.suite.execute.programs import BuiltProgram
+from suitebench.suite.execute.runspec import Target
+from suitebench.suite.records import SuiteRun, TestStatus
+from suitebench.suite.result import TestInfo
+
+
+class EarlyConfirmations:
+    """Waits confirmed as the mutants' runs show them, beside those runs.
+
+    :meth:`watch` names the runs that are a mutant's (by job key), :meth:`offer` is handed
+    each run as it arrives (``SuiteRuns.run``'s ``on_run``); a background thread runs the
+    confirmations of its waits (on ``candidates``, the tests valid so far) as jobs in the store,
+    batch by batch, at ``width`` side by side.  :meth:`join` waits for them all; the
+    confirmations asked for afterwards (:func:`confirm_timeouts`) find them in the store.  A
+    confirmation that failed to run here is simply asked for again there."""
+
+    def __init__(
+        self, runner: SuiteRuns, candidates: Iterable[str], *, fast: bool, width: int
+    ) -> None:
+        self.runner = runner
+        self.candidates = tuple(candidates)
+        self.fast = fast
+        self.width = max(1, width)
+        self.programs: dict[str, BuiltProgram] = {}
+        self.asked = 0
+        self._queue: list[tuple[str, Target]] = []
+        self._cv = threading.Condition()
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+    def watch(self, programs: Mapping[str, BuiltProgram]) -> None:
+        """The runs with these job keys are these mutants'."""
+        self.programs.update(programs)
+
+    def offer(self, key: str, run: SuiteRun) -> None:
+        program = self.programs.get(key)
+        if program is None:
+            return
+        waited = [t for t in self.candidates if _waited_out(run, t)]
+        if not waited or (self.fast and any(_kills_at_once(run, t) for t in self.candidates)):
+            return
+        with self._cv:
+            if self._closed:
+                return
+            self._queue += [confirmation(self.runner, program, t) for t in waited]
+            self.asked += len(waited)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._work, name="suitebench-confirmations", daemon=True
+                )
+                self._thread.start()
+            self._cv.notify()
+
+    def _work(self) -> None:
+        while True:
+            with self._cv:
+                while not self._queue and not self._closed:
+                    self._cv.wait()
+                if not self._queue:
+                    return
+                batch, self._queue = self._queue, []
+            try:
+                self.runner.run(batch, waits=True, width=self.width)
+            except Exception:  # asked for again by confirm_timeouts, which reports it
+                continue
+
+    def join(self) -> None:
+        """Every confirmation offered has run (or failed to): no more are taken."""
+        with self._cv:
+            self._closed = True
+            self._cv.notify()
+        if self._thread is not None:
+            self._thread.join()
+
+
+def early_confirmations(
+    runner: SuiteRuns, candidates: Iterable[str], *, fast: bool
+) -> EarlyConfirmations | None:
+    """An :class:`EarlyConfirmations` as wide as the overlap leaves beside the workers, or
+    None where waits do not overlap (``--overlap`` at most ``--jobs``, or not a local pool)."""
+    width = runner.overlap - runner.workers
+    if not runner.waits_overlap or width < 1:
+        return None
+    return EarlyConfirmations(runner, candidates, fast=fast, width=width)
+
+
+def confirmation(runner: SuiteRuns, program: BuiltProgram, test: str) -> tuple[str, Target]:
+    """The job of ``test`` alone on ``program`` at the user's per-test limit: its key, target."""
+    key = runner.key(program.program_id, "confirm-timeout", (test,))
+    return key, replace(program.target(), select=(test,), timeouts=())
+
+
+def confirm_timeouts(
+    runner: SuiteRuns,
+    built: dict[str, BuiltProgram],
+    runs: Mapping[str, SuiteRun | None],
+    tests: list[TestInfo],
+    *,
+    fast: bool = False,
+) -> dict[str, SuiteRun | None]:
+    """``runs`` (a mutant's row each) with every valid test's timeout confirmed alone
+    (``fast``: only where no other valid test kills the mutant)."""
+    valid = [t.id for t in tests if t.valid]
+    out = dict(runs)
+    asked: dict[tuple[str, str], BuiltProgram] = {}
+    for mid, run in runs.items():
+        if run is None:
+            continue
+        waited = [test for test in valid if _waited_out(run, test)]
+        if fast and waited and any(_kills_at_once(run, test) for test in valid):
+            out[mid] = _unconfirmed(run, waited)
+            continue
+        asked.update({(mid, test): built[mid] for test in waited})
+    alone = _alone(runner, asked)
+    for (mid, test), again in alone.items():
+        row = out[mid]
+        assert row is not None
+        out[mid] = _take(row, test, again)
+    return out
+
+
+def confirm_reference_timeouts(
+    runner: SuiteRuns, reference: BuiltProgram, runs: Mapping[str, SuiteRun]
+) -> dict[str, SuiteRun]:
+    """``runs`` (reference runs by key) with every timeout not spent on the CPU confirmed by
+    the test alone on the reference (one run per test)."""
+    waited = {test for run in runs.values() for test in run.tests if _waited_out(run, test)}
+    alone = _alone(runner, {("reference", test): reference for test in sorted(waited)}, apart=True)
+    out = dict(runs)
+    for (_, test), again in alone.items():
+        for key, run in out.items():
+            if _waited_out(run, test):
+                out[key] = _take(run, test, again)
+    return out
+
+
+def _kills_at_once(run: SuiteRun, test: str) -> bool:
+    """``test`` kills in ``run`` with no confirmation: it failed, or timed out on the CPU."""
+    status = run.status_of(test)
+    return status.fails and not _waited_out(run, test)
+
+
+def _unconfirmed(run: SuiteRun, waited: list[str]) -> SuiteRun:
+    """``run`` with its ``waited`` cells left unconfirmed (``--fast``: another test kills)."""
+    note = "timed out waiting; not confirmed (--fast: another test kills the mutant)"
+    tests = {**run.tests, **dict.fromkeys(waited, TestStatus.NOT_RUN)}
+    return replace(run, tests=tests, messages={**run.messages, **dict.fromkeys(waited, note)})
+
+
+def _waited_out(run: SuiteRun, test: str) -> bool:
+    """``test`` timed out in ``run`` without using its limit as CPU time."""
+    return run.status_of(test) is TestStatus.TIMEOUT and test not in run.on_cpu
+
+
+def _alone(
+    runner: SuiteRuns, asked: Mapping[tuple[str, str], BuiltProgram], *, apart: bool = False
+) -> dict[tuple[str, str], SuiteRun]:
+    """Each (row, test) of ``asked`` run alone on its program at the user's per-test limit
+    (``apart``: the reference's, batched only among themselves); only those that did not time
+    out again (nor fail to tell) are returned."""
+    jobs = {cell: confirmation(runner, program, cell[1]) for cell, program in asked.items()}
+    if not jobs:
+        return {}
+    keys = {cell: key for cell, (key, _) in jobs.items()}
+    requests = list(jobs.values())
+    done = runner.run(requests, apart=set(keys.values()) if apart else None, waits=True)
+    out = {}
+    for cell, key in keys.items():
+        again = done[key].status_of(cell[1])
+        if again is not TestStatus.TIMEOUT and again is not TestStatus.NOT_RUN:
+            out[cell] = done[key]
+    return out
+
+
+def _take(row: SuiteRun, test: str, alone: SuiteRun) -> SuiteRun:
+    """``row`` with ``test``'s outcome and message from the run ``alone``, noted as such."""
+    again = alone.status_of(test)
+    message = alone.message_of(test)
+    note = f"timed out in the full run, {again} when run alone"
+    messages = {**row.messages, test: f"{note}: {message}" if message else note}
+    return replace(row, tests={**row.tests, test: again}, messages=messages)
