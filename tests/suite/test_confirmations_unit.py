@@ -33,7 +33,9 @@ class FakeRunner:
     waits_overlap: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def key(self, program_id: str, mode: str, order: tuple[str, ...] | None) -> str:
+    def key(
+        self, program_id: str, mode: str, order: tuple[str, ...] | None, *, timeouts: Any = ()
+    ) -> str:
         return f"{program_id}|{mode}|{','.join(order or ())}"
 
     def run(self, requests: list[tuple[str, Any]], **_: Any) -> dict[str, SuiteRun]:

@@ -40,8 +40,10 @@ from suitebench.suite.execute.projectconfig import WARNS_REASON, warns_on_compil
 from suitebench.suite.execute.runner import spec_digest
 from suitebench.suite.execute.runspec import (
     Engine,
+    Patterns,
     SuiteLimits,
     Target,
+    Timeouts,
     derive_timeouts,
     engine_for,
 )
@@ -171,25 +173,39 @@ def score_suite(
     clock.mark("reference_runs")
     runnable = [m for m in plan.mutants if built[m.id].ok]
     excluded = refined_out(instance, suite is None)
-    selections, impacts, coverage_note = _select(plan, all_runs, built, runnable, excluded)
+    selections, impacts, coverage_note, patterns = _select(
+        plan, all_runs, built, runnable, excluded
+    )
     clock.mark("selection")
     early_runs = [all_runs[k] for k in plan.ref_keys[: plan.early]]
-    built = _derive_timeouts(plan.runner, built, early_runs)
-    reused = _reused(plan, reuse, all_runs, runnable, selections, impacts)
+    # The mutants' per-test limits: their programs carry them, into their runs and keys.
+    timeouts = _derive_timeouts(plan.runner.limits, early_runs)
+    built = {mid: replace(b, timeouts=timeouts) for mid, b in built.items()}
+    reused = _reused(plan, reuse, all_runs, runnable, selections, impacts, timeouts)
     fresh = [m for m in runnable if m.id not in reused]
     lane = early_confirmations(plan.runner, _passing(early_runs), fast=plan.fast)
     selected_runs, decoys = _mutant_runs(
-        plan, all_runs, built, fresh, selections, impacts, report, lane
+        plan, all_runs, built, fresh, selections, impacts, report, lane, patterns
     )
     selected_runs.update(reused)
-    _confirm_reference(plan, all_runs, plan.ref_keys[plan.early :])
+    _confirm_reference(plan, all_runs, plan.ref_keys[plan.early :], timeouts)
     ref_runs = [all_runs[k] for k in plan.ref_keys]
     if plan.fast:
         tests, mutant_runs = fast_rows(
-            plan, all_runs, built, runnable, selections, impacts, excluded, lane
+            plan,
+            all_runs,
+            built,
+            runnable,
+            selections,
+            impacts,
+            excluded,
+            lane,
+            timeouts=timeouts,
+            patterns=patterns,
         )
     else:
-        tests = test_infos(plan, ref_runs, excluded, failing(plan, all_runs, decoys, excluded))
+        decoyed = failing(plan, all_runs, decoys, excluded, timeouts)
+        tests = test_infos(plan, ref_runs, excluded, decoyed, timeouts=timeouts)
         mutant_runs = _rows(plan, built, runnable, tests, selections, all_runs, selected_runs)
     clock.mark("mutant_runs")
     if lane is not None:
@@ -242,6 +258,7 @@ def _reused(
     runnable: list[MutantSpec],
     selections: dict[str, Selection],
     impacts: dict[str, dict[str, Any]],
+    timeouts: Timeouts,
 ) -> dict[str, SuiteRun]:
     """The rows ``--incremental`` reuses (:mod:`.reuse`): none without a coverage selection."""
     if reuse is None or not plan.staged or plan.coverage_request is None:
@@ -250,7 +267,8 @@ def _reused(
             reuse.rerun.update({m.id: reuse.why_not for m in runnable})
         return {}
     coverage = all_runs[plan.coverage_request[0]].coverage
-    return reuse.rows(runnable, selections, impacts, all_runs[plan.ref_keys[0]], coverage)
+    ref0 = all_runs[plan.ref_keys[0]]
+    return reuse.rows(runnable, selections, impacts, ref0, coverage, timeouts=timeouts)
 
 
 def _passing(runs: list[SuiteRun]) -> list[str]:
@@ -332,11 +350,17 @@ def _reference_runs(
     return all_runs, built
 
 
-def _confirm_reference(plan: ScorePlan, all_runs: dict[str, SuiteRun], keys: list[str]) -> None:
+def _confirm_reference(
+    plan: ScorePlan, all_runs: dict[str, SuiteRun], keys: list[str], timeouts: Timeouts = ()
+) -> None:
     """The reference runs ``keys`` of ``all_runs`` with their timeouts confirmed alone
-    (:func:`~suitebench.suite.protocol.timeouts.confirm_reference_timeouts`), in place."""
+    (:func:`~suitebench.suite.protocol.timeouts.confirm_reference_timeouts`), in place.
+    ``timeouts``: the mutants' derived limits, once known (the later reference runs'
+    confirmations are keyed by them, as the mutants' are; a confirmation runs at the user's
+    limit all the same)."""
     runs = {k: all_runs[k] for k in keys if k in all_runs}
-    all_runs.update(confirm_reference_timeouts(plan.runner, plan.reference, runs))
+    reference = replace(plan.reference, timeouts=timeouts)
+    all_runs.update(confirm_reference_timeouts(plan.runner, reference, runs))
 
 
 def _select(
@@ -345,9 +369,11 @@ def _select(
     built: dict[str, BuiltProgram],
     runnable: list[MutantSpec],
     excluded: dict[str, list[str]],
-) -> tuple[dict[str, Selection], dict[str, dict[str, Any]], CoverageNote]:
+) -> tuple[dict[str, Selection], dict[str, dict[str, Any]], CoverageNote, Patterns]:
     """Each mutant's tests from the coverage run (:func:`~suitebench.suite.select.selection.
-    select_tests`), an import-time mutant's impact spec, and what the result says of coverage."""
+    select_tests`), an import-time mutant's impact spec, what the result says of coverage, and
+    the regular expressions the coverage run compiled (each mutants' batch compiles them once:
+    ``warm.warm_patterns``)."""
     selections: dict[str, Selection] = {}
     impacts: dict[str, dict[str, Any]] = {}
     if plan.coverage_request is None:
@@ -362,7 +388,7 @@ def _select(
                 "every test runs",
             )
             selections = {m.id: Selection(None, note.reason) for m in runnable}
-        return selections, impacts, note
+        return selections, impacts, note, ()
     ref0 = all_runs[plan.ref_keys[0]]
     known = [t for t in test_universe([ref0]) if t not in excluded]
     coverage, note = _coverage(
@@ -370,8 +396,6 @@ def _select(
     )
     shared = None if coverage is None else impact_readers(coverage, ref0.fingerprint, known)
     passing = tuple(t for t in known if not ref0.status_of(t).fails)
-    if coverage is not None:  # compiled once per mutants' batch (warm.warm_patterns)
-        plan.runner.patterns = coverage.patterns
     for m in runnable:
         if coverage is None:
             selections[m.id] = Selection(None, note.reason)
@@ -396,11 +420,12 @@ def _select(
         elif sel.final:  # no import-time impact to ride on: its tests, as chosen
             selections[m.id] = Selection(sel.import_time, sel.reason, files=sel.files)
     _leave_out_failed(selections, impacts, known, ref0)
-    return selections, impacts, note
+    return selections, impacts, note, () if coverage is None else coverage.patterns
 
 
 def _full_key(plan: ScorePlan, built: dict[str, BuiltProgram], m: MutantSpec) -> str:
-    return plan.runner.key(built[m.id].program_id, "full", None)
+    program = built[m.id]
+    return plan.runner.key(program.program_id, "full", None, timeouts=program.timeouts)
 
 
 def _mutant_runs(
@@ -412,16 +437,17 @@ def _mutant_runs(
     impacts: dict[str, dict[str, Any]],
     report: Callable[[str, int], None],
     lane: EarlyConfirmations | None = None,
+    patterns: Patterns = (),
 ) -> tuple[dict[str, SuiteRun | None], list[Decoy]]:
     """The mutants' runs (``--fast`` aside: :mod:`.fast` makes those) with the later
     reference runs and the decoys (:mod:`.decoys`), added to ``all_runs``; a selected run per
     mutant, when selected, and the decoys asked for.  ``lane`` confirms waits as the runs
-    show them."""
+    show them; ``patterns``: the coverage run's regular expressions, for the batches."""
     later = plan.later_requests()
     if plan.staged:
         reference = plan.reference if plan.decoys else None
         selected, more, decoys = _run_selected(
-            plan.runner, reference, runnable, built, selections, later, impacts, lane
+            plan.runner, reference, runnable, built, selections, later, impacts, lane, patterns
         )
         all_runs.update(more)
         return selected, decoys
@@ -442,6 +468,7 @@ def _mutant_runs(
             apart={k for k, _ in later},
             spread=[d.key for d in decoys],
             on_run=None if lane is None else lane.offer,
+            patterns=patterns,
         )
         all_runs.update(done)
     return {}, decoys
@@ -480,6 +507,7 @@ def _run_selected(
     extra: list[tuple[str, Target]],
     impacts: dict[str, dict[str, Any]],
     lane: EarlyConfirmations | None = None,
+    patterns: Patterns = (),
 ) -> tuple[dict[str, SuiteRun | None], dict[str, SuiteRun], list[Decoy]]:
     """Each mutant runs the tests its selection names (all where it names none; nothing where
     it names no test), together with ``extra`` runs (the later reference runs, kept apart) and
@@ -495,16 +523,16 @@ def _run_selected(
     as_mutants = set() if reference is None else set(cover(sessions))
     for m in runnable:
         chosen = selections[m.id].tests
-        program_id = built[m.id].program_id
+        program_id, timeouts = built[m.id].program_id, built[m.id].timeouts
         impact = impacts.get(m.id)
         if chosen is None and impact is not None:
-            keys[m.id] = runner.key(program_id, "impact", (spec_digest(impact),))
+            keys[m.id] = runner.key(program_id, "impact", (spec_digest(impact),), timeouts=timeouts)
             requests.append((keys[m.id], patchable(built[m.id], selections[m.id], impact)))
         elif chosen is None:
-            keys[m.id] = runner.key(program_id, "full", None)
+            keys[m.id] = runner.key(program_id, "full", None, timeouts=timeouts)
             requests.append((keys[m.id], built[m.id].target()))
         elif chosen:
-            keys[m.id] = runner.key(program_id, "selected", chosen)
+            keys[m.id] = runner.key(program_id, "selected", chosen, timeouts=timeouts)
             target = patchable(built[m.id], selections[m.id])
             requests.append((keys[m.id], replace(target, select=chosen)))
         if reference is not None and m.id in as_mutants:
@@ -518,6 +546,7 @@ def _run_selected(
         apart={k for k, _ in extra},
         spread=[d.key for d in decoys],
         on_run=None if lane is None else lane.offer,
+        patterns=patterns,
     )
     runs = {m.id: got.get(keys[m.id]) if m.id in keys else None for m in runnable}
     for m in runnable:
@@ -535,10 +564,11 @@ def _run_selected(
             and run is not None
             and run.status is not RunStatus.OK
         ):
-            again[m.id] = runner.key(built[m.id].program_id, "full", None)
+            program = built[m.id]
+            again[m.id] = runner.key(program.program_id, "full", None, timeouts=program.timeouts)
             selections[m.id] = Selection(None, "the selected run did not finish: every test ran")
     if again:
-        rerun = runner.run([(again[mid], built[mid].target()) for mid in again])
+        rerun = runner.run([(again[mid], built[mid].target()) for mid in again], patterns=patterns)
         runs.update({mid: rerun[key] for mid, key in again.items()})
     return runs, {k: got[k] for k, _ in [*extra, *((d.key, d.target) for d in decoys)]}, decoys
 
@@ -565,16 +595,13 @@ def _leave_out_failed(
         selections[mid] = replace(sel, tests=kept, reason=f"{sel.reason}; {why}")
 
 
-def _derive_timeouts(
-    runner: SuiteRuns, built: dict[str, BuiltProgram], ref_runs: list[SuiteRun]
-) -> dict[str, BuiltProgram]:
-    """The mutants' programs with per-test limits from the reference runs done before them
-    (PIT's factor x time + constant, capped by the per-test limit); the runner keys the runs
-    asked for from now on by them."""
+def _derive_timeouts(limits: SuiteLimits, ref_runs: list[SuiteRun]) -> Timeouts:
+    """The mutants' per-test limits from the reference runs done before them (PIT's factor x
+    time + constant, capped by the per-test limit): their programs carry them, and the runs
+    asked for from now on are keyed by them."""
     valid = [
         t
         for t in test_universe(ref_runs)
         if all(r.status_of(t) is TestStatus.PASSED for r in ref_runs)
     ]
-    runner.timeouts = derive_timeouts([r.seconds for r in ref_runs], valid, runner.limits)
-    return {mid: replace(b, timeouts=runner.timeouts) for mid, b in built.items()}
+    return derive_timeouts([r.seconds for r in ref_runs], valid, limits)

@@ -27,7 +27,7 @@ from suitebench.suite.execute.continuation import (
 from suitebench.suite.execute.interpreter import Interpreter
 from suitebench.suite.execute.projectconfig import Beside
 from suitebench.suite.execute.runner import run_batched, run_plain
-from suitebench.suite.execute.runspec import Engine, SuiteLimits, Target
+from suitebench.suite.execute.runspec import Engine, Patterns, SuiteLimits, Target, Timeouts
 from suitebench.suite.records import SuiteRun
 
 Progress = Callable[[int, int], None]
@@ -107,12 +107,6 @@ class SuiteRuns:
         self.backend = backend
         self.backend_name = str(backend or sandbox.detect_backend())
         self.batch_size = max(1, batch_size)
-        # Regular expressions the reference's coverage run compiled: each batch of programs
-        # compiles them once for its children (not part of a run's key: a pure memo).
-        self.patterns: tuple[tuple[str, int], ...] = ()
-        # The mutants' per-test limits once derived from the reference's runs: part of the key
-        # of every run asked for after that (the targets carry them).
-        self.timeouts: tuple[tuple[str, float], ...] = ()
         # How many runs that wait (timeouts confirmed alone) go side by side: a wait holds no
         # core, so these do not take the ``--jobs`` slots (:func:`overlap_bound`).
         # (``overlap`` given: that many; 0 or fewer than the workers: at the workers' width.)
@@ -124,9 +118,16 @@ class SuiteRuns:
         mode: str,
         order: tuple[str, ...] | None,
         engine: Engine | None = None,
+        *,
+        timeouts: Timeouts = (),
     ) -> str:
+        """The job key of a run of ``program_id`` in ``mode`` (``order``: its tests, where they
+        are chosen), from what determines its result.  ``timeouts``: the mutants' per-test
+        limits derived from the reference's runs (:func:`.runspec.derive_timeouts`), which a
+        run asked for once they are known is keyed by -- its program's (``BuiltProgram.
+        timeouts``), never a value set on the runner, so a key depends on its arguments only."""
         beside = () if self.beside is None else (f"beside:{self.beside.digest}",)
-        derived = (job_key("timeouts", [list(p) for p in self.timeouts]),) if self.timeouts else ()
+        derived = (job_key("timeouts", [list(p) for p in timeouts]),) if timeouts else ()
         python = (job_key("python", self.python.identity()),) if self.python else ()
         return job_key(
             _JOB_VERSION,
@@ -167,6 +168,7 @@ class SuiteRuns:
         waits: bool = False,
         width: int | None = None,
         on_run: Callable[[str, SuiteRun], None] | None = None,
+        patterns: Patterns = (),
     ) -> dict[str, SuiteRun]:
         """``(job key, target)`` pairs -> runs, computing only what the store lacks.  A target
         recording coverage always runs on its own (plain engine); the keys in ``apart`` (the
@@ -177,12 +179,21 @@ class SuiteRuns:
         runs expected to wait (a timeout confirmed alone), each on its own (plain engine),
         :attr:`overlap` of them side by side on a local pool (``width``: that many).
         ``on_run(key, run)`` is told of each run of a request as it arrives (before any
-        continuation of it).
+        continuation of it).  ``patterns``: the regular expressions the reference's coverage
+        run compiled (``Coverage.patterns``), which each batch of programs compiles once for its
+        children (not part of a run's key: a pure memo).
 
         A run that ended early (:mod:`.continuation`) has its remaining tests run in a fresh
         run, again until every test has an outcome or a fresh run reaches none."""
         runs = self._run_once(
-            requests, progress, apart, spread=spread, waits=waits, width=width, on_run=on_run
+            requests,
+            progress,
+            apart,
+            spread=spread,
+            waits=waits,
+            width=width,
+            on_run=on_run,
+            patterns=patterns,
         )
         targets = dict(requests)
         stuck: set[str] = set()  # a fresh run reached nothing new: the chain ends
@@ -211,6 +222,7 @@ class SuiteRuns:
         waits: bool = False,
         width: int | None = None,
         on_run: Callable[[str, SuiteRun], None] | None = None,
+        patterns: Patterns = (),
     ) -> dict[str, SuiteRun]:
         """:meth:`run`'s one pass: every request once, ``plain`` forcing the plain engine
         (``waits``: as well, on a pool of :attr:`overlap` workers where the pool is local)."""
@@ -264,7 +276,7 @@ class SuiteRuns:
                 "targets": [wanted[k].to_dict() for k in keys],
                 "collect_once": self.kind == "cli",
                 "reference": all(k in reference for k in keys),
-                "patterns": [list(p) for p in self.patterns],
+                "patterns": [list(p) for p in patterns],
             }
             jobs.append((batch_key, payload))
         done_before = len(found)

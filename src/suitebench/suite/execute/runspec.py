@@ -14,6 +14,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+# Per-test limits below the user's, as sorted (node id, seconds) pairs (:func:`derive_timeouts`).
+Timeouts = tuple[tuple[str, float], ...]
+# Regular expressions (pattern, flags) a coverage run compiled, compiled once per batch again.
+Patterns = tuple[tuple[str, int], ...]
+
 
 class Engine(StrEnum):
     """How a suite is run against many programs; both give the same kill matrix."""
@@ -111,7 +116,7 @@ class Target:
     patched_files: tuple[str, ...] | None = None
     # Per-test limits below ``SuiteLimits.per_test`` (a mutant's run: :func:`derive_timeouts`),
     # as sorted (node id, seconds) pairs; a test not named here has the per-test limit.
-    timeouts: tuple[tuple[str, float], ...] = ()
+    timeouts: Timeouts = ()
     # The reference's coverage run: weak-mutation probes to compile in (one tuple each, as
     # :func:`suitebench.suite.select.infection.probes_for` makes them).
     probes: tuple[tuple[Any, ...], ...] = ()
@@ -151,7 +156,7 @@ class Target:
 
 def derive_timeouts(
     seconds: list[dict[str, float]], valid: list[str], limits: SuiteLimits
-) -> tuple[tuple[str, float], ...]:
+) -> Timeouts:
     """Each valid test's limit on a mutant: ``timeout_factor`` x its longest time in the
     reference runs ``seconds`` + ``timeout_constant``, rounded up to a tenth of a second, where
     that is below the per-test limit (a test with no time in every run keeps the limit)."""

@@ -33,7 +33,7 @@ from typing import Any
 from suitebench.run.store import job_key
 from suitebench.suite.execute.jobs import SuiteRuns
 from suitebench.suite.execute.programs import BuiltProgram
-from suitebench.suite.execute.runspec import Target
+from suitebench.suite.execute.runspec import Target, Timeouts
 from suitebench.suite.protocol.scoreplan import ScorePlan
 from suitebench.suite.protocol.tally import test_infos
 from suitebench.suite.protocol.timeouts import confirm_timeouts
@@ -60,7 +60,8 @@ def as_decoy(
     files) the mutant's."""
     ref = reference.target()
     decoy = replace(target, executable=ref.executable, pythonpath=ref.pythonpath, binds=ref.binds)
-    return Decoy(mutant, runner.key(reference.program_id, "decoy", (key,)), decoy)
+    decoy_key = runner.key(reference.program_id, "decoy", (key,), timeouts=target.timeouts)
+    return Decoy(mutant, decoy_key, decoy)
 
 
 def session(
@@ -132,15 +133,16 @@ def failing(
     all_runs: Mapping[str, SuiteRun],
     decoys: list[Decoy],
     excluded: dict[str, list[str]],
+    timeouts: Timeouts,
 ) -> dict[str, tuple[TestStatus, str, str]]:
     """The tests that fail a decoy (:func:`verdict`), a timeout spent waiting confirmed alone
-    as a mutant's is (:func:`~suitebench.suite.protocol.timeouts.confirm_timeouts`)."""
+    as a mutant's is (:func:`~suitebench.suite.protocol.timeouts.confirm_timeouts`;
+    ``timeouts``: the mutants' derived limits, which the decoys ran at)."""
     if not decoys:
         return {}
     ref_runs = [all_runs[k] for k in plan.ref_keys]
-    ref = replace(plan.reference, timeouts=plan.runner.timeouts)
+    ref = replace(plan.reference, timeouts=timeouts)
     runs = {d.key: all_runs[d.key] for d in decoys if d.key in all_runs}
-    confirmed = confirm_timeouts(
-        plan.runner, dict.fromkeys(runs, ref), runs, test_infos(plan, ref_runs, excluded)
-    )
+    tests = test_infos(plan, ref_runs, excluded, timeouts=timeouts)
+    confirmed = confirm_timeouts(plan.runner, dict.fromkeys(runs, ref), runs, tests)
     return verdict(decoys, {k: r for k, r in confirmed.items() if r is not None})

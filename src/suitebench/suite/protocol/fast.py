@@ -13,7 +13,7 @@ from typing import Any
 from suitebench.model.instance import MutantSpec
 from suitebench.suite.execute.programs import BuiltProgram
 from suitebench.suite.execute.runner import spec_digest
-from suitebench.suite.execute.runspec import Target
+from suitebench.suite.execute.runspec import Patterns, Target, Timeouts
 from suitebench.suite.protocol.decoys import Decoy, as_decoy, cover, failing, replicate, session
 from suitebench.suite.protocol.rows import merged, patchable
 from suitebench.suite.protocol.scoreplan import ScorePlan
@@ -55,21 +55,29 @@ def fast_rows(
     impacts: dict[str, dict[str, Any]],
     excluded: dict[str, list[str]],
     lane: EarlyConfirmations | None = None,
+    *,
+    timeouts: Timeouts,
+    patterns: Patterns = (),
 ) -> tuple[list[TestInfo], dict[str, SuiteRun]]:
     """``--fast``'s tests and rows: its runs (:func:`_fast_runs`) go again, without them, while
     their decoys find tests that fail in a mutant's place (each round leaves one test or more
-    out; a run a cheating test stopped at its first failure has to go on past it)."""
+    out; a run a cheating test stopped at its first failure has to go on past it).
+    ``timeouts``: the mutants' derived limits (their programs in ``built`` carry them);
+    ``patterns``: the coverage run's regular expressions, for the batches."""
     ref_runs = [all_runs[k] for k in plan.ref_keys]
     decoys: list[Decoy] = []
     invalid: set[str] | None = None
     runs: dict[str, SuiteRun] = {}
     while True:
-        tests = test_infos(plan, ref_runs, excluded, failing(plan, all_runs, decoys, excluded))
+        decoyed = failing(plan, all_runs, decoys, excluded, timeouts)
+        tests = test_infos(plan, ref_runs, excluded, decoyed, timeouts=timeouts)
         now = {t.id for t in tests if not t.valid}
         if now == invalid:
             return tests, runs
         invalid, chosen = now, dict(selections)
-        runs, more = _fast_runs(plan, built, runnable, tests, chosen, impacts, all_runs, lane)
+        runs, more = _fast_runs(
+            plan, built, runnable, tests, chosen, impacts, all_runs, lane, patterns
+        )
         decoys += more
         selections.update(chosen)
 
@@ -83,6 +91,7 @@ def _fast_runs(
     impacts: dict[str, dict[str, Any]],
     all_runs: dict[str, SuiteRun],
     lane: EarlyConfirmations | None = None,
+    patterns: Patterns = (),
 ) -> tuple[dict[str, SuiteRun], list[Decoy]]:
     """``--fast`` in two waves, with the decoys (:mod:`.decoys`; their runs added to
     ``all_runs``) beside the mutants they run as: first one mutant per section, then all the
@@ -131,7 +140,8 @@ def _fast_runs(
         for m, order, chosen in ordered:
             impact = impacts.get(m.id) if chosen is None else None
             mode = "fast" if impact is None else f"fast-impact-{spec_digest(impact)}"
-            keys[m.id] = runner.key(built[m.id].program_id, mode, order)
+            program = built[m.id]
+            keys[m.id] = runner.key(program.program_id, mode, order, timeouts=program.timeouts)
             target = patchable(built[m.id], selections.get(m.id), impact)
             requests.append((keys[m.id], replace(target, order=order, impact=impact)))
             if m.id in as_mutants:
@@ -143,6 +153,7 @@ def _fast_runs(
             [*requests, *((d.key, d.target) for d in wave)],
             spread=[d.key for d in wave],
             on_run=None if lane is None else lane.offer,
+            patterns=patterns,
         )
         all_runs.update({d.key: got[d.key] for d in wave})
         decoys += wave

@@ -15,7 +15,7 @@ import math
 from suitebench.metrics.mutation import mutation_score, per_section_mutation_score, validity
 from suitebench.model.instance import Instance
 from suitebench.suite.execute.interpreter import versions
-from suitebench.suite.execute.jobs import SuiteRuns
+from suitebench.suite.execute.runspec import Timeouts
 from suitebench.suite.protocol.scoreplan import ScorePlan
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus, test_file
 from suitebench.suite.result import (
@@ -73,12 +73,15 @@ def test_infos(
     ref_runs: list[SuiteRun],
     excluded: dict[str, list[str]],
     decoys: dict[str, tuple[TestStatus, str, str]] | None = None,
+    *,
+    timeouts: Timeouts,
 ) -> list[TestInfo]:
     """Each test's reference outcomes, validity, flakiness and times (``excluded`` left out).
     ``decoys``: the tests that failed a decoy (:func:`suitebench.suite.protocol.decoys.failing`):
-    not valid, whatever the reference runs say."""
-    runner: SuiteRuns = plan.runner
-    limits = dict(runner.timeouts)
+    not valid, whatever the reference runs say.  ``timeouts``: the mutants' per-test limits
+    (:func:`~suitebench.suite.execute.runspec.derive_timeouts`), each test's
+    ``mutant_time_limit``."""
+    limits = dict(timeouts)
     tests: list[TestInfo] = []
     listed = () if plan.decoys else listed_tests(plan.instance)  # decoys: a suite from elsewhere
     for test in (t for t in test_universe(ref_runs, listed) if t not in excluded):

@@ -130,8 +130,11 @@ def early_confirmations(
 
 
 def confirmation(runner: SuiteRuns, program: BuiltProgram, test: str) -> tuple[str, Target]:
-    """The job of ``test`` alone on ``program`` at the user's per-test limit: its key, target."""
-    key = runner.key(program.program_id, "confirm-timeout", (test,))
+    """The job of ``test`` alone on ``program`` at the user's per-test limit: its key, target.
+    The key holds the program's derived limits (``BuiltProgram.timeouts``: a mutant's, once
+    derived) although the run drops them: so it always was, and stored confirmations keep
+    their keys."""
+    key = runner.key(program.program_id, "confirm-timeout", (test,), timeouts=program.timeouts)
     return key, replace(program.target(), select=(test,), timeouts=())
 
 

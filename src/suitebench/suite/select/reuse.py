@@ -50,6 +50,7 @@ from suitebench.run.store import Store, job_key
 from suitebench.suite.execute import jobs
 from suitebench.suite.execute.jobs import SuiteRuns
 from suitebench.suite.execute.patching import patched_sources
+from suitebench.suite.execute.runspec import Timeouts
 from suitebench.suite.inside.probe.tracer import OUTSIDE
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
 from suitebench.suite.select.definitions import (
@@ -299,8 +300,12 @@ class Reuse:
         impacts: Mapping[str, Any],
         ref0: SuiteRun,
         coverage: Mapping[str, Any] | None,
+        *,
+        timeouts: Timeouts,
     ) -> dict[str, SuiteRun]:
-        """The rows reused, by mutant id; every other mutant's reason is in ``rerun``."""
+        """The rows reused, by mutant id; every other mutant's reason is in ``rerun``.
+        ``timeouts``: the mutants' derived per-test limits (a test that took over half its
+        limit is run again)."""
         contexts = (coverage or {}).get("contexts") or {}
         self.now.reference.update({t: str(ref0.status_of(t)) for t in ref0.tests})
         out: dict[str, SuiteRun] = {}
@@ -309,7 +314,7 @@ class Reuse:
             if sel is not None and sel.tests == () and sel.import_time is None:
                 self.unreached.append(m.id)  # no test reaches it: it runs nothing either way
                 continue
-            why, run = self._row(m, sel, m.id in impacts, ref0, contexts)
+            why, run = self._row(m, sel, m.id in impacts, ref0, contexts, dict(timeouts))
             if run is None:
                 self.rerun[m.id] = why
             else:
@@ -333,6 +338,7 @@ class Reuse:
         import_time: bool,
         ref0: SuiteRun,
         contexts: Mapping[str, Any],
+        limits: Mapping[str, float],
     ) -> tuple[str, SuiteRun | None]:
         if self.why_not is not None or self.before is None:
             return self.why_not or "", None
@@ -348,7 +354,6 @@ class Reuse:
         tests = tuple(sel.tests)
         if tuple(stored["tests"]) != tests:
             return "the tests that reach it changed", None
-        limits = dict(self.runner.timeouts)
         for t in tests:
             if self.before.reference.get(t) != str(ref0.status_of(t)):
                 return f"a test's outcome on the reference changed -- {t}", None
