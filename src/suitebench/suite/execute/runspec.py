@@ -140,17 +140,17 @@ class Target:
     def from_dict(cls, d: dict[str, Any]) -> Target:
         order, select, patched = d.get("order"), d.get("select"), d.get("patched_files")
         return cls(
-            d.get("executable"),
-            d.get("pythonpath"),
-            tuple(d.get("binds", ())),
-            None if order is None else tuple(order),
-            None if select is None else tuple(select),
-            d.get("coverage_root"),
-            bool(d.get("fingerprint", False)),
-            d.get("impact"),
-            None if patched is None else tuple(patched),
-            tuple((str(t), float(s)) for t, s in d.get("timeouts") or ()),
-            tuple(tuple(probe) for probe in d.get("probes") or ()),
+            executable=d.get("executable"),
+            pythonpath=d.get("pythonpath"),
+            binds=tuple(d.get("binds", ())),
+            order=None if order is None else tuple(order),
+            select=None if select is None else tuple(select),
+            coverage_root=d.get("coverage_root"),
+            fingerprint=bool(d.get("fingerprint", False)),
+            impact=d.get("impact"),
+            patched_files=None if patched is None else tuple(patched),
+            timeouts=tuple((str(t), float(s)) for t, s in d.get("timeouts") or ()),
+            probes=tuple(tuple(probe) for probe in d.get("probes") or ()),
         )
 
 

@@ -55,7 +55,15 @@ class Definition:
     @classmethod
     def from_dict(cls, key: str, d: Mapping[str, Any]) -> Definition:
         first, last = d["lines"]
-        return cls(key, d["name"], d["digest"], frozenset(d["uses"]), first, last, d["decorated"])
+        return cls(
+            key=key,
+            name=d["name"],
+            digest=d["digest"],
+            uses=frozenset(d["uses"]),
+            first=first,
+            last=last,
+            decorated=d["decorated"],
+        )
 
 
 def _digest(text: str) -> str:
@@ -210,9 +218,9 @@ class TreeDefinitions:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TreeDefinitions:
         return cls(
-            {k: Definition.from_dict(k, v) for k, v in d["definitions"].items()},
-            dict(d["others"]),
-            list(d["unparsed"]),
+            definitions={k: Definition.from_dict(k, v) for k, v in d["definitions"].items()},
+            others=dict(d["others"]),
+            unparsed=list(d["unparsed"]),
         )
 
     def files(self) -> set[str]:

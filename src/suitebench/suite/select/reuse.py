@@ -131,14 +131,14 @@ class Snapshot:
         if d.get("version") != SNAPSHOT_VERSION:
             return None
         return cls(
-            d["run_id"],
-            d["environment"],
-            TreeDefinitions.from_dict(d["package"]),
-            TreeDefinitions.from_dict(d["suite"]),
-            {k: list(v) for k, v in d["statements"].items()},
-            dict(d["reference"]),
-            dict(d["rows"]),
-            list(d.get("reference_keys", [])),
+            run_id=d["run_id"],
+            environment=d["environment"],
+            package=TreeDefinitions.from_dict(d["package"]),
+            suite=TreeDefinitions.from_dict(d["suite"]),
+            statements={k: list(v) for k, v in d["statements"].items()},
+            reference=dict(d["reference"]),
+            rows=dict(d["rows"]),
+            reference_keys=list(d.get("reference_keys", [])),
         )
 
 
