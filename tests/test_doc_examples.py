@@ -20,7 +20,8 @@ above its fence says (invisible on the rendered page):
 * ``<!-- example: excerpt -->``: part of a longer file, compiled only.
 
 Shell examples: every line of a fenced block (not Python, TOML or JSON) that starts with
-``$ suitebench`` or ``suitebench`` followed by a word must name a command of the command line
+``$ suitebench``, or with ``suitebench`` and a word (a synopsis; ``suitebench launcher: ...`` is
+output), must name a command of the command line
 (``suitebench --help``; a group's subcommand too: ``build mutants``), and every ``--option`` on
 it must be one that command, or the app, takes.
 """
@@ -238,8 +239,11 @@ def shell_lines() -> list[tuple[str, list[str]]]:
                 k += 1
                 line = line.rstrip()[:-1] + " " + lines[k]
             k += 1
+            prompt = line.strip().startswith("$ ")
             text = line.strip().removeprefix("$ ")
-            if not re.match(r"suitebench [a-z]", text):
+            # a prompt's command, or a synopsis (`suitebench score INSTANCE [--fast]`); not a
+            # line of output (`suitebench launcher: ...`)
+            if not re.match(r"suitebench\b" if prompt else r"suitebench [a-z][a-z0-9-]*(\s|$)", text):
                 continue
             try:
                 words = shlex.split(text, comments=True)
@@ -297,3 +301,55 @@ def test_the_command_check_can_fail() -> None:
     assert "no command `scores`" in str(check_command_line(["suitebench", "scores", "x"], group))
     assert "no command `mutant`" in str(check_command_line(["suitebench", "build", "mutant"], group))
     assert "no option `--all`" in str(check_command_line(["suitebench", "score", "--all"], group))
+
+
+# --- names and files of suitebench the pages cite --------------------------------------------
+
+DOTTED = re.compile(r"`(suitebench(?:\.\w+)+)")
+OWN_PATH = re.compile(r"`((?:src/suitebench|tests|bench|[a-z]+)/[\w./-]+\.(?:py|c|toml))[`:]")
+PACKAGES = {p.name for p in (ROOT / "src" / "suitebench").iterdir() if p.is_dir()}
+GUIDES = [p for p in DOCS if "figures" not in p.parts]  # a bench writes figures/ itself
+
+
+def resolves(name: str) -> bool:
+    """``suitebench.a.b`` is a module, or an attribute reached from the longest module prefix."""
+    parts = name.split(".")
+    for k in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:k]))
+        except ImportError:
+            continue
+        for attr in parts[k:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+def own_path(path: str) -> Path | None:
+    """Where a path a page cites lives in this repository, if it is one of its own (a path of a
+    tutorial's project, `tests/test_parse.py`, is not)."""
+    first, _, rest = path.partition("/")
+    if first in PACKAGES:
+        return ROOT / "src" / "suitebench" / path
+    if path.startswith("src/suitebench/") or first == "bench":
+        return ROOT / path
+    if first == "tests" and (ROOT / "tests" / rest.partition("/")[0]).is_dir() and "/" in rest:
+        return ROOT / path
+    return None
+
+
+def test_cited_modules_and_files_exist() -> None:
+    """A dotted ``suitebench.`` name in backquotes imports; a file of the repository a guide
+    names in backquotes (``suite/protocol/rows.py``, ``tests/suite/test_decoys.py``) exists."""
+    wrong = []
+    for page in GUIDES:
+        text = page.read_text()
+        where = page.relative_to(ROOT).as_posix()
+        wrong += [f"{where}: `{n}`" for n in DOTTED.findall(text) if not resolves(n)]
+        for path in OWN_PATH.findall(text):
+            full = own_path(path)
+            if full is not None and not full.exists():
+                wrong.append(f"{where}: `{path}` does not exist")
+    assert not wrong, "\n".join(sorted(set(wrong)))
