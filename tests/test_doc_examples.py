@@ -36,8 +36,8 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import symtable
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,10 +124,11 @@ def undefined_names(source: str) -> set[str]:
 
     def walk(table: symtable.SymbolTable) -> None:
         for sym in table.get_symbols():
-            if sym.is_assigned() or sym.is_imported() or sym.is_parameter():
-                if table.get_type() == "module" or sym.is_global():
-                    defined.add(sym.get_name())
-            if sym.is_referenced() and (table.get_type() == "module" or sym.is_global()):
+            if not (table.get_type() == "module" or sym.is_global()):
+                continue  # a local, a parameter, a closure's name
+            if sym.is_assigned() or sym.is_imported():
+                defined.add(sym.get_name())
+            if sym.is_referenced():
                 used.add(sym.get_name())
         for child in table.get_children():
             if child.get_type() != "module" and table.get_type() == "module":
@@ -243,7 +244,9 @@ def shell_lines() -> list[tuple[str, list[str]]]:
             text = line.strip().removeprefix("$ ")
             # a prompt's command, or a synopsis (`suitebench score INSTANCE [--fast]`); not a
             # line of output (`suitebench launcher: ...`)
-            if not re.match(r"suitebench\b" if prompt else r"suitebench [a-z][a-z0-9-]*(\s|$)", text):
+            if not re.match(
+                r"suitebench\b" if prompt else r"suitebench [a-z][a-z0-9-]*(\s|$)", text
+            ):
                 continue
             try:
                 words = shlex.split(text, comments=True)
@@ -269,9 +272,7 @@ def check_command_line(words: list[str], group: Any) -> str | None:
         if not re.fullmatch(r"[a-z][a-z0-9-]*", word):
             return f"`{' '.join(words)}`: `{word}` is not a command"
         if word not in cmd.commands:
-            if cmd is group or len(path) > 1 and not cmd.params:
-                return f"`{' '.join(path)}` has no command `{word}`"
-            break
+            return f"`{' '.join(path)}` has no command `{word}`"
         cmd = cmd.commands[word]
         path.append(word)
         allowed |= options_of(cmd)
@@ -288,7 +289,9 @@ def test_shell_examples_name_real_commands_and_options() -> None:
     group = command_tree()
     lines = shell_lines()
     assert len(lines) > 50  # the guides are full of them; a reader that finds none is broken
-    wrong = [f"{where}: {why}" for where, words in lines if (why := check_command_line(words, group))]
+    wrong = [
+        f"{where}: {why}" for where, words in lines if (why := check_command_line(words, group))
+    ]
     assert not wrong, "\n".join(wrong)
 
 
@@ -299,7 +302,9 @@ def test_the_command_check_can_fail() -> None:
     assert check_command_line(["suitebench", "build", "mutants", "x", "--max", "3"], group) is None
     assert check_command_line(["suitebench", "--json", "score", "x"], group) is None
     assert "no command `scores`" in str(check_command_line(["suitebench", "scores", "x"], group))
-    assert "no command `mutant`" in str(check_command_line(["suitebench", "build", "mutant"], group))
+    assert "no command `mutant`" in str(
+        check_command_line(["suitebench", "build", "mutant"], group)
+    )
     assert "no option `--all`" in str(check_command_line(["suitebench", "score", "--all"], group))
 
 
@@ -353,3 +358,44 @@ def test_cited_modules_and_files_exist() -> None:
             if full is not None and not full.exists():
                 wrong.append(f"{where}: `{path}` does not exist")
     assert not wrong, "\n".join(sorted(set(wrong)))
+
+
+# --- links between the pages ------------------------------------------------------------------
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, backquotes and punctuation dropped,
+    blanks made hyphens."""
+    text = heading.strip().lower().replace("`", "")
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    found: set[str] = set()
+    fenced = False
+    for line in page.read_text().splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and (m := re.match(r"#{1,6} (.*)", line)):
+            found.add(slug(m[1]))
+    return found
+
+
+def test_links_between_pages_reach_a_page_and_a_heading() -> None:
+    """A relative link names a file that exists and, with ``#anchor``, a heading of it."""
+    wrong = []
+    for page in [ROOT / "README.md", *DOCS]:
+        where = page.relative_to(ROOT).as_posix()
+        for target in LINK.findall(page.read_text()):
+            if re.match(r"[a-z]+:", target):  # http:, mailto:
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            if not dest.exists():
+                wrong.append(f"{where}: ({target}): no {path}")
+            elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+                wrong.append(f"{where}: ({target}): no heading #{anchor}")
+    assert not wrong, "\n".join(wrong)
