@@ -17,7 +17,11 @@ above its fence says (invisible on the rendered page):
   model), but every name it uses must be defined: imported, assigned or a builtin;
 * ``<!-- example: program -->``: a whole program or file a tutorial writes (a validator, a test
   module); every name it uses must be defined;
-* ``<!-- example: excerpt -->``: part of a longer file, compiled only.
+* ``<!-- example: excerpt -->``: part of a longer file, compiled only;
+* ``<!-- example: file PATH -->`` (any language): the file ``PATH`` of the project a tutorial
+  builds; blocks naming one file are joined in page order (a later block adds tests to a file).
+  The page's files are written into an empty directory and, where they hold tests, ``python -m
+  pytest`` runs there and must pass every test the files define.
 
 Shell examples: every line of a fenced block (not Python, TOML or JSON) that starts with
 ``$ suitebench``, or with ``suitebench`` and a word (a synopsis; ``suitebench launcher: ...`` is
@@ -52,7 +56,7 @@ DOCS = sorted((ROOT / "docs").rglob("*.md"))
 
 FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w+-]*)")
 MARK = re.compile(r"^\s*<!--\s*example:\s*(?P<mode>[\w-]+)(?:\s+(?P<arg>\S+))?\s*-->\s*$")
-MODES = {"run", "instance", "model-server", "names", "program", "excerpt"}
+MODES = {"run", "instance", "model-server", "names", "program", "excerpt", "file"}
 NOT_SHELL = {"python", "toml", "json", "c", "cpp", "rust", "go", "diff"}
 
 
@@ -142,8 +146,10 @@ def undefined_names(source: str) -> set[str]:
 def test_every_mark_is_understood() -> None:
     for b in all_blocks():
         assert b.mode in MODES, f"{b}: unknown example mark {b.mode!r}"
-        if b.mode != "run" or b.arg is not None:
+        if b.mode not in ("run", "file"):
             assert b.lang == "python", f"{b}: an example mark on a {b.lang or 'plain'} block"
+        if b.mode == "file":
+            assert b.arg and not Path(b.arg).is_absolute() and ".." not in b.arg, f"{b}: {b.arg}"
         if b.mode == "instance":
             assert b.arg and (INSTANCES_DIR / b.arg).is_dir(), f"{b}: no bundled instance {b.arg}"
 
@@ -161,7 +167,7 @@ def test_python_block_compiles_and_its_imports_exist(block: Block) -> None:
                 importlib.import_module(f"{module}.{name}")
             except ImportError:
                 pytest.fail(f"{block}: `{module}` has no `{name}`")
-    if block.mode != "excerpt":
+    if block.mode not in ("excerpt", "file"):  # a file's blocks are checked whole, below
         missing = undefined_names(block.text)
         assert not missing, f"{block}: uses names it never defines or imports: {sorted(missing)}"
 
@@ -209,6 +215,51 @@ def test_python_block_runs(block: Block, tmp_path: Path) -> None:
     else:
         done = run_script(block, work, env)
     assert done.returncode == 0, f"{block} failed:\n{done.stderr[-3000:]}"
+
+
+def project_files(page: Path) -> dict[str, str]:
+    """The files a tutorial page builds, its ``file`` blocks joined by path in page order."""
+    files: dict[str, str] = {}
+    for b in blocks(page):
+        if b.mode == "file":
+            assert b.arg is not None
+            files[b.arg] = files[b.arg] + "\n\n\n" + b.text if b.arg in files else b.text
+    return files
+
+
+PROJECT_PAGES = [p for p in DOCS if project_files(p)]
+
+
+@pytest.mark.parametrize("page", PROJECT_PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_tutorial_project_passes_its_own_tests(page: Path, tmp_path: Path) -> None:
+    """The project a tutorial writes, file by file, is whole: its Python files define every
+    name they use, and its tests pass -- as many as its files define (counted here from the
+    text, not from pytest)."""
+    files = project_files(page)
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text + "\n")
+        if rel.endswith(".py"):
+            missing = undefined_names(text)
+            assert not missing, f"{page.name}: {rel} uses names it never defines: {sorted(missing)}"
+    tests = sum(
+        len(re.findall(r"^def test_\w+\(", text, re.M))
+        for rel, text in files.items()
+        if Path(rel).name.startswith("test_")
+    )
+    if not tests:
+        return
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        env=script_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, f"{page.name}: the project's tests fail:\n{done.stdout[-3000:]}"
+    assert f"{tests} passed" in done.stdout, done.stdout[-500:]
 
 
 # --- shell examples: commands and options of the command line -------------------------------
