@@ -365,10 +365,9 @@ def warns_on_compile(beside: Beside | None, pythonpath: str | None, patch: str) 
     wherever coverage says they reach, so the mutant runs every test."""
     if beside is None or pythonpath is None:
         return False
+    from suitebench.model.diffs import changed_paths
     from suitebench.run.pycompile import compiled_quietly
-    from suitebench.suite.select.selection import changed_lines
 
-    changed = changed_lines(patch).values()
-    files = [Path(pythonpath) / c.path for c in changed if c.path.endswith(".py")]
+    files = [Path(pythonpath) / p for p in changed_paths(patch) if p.endswith(".py")]
     # a module the build compiled without a warning draws none that a filter could make an error
     return warns_as_error(beside.config, [f for f in files if not compiled_quietly(f)])
