@@ -2,7 +2,7 @@
 
 pytest runs a test through about twenty hook calls: setup, call and teardown each pass through
 the capture, logging, skipping, unraisable-exception and thread-exception plugins, and each is
-made into a report that the terminal, the JUnit XML, the cache and the session are told about.
+made into a report that the terminal, the cache, the session and the event log are told about.
 For a small test that is ~0.45 ms, most of a test run in a mutant's child, and the kill matrix
 is made of tens of thousands of them.  Where nothing but pytest's own plugins and suitebench's
 take part in a test's phases, a batch's child
@@ -100,7 +100,6 @@ _KNOWN: dict[str, frozenset[str]] = {
             "_pytest.terminal.TerminalReporter",
             "_pytest.logging.LoggingPlugin",
             "_pytest.main.Session",
-            "_pytest.junitxml.LogXML",
             "_pytest.cacheprovider.LFPlugin",
             "suitebench.suite.inside.plugin",
         }
@@ -208,7 +207,8 @@ class DirectProtocol:
 
     def announce(self, items: list[pytest.Item]) -> None:
         """Tell the event log that these tests' passing phases are logged only there, when
-        any of them runs directly (else the run's XML stays the record of every test)."""
+        any of them runs directly (else every test's phases are reported as pytest's runner
+        reports them)."""
         count = sum(item.nodeid in self.plan for item in items)
         if count:
             plugin.emit_direct(count)
