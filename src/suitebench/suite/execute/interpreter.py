@@ -326,9 +326,8 @@ def protocol_for(limits: SuiteLimits, python: Interpreter | None) -> tuple[Suite
     off = (python or current()).direct_off
     if off is None:
         return limits, None
-    return dataclasses.replace(
-        limits, protocol=TestProtocol.PYTEST
-    ), f"the direct protocol is off: {off}"
+    note = f"the direct protocol is off: {off}"
+    return dataclasses.replace(limits, protocol=TestProtocol.PYTEST), note
 
 
 def versions(python: Interpreter | None = None) -> dict[str, str]:
