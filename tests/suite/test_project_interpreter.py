@@ -204,3 +204,35 @@ def test_the_interpreter_is_probed_in_the_sandbox(tmp_path: Path) -> None:
     result = score_suite(load_instance(toml), store=Store(tmp_path / "s.db"))
     assert result.versions["interpreter"] == str(python)
     assert not marker.exists()
+
+
+def test_a_project_s_pytest_the_direct_protocol_does_not_know_runs_by_pytest_s_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """The project's venv says its pytest is 8.4.2 (this pytest, relabelled: a pytest the
+    direct protocol was not written for).  Its mutants' tests run through pytest's hooks, with
+    the same verdicts as on suitebench's own pytest (the first test here), and results.json
+    says which protocol ran and why."""
+    make_venv(tmp_path / "slugs" / "venv")
+    site = next((tmp_path / "slugs" / "venv" / "lib").glob("python3*/site-packages"))
+    version = site / "_pytest" / "_version.py"
+    text = version.read_text()
+    version.write_text(text.replace(f"'{pytest.__version__}'", "'8.4.2'"))
+    python = probe(str(tmp_path / "slugs" / "venv" / "bin" / "python"))
+    assert python.pytest == "8.4.2"
+    assert python.direct_off == (
+        "pytest 8.4.2: the direct protocol knows pytest>=9,<10; every test runs through "
+        "pytest's hooks, as with --protocol pytest"
+    )
+    toml = _instance(tmp_path, "venv/bin/python")
+    result = score_suite(load_instance(toml), store=Store(tmp_path / "store.sqlite"))
+    assert result.limits["protocol"] == "pytest"
+    assert result.limits["protocol_note"] == f"the direct protocol is off: {python.direct_off}"
+    assert result.versions["pytest"] == "8.4.2"
+    assert result.validity == 1.0
+    by_id = {m.id: m for m in result.mutants}
+    assert by_id["sep_ignored"].killed_by == ["tests/test_slug.py::test_separator"]
+    assert set(by_id["no_lower"].killed_by) == {
+        "tests/test_slug.py::test_words_joined",
+        "tests/test_slug.py::test_accents_folded",
+    }

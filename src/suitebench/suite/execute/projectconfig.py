@@ -63,7 +63,7 @@ _WHY_DROPPED = {
     "testpaths": "the suite is collected as tests/",
     "cache_dir": "the cache provider is off",
     "required_plugins": "plugins are not loaded (autoload is off)",
-    "junit_family": "suitebench reads junit_family=xunit1",
+    "junit_family": "suitebench writes no JUnit XML (its event log is the record)",
     "pythonpath": "the program under test is put on sys.path by suitebench",
     "minversion": "the suite runs under suitebench's pytest",
     "faulthandler_timeout": "suitebench's own watchdog uses faulthandler",

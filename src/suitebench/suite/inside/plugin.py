@@ -13,7 +13,7 @@ happens to be installed), so everything suitebench needs inside the pytest proce
   (a teardown's names the test's seconds from its start); a test's reports go to disk with the
   next test's start (one write a test), so a pytest process that dies mid-run still tells
   what it ran and in which test it died; the session's end is its last line.  It is the
-  host's one record of the run (the JUnit XML is an export).
+  host's one record of the run (no JUnit XML is written).
 * **test selection**: ``--suitebench-order`` (``--fast``: only these tests, in this order, stop
   at the first failure) and ``--suitebench-select`` (only these tests, in collected order: the
   tests that reach a mutant);
@@ -254,7 +254,7 @@ def phase_passed(when: str, encoded_nodeid: str) -> None:
 
 def emit_direct(tests: int) -> None:
     """This child runs ``tests`` of its tests by the direct protocol: its passing tests are in
-    the event log only (the JUnit XML has its failures and collection errors)."""
+    the event log as one passed teardown line each (no report of their phases is made)."""
     _emit({"event": wire.EVENT_DIRECT, "tests": tests})
 
 

@@ -2,7 +2,7 @@
 
 The plugin (:mod:`.plugin`) writes reports; the host (:mod:`suitebench.suite.execute.eventlog`,
 :mod:`suitebench.suite.execute.runner`) reads them from the event log, the one record of every
-test's outcome, message and seconds (pytest's JUnit XML is written beside it, an export).  Both
+test's outcome, message and seconds (no JUnit XML is written).  Both
 import this module, which needs nothing but the standard library (and pytest's report types, for the
 plugin's side), so the host never imports the plugin.
 """
