@@ -12,6 +12,7 @@ next to ``tests/``, and what could not apply in the sandbox is dropped and said 
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import shlex
 import shutil
@@ -72,11 +73,16 @@ _NOT_CORE = "not a pytest option: its plugin is not loaded (autoload is off)"
 # ``addopts`` flags kept (with their value): they change outcomes the same way everywhere.
 _KEPT_FLAGS = {"-W", "--pythonwarnings", "--strict-markers", "--strict-config", "--strict"}
 _KEPT_FLAGS |= {"--import-mode", "-r", "--tb", "-l", "--showlocals"}
+# The doctests the project's pytest collects are part of its suite (the package's own are
+# collected by the plugin: :mod:`suitebench.suite.inside.doctests`).
+_DOCTEST_FLAGS = {"--doctest-modules", "--doctest-glob", "--doctest-report"}
+_DOCTEST_FLAGS |= {"--doctest-continue-on-failure", "--doctest-ignore-import-errors"}
+_KEPT_FLAGS |= _DOCTEST_FLAGS
 _VALUED = {"-W", "--pythonwarnings", "--import-mode", "-r", "--tb", "-p", "-n", "-m", "-k", "-c"}
 _VALUED |= {"-o", "--maxfail", "--rootdir", "--basetemp", "--junitxml", "--junit-xml"}
 _VALUED |= {"--durations", "--dist", "--numprocesses", "--ignore", "--ignore-glob", "--deselect"}
 _VALUED |= {"--confcutdir", "--cov-report", "--cov-config", "--timeout", "--log-level"}
-_VALUED |= {"--capture", "--color", "--doctest-glob", "--reruns"}
+_VALUED |= {"--capture", "--color", "--doctest-glob", "--doctest-report", "--reruns"}
 
 
 @dataclass(frozen=True)
@@ -87,13 +93,27 @@ class CarriedConfig:
     source: str
     carried: dict[str, str | list[str]] = field(default_factory=dict)
     dropped: dict[str, str] = field(default_factory=dict)
+    # The package whose modules' doctests the project's pytest collects (``--doctest-modules``
+    # with the package where it looks), or None.
+    doctests: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "carried": self.carried, "dropped": self.dropped}
+        found = {"source": self.source, "carried": self.carried, "dropped": self.dropped}
+        return found | ({"doctests": self.doctests} if self.doctests else {})
+
+    def collects_doctests(self) -> bool:
+        """Whether the carried options have pytest collect doctests from modules."""
+        args = self.carried.get("addopts", "")
+        return "--doctest-modules" in (shlex.split(args) if isinstance(args, str) else args)
 
     def ini_text(self) -> str:
         lines = ["[pytest]"]
-        for name, value in self.carried.items():
+        carried = dict(self.carried)
+        if self.doctests:
+            own = f"--suitebench-doctests={self.doctests}"
+            addopts = carried.get("addopts", "")
+            carried["addopts"] = f"{addopts} {own}".strip() if isinstance(addopts, str) else own
+        for name, value in carried.items():
             if isinstance(value, list):
                 lines.append(f"{name} =" + "".join(f"\n    {v}" for v in value))
             else:
@@ -190,10 +210,27 @@ def _carry_addopts(value: str | list[str]) -> tuple[list[str], dict[str, str]]:
     return kept, dropped
 
 
-def carry_config(path: Path) -> CarriedConfig:
+def _reaches(testpaths: str | list[str] | None, package: str) -> bool:
+    """Whether pytest, run in the project's root, walks the package: there are no
+    ``testpaths`` (it walks the root), or one of them is the root, ``src``, or the package
+    (at the root or under ``src/``) or a part of it."""
+    if testpaths is None:
+        return True
+    entries = testpaths.split() if isinstance(testpaths, str) else testpaths
+    for entry in entries:
+        parts = [p for p in entry.strip().split("/") if p not in ("", ".")]
+        if parts[:1] == ["src"]:
+            parts = parts[1:]
+        if not parts or fnmatch.fnmatch(package, parts[0]):
+            return True
+    return False
+
+
+def carry_config(path: Path, package: str | None = None) -> CarriedConfig:
     """What of ``path``'s pytest configuration applies in the sandbox: pytest's own options
     that mean the same wherever the suite runs are carried; paths, plugins and what decides
-    which tests run are dropped, each with the reason."""
+    which tests run are dropped, each with the reason.  ``package``: the package under test,
+    whose modules' doctests are part of the suite where the configuration collects them."""
     options = read_pytest_config(path) or {}
     carried: dict[str, str | list[str]] = {}
     dropped: dict[str, str] = {}
@@ -207,7 +244,10 @@ def carry_config(path: Path) -> CarriedConfig:
             carried[name] = value
         else:
             dropped[name] = _WHY_DROPPED.get(name, _NOT_CORE)
-    return CarriedConfig(source=str(path), carried=carried, dropped=dropped)
+    config = CarriedConfig(source=str(path), carried=carried, dropped=dropped)
+    if package and config.collects_doctests() and _reaches(options.get("testpaths"), package):
+        config = CarriedConfig(str(path), carried, dropped, doctests=package)
+    return config
 
 
 def read_by_tests(repo: Path, tests: Path, held: set[str]) -> list[str]:
@@ -300,7 +340,8 @@ def stage_beside(instance: Instance, cache_dir: Path) -> Beside | None:
         config_file = config_upward(instance.tests, instance.root)
     if config_file is None and instance.kind is InstanceKind.PYTHON:
         config_file = find_pytest_config(instance.source)
-    config = carry_config(config_file) if config_file is not None else None
+    package = instance.package if instance.kind is InstanceKind.PYTHON else None
+    config = carry_config(config_file, package) if config_file is not None else None
     entries = {p.name: p for p in instance.beside}
     if instance.pytest_config is None and not entries:
         entries = {name: path for name, path in root_files_read(instance, config_file).items()}

@@ -1,0 +1,80 @@
+"""The doctests of the package under test, collected as the project's own pytest collects them.
+
+A project whose configuration says ``--doctest-modules`` has pytest collect the doctests of
+every module it walks -- the package's own, when the package lies where pytest looks.  Those
+doctests are part of the project's suite: a mutant only a doctest kills is killed.  In a suite
+run the package is not in the work dir but on ``sys.path`` (a build's tree, a batch's switched
+link), so the host asks for it by name (``--suitebench-doctests=PACKAGE``, written by
+:mod:`suitebench.suite.execute.projectconfig` into the carried ``pytest.ini``) and this module
+adds the package's source root, as an import of the package would find it, to the paths pytest
+collects, with everything in that root but the package left out.
+
+pytest names a path outside the rootdir after the collected path that holds it, so a doctest's
+id is its module's path in the source root and its dotted name (``pkg/mod.py::pkg.mod.f``):
+the same for the reference and every mutant, in every engine, wherever the tree lies.  The
+module is imported as the tests import it (its root is on ``sys.path`` already), so coverage,
+patched function bodies and re-imported modules see one module object.
+
+Standard library and pytest only: it runs in the sandbox, called by the plugin's hooks.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_state: dict[str, Any] = {"root": None, "package": None}
+
+
+def source_root(package: str) -> Path | None:
+    """Where an import of ``package`` finds it (the directory holding it), without importing
+    it; None when it is not a package on ``sys.path``."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).parent
+
+
+def _any_selected(config: pytest.Config, package: str) -> bool:
+    """Whether the run's selection (``--suitebench-select`` or ``--fast``'s order), if any,
+    names a doctest of the package: a run that takes none need not collect them."""
+    for option in ("--suitebench-select", "--suitebench-order"):
+        path = config.getoption(option, None)
+        if path:
+            with open(path, encoding="utf-8") as fh:
+                chosen = json.load(fh)
+            return any(str(nodeid).startswith(package + "/") for nodeid in chosen)
+    return True
+
+
+def add_package(session: pytest.Session) -> None:
+    """Collect the package's doctests too: its source root is put first among the paths to
+    collect (pytest's walk of a project puts ``src/`` before ``tests/``)."""
+    config = session.config
+    package = config.getoption("--suitebench-doctests", None)
+    _state["root"] = None
+    if not package or not config.getoption("doctestmodules", False):
+        return
+    if not _any_selected(config, package):
+        return
+    root = source_root(package)
+    if root is None:
+        return
+    _state["root"], _state["package"] = root, package
+    config.args[:0] = [str(root)]
+
+
+def ignored(collection_path: Path) -> bool:
+    """Whether pytest should leave out ``collection_path``: in the package's source root,
+    everything but the package (another module there is not the program under test)."""
+    root = _state["root"]
+    if root is None:
+        return False
+    return collection_path.parent == root and collection_path.name != _state["package"]
