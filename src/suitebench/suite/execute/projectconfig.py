@@ -12,7 +12,9 @@ next to ``tests/``, and what could not apply in the sandbox is dropped and said 
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
+import itertools
 import re
 import shlex
 import shutil
@@ -94,23 +96,46 @@ class CarriedConfig:
     carried: dict[str, str | list[str]] = field(default_factory=dict)
     dropped: dict[str, str] = field(default_factory=dict)
     # The package whose modules' doctests the project's pytest collects (``--doctest-modules``
-    # with the package where it looks), or None.
+    # with the package where it looks), or None; its root's text files of doctests it collects.
     doctests: str | None = None
+    doctest_files: tuple[str, ...] = ()
+    walks_root: bool = True  # pytest walks the project's root (no ``testpaths`` leave it out)
 
     def to_dict(self) -> dict[str, Any]:
         found = {"source": self.source, "carried": self.carried, "dropped": self.dropped}
-        return found | ({"doctests": self.doctests} if self.doctests else {})
+        found |= {"doctests": self.doctests} if self.doctests else {}
+        return found | ({"doctest_files": list(self.doctest_files)} if self.doctest_files else {})
+
+    def _addopts(self) -> list[str]:
+        args = self.carried.get("addopts", "")
+        return shlex.split(args) if isinstance(args, str) else list(args)
 
     def collects_doctests(self) -> bool:
         """Whether the carried options have pytest collect doctests from modules."""
-        args = self.carried.get("addopts", "")
-        return "--doctest-modules" in (shlex.split(args) if isinstance(args, str) else args)
+        return "--doctest-modules" in self._addopts()
+
+    def doctest_text_files(self, names: Iterable[str]) -> list[str]:
+        """Of the files ``names`` in the project's root, those pytest collects as text files of
+        doctests there: matching a ``--doctest-glob`` (``test*.txt`` without one), where pytest
+        walks the root."""
+        tokens = self._addopts()
+        globs = [t.split("=", 1)[1] for t in tokens if t.startswith("--doctest-glob=")]
+        globs += [b for a, b in itertools.pairwise(tokens) if a == "--doctest-glob"]
+        if not self.walks_root:
+            return []
+        return sorted(
+            n for n in names if any(fnmatch.fnmatch(n, g) for g in globs or ["test*.txt"])
+        )
 
     def ini_text(self) -> str:
         lines = ["[pytest]"]
         carried = dict(self.carried)
-        if self.doctests:
-            own = f"--suitebench-doctests={self.doctests}"
+        own = " ".join(
+            [f"--suitebench-doctests={self.doctests}"] * bool(self.doctests)
+            + [f"--suitebench-doctest-files={','.join(self.doctest_files)}"]
+            * bool(self.doctest_files)
+        )
+        if own:
             addopts = carried.get("addopts", "")
             carried["addopts"] = f"{addopts} {own}".strip() if isinstance(addopts, str) else own
         for name, value in carried.items():
@@ -210,18 +235,18 @@ def _carry_addopts(value: str | list[str]) -> tuple[list[str], dict[str, str]]:
     return kept, dropped
 
 
-def _reaches(testpaths: str | list[str] | None, package: str) -> bool:
-    """Whether pytest, run in the project's root, walks the package: there are no
-    ``testpaths`` (it walks the root), or one of them is the root, ``src``, or the package
-    (at the root or under ``src/``) or a part of it."""
+def _reaches(testpaths: str | list[str] | None, package: str | None) -> bool:
+    """Whether pytest, run in the project's root, walks the package (None: the root itself):
+    there are no ``testpaths`` (it walks the root), or one of them is the root, or ``src``, or
+    the package (at the root or under ``src/``) or a part of it."""
     if testpaths is None:
         return True
     entries = testpaths.split() if isinstance(testpaths, str) else testpaths
     for entry in entries:
         parts = [p for p in entry.strip().split("/") if p not in ("", ".")]
-        if parts[:1] == ["src"]:
+        if parts[:1] == ["src"] and package is not None:
             parts = parts[1:]
-        if not parts or fnmatch.fnmatch(package, parts[0]):
+        if not parts or (package is not None and fnmatch.fnmatch(package, parts[0])):
             return True
     return False
 
@@ -244,9 +269,10 @@ def carry_config(path: Path, package: str | None = None) -> CarriedConfig:
             carried[name] = value
         else:
             dropped[name] = _WHY_DROPPED.get(name, _NOT_CORE)
-    config = CarriedConfig(source=str(path), carried=carried, dropped=dropped)
-    if package and config.collects_doctests() and _reaches(options.get("testpaths"), package):
-        config = CarriedConfig(str(path), carried, dropped, doctests=package)
+    testpaths = options.get("testpaths")
+    config = CarriedConfig(str(path), carried, dropped, walks_root=_reaches(testpaths, None))
+    if package and config.collects_doctests() and _reaches(testpaths, package):
+        config = dataclasses.replace(config, doctests=package)
     return config
 
 
@@ -345,6 +371,9 @@ def stage_beside(instance: Instance, cache_dir: Path) -> Beside | None:
     entries = {p.name: p for p in instance.beside}
     if instance.pytest_config is None and not entries:
         entries = {name: path for name, path in root_files_read(instance, config_file).items()}
+    if config is not None:
+        texts = config.doctest_text_files(n for n, p in entries.items() if p.is_file())
+        config = dataclasses.replace(config, doctest_files=tuple(texts))
     project_root = config_file.parent if config_file is not None else None
     if project_root is None and instance.kind is InstanceKind.PYTHON:
         project_root = instance.source

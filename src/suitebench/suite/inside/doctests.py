@@ -7,7 +7,10 @@ run the package is not in the work dir but on ``sys.path`` (a build's tree, a ba
 link), so the host asks for it by name (``--suitebench-doctests=PACKAGE``, written by
 :mod:`suitebench.suite.execute.projectconfig` into the carried ``pytest.ini``) and this module
 adds the package's source root, as an import of the package would find it, to the paths pytest
-collects, with everything in that root but the package left out.
+collects, with everything in that root but the package left out.  The project's text files of
+doctests (``--doctest-glob``, ``test*.txt`` by default) that lie in its root are carried beside
+the suite and named the same way (``--suitebench-doctest-files=README.rst``); their ids are
+the project's own (``README.rst::README.rst``).
 
 pytest names a path outside the rootdir after the collected path that holds it, so a doctest's
 id is its module's path in the source root and its dotted name (``pkg/mod.py::pkg.mod.f``):
@@ -42,33 +45,39 @@ def source_root(package: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))).parent
 
 
-def _any_selected(config: pytest.Config, package: str) -> bool:
-    """Whether the run's selection (``--suitebench-select`` or ``--fast``'s order), if any,
-    names a doctest of the package: a run that takes none need not collect them."""
+def _chosen_files(config: pytest.Config) -> set[str] | None:
+    """The files of the tests the run's selection (``--suitebench-select`` or ``--fast``'s
+    order) names; None when the run takes every test."""
     for option in ("--suitebench-select", "--suitebench-order"):
         path = config.getoption(option, None)
         if path:
             with open(path, encoding="utf-8") as fh:
-                chosen = json.load(fh)
-            return any(str(nodeid).startswith(package + "/") for nodeid in chosen)
-    return True
+                return {str(nodeid).split("::", 1)[0] for nodeid in json.load(fh)}
+    return None
 
 
 def add_package(session: pytest.Session) -> None:
-    """Collect the package's doctests too: its source root is put first among the paths to
-    collect (pytest's walk of a project puts ``src/`` before ``tests/``)."""
+    """Collect the doctests the project's pytest would, where a run's selection takes any:
+    the text files named (in the rootdir), then the package's source root (pytest's walk of a
+    project puts ``README.rst`` and ``src/`` before ``tests/``)."""
     config = session.config
-    package = config.getoption("--suitebench-doctests", None)
+    chosen = _chosen_files(config)
     _state["root"] = None
-    if not package or not config.getoption("doctestmodules", False):
-        return
-    if not _any_selected(config, package):
-        return
-    root = source_root(package)
-    if root is None:
-        return
-    _state["root"], _state["package"] = root, package
-    config.args[:0] = [str(root)]
+    paths: list[str] = []
+    for name in filter(
+        None, (config.getoption("--suitebench-doctest-files", None) or "").split(",")
+    ):
+        path = config.rootpath / name
+        if (chosen is None or name in chosen) and path.is_file():
+            paths.append(str(path))
+    package = config.getoption("--suitebench-doctests", None)
+    wanted = chosen is None or any(f.startswith(f"{package}/") for f in chosen)
+    if package and config.getoption("doctestmodules", False) and wanted:
+        root = source_root(package)
+        if root is not None:
+            _state["root"], _state["package"] = root, package
+            paths.append(str(root))
+    config.args[:0] = paths
 
 
 def ignored(collection_path: Path) -> bool:

@@ -73,6 +73,7 @@ _OPTIONS = {  # --suitebench-NAME: help (each takes a value)
     "impact": "JSON: the tests an import-time change reaches",
     "rewrite-cache": "the host's rewritten test modules",
     "doctests": "the package whose modules' doctests run (with --doctest-modules)",
+    "doctest-files": "comma-separated text files of doctests in the rootdir",
 }
 
 
