@@ -317,3 +317,21 @@ def test_doctests_follow_where_the_configuration_looks(tmp_path: Path) -> None:
     carried = carry_config(config, "paging")
     assert carried.doctests is None and carried.doctest_text_files(names) == ["README.rst"]
     assert "--suitebench-doctests" not in carried.ini_text()
+
+
+def test_hygiene_never_takes_a_doctest_for_a_file_of_the_suite(tmp_path: Path) -> None:
+    """A package module that does not import under ``--doctest-modules`` (an optional
+    dependency missing) is a collection error named ``paging/test_io.py``; a doctest failing
+    on the reference is ``paging/__init__.py::paging.f``.  Neither is in the suite's files:
+    removing ``tests/test_io.py`` or editing ``tests/__init__.py`` for them would drop real
+    tests.  Both are left where they are and reported as not removed."""
+    from suitebench.construct.hygiene import remove_tests
+
+    suite = tmp_path / "tests"
+    suite.mkdir()
+    (suite / "__init__.py").write_text("")
+    (suite / "test_io.py").write_text("def test_read():\n    assert True\n")
+    ids = {"paging/test_io.py", "paging/__init__.py::paging.f", "README.rst::README.rst"}
+    changed, missing = remove_tests(suite, ids)
+    assert changed == [] and sorted(missing) == sorted(ids)
+    assert (suite / "test_io.py").read_text() == "def test_read():\n    assert True\n"
