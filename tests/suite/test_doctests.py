@@ -221,6 +221,16 @@ def test_doctests_kill_what_only_they_catch(
     assert sorted(changes.values()) == sorted(KILLED_BY)
     assert _killers(matrix, changes) == KILLED_BY
     assert {test for test, _ in matrix} == {D1, D2, R, T1, T2}
+    # a killing doctest says which example gave what (13 // 5 = 2 for page_count(11, 5); a
+    # float as round's ndigits raises), with no path of the tree it ran from
+    home = built[0]
+    for change, message in [
+        ("return (items + per_page - 2) // per_page", ">>> page_count(11, 5): expected 3, got 2"),
+        ("return round(2, sum(values) / len(values))", ">>> average([1, 2, 2]): TypeError("),
+    ]:
+        mutant = next(m for m, c in changes.items() if c == change)
+        shown = suitebench(home, "show", mutant, "--results", str(home / "batched"))
+        assert f"{D2 if 'average' in message else D1}: {message}" in shown.stdout, shown.stdout
 
 
 @pytest.mark.parametrize(
