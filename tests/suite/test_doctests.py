@@ -345,3 +345,35 @@ def test_hygiene_never_takes_a_doctest_for_a_file_of_the_suite(tmp_path: Path) -
     changed, missing = remove_tests(suite, ids)
     assert changed == [] and sorted(missing) == sorted(ids)
     assert (suite / "test_io.py").read_text() == "def test_read():\n    assert True\n"
+
+
+def test_an_instance_written_in_the_project_runs_its_doctests(tmp_path: Path) -> None:
+    """An ``instance.toml`` at the project's root, no ``pytest_config`` nor ``beside``: the
+    configuration pytest finds from ``tests/`` upward is carried, the README's doctest with
+    it.  Two mutants written by hand: ``+ 1`` -> ``+ 0`` in page_of gives page 0 for index 0,
+    which only the README checks; ``- 1`` -> ``- 2`` in page_count gives 14 // 5 = 2 for
+    page_count(11, 5), which only page_count's doctest checks.  M = 2/2, each killed by one."""
+    project = write_project(tmp_path / "project")
+    (project / "mutants").mkdir()
+    changes = {
+        "pageof": ("    return index // per_page + 1", "    return index // per_page + 0"),
+        "count": (
+            "    return (items + per_page - 1) // per_page",
+            "    return (items + per_page - 2) // per_page",
+        ),
+    }
+    lines = SOURCE.splitlines()
+    toml = 'name = "paging"\nkind = "python"\nsource = "src/"\npackage = "paging"\n'
+    toml += 'tests = "tests/"\n'
+    for mid, (old, new) in changes.items():
+        at = lines.index(old) + 1
+        diff = "--- a/paging/__init__.py\n+++ b/paging/__init__.py\n"
+        diff += f"@@ -{at} +{at} @@\n-{old}\n+{new}\n"
+        (project / "mutants" / f"{mid}.diff").write_text(diff)
+        toml += f'\n[[mutants]]\nid = "{mid}"\npatch = "mutants/{mid}.diff"\n'
+    (project / "instance.toml").write_text(toml)
+    matrix = _score(tmp_path, project, "out", "--engine", "plain")
+    killers = {
+        m: {t for (t, mm), o in matrix.items() if mm == m and o != "passed"} for m in changes
+    }
+    assert killers == {"pageof": {R}, "count": {D1}}

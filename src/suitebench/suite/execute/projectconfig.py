@@ -371,7 +371,14 @@ def stage_beside(instance: Instance, cache_dir: Path) -> Beside | None:
     entries = {p.name: p for p in instance.beside}
     if instance.pytest_config is None and not entries:
         entries = {name: path for name, path in root_files_read(instance, config_file).items()}
-    if config is not None:
+    if config is not None and config_file is not None:
+        if instance.pytest_config is None and not instance.beside:
+            # an instance.toml in the project: the root's text files of doctests come along
+            root = config_file.parent
+            if root.resolve().is_relative_to(instance.root.resolve()):
+                files = [p.name for p in root.iterdir() if p.is_file()]
+                for name in config.doctest_text_files(files):
+                    entries.setdefault(name, root / name)
         texts = config.doctest_text_files(n for n, p in entries.items() if p.is_file())
         config = dataclasses.replace(config, doctest_files=tuple(texts))
     project_root = config_file.parent if config_file is not None else None
