@@ -377,3 +377,41 @@ def test_an_instance_written_in_the_project_runs_its_doctests(tmp_path: Path) ->
         m: {t for (t, mm), o in matrix.items() if mm == m and o != "passed"} for m in changes
     }
     assert killers == {"pageof": {R}, "count": {D1}}
+
+
+def test_a_suite_from_elsewhere_is_scored_without_the_projects_doctests(
+    built: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """The doctests are the project's suite's tests: a suite from elsewhere (here a copy of
+    the unit tests) gets no kills from them -- the three mutants only a doctest catches, and
+    the five of page_of, survive it (M = 8/16, as without the doctest options)."""
+    home, project, instance = built
+    suite = tmp_path / "agent-suite"
+    shutil.copytree(project / "tests", suite)
+    matrix = _score(home, instance, "elsewhere", "--suite", str(suite))
+    assert {test for test, _ in matrix} == {T1, T2}
+    killed = {m for (_, m), outcome in matrix.items() if outcome != "passed"}
+    assert len(killed) == 8
+
+
+def test_an_implementation_is_held_to_the_projects_suite_not_its_own_docstrings(
+    built: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """R of a generated implementation counts the reference suite's tests: the unit tests and
+    the README's doctest (3), not doctests the implementation wrote into its own docstrings
+    (``>>> 1 + 1`` giving ``3`` fails, and is not a test of the reference suite)."""
+    home, _, instance = built
+    package = tmp_path / "implementation" / "paging"
+    shutil.copytree(instance / "src" / "paging", package)
+    text = (package / "__init__.py").read_text()
+    text = text.replace(
+        'def page_of(index, per_page):\n    """',
+        'def page_of(index, per_page):\n    """>>> 1 + 1\n    3\n\n    ',
+    )
+    (package / "__init__.py").write_text(text)
+    proc = suitebench(
+        home, "--json", "score", str(instance), "--implementation", str(package.parent)
+    )
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert (found["passed"], found["total"]) == (3, 3)

@@ -356,11 +356,17 @@ def root_files_read(instance: Instance, config_file: Path | None) -> dict[str, P
     return {name: project / name for name in read_by_tests(project, instance.tests, held)}
 
 
-def stage_beside(instance: Instance, cache_dir: Path) -> Beside | None:
+def stage_beside(
+    instance: Instance, cache_dir: Path, *, doctest_modules: bool = True, doctest_files: bool = True
+) -> Beside | None:
     """Stage the instance's carried configuration, root ``conftest.py`` and ``beside`` files
     under ``cache_dir/beside/<digest>`` (content-addressed: concurrent scores agree); None when
     there is nothing to carry.  The configuration is ``pytest_config``, or for a package the
-    one pytest would find in its source root; the root ``conftest.py`` is the one next to it."""
+    one pytest would find in its source root; the root ``conftest.py`` is the one next to it.
+
+    The project's doctests are its suite's tests: a suite from elsewhere is scored without
+    them (``doctest_modules`` and ``doctest_files`` False), and a generated implementation
+    without its modules' (its docstrings are its own, not the reference suite's)."""
     config_file = instance.pytest_config
     if config_file is None:
         config_file = config_upward(instance.tests, instance.root)
@@ -380,7 +386,11 @@ def stage_beside(instance: Instance, cache_dir: Path) -> Beside | None:
                 for name in config.doctest_text_files(files):
                     entries.setdefault(name, root / name)
         texts = config.doctest_text_files(n for n, p in entries.items() if p.is_file())
-        config = dataclasses.replace(config, doctest_files=tuple(texts))
+        config = dataclasses.replace(
+            config,
+            doctests=config.doctests if doctest_modules else None,
+            doctest_files=tuple(texts) if doctest_files else (),
+        )
     project_root = config_file.parent if config_file is not None else None
     if project_root is None and instance.kind is InstanceKind.PYTHON:
         project_root = instance.source
