@@ -66,7 +66,8 @@ def score_implementation(
     runner = SuiteRuns(
         suite_dir,
         python=python,
-        beside=stage_beside(instance, builder.cache_dir),  # as score runs it
+        # as score runs it, but for the implementation's own docstrings: not the suite's
+        beside=stage_beside(instance, builder.cache_dir, doctest_modules=False),
         kind=str(instance.kind),
         store=store,
         executor=executor,

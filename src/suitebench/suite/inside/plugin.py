@@ -22,6 +22,8 @@ happens to be installed), so everything suitebench needs inside the pytest proce
   (:mod:`suitebench.suite.inside.probe.tracer`).
 * **the host's rewritten asserts** (``--suitebench-rewrite-cache``): pytest's pyc lookup answers
   from the test modules the launching worker rewrote once per suite (:mod:`.rewrite`).
+* **the package's doctests** (``--suitebench-doctests``, with ``--doctest-modules``): the
+  package under test collected where it lies (:mod:`.doctests`).
 
 The batch driver (:mod:`suitebench.suite.inside.batch.forkserver`) stands on top of this module and
 hands its own hooks to pytest as a plugin object; this module never imports it.
@@ -42,7 +44,7 @@ from typing import Any, TextIO
 
 import pytest
 
-from suitebench.suite.inside import budget, leftovers, wire
+from suitebench.suite.inside import budget, doctests, leftovers, wire
 from suitebench.suite.inside.probe import choosing, importtime
 from suitebench.suite.inside.wire import TIMEOUT_MARKER, short_message
 
@@ -70,6 +72,8 @@ _OPTIONS = {  # --suitebench-NAME: help (each takes a value)
     "fingerprint": "write the program's globals' fingerprint",
     "impact": "JSON: the tests an import-time change reaches",
     "rewrite-cache": "the host's rewritten test modules",
+    "doctests": "the package whose modules' doctests run (with --doctest-modules)",
+    "doctest-files": "comma-separated text files of doctests in the rootdir",
 }
 
 
@@ -469,6 +473,16 @@ def _selected_names(config: pytest.Config) -> dict[str, set[str]] | None:
     if cached is None or cached[0] != path:
         cached = _state["selected_names"] = (path, choosing.selected_names(path))
     return cached[1]
+
+
+def pytest_collection(session: pytest.Session) -> None:
+    """The package's doctests (``--suitebench-doctests``) among the paths collected.  Not
+    ``tryfirst``: a batch's hooks fork per program first, and each child collects its own."""
+    doctests.add_package(session)
+
+
+def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool | None:
+    return True if doctests.ignored(collection_path) else None
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -157,7 +157,9 @@ def plan_score(
     reference, built, beside, wait_builds = _start_builds(builder, mutants, executor, report)
     equivalent |= object_equivalents(builder, mutants, built)
     mutants = [m for m in mutants if m.id not in equivalent]
-    carried = stage_beside(instance, builder.cache_dir)  # the project's files and pytest config
+    # the project's files and pytest config; its doctests are its own suite's tests
+    own = not decoys
+    carried = stage_beside(instance, builder.cache_dir, doctest_modules=own, doctest_files=own)
     runner = SuiteRuns(
         suite_dir,
         kind=str(instance.kind),
