@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,8 @@ from suitebench.report.mutation_report import (
     write_mutation_report,
 )
 from suitebench.suite import score as score_module
+
+from ...cli_helpers import run_suitebench
 
 INSTANCES = INSTANCES_DIR
 
@@ -355,10 +356,9 @@ def test_report_of_a_real_scoring_is_valid_and_scores_m(tmp_path: Path) -> None:
 def test_score_command_writes_a_valid_report(tmp_path: Path) -> None:
     """What a user runs: ``suitebench score INSTANCE --out DIR`` leaves a report that validates
     and whose score is the M in results.json."""
-    cli = "from suitebench.cli.main import main; main()"
-    argv = [sys.executable, "-c", cli, "--store", str(tmp_path / "s.sqlite")]
-    argv += ["score", str(INSTANCES / "intervals-pkg"), "--out", str(tmp_path / "out")]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    proc = run_suitebench(
+        "score", INSTANCES / "intervals-pkg", "--out", tmp_path / "out", store=tmp_path / "s.sqlite"
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "out" / "mutation-report.json").read_text())
     validate(report)

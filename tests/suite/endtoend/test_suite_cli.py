@@ -6,13 +6,13 @@ import json
 import shutil
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from ..conftest import ENTRY, suitebench
+from ...cli_helpers import run_suitebench, suitebench_argv
+from ..conftest import suitebench
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "instances"
 
@@ -94,8 +94,8 @@ def test_killed_score_resumes_without_redoing_committed_batches(
     stats_instance: Path, tmp_path: Path
 ) -> None:
     store_path = tmp_path / "s.sqlite"
-    argv = [sys.executable, "-c", ENTRY, "--store", str(store_path), "--jobs", "1"]
-    argv += ["score", str(stats_instance), "--batch-size", "1", "--out", str(tmp_path / "out")]
+    argv = suitebench_argv("--jobs", "1", "score", stats_instance, store=store_path)
+    argv += ["--batch-size", "1", "--out", str(tmp_path / "out")]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     try:
@@ -185,11 +185,9 @@ def test_python_m_suitebench_scores_a_package_whose_mutants_build_beside(
 
     instance = _instance(tmp_path)
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "suitebench", "--store", str(tmp_path / "s.sqlite"), "--json",
-         "score", str(instance), "--out", str(out)],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+    proc = run_suitebench(
+        "--json", "score", instance, "--out", out, store=tmp_path / "s.sqlite", module=True
+    )
     assert proc.returncode == 0, proc.stderr
     results = json.loads((out / "results.json").read_text())
     assert results["validity"] == 1.0 and results["mutation_score"] == 5 / 6

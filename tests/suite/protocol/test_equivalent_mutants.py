@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from suitebench.run.store import Store
 from suitebench.suite.result import MutantStatus
 from suitebench.suite.score import score_suite
 
+from ...cli_helpers import run_suitebench
 from ..conftest import write_python_instance
 
 RANGES = '''\
@@ -182,10 +181,12 @@ def test_the_console_the_results_and_the_report_list_them(tmp_path: Path) -> Non
     root = tmp_path / "ranges"
     _instance(root, '[[equivalent]]\nid = "tie"\nreason = "on a tie hi is x"\n')
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "suitebench", "score", str(root), "--out", str(out)],
-        capture_output=True,
-        text=True,
+    proc = run_suitebench(
+        "score",
+        root,
+        "--out",
+        out,
+        module=True,
         cwd=tmp_path,
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "200"},
     )
@@ -217,10 +218,12 @@ def test_the_console_the_results_and_the_report_list_them(tmp_path: Path) -> Non
         "on a tie hi is x",
     ]
     html = tmp_path / "report.html"
-    proc = subprocess.run(
-        [sys.executable, "-m", "suitebench", "report", str(out), "-o", str(html)],
-        capture_output=True,
-        text=True,
+    proc = run_suitebench(
+        "report",
+        out,
+        "-o",
+        html,
+        module=True,
         cwd=tmp_path,
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )

@@ -4,8 +4,6 @@ and ``score`` do with them, on the project of tests/suite/edit_series.py."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from suitebench.suite.select.since import (
     since_choice,
 )
 
+from ...cli_helpers import run_suitebench
 from ..edit_series import changed_function, comment, commit, make_project
 
 
@@ -93,10 +92,9 @@ def test_score_since_says_what_it_left_out(tmp_path: Path) -> None:
     write_mutants(load_instance(project), cache_dir=tmp_path / "builds")
     expected = since_choice(load_instance(project), "HEAD~1", None)
     out = tmp_path / "score"
-    proc = subprocess.run(
-        [sys.executable, "-m", "suitebench", "--store", str(tmp_path / "store.sqlite"), "score",
-         str(project), "--since", "HEAD~1", "--out", str(out)],
-        capture_output=True, text=True, check=False,
+    proc = run_suitebench(
+        "score", project, "--since", "HEAD~1", "--out", out, store=tmp_path / "store.sqlite",
+        module=True,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     results = json.loads((out / "results.json").read_text())
