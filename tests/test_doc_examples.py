@@ -398,7 +398,8 @@ def own_path(path: str) -> Path | None:
 
 def test_cited_modules_and_files_exist() -> None:
     """A dotted ``suitebench.`` name in backquotes imports; a file of the repository a guide
-    names in backquotes (``suite/protocol/rows.py``, ``tests/suite/protocol/test_decoys.py``) exists."""
+    names in backquotes (``suite/protocol/rows.py``, ``tests/suite/protocol/test_decoys.py``)
+    exists."""
     wrong = []
     for page in GUIDES:
         text = page.read_text()
