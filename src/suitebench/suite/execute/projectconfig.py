@@ -67,7 +67,6 @@ _WHY_DROPPED = {
     "cache_dir": "the cache provider is off",
     "required_plugins": "plugins are not loaded (autoload is off)",
     "junit_family": "suitebench writes no JUnit XML (its event log is the record)",
-    "pythonpath": "the program under test is put on sys.path by suitebench",
     "minversion": "the suite runs under suitebench's pytest",
     "faulthandler_timeout": "suitebench's own watchdog uses faulthandler",
 }
@@ -194,7 +193,11 @@ def read_pytest_config(path: Path) -> dict[str, str | list[str]] | None:
     section = "tool:pytest" if path.name == "setup.cfg" else "pytest"
     if section not in ini:
         return {} if path.name in ("pytest.ini", ".pytest.ini") else None
-    return {k: _lines(v) for k, v in ini[section].items()}
+    # ``addopts`` is one shell-like string however many lines it spans (pytest splits it with
+    # shlex: ``--doctest-glob='*.rst'`` is ``--doctest-glob=*.rst``); other options by lines.
+    return {
+        k: " ".join(v.split()) if k == "addopts" else _lines(v) for k, v in ini[section].items()
+    }
 
 
 def find_pytest_config(root: Path) -> Path | None:
@@ -251,16 +254,46 @@ def _reaches(testpaths: str | list[str] | None, package: str | None) -> bool:
     return False
 
 
-def carry_config(path: Path, package: str | None = None) -> CarriedConfig:
+def _carry_pythonpath(
+    value: str | list[str], config_dir: Path, tests: Path | None
+) -> tuple[list[str], dict[str, str]]:
+    """Of ``pythonpath``'s folders, the suite's own (its folder or one inside it), as the
+    sandbox's suite folder ``tests/`` holds them; the others dropped, each with the reason."""
+    entries = value.split() if isinstance(value, str) else [str(v) for v in value]
+    kept: list[str] = []
+    dropped: dict[str, str] = {}
+    suite = tests.resolve() if tests is not None else None
+    for entry in entries:
+        folder = (config_dir / entry).resolve()
+        if suite is not None and folder.is_relative_to(suite):
+            kept.append(Path("tests", folder.relative_to(suite)).as_posix())
+        else:
+            dropped[f"pythonpath {entry}"] = (
+                "the program under test is put on sys.path by suitebench; a folder outside "
+                "the suite is not in the sandbox"
+            )
+    return kept, dropped
+
+
+def carry_config(
+    path: Path, package: str | None = None, tests: Path | None = None
+) -> CarriedConfig:
     """What of ``path``'s pytest configuration applies in the sandbox: pytest's own options
     that mean the same wherever the suite runs are carried; paths, plugins and what decides
     which tests run are dropped, each with the reason.  ``package``: the package under test,
-    whose modules' doctests are part of the suite where the configuration collects them."""
+    whose modules' doctests are part of the suite where the configuration collects them.
+    ``tests``: the suite's folder, whose ``pythonpath`` entries (helpers the tests import by
+    name) are carried."""
     options = read_pytest_config(path) or {}
     carried: dict[str, str | list[str]] = {}
     dropped: dict[str, str] = {}
     for name, value in options.items():
-        if name == "addopts":
+        if name == "pythonpath":
+            folders, gone = _carry_pythonpath(value, path.parent, tests)
+            dropped.update(gone)
+            if folders:
+                carried[name] = " ".join(folders)
+        elif name == "addopts":
             kept, gone = _carry_addopts(value)
             dropped.update(gone)
             if kept:
@@ -373,7 +406,7 @@ def stage_beside(
     if config_file is None and instance.kind is InstanceKind.PYTHON:
         config_file = find_pytest_config(instance.source)
     package = instance.package if instance.kind is InstanceKind.PYTHON else None
-    config = carry_config(config_file, package) if config_file is not None else None
+    config = carry_config(config_file, package, instance.tests) if config_file is not None else None
     entries = {p.name: p for p in instance.beside}
     if instance.pytest_config is None and not entries:
         entries = {name: path for name, path in root_files_read(instance, config_file).items()}

@@ -140,6 +140,16 @@ def _tail(data: bytes) -> str:
     return data[-_LOG_TAIL:].decode("utf-8", errors="replace")
 
 
+_ERROR_LINE = re.compile(r"^(?:E\s+)?(?:\w+\.)*\w*(?:Error|Exception)\b.*$|^ERROR: .+$", re.M)
+
+
+def _last_error(log: str) -> str:
+    """The last line of a run's log that names an error (``E   ModuleNotFoundError: ...``,
+    ``ERROR: usage ...``), stripped, at most 300 characters; empty when none does."""
+    found = _ERROR_LINE.findall(log)
+    return re.sub(r"^E\s+", "", found[-1]).strip()[:300] if found else ""
+
+
 def _collect(
     out_dir: Path,
     index: int,
@@ -193,6 +203,11 @@ def _collect(
     ended_by = cause or message
     if culprit is not None:
         messages[culprit] = f"the run ended in this test: {ended_by}"
+    said = f"pytest did not finish: {ended_by}"
+    if f"exit code {exit_code}" not in said:
+        said += f" (exit code {exit_code})"
+    if not tests and not broken and not killed and (error := _last_error(log)):
+        said += f": {error}"  # pytest stopped before any test (a conftest, a usage error)
     return SuiteRun(
         status=RunStatus.CRASHED,
         tests=tests,
@@ -200,7 +215,7 @@ def _collect(
         exit_code=exit_code,
         wall_time=wall,
         log=log[-_LOG_TAIL:],
-        message=f"pytest did not finish: {ended_by} (exit code {exit_code})",
+        message=said,
         messages=messages,
         ended_in=None if culprit is None else (culprit, ended_by),
         **extra,
