@@ -64,6 +64,7 @@ LEFT_ALONE: dict[str, list[str]] = {}
 DROPPED_TESTS: dict[str, list[str]] = {"fasteners": ["tests/test_eventlet.py"]}
 TEST_REQUIREMENTS: dict[str, list[str]] = {
     "fasteners": ["diskcache", "eventlet", "more-itertools"],
+    "semver": ["pytest-cov"],  # its addopts name --cov: mutmut runs pytest with them
 }
 
 

@@ -1,15 +1,15 @@
 """The figures README.md and docs/*.md quote from the bundled data are what the code gives.
 
-A figure typed into a doc drifts from the code the first time a mutant, a test or a rule
-changes. Every V, M, per-section M and R line that the docs print for a bundled instance
-(``suitebench demo``'s suite table, ``suitebench score`` outputs) is read back here and compared
-with the instance's ``expected.toml`` and its mutants' sections -- the figures
-``tests/suite/test_fixtures_instances.py`` asserts against real scores -- and the bad suite's
-with its README's expected line (asserted by ``tests/suite/test_fixtures_bad_suite.py``). The
-input-mode figures of the hand-made arm (the demo's ``handmade`` row, audit.md's real run) are
-compared with one audit of the bundled problems, as ``tests/audit/test_chain.py`` runs it.
-Figures measured by a bench are not here: the docs link to ``docs/figures/``, which the benches
-write themselves.
+A figure typed into a doc drifts from the code the first time a mutant, a test or a rule changes.
+Every V, M, per-section M and R line that the docs print for a bundled instance (``suitebench
+demo``'s suite table, ``suitebench score`` outputs) is read back here and compared with the
+instance's ``expected.toml`` and its mutants' sections -- the figures
+``tests/suite/endtoend/test_fixtures_instances.py`` asserts against real scores -- and the bad
+suite's with its README's expected line (asserted by
+``tests/suite/endtoend/test_fixtures_bad_suite.py``). The input-mode figures of the hand-made arm
+(the demo's ``handmade`` row, audit.md's real run) are compared with one audit of the bundled
+problems, as ``tests/audit/test_chain.py`` runs it. Figures measured by a bench are not here: the
+docs link to ``docs/figures/``, which the benches write themselves.
 """
 
 from __future__ import annotations

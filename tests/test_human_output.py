@@ -12,26 +12,25 @@ import csv
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from suitebench.data import INSTANCES_DIR, PROBLEMS_DIR
 
-ENTRY = "from suitebench.cli.main import main; main()"
+from .cli_helpers import run_suitebench
 
 
 def to_file(tmp_path: Path, *args: str, timeout: float = 600) -> tuple[str, str]:
     """Run ``suitebench --store S ARGS > out.txt``: the file's text and stderr's."""
     target = tmp_path / "out.txt"
     with target.open("w") as fh:
-        done = subprocess.run(
-            [sys.executable, "-c", ENTRY, "--store", str(tmp_path / "s.sqlite"), *args],
+        done = run_suitebench(
+            *args,
+            store=tmp_path / "s.sqlite",
+            timeout=timeout,
             stdout=fh,
             stderr=subprocess.PIPE,
-            text=True,
-            timeout=timeout,
             cwd=tmp_path,
             env=dict(os.environ, CI="1"),
         )

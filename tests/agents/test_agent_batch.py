@@ -5,22 +5,15 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from suitebench.data import INSTANCES_DIR
 
-ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
+from ..cli_helpers import run_suitebench
 
 
 def batch(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, "--store", str(home / "s.sqlite"), "agent", "batch", *args],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=home,
-    )
+    return run_suitebench("agent", "batch", *args, store=home / "s.sqlite", timeout=900, cwd=home)
 
 
 def test_batch_runs_every_pair_in_parallel_scores_them_and_resumes(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import stat
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -26,6 +25,8 @@ from suitebench.agents.presets import (
 from suitebench.agents.scoring import ScoreContext
 from suitebench.agents.trajectory import analyse_run
 from suitebench.data import INSTANCES_DIR
+
+from ..cli_helpers import run_suitebench
 
 BRIEF = "# Test-suite task -- demo\n\nWrite tests.\n"
 LOCAL = Endpoint.parse("http://127.0.0.1:8123/v1")
@@ -174,8 +175,6 @@ def test_claude_code_preset_through_the_harness_reads_usage_and_actions(
 def test_cli_rejects_a_bad_agent_before_preparing_anything(tmp_path: Path) -> None:
     inst = tmp_path / "rpn-c"
     shutil.copytree(INSTANCES_DIR / "rpn-c", inst)
-    entry = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'x'; main()"
-    base = [sys.executable, "-c", entry, "--store", str(tmp_path / "s.sqlite"), "agent", "run"]
     cases = [
         (["--agent", "aider"], "unknown agent preset 'aider'"),
         (["--agent", "mini-swe-agent"], "needs --model and --endpoint"),
@@ -184,13 +183,10 @@ def test_cli_rejects_a_bad_agent_before_preparing_anything(tmp_path: Path) -> No
     ]
     for extra, message in cases:
         out = tmp_path / "out"
-        res = subprocess.run(
-            [*base, "suite", str(inst), *extra, "--out", str(out)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=tmp_path,
-        )
+        res = run_suitebench(
+            "agent", "run", "suite", inst, *extra, "--out", out,
+            store=tmp_path / "s.sqlite", timeout=120, cwd=tmp_path,
+        )  # fmt: skip
         assert res.returncode == 2, res.stderr
         assert message in " ".join(res.stderr.split()), res.stderr
         assert not out.exists()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -16,8 +15,7 @@ from suitebench.agents.harness import AgentSpec, RunOptions, run_agent
 from suitebench.agents.scoring import ScoreContext
 from suitebench.data import IMPLEMENTATIONS_DIR, INSTANCES_DIR, PROBLEMS_DIR
 
-ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
-CLI = [sys.executable, "-c", ENTRY]
+from ..cli_helpers import run_suitebench
 
 RPN_TESTS = textwrap.dedent(
     """\
@@ -289,12 +287,7 @@ def test_cli_agent_run_prints_the_score_and_writes_agent_json(home: Path) -> Non
     )
     out = home / "runs" / "cli"
     args = ["agent", "run", "suite", str(inst), "--agent-cmd", cmd, "--time-limit", "60"]
-    res = subprocess.run(
-        [*CLI, "--store", str(home / "s.sqlite"), *args, "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    res = run_suitebench(*args, "--out", out, store=home / "s.sqlite", timeout=600)
     assert res.returncode == 0, res.stderr
     assert "suite by agent-cmd: ok" in res.stdout
     assert "M = " in res.stdout

@@ -6,8 +6,6 @@ leak audit that must report what they tried and any held-out content that got th
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from suitebench.data import INSTANCES_DIR, PROBLEMS_DIR
 from suitebench.model.instance import load_instance
 from suitebench.suite.score import score_suite
 
-ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
+from ..cli_helpers import run_suitebench
 
 HONEST = textwrap.dedent(
     """\
@@ -159,12 +157,7 @@ def test_a_symlink_to_the_reference_source_gives_a_differential_test_nothing(
     assert report.content_leaks == []  # nothing held out was collected
     assert report.collect_refused_total == 5
 
-    res = subprocess.run(
-        [sys.executable, "-c", ENTRY, "agent", "trajectories", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    res = run_suitebench("agent", "trajectories", out, timeout=120)
     assert res.returncode == 0, res.stderr
     assert f"tests/ref.c: symbolic link -> {inst}/src/rpn.c" in res.stdout
     assert "3 leaks (1 runs), 0 content leaks (0 runs), 5 entries not collected" in res.stdout

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -26,7 +24,7 @@ from suitebench.agents.trajectory import (
 )
 from suitebench.data import INSTANCES_DIR
 
-ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
+from ..cli_helpers import run_suitebench
 
 
 def sh(command: str) -> Action:
@@ -190,22 +188,12 @@ def test_trajectories_command_reports_classes_attempts_and_leaks_per_run(
     assert fair.classes == {"read": 1, "search": 0, "write": 1, "execute": 1, "other": 0}
     assert fair.leaks == [] and not fair.mutant_attempt
 
-    res = subprocess.run(
-        [sys.executable, "-c", ENTRY, "--json", "agent", "trajectories", str(runs)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    res = run_suitebench("--json", "agent", "trajectories", runs, timeout=120)
     assert res.returncode == 0, res.stderr
     reports = {Path(r["run"]).name: r for r in json.loads(res.stdout)}
     assert set(reports) == {"honest", "snoop"}
     assert len(reports["snoop"]["leaks"]) == 1 and reports["honest"]["leaks"] == []
-    human = subprocess.run(
-        [sys.executable, "-c", ENTRY, "agent", "trajectories", str(runs)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    human = run_suitebench("agent", "trajectories", runs, timeout=120)
     assert "2 runs: 0 with executable creation, 1 with mutant creation, 1 leaks (1 runs)" in (
         human.stdout
     )

@@ -5,28 +5,16 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from ..cli_helpers import run_suitebench
 from .conftest import PROBLEMS, copy_problem
 
 
 def suitebench(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from suitebench.cli.main import main; main()",
-            "--store",
-            str(store),
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_suitebench(*args, store=store, timeout=600)
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,12 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ..cli_helpers import run_suitebench
 from .problems import WRONG_EXIT_C, write_next_int
 from .test_cli_ledger import suitebench
 
@@ -198,25 +198,10 @@ def test_human_output_goes_to_stdout(tmp_path: Path, build_cache: Path) -> None:
     problem = _problem(tmp_path / "p")
     target = tmp_path / "out.txt"
     with target.open("w") as fh:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                "from suitebench.cli.main import main; main()",
-                "--store",
-                str(tmp_path / "store.sqlite"),
-                "audit",
-                str(problem),
-                "--build-cache",
-                str(build_cache),
-                "--out",
-                str(tmp_path / "out"),
-            ],
-            stdout=fh,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=600,
-        )
+        done = run_suitebench(
+            "audit", problem, "--build-cache", build_cache, "--out", tmp_path / "out",
+            store=tmp_path / "store.sqlite", timeout=600, stdout=fh, stderr=subprocess.PIPE,
+        )  # fmt: skip
     assert done.returncode == 0, done.stderr
     text = target.read_text()
     assert "cov@1" in text and "reproducible (DET_WA / DET_RE)" in text

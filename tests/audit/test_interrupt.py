@@ -13,10 +13,10 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from ..cli_helpers import suitebench_argv
 from .conftest import copy_problem
 
 # A correct maxsum (Kadane) that first sleeps a second: the audit's runs take long enough
@@ -36,12 +36,7 @@ print(best)
 
 
 def _audit(problem: Path, out: Path, store: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-c",
-        "from suitebench.cli.main import main; main()",
-        "--store",
-        str(store),
+    return suitebench_argv(
         "-j",
         "2",
         "audit",
@@ -49,8 +44,9 @@ def _audit(problem: Path, out: Path, store: Path) -> list[str]:
         "--arm",
         "g=generator@12",
         "--out",
-        str(out),
-    ]
+        out,
+        store=store,
+    )
 
 
 def _interrupt_when(argv: list[str], store: Path, runs: int) -> tuple[int, float, str]:
@@ -115,12 +111,7 @@ def _stored_runs(db: Path) -> int:
 def test_ctrl_c_stops_stress(tmp_path: Path) -> None:
     """A stress of a correct solution with a large count, interrupted after a few seconds."""
     pairs = Path(__file__).resolve().parents[1] / "fixtures" / "stress" / "pairs"
-    argv = [
-        sys.executable,
-        "-c",
-        "from suitebench.cli.main import main; main()",
-        "--store",
-        str(tmp_path / "s.db"),
+    argv = suitebench_argv(
         "stress",
         str(pairs),
         str(pairs / "submissions" / "correct.py"),
@@ -130,7 +121,8 @@ def test_ctrl_c_stops_stress(tmp_path: Path) -> None:
         "100000",
         "--time",
         "600",
-    ]
+        store=tmp_path / "s.db",
+    )
     proc = subprocess.Popen(
         argv,
         stdout=subprocess.PIPE,

@@ -20,6 +20,7 @@ from suitebench.run import sandbox
 from suitebench.run.outcome import Limits, MiB, Status, sha256_bytes
 from suitebench.run.session import STREAM_ABOVE
 
+from ..cli_helpers import suitebench_argv
 from .problems import FOREVER_C, WRAPCHECK_C, write_next_int
 
 GiB = 1024**3
@@ -40,8 +41,7 @@ def test_printing_forever_on_40_inputs_stays_under_1_gib(tmp_path: Path, build_c
         tmp_path / "p", {"forever.c": FOREVER_C, "wrapcheck.c": WRAPCHECK_C}, tests=tests
     )
     store, out = tmp_path / "store.sqlite", tmp_path / "out"
-    audit = [sys.executable, "-c", "from suitebench.cli.main import main; main()"]
-    audit += ["--store", str(store), "--jobs", "2", "--json", "audit", str(d)]
+    audit = suitebench_argv("--jobs", "2", "--json", "audit", d, store=store)
     audit += ["--build-cache", str(build_cache), "--out", str(out), "--pool", "accepted"]
     proc = subprocess.run(
         [sys.executable, "-c", MEASURE, *audit], capture_output=True, text=True, timeout=900

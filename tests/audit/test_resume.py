@@ -8,7 +8,6 @@ import json
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,18 +20,14 @@ from suitebench.audit.runs import AuditEngine
 from suitebench.model.problem import load_problem
 from suitebench.run.outcome import sha256_bytes
 
+from ..cli_helpers import suitebench_argv
 from .conftest import PROBLEMS
 
 ARMS = ["--arm", "gen=generator@60", "--arm", "hand=arms/handmade"]
 
 
 def cli(store: Path, out: Path, cache: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-c",
-        "from suitebench.cli.main import main; main()",
-        "--store",
-        str(store),
+    return suitebench_argv(
         "--jobs",
         "2",
         "audit",
@@ -41,8 +36,9 @@ def cli(store: Path, out: Path, cache: Path) -> list[str]:
         "--build-cache",
         str(cache),
         "--out",
-        str(out),
-    ]
+        out,
+        store=store,
+    )
 
 
 def rows(store: Path, kind: str) -> dict[str, float]:

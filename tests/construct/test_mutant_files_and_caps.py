@@ -10,23 +10,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from suitebench.construct.treesitter_ops import grammar_installed
 
-ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
+from ..cli_helpers import run_suitebench
 
 
 def suitebench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, "--store", str(tmp_path / "s.sqlite"), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_suitebench(*args, store=tmp_path / "s.sqlite", timeout=300)
 
 
 def _adds(name: str, count: int) -> str:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from ..cli_helpers import run_suitebench
 
 try:
     import pyarrow as pa
@@ -21,13 +22,7 @@ except ImportError as exc:  # the tests never install anything: they name the st
 
 
 def suitebench(*args: str, store: Path | None = None) -> subprocess.CompletedProcess[str]:
-    pre = ["--store", str(store)] if store is not None else []
-    return subprocess.run(
-        [sys.executable, "-c", "from suitebench.cli.main import main; main()", *pre, *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_suitebench(*args, store=store, timeout=600)
 
 
 def write_parquet(path: Path, rows: list[dict[str, Any]], schema: Any) -> Path:

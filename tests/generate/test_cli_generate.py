@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from suitebench.agents.fakeserver import ISOLATING_ENV, FakeChatServer
 from suitebench.data import PROBLEMS_DIR
 
+from ..cli_helpers import run_suitebench
 from .conftest import reply
 
 MAXSUM = PROBLEMS_DIR / "maxsum"
@@ -22,15 +22,8 @@ def run_cli(
     """The command line; a string argument is split on spaces, a path is one argument."""
     argv = [a for x in args for a in (x.split() if isinstance(x, str) else [str(x)])]
     base = {k: v for k, v in os.environ.items() if k not in ISOLATING_ENV}
-    main = "from suitebench.cli.main import main; main()"
-    store = str(tmp_path / "s.sqlite")
-    return subprocess.run(
-        [sys.executable, "-c", main, "--store", store, *argv],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**base, **(env or {})},
-        timeout=300,
+    return run_suitebench(
+        *argv, store=tmp_path / "s.sqlite", timeout=300, cwd=tmp_path, env={**base, **(env or {})}
     )
 
 

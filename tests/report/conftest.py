@@ -11,7 +11,6 @@ browser test without them fails, naming that step, rather than skipping.
 from __future__ import annotations
 
 import subprocess
-import sys
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -21,18 +20,14 @@ import pytest
 from suitebench.data import INSTANCES_DIR, PROBLEMS_DIR, SUITES_DIR
 from suitebench.report.browser import find_chromium
 
+from ..cli_helpers import run_suitebench
+
 NPM_CACHE = Path(__file__).resolve().parents[2] / ".cache" / "npm"
-ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
 
 
 def suitebench(store: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     """Run the command line as a user does, in a child process."""
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, "--store", str(store), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_suitebench(*args, store=store, timeout=timeout)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

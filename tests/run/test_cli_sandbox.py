@@ -17,19 +17,14 @@ from suitebench.run import sandbox
 from suitebench.run.cgroups import usable_parent
 from suitebench.run.outcome import Outcome
 
+from ..cli_helpers import run_suitebench
+
 
 def _cli(
     *args: str, stdin: bytes = b"", cwd: Path | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     env = dict(os.environ, CI="1")
-    return subprocess.run(
-        [sys.executable, "-c", "from suitebench.cli.main import main; main()", *args],
-        input=stdin,
-        capture_output=True,
-        timeout=120,
-        env=env,
-        cwd=cwd,
-    )
+    return run_suitebench(*args, timeout=120, input=stdin, text=False, env=env, cwd=cwd)
 
 
 def _json(*args: str, **kw: Any) -> dict[str, Any]:
@@ -136,14 +131,11 @@ def test_doctor_human() -> None:
 def test_sandbox_runs_a_command_found_through_a_version_manager_shim(fake_shims: Path) -> None:
     shims = fake_shims
     env = dict(os.environ, CI="1", PATH=f"{shims}:{os.environ['PATH']}")
-    main = "from suitebench.cli.main import main; main()"
     script = "greet a b; python3 -c 'import os; print(os.environ[\"FAKEENV\"])'"
 
     def cli(backend: str, *command: str) -> dict[str, Any]:
         args = ["--json", "sandbox", "--backend", backend, "--", *command]
-        res = subprocess.run(
-            [sys.executable, "-c", main, *args], capture_output=True, timeout=120, env=env
-        )
+        res = run_suitebench(*args, timeout=120, text=False, env=env)
         data: dict[str, Any] = json.loads(res.stdout)
         return data
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -19,6 +17,8 @@ import pytest
 from suitebench.run import cgroups, jvm, sandbox
 from suitebench.run.outcome import Backend, Limits, Status
 from suitebench.run.toolchain import Built, Language, available, build, program_from_path
+
+from ..cli_helpers import run_suitebench
 
 LIMITS = Limits(wall_time=10.0, cpu_time=5.0, memory_mb=256)
 
@@ -290,13 +290,7 @@ def test_pypy_runs_python_files_and_directories_on_pypy(tmp_path: Path) -> None:
 
 def _doctor_tools(path: str) -> dict[str, dict[str, object]]:
     env = {**os.environ, "PATH": path}
-    cp = subprocess.run(
-        [sys.executable, "-m", "suitebench", "--json", "doctor"],
-        capture_output=True,
-        env=env,
-        timeout=120,
-        check=True,
-    )
+    cp = run_suitebench("--json", "doctor", timeout=120, module=True, env=env, check=True)
     return {t["name"]: t for t in json.loads(cp.stdout)["tools"]}
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import socket
 import subprocess
-import sys
 import textwrap
 import threading
 from collections.abc import Callable, Iterator
@@ -27,6 +26,8 @@ from suitebench.suite.execute import jobs
 from suitebench.suite.execute.runspec import Engine, SuiteLimits
 from suitebench.suite.result import SuiteResult
 from suitebench.suite.score import score_suite
+
+from ..cli_helpers import run_suitebench
 
 STATS_C = textwrap.dedent(
     """\
@@ -546,14 +547,6 @@ def score_selected_and_full(
     return selected, full
 
 
-ENTRY = "import sys; from suitebench.cli.main import main; sys.argv[0] = 'suitebench'; main()"
-
-
 def suitebench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The command line as a user runs it, in a child process, on a store in ``tmp_path``."""
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, "--store", str(tmp_path / "s.sqlite"), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_suitebench(*args, store=tmp_path / "s.sqlite", timeout=600)

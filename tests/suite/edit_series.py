@@ -1,5 +1,5 @@
 """A small project kept in git, and a series of real edits to it: what ``score --incremental``
-and ``--since`` are tested (tests/suite/test_incremental_edits.py) and measured
+and ``--since`` are tested (tests/suite/execute/test_incremental_edits.py) and measured
 (bench/incremental_scores.py) on.
 
 ``shop`` prices a cart: ``money.py`` holds the rounding helper and the currency table,

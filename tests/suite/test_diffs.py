@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from suitebench.model.diffs import DiffError, read_diff
+from suitebench.model.diffs import DiffError, changed_paths, read_diff
 
 
 def test_lines_keep_their_breaks_and_bytes() -> None:
@@ -42,3 +42,14 @@ def test_text_that_is_no_diff() -> None:
     with pytest.raises(DiffError):
         read_diff("@@ -1 +1 @@\n-a\n+b\n")  # a hunk before any file
     assert read_diff("no diff here\n").files == ()
+
+
+def test_the_paths_a_diff_changes() -> None:
+    # a change to a.py, a new file and a removed one, written as git writes them (-p1)
+    diff = (
+        "--- a/pkg/a.py\n+++ b/pkg/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+        "--- /dev/null\n+++ b/pkg/new.py\n@@ -0,0 +1 @@\n+y = 3\n"
+        "--- a/pkg/old.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-z = 4\n"
+    )
+    assert changed_paths(diff) == ["pkg/a.py", "pkg/new.py", "pkg/old.py"]
+    assert changed_paths("not a diff at all\n") == []

@@ -96,6 +96,10 @@ def _print_suite(result: SuiteResult, show_failures: bool = False, verbose: bool
         cells = c.tests * sum(1 for m in result.mutants if m.outcomes)
         selection += f"; {ran} of {cells} matrix cells run, the others kept their reference outcome"
     _out.print(selection)
+    if result.limits.get("protocol_note"):  # a pytest the direct protocol does not know
+        _out.print(
+            f"[yellow]test protocol: pytest[/yellow] ({escape(result.limits['protocol_note'])})"
+        )
     _print_edits(result)
     for figure, why in result.withheld.items():
         name = {"validity": "V", "mutation_score": "M"}.get(figure, figure)

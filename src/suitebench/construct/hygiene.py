@@ -37,6 +37,7 @@ from suitebench.construct.writing import prepare_target
 from suitebench.model.instance import Instance, load_instance
 from suitebench.run.executor import Executor
 from suitebench.run.store import Store
+from suitebench.suite.execute.runner import SUITE_DIRNAME
 from suitebench.suite.execute.runspec import SuiteLimits
 from suitebench.suite.records import TestStatus
 from suitebench.suite.score import score_suite
@@ -166,12 +167,17 @@ def remove_test_functions(path: Path, names: set[str]) -> set[str]:
 def remove_tests(suite: Path, test_ids: set[str]) -> tuple[list[Path], list[str]]:
     """Remove tests given by node id (``tests/<file>::<name>``) from the suite's files, and
     files given by their own id (``tests/<file>``: a file that does not collect, whose tests
-    nothing can name); the files changed or removed and the ids not found."""
+    nothing can name); the files changed or removed and the ids not found.  A doctest of the
+    package or of a text file beside the suite (``pkg/mod.py::pkg.mod.f``, ``README.rst``) is
+    not in the suite's files: it is left where it is, and among the ids not found."""
     by_file: dict[str, set[str]] = {}
     changed: list[Path] = []
     missing: list[str] = []
     for test in test_ids:
         path_text, _, name = test.partition("::")
+        if Path(path_text).parts[:1] != (SUITE_DIRNAME,):
+            missing.append(test)
+            continue
         if not name:
             file = suite / Path(path_text).relative_to(Path(path_text).parts[0])
             if file.is_file():

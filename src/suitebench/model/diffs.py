@@ -167,6 +167,24 @@ def read_diff(diff: str | bytes) -> Diff:
     return Diff(tuple(files), outside)
 
 
+def changed_paths(diff: str | bytes) -> list[str]:
+    """The files a ``-p1`` unified diff changes (old and new names, their first component cut,
+    ``/dev/null`` left out), in order; none for text that is not a diff."""
+    try:
+        files = read_diff(diff).files
+    except DiffError:
+        return []
+    out: list[str] = []
+    for f in files:
+        for name in (f.old_name, f.new_name):
+            name = name.split("\t", 1)[0].strip()
+            if name and name != "/dev/null":
+                path = name.split("/", 1)[1] if "/" in name else name
+                if path not in out:
+                    out.append(path)
+    return out
+
+
 def content_digest(diff: str | bytes) -> str:
     """What a mutant changes, as a short digest (12 hex digits) that survives renumbering and
     edits elsewhere in the file: the files' names and every hunk's lines (context, removed,

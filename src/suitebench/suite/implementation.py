@@ -17,7 +17,7 @@ from suitebench.run.executor import Executor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.run.unpack import is_archive, unpack_root
-from suitebench.suite.execute.interpreter import suite_interpreter, versions
+from suitebench.suite.execute.interpreter import protocol_for, suite_interpreter, versions
 from suitebench.suite.execute.jobs import SuiteRuns
 from suitebench.suite.execute.programs import Builder
 from suitebench.suite.execute.projectconfig import stage_beside
@@ -47,6 +47,7 @@ def score_implementation(
     """R: the fraction of the reference suite's *valid* tests a candidate implementation passes
     (TestSuiteBench's reference pass rate), with the failing tests listed."""
     python = suite_interpreter(instance, backend)
+    limits, protocol_note = protocol_for(limits, python)
     builder = Builder(
         instance, cache_dir or store.path.parent / "builds", backend=backend, python=python
     )
@@ -65,7 +66,8 @@ def score_implementation(
     runner = SuiteRuns(
         suite_dir,
         python=python,
-        beside=stage_beside(instance, builder.cache_dir),  # as score runs it
+        # as score runs it, but for the implementation's own docstrings: not the suite's
+        beside=stage_beside(instance, builder.cache_dir, doctest_modules=False),
         kind=str(instance.kind),
         store=store,
         executor=executor,
@@ -107,7 +109,11 @@ def score_implementation(
         excluded_invalid=invalid,
         excluded_tests=excluded,
         run_status=run.status if run is not None else None,
-        limits={**limits.to_dict(), "reference_runs": reference_runs},
+        limits={
+            **limits.to_dict(),
+            "reference_runs": reference_runs,
+            **({"protocol_note": protocol_note} if protocol_note else {}),
+        },
         backend=runner.backend_name,
         versions=versions(python),
     )

@@ -2,9 +2,9 @@
 
 Every test's outcome, message and seconds come from the log's lines
 (:mod:`suitebench.suite.inside.wire` names them): the tests that started, each phase's report,
-the files that did not collect, and the session's end.  pytest's JUnit XML, still written beside
-it, is an export nobody here reads.  A run whose log ends with the session's end finished: its
-rows are the tests that reported (as the XML lists them).  A log without that end is a crashed
+the files that did not collect, and the session's end (no JUnit XML is written beside it).  A
+run whose log ends with the session's end finished: its rows are the tests that reported (the
+tests pytest's JUnit XML would list).  A log without that end is a crashed
 run's: the rows it reached, the test it was in when it died an ``error`` (``timeout`` if the
 faulthandler watchdog fired), the rest ``not_run``.
 """
@@ -119,7 +119,7 @@ def session_ended(events: list[dict[str, Any]]) -> bool:
 
 def finished_statuses(events: list[dict[str, Any]]) -> tuple[dict[str, TestStatus], list[str]]:
     """The rows of a run that finished, and the files that did not collect: every test that
-    reported anything but a passing setup (what pytest's JUnit XML lists), with the outcome
+    reported anything but a passing setup (what pytest's JUnit XML would list), with the outcome
     its reports add up to.  A run by the direct protocol (:func:`direct_statuses`) keeps
     every test it reached."""
     if any(e.get("event") == wire.EVENT_DIRECT for e in events):
@@ -138,7 +138,7 @@ def finished_statuses(events: list[dict[str, Any]]) -> tuple[dict[str, TestStatu
 def direct_statuses(events: list[dict[str, Any]]) -> dict[str, TestStatus]:
     """The tests a finished run reached, from its event log (a run whose passing tests are
     logged only there: :mod:`suitebench.suite.inside.batch.direct`); those it did not reach are left
-    out, as its XML would leave them."""
+    out, as pytest's JUnit XML would leave them."""
     tests, _, _ = statuses_from_events(events, died_of_timeout=False)
     return {k: v for k, v in tests.items() if v is not TestStatus.NOT_RUN}
 

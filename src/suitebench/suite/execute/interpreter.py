@@ -11,10 +11,16 @@ shadows the project's packages.
 What the interpreter is -- its Python and pytest versions and a digest of the distributions
 installed in it -- is probed once, in the sandbox, and is part of every suite run's key and of
 ``results.json``: a package installed into the venv later makes new runs, not stale hits.
+
+Its pytest may be any from 8 on; the direct protocol (``--protocol direct``) runs only on the
+pytest it was written for, with the private names it uses where it expects them
+(:mod:`suitebench.suite.inside.batch.internals`).  The probe asks; on any other pytest a score
+runs every test through pytest's hooks (:func:`protocol_for`) and says so.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import json
@@ -31,6 +37,8 @@ import suitebench
 from suitebench.model.instance import Instance, InstanceError
 from suitebench.run import sandbox
 from suitebench.run.outcome import Backend, Limits
+from suitebench.suite.execute.runspec import SuiteLimits, TestProtocol
+from suitebench.suite.inside.batch import internals
 
 # What the probe prints: sys and pytest facts, and the installed distributions.
 _PROBE = """
@@ -41,6 +49,14 @@ try:
     version = pytest.__version__
 except Exception as exc:
     version = None
+gone = []
+for module_name, path in __NAMES__:  # internals.missing(), for this interpreter's pytest
+    try:
+        obj = importlib.import_module(module_name)
+        for part in path.split("."):
+            obj = getattr(obj, part)
+    except Exception:
+        gone.append(f"{module_name}.{path}")
 dists = sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions())
 plugins = sorted([ep.name, ep.value] for ep in metadata.entry_points(group="pytest11"))
 print(json.dumps({
@@ -51,10 +67,12 @@ print(json.dumps({
     "base_prefix": sys.base_prefix,
     "executable": os.path.realpath(sys.executable),
     "pytest": version,
+    "missing": gone,
     "packages": dists,
     "plugins": plugins,
 }))
 """
+_PROBE = _PROBE.replace("__NAMES__", json.dumps([list(n) for n in internals.NAMES]))
 _MIN_PYTEST = 8
 
 
@@ -82,6 +100,9 @@ class Interpreter:
     # suitebench's own compiles a module to the same code and the same warnings, so a build
     # may compile for it here instead of in a sandboxed process.
     compiler: str = ""
+    # Why its pytest cannot run the direct protocol (None: it can): a version outside
+    # internals.SUPPORTED, or a private name it lacks.
+    direct_off: str | None = None
 
     @property
     def own(self) -> bool:
@@ -106,6 +127,7 @@ class Interpreter:
             "plugins": list(self.plugins),
             "left_out": [list(p) for p in self.left_out],
             "compiler": self.compiler,
+            "direct_off": self.direct_off,
         }
 
     @classmethod
@@ -120,6 +142,7 @@ class Interpreter:
             plugins=tuple(d.get("plugins", ())),
             left_out=tuple((str(a), str(b)) for a, b in d.get("left_out", ())),
             compiler=str(d.get("compiler", "")),
+            direct_off=d.get("direct_off"),
         )
 
     @property
@@ -170,6 +193,7 @@ def current() -> Interpreter:
         packages="own",
         plugin_root=None,
         compiler=host_compiler(),
+        direct_off=internals.own_why_off(),
     )
 
 
@@ -289,7 +313,21 @@ def probe(path: str, backend: Backend | None = None) -> Interpreter:
         plugins=plugins,
         left_out=left_out,
         compiler=str(facts.get("compiler", "")),
+        direct_off=internals.why_off(str(pytest_version), list(facts.get("missing", []))),
     )
+
+
+def protocol_for(limits: SuiteLimits, python: Interpreter | None) -> tuple[SuiteLimits, str | None]:
+    """The limits a score runs with on ``python`` (None: suitebench's own), and why they are
+    not those asked for (None: they are): ``--protocol direct`` becomes ``pytest`` where the
+    interpreter's pytest cannot run the direct protocol (:attr:`Interpreter.direct_off`)."""
+    if limits.protocol is not TestProtocol.DIRECT:
+        return limits, None
+    off = (python or current()).direct_off
+    if off is None:
+        return limits, None
+    note = f"the direct protocol is off: {off}"
+    return dataclasses.replace(limits, protocol=TestProtocol.PYTEST), note
 
 
 def versions(python: Interpreter | None = None) -> dict[str, str]:

@@ -12,6 +12,9 @@ next to ``tests/``, and what could not apply in the sandbox is dropped and said 
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
+import itertools
 import re
 import shlex
 import shutil
@@ -63,8 +66,7 @@ _WHY_DROPPED = {
     "testpaths": "the suite is collected as tests/",
     "cache_dir": "the cache provider is off",
     "required_plugins": "plugins are not loaded (autoload is off)",
-    "junit_family": "suitebench reads junit_family=xunit1",
-    "pythonpath": "the program under test is put on sys.path by suitebench",
+    "junit_family": "suitebench writes no JUnit XML (its event log is the record)",
     "minversion": "the suite runs under suitebench's pytest",
     "faulthandler_timeout": "suitebench's own watchdog uses faulthandler",
 }
@@ -72,11 +74,16 @@ _NOT_CORE = "not a pytest option: its plugin is not loaded (autoload is off)"
 # ``addopts`` flags kept (with their value): they change outcomes the same way everywhere.
 _KEPT_FLAGS = {"-W", "--pythonwarnings", "--strict-markers", "--strict-config", "--strict"}
 _KEPT_FLAGS |= {"--import-mode", "-r", "--tb", "-l", "--showlocals"}
+# The doctests the project's pytest collects are part of its suite (the package's own are
+# collected by the plugin: :mod:`suitebench.suite.inside.doctests`).
+_DOCTEST_FLAGS = {"--doctest-modules", "--doctest-glob", "--doctest-report"}
+_DOCTEST_FLAGS |= {"--doctest-continue-on-failure", "--doctest-ignore-import-errors"}
+_KEPT_FLAGS |= _DOCTEST_FLAGS
 _VALUED = {"-W", "--pythonwarnings", "--import-mode", "-r", "--tb", "-p", "-n", "-m", "-k", "-c"}
 _VALUED |= {"-o", "--maxfail", "--rootdir", "--basetemp", "--junitxml", "--junit-xml"}
 _VALUED |= {"--durations", "--dist", "--numprocesses", "--ignore", "--ignore-glob", "--deselect"}
 _VALUED |= {"--confcutdir", "--cov-report", "--cov-config", "--timeout", "--log-level"}
-_VALUED |= {"--capture", "--color", "--doctest-glob", "--reruns"}
+_VALUED |= {"--capture", "--color", "--doctest-glob", "--doctest-report", "--reruns"}
 
 
 @dataclass(frozen=True)
@@ -87,13 +94,50 @@ class CarriedConfig:
     source: str
     carried: dict[str, str | list[str]] = field(default_factory=dict)
     dropped: dict[str, str] = field(default_factory=dict)
+    # The package whose modules' doctests the project's pytest collects (``--doctest-modules``
+    # with the package where it looks), or None; its root's text files of doctests it collects.
+    doctests: str | None = None
+    doctest_files: tuple[str, ...] = ()
+    walks_root: bool = True  # pytest walks the project's root (no ``testpaths`` leave it out)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "carried": self.carried, "dropped": self.dropped}
+        found = {"source": self.source, "carried": self.carried, "dropped": self.dropped}
+        found |= {"doctests": self.doctests} if self.doctests else {}
+        return found | ({"doctest_files": list(self.doctest_files)} if self.doctest_files else {})
+
+    def _addopts(self) -> list[str]:
+        args = self.carried.get("addopts", "")
+        return shlex.split(args) if isinstance(args, str) else list(args)
+
+    def collects_doctests(self) -> bool:
+        """Whether the carried options have pytest collect doctests from modules."""
+        return "--doctest-modules" in self._addopts()
+
+    def doctest_text_files(self, names: Iterable[str]) -> list[str]:
+        """Of the files ``names`` in the project's root, those pytest collects as text files of
+        doctests there: matching a ``--doctest-glob`` (``test*.txt`` without one), where pytest
+        walks the root."""
+        tokens = self._addopts()
+        globs = [t.split("=", 1)[1] for t in tokens if t.startswith("--doctest-glob=")]
+        globs += [b for a, b in itertools.pairwise(tokens) if a == "--doctest-glob"]
+        if not self.walks_root:
+            return []
+        return sorted(
+            n for n in names if any(fnmatch.fnmatch(n, g) for g in globs or ["test*.txt"])
+        )
 
     def ini_text(self) -> str:
         lines = ["[pytest]"]
-        for name, value in self.carried.items():
+        carried = dict(self.carried)
+        own = " ".join(
+            [f"--suitebench-doctests={self.doctests}"] * bool(self.doctests)
+            + [f"--suitebench-doctest-files={','.join(self.doctest_files)}"]
+            * bool(self.doctest_files)
+        )
+        if own:
+            addopts = carried.get("addopts", "")
+            carried["addopts"] = f"{addopts} {own}".strip() if isinstance(addopts, str) else own
+        for name, value in carried.items():
             if isinstance(value, list):
                 lines.append(f"{name} =" + "".join(f"\n    {v}" for v in value))
             else:
@@ -149,7 +193,11 @@ def read_pytest_config(path: Path) -> dict[str, str | list[str]] | None:
     section = "tool:pytest" if path.name == "setup.cfg" else "pytest"
     if section not in ini:
         return {} if path.name in ("pytest.ini", ".pytest.ini") else None
-    return {k: _lines(v) for k, v in ini[section].items()}
+    # ``addopts`` is one shell-like string however many lines it spans (pytest splits it with
+    # shlex: ``--doctest-glob='*.rst'`` is ``--doctest-glob=*.rst``); other options by lines.
+    return {
+        k: " ".join(v.split()) if k == "addopts" else _lines(v) for k, v in ini[section].items()
+    }
 
 
 def find_pytest_config(root: Path) -> Path | None:
@@ -190,15 +238,62 @@ def _carry_addopts(value: str | list[str]) -> tuple[list[str], dict[str, str]]:
     return kept, dropped
 
 
-def carry_config(path: Path) -> CarriedConfig:
+def _reaches(testpaths: str | list[str] | None, package: str | None) -> bool:
+    """Whether pytest, run in the project's root, walks the package (None: the root itself):
+    there are no ``testpaths`` (it walks the root), or one of them is the root, or ``src``, or
+    the package (at the root or under ``src/``) or a part of it."""
+    if testpaths is None:
+        return True
+    entries = testpaths.split() if isinstance(testpaths, str) else testpaths
+    for entry in entries:
+        parts = [p for p in entry.strip().split("/") if p not in ("", ".")]
+        if parts[:1] == ["src"] and package is not None:
+            parts = parts[1:]
+        if not parts or (package is not None and fnmatch.fnmatch(package, parts[0])):
+            return True
+    return False
+
+
+def _carry_pythonpath(
+    value: str | list[str], config_dir: Path, tests: Path | None
+) -> tuple[list[str], dict[str, str]]:
+    """Of ``pythonpath``'s folders, the suite's own (its folder or one inside it), as the
+    sandbox's suite folder ``tests/`` holds them; the others dropped, each with the reason."""
+    entries = value.split() if isinstance(value, str) else [str(v) for v in value]
+    kept: list[str] = []
+    dropped: dict[str, str] = {}
+    suite = tests.resolve() if tests is not None else None
+    for entry in entries:
+        folder = (config_dir / entry).resolve()
+        if suite is not None and folder.is_relative_to(suite):
+            kept.append(Path("tests", folder.relative_to(suite)).as_posix())
+        else:
+            dropped[f"pythonpath {entry}"] = (
+                "the program under test is put on sys.path by suitebench; a folder outside "
+                "the suite is not in the sandbox"
+            )
+    return kept, dropped
+
+
+def carry_config(
+    path: Path, package: str | None = None, tests: Path | None = None
+) -> CarriedConfig:
     """What of ``path``'s pytest configuration applies in the sandbox: pytest's own options
     that mean the same wherever the suite runs are carried; paths, plugins and what decides
-    which tests run are dropped, each with the reason."""
+    which tests run are dropped, each with the reason.  ``package``: the package under test,
+    whose modules' doctests are part of the suite where the configuration collects them.
+    ``tests``: the suite's folder, whose ``pythonpath`` entries (helpers the tests import by
+    name) are carried."""
     options = read_pytest_config(path) or {}
     carried: dict[str, str | list[str]] = {}
     dropped: dict[str, str] = {}
     for name, value in options.items():
-        if name == "addopts":
+        if name == "pythonpath":
+            folders, gone = _carry_pythonpath(value, path.parent, tests)
+            dropped.update(gone)
+            if folders:
+                carried[name] = " ".join(folders)
+        elif name == "addopts":
             kept, gone = _carry_addopts(value)
             dropped.update(gone)
             if kept:
@@ -207,7 +302,11 @@ def carry_config(path: Path) -> CarriedConfig:
             carried[name] = value
         else:
             dropped[name] = _WHY_DROPPED.get(name, _NOT_CORE)
-    return CarriedConfig(source=str(path), carried=carried, dropped=dropped)
+    testpaths = options.get("testpaths")
+    config = CarriedConfig(str(path), carried, dropped, walks_root=_reaches(testpaths, None))
+    if package and config.collects_doctests() and _reaches(testpaths, package):
+        config = dataclasses.replace(config, doctests=package)
+    return config
 
 
 def read_by_tests(repo: Path, tests: Path, held: set[str]) -> list[str]:
@@ -290,20 +389,41 @@ def root_files_read(instance: Instance, config_file: Path | None) -> dict[str, P
     return {name: project / name for name in read_by_tests(project, instance.tests, held)}
 
 
-def stage_beside(instance: Instance, cache_dir: Path) -> Beside | None:
+def stage_beside(
+    instance: Instance, cache_dir: Path, *, doctest_modules: bool = True, doctest_files: bool = True
+) -> Beside | None:
     """Stage the instance's carried configuration, root ``conftest.py`` and ``beside`` files
     under ``cache_dir/beside/<digest>`` (content-addressed: concurrent scores agree); None when
     there is nothing to carry.  The configuration is ``pytest_config``, or for a package the
-    one pytest would find in its source root; the root ``conftest.py`` is the one next to it."""
+    one pytest would find in its source root; the root ``conftest.py`` is the one next to it.
+
+    The project's doctests are its suite's tests: a suite from elsewhere is scored without
+    them (``doctest_modules`` and ``doctest_files`` False), and a generated implementation
+    without its modules' (its docstrings are its own, not the reference suite's)."""
     config_file = instance.pytest_config
     if config_file is None:
         config_file = config_upward(instance.tests, instance.root)
     if config_file is None and instance.kind is InstanceKind.PYTHON:
         config_file = find_pytest_config(instance.source)
-    config = carry_config(config_file) if config_file is not None else None
+    package = instance.package if instance.kind is InstanceKind.PYTHON else None
+    config = carry_config(config_file, package, instance.tests) if config_file is not None else None
     entries = {p.name: p for p in instance.beside}
     if instance.pytest_config is None and not entries:
         entries = {name: path for name, path in root_files_read(instance, config_file).items()}
+    if config is not None and config_file is not None:
+        if instance.pytest_config is None and not instance.beside:
+            # an instance.toml in the project: the root's text files of doctests come along
+            root = config_file.parent
+            if root.resolve().is_relative_to(instance.root.resolve()):
+                files = [p.name for p in root.iterdir() if p.is_file()]
+                for name in config.doctest_text_files(files):
+                    entries.setdefault(name, root / name)
+        texts = config.doctest_text_files(n for n, p in entries.items() if p.is_file())
+        config = dataclasses.replace(
+            config,
+            doctests=config.doctests if doctest_modules else None,
+            doctest_files=tuple(texts) if doctest_files else (),
+        )
     project_root = config_file.parent if config_file is not None else None
     if project_root is None and instance.kind is InstanceKind.PYTHON:
         project_root = instance.source
@@ -365,10 +485,9 @@ def warns_on_compile(beside: Beside | None, pythonpath: str | None, patch: str) 
     wherever coverage says they reach, so the mutant runs every test."""
     if beside is None or pythonpath is None:
         return False
+    from suitebench.model.diffs import changed_paths
     from suitebench.run.pycompile import compiled_quietly
-    from suitebench.suite.select.selection import changed_lines
 
-    changed = changed_lines(patch).values()
-    files = [Path(pythonpath) / c.path for c in changed if c.path.endswith(".py")]
+    files = [Path(pythonpath) / p for p in changed_paths(patch) if p.endswith(".py")]
     # a module the build compiled without a warning draws none that a filter could make an error
     return warns_as_error(beside.config, [f for f in files if not compiled_quietly(f)])

@@ -1,7 +1,7 @@
 """Run a pytest suite against programs under test, sandboxed: the plain and batched engines.
 
 Both engines run the suite the same way: pytest with our plugin's event log (the record of
-every test's outcome; ``--junitxml`` is written beside it, an export), plugin autoload off
+every test's outcome, and the only one: no JUnit XML is written), plugin autoload off
 (``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``, ``-p no:cacheprovider``), the venv's interpreter by
 absolute path, ``--continue-on-collection-errors`` (a file that does not import breaks only its
 own tests), our plugin for per-test timeouts, inside the sandbox with no network, in a fresh copy
@@ -75,8 +75,6 @@ def pytest_args(
         "--continue-on-collection-errors",
         "--rootdir",
         ".",
-        "-o",
-        "junit_family=xunit1",
         f"--suitebench-timeout={limits.per_test:g}",
         *cache,
         suite_name,
@@ -85,7 +83,7 @@ def pytest_args(
 
 def _scratch(base: Path) -> tuple[Path, Path]:
     """The run's writable layout inside the sandbox's work dir: ``work/`` (the tests' working
-    directory), ``out/`` (XML, event logs), ``home/`` ($HOME) and ``tmp/`` ($TMPDIR), the last
+    directory), ``out/`` (event logs), ``home/`` ($HOME) and ``tmp/`` ($TMPDIR), the last
     two empty whenever a program's tests start."""
     workdir, out_dir = base / "work", base / "out"
     for d in (workdir, out_dir, *_home_and_tmp(base)):
@@ -134,12 +132,22 @@ def _sandbox_limits(limits: SuiteLimits, wall: float) -> Limits:
         memory_mb=limits.memory_mb,
         processes=256,
         network=limits.network,
-        file_size_bytes=1024 * 1024 * 1024,  # logs and XML of a whole batch
+        file_size_bytes=1024 * 1024 * 1024,  # the logs of a whole batch
     )
 
 
 def _tail(data: bytes) -> str:
     return data[-_LOG_TAIL:].decode("utf-8", errors="replace")
+
+
+_ERROR_LINE = re.compile(r"^(?:E\s+)?(?:\w+\.)*\w*(?:Error|Exception)\b.*$|^ERROR: .+$", re.M)
+
+
+def _last_error(log: str) -> str:
+    """The last line of a run's log that names an error (``E   ModuleNotFoundError: ...``,
+    ``ERROR: usage ...``), stripped, at most 300 characters; empty when none does."""
+    found = _ERROR_LINE.findall(log)
+    return re.sub(r"^E\s+", "", found[-1]).strip()[:300] if found else ""
 
 
 def _collect(
@@ -167,7 +175,6 @@ def _collect(
     extra["seconds"] = seconds_from_events(events)
     extra["on_cpu"] = on_cpu_from_events(events)
     if session_ended(events) and not killed:
-        # The event log is the record; the JUnit XML beside it is an export.
         tests, broken = finished_statuses(events)
         return SuiteRun(
             status=RunStatus.OK,
@@ -196,6 +203,11 @@ def _collect(
     ended_by = cause or message
     if culprit is not None:
         messages[culprit] = f"the run ended in this test: {ended_by}"
+    said = f"pytest did not finish: {ended_by}"
+    if f"exit code {exit_code}" not in said:
+        said += f" (exit code {exit_code})"
+    if not tests and not broken and not killed and (error := _last_error(log)):
+        said += f": {error}"  # pytest stopped before any test (a conftest, a usage error)
     return SuiteRun(
         status=RunStatus.CRASHED,
         tests=tests,
@@ -203,7 +215,7 @@ def _collect(
         exit_code=exit_code,
         wall_time=wall,
         log=log[-_LOG_TAIL:],
-        message=f"pytest did not finish: {ended_by} (exit code {exit_code})",
+        message=said,
         messages=messages,
         ended_in=None if culprit is None else (culprit, ended_by),
         **extra,
@@ -262,7 +274,7 @@ def run_plain(
 ) -> SuiteRun:
     """One pytest process in one sandbox: the reference engine.
 
-    ``workspace``: an empty directory to run in, kept afterwards (``out/`` holds the XML, the
+    ``workspace``: an empty directory to run in, kept afterwards (``out/`` holds the
     event log and ``rewrite-served.txt``); by default a temporary one.  ``rewrite_cache``:
     hand pytest the test modules' asserts rewritten on this side (:mod:`.rewrite`).  ``beside``:
     the project's files staged to go next to the suite (:mod:`.projectconfig`).  ``python``:
@@ -286,7 +298,6 @@ def run_plain(
             "-m",
             "pytest",
             *collect_only(pytest_args(SUITE_DIRNAME, limits, cache, python.plugins), target.select),
-            f"--junitxml={out_dir / '0.xml'}",
             f"--suitebench-events={out_dir / '0.events'}",
             f"--suitebench-faultlog={out_dir / '0.log'}",
             *extra,
@@ -380,7 +391,7 @@ def run_batched(
 ) -> list[SuiteRun]:
     """Many programs in one sandbox through the fork server; one SuiteRun per target.
 
-    ``workspace``: an empty directory to run the batch in, kept afterwards with its XML, event
+    ``workspace``: an empty directory to run the batch in, kept afterwards with its event
     logs, ``out/batch-mode.txt`` (how the fork server ran it) and ``out/rewrite-served.txt``;
     by default a temporary one.  ``rewrite_cache``: as for :func:`run_plain`.  ``reference``:
     the targets are the reference's runs, run by pytest's own protocol throughout

@@ -13,7 +13,7 @@ happens to be installed), so everything suitebench needs inside the pytest proce
   (a teardown's names the test's seconds from its start); a test's reports go to disk with the
   next test's start (one write a test), so a pytest process that dies mid-run still tells
   what it ran and in which test it died; the session's end is its last line.  It is the
-  host's one record of the run (the JUnit XML is an export).
+  host's one record of the run (no JUnit XML is written).
 * **test selection**: ``--suitebench-order`` (``--fast``: only these tests, in this order, stop
   at the first failure) and ``--suitebench-select`` (only these tests, in collected order: the
   tests that reach a mutant);
@@ -22,6 +22,8 @@ happens to be installed), so everything suitebench needs inside the pytest proce
   (:mod:`suitebench.suite.inside.probe.tracer`).
 * **the host's rewritten asserts** (``--suitebench-rewrite-cache``): pytest's pyc lookup answers
   from the test modules the launching worker rewrote once per suite (:mod:`.rewrite`).
+* **the package's doctests** (``--suitebench-doctests``, with ``--doctest-modules``): the
+  package under test collected where it lies (:mod:`.doctests`).
 
 The batch driver (:mod:`suitebench.suite.inside.batch.forkserver`) stands on top of this module and
 hands its own hooks to pytest as a plugin object; this module never imports it.
@@ -42,7 +44,7 @@ from typing import Any, TextIO
 
 import pytest
 
-from suitebench.suite.inside import budget, leftovers, wire
+from suitebench.suite.inside import budget, doctests, leftovers, wire
 from suitebench.suite.inside.probe import choosing, importtime
 from suitebench.suite.inside.wire import TIMEOUT_MARKER, short_message
 
@@ -70,6 +72,8 @@ _OPTIONS = {  # --suitebench-NAME: help (each takes a value)
     "fingerprint": "write the program's globals' fingerprint",
     "impact": "JSON: the tests an import-time change reaches",
     "rewrite-cache": "the host's rewritten test modules",
+    "doctests": "the package whose modules' doctests run (with --doctest-modules)",
+    "doctest-files": "comma-separated text files of doctests in the rootdir",
 }
 
 
@@ -254,7 +258,7 @@ def phase_passed(when: str, encoded_nodeid: str) -> None:
 
 def emit_direct(tests: int) -> None:
     """This child runs ``tests`` of its tests by the direct protocol: its passing tests are in
-    the event log only (the JUnit XML has its failures and collection errors)."""
+    the event log as one passed teardown line each (no report of their phases is made)."""
     _emit({"event": wire.EVENT_DIRECT, "tests": tests})
 
 
@@ -469,6 +473,16 @@ def _selected_names(config: pytest.Config) -> dict[str, set[str]] | None:
     if cached is None or cached[0] != path:
         cached = _state["selected_names"] = (path, choosing.selected_names(path))
     return cached[1]
+
+
+def pytest_collection(session: pytest.Session) -> None:
+    """The package's doctests (``--suitebench-doctests``) among the paths collected.  Not
+    ``tryfirst``: a batch's hooks fork per program first, and each child collects its own."""
+    doctests.add_package(session)
+
+
+def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool | None:
+    return True if doctests.ignored(collection_path) else None
 
 
 @pytest.hookimpl(tryfirst=True)

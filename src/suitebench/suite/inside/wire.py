@@ -2,7 +2,7 @@
 
 The plugin (:mod:`.plugin`) writes reports; the host (:mod:`suitebench.suite.execute.eventlog`,
 :mod:`suitebench.suite.execute.runner`) reads them from the event log, the one record of every
-test's outcome, message and seconds (pytest's JUnit XML is written beside it, an export).  Both
+test's outcome, message and seconds (no JUnit XML is written).  Both
 import this module, which needs nothing but the standard library (and pytest's report types, for the
 plugin's side), so the host never imports the plugin.
 """
@@ -43,10 +43,36 @@ def short_message(report: Any) -> str:
     else:
         crash = getattr(longrepr, "reprcrash", None)
         text = str(getattr(crash, "message", "") or "")
+        if not text and type(longrepr).__name__ == "ReprFailDoctest":
+            text = doctest_message(str(longrepr))
         if not text:
             text = error_line(str(longrepr))
     first = text.strip().splitlines()[0] if text.strip() else ""
     return first[:MESSAGE_CHARS]
+
+
+def doctest_message(report_text: str) -> str:
+    """A failed doctest's reason on one line, without the path of the module it ran from (a
+    build's or a batch's: it would differ between runs): the example and what it gave,
+    ``>>> page_count(11, 5): expected 3, got 2``, or the exception it raised."""
+    lines = report_text.splitlines()
+    for i, line in enumerate(lines):
+        if line != "Expected:" and not line.startswith("UNEXPECTED EXCEPTION: "):
+            continue
+        examples = [ln.split(">>> ", 1)[1].strip() for ln in lines[:i] if ">>> " in ln]
+        example = f">>> {examples[-1]}: " if examples else ""
+        if line != "Expected:":
+            return example + line.removeprefix("UNEXPECTED EXCEPTION: ")
+        rest = lines[i + 1 :]
+        end = next((j for j, ln in enumerate(rest) if ln in ("Got:", "Got nothing")), len(rest))
+        got: list[str] = []
+        for text in rest[end + 1 :] if rest[end : end + 1] == ["Got:"] else []:
+            if not text.startswith("    "):
+                break
+            got.append(text.strip())
+        expected = " ".join(ln.strip() for ln in rest[:end])
+        return f"{example}expected {expected}, got {' '.join(got) or 'nothing'}"
+    return ""
 
 
 def error_line(report_text: str) -> str:

@@ -274,8 +274,11 @@ class WorkDir:
 
 def collect_only(args: list[str], select: tuple[str, ...] | list[str] | None) -> list[str]:
     """pytest's arguments with the suite directory (the last one) replaced by the files that
-    hold the selected tests: a mutant's run collects only what it runs."""
+    hold the selected tests: a mutant's run collects only what it runs.  A selected doctest of
+    the package under test (``pkg/mod.py::pkg.mod.f``) is not in the suite's directory: the
+    plugin collects the package itself (:mod:`.doctests`)."""
     if select is None:
         return args
-    files = sorted({t.split("::", 1)[0] for t in select})
+    suite = args[-1].rstrip("/") + "/"
+    files = sorted({t.split("::", 1)[0] for t in select if t.startswith(suite)})
     return [*args[:-1], *files] if files else args

@@ -25,7 +25,7 @@ from suitebench.run.executor import Executor, LocalExecutor
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.run.tree import not_utf8
-from suitebench.suite.execute.interpreter import Interpreter, suite_interpreter
+from suitebench.suite.execute.interpreter import Interpreter, protocol_for, suite_interpreter
 from suitebench.suite.execute.jobs import SuiteRuns
 from suitebench.suite.execute.programs import Builder, BuiltProgram, build_reference_first
 from suitebench.suite.execute.projectconfig import Beside, stage_beside
@@ -76,6 +76,9 @@ class ScorePlan:
     decoys: bool = True  # a suite from elsewhere: the reference runs as mutants are too
     # The mutants left out as equivalent, not built or not run (:mod:`.equivalence`).
     equivalent: dict[str, Equivalence] = field(default_factory=dict)
+    # Why the runs' protocol is not the one asked for (a pytest the direct protocol does not
+    # know: :func:`~suitebench.suite.execute.interpreter.protocol_for`); None: it is.
+    protocol_note: str | None = None
 
     @property
     def staged(self) -> bool:
@@ -133,6 +136,7 @@ def plan_score(
             "rename it"
         )
     python = suite_interpreter(instance, backend)
+    limits, protocol_note = protocol_for(limits, python)
     # A suite from elsewhere runs against mutants built from scratch: an incremental build
     # can leave a trace of what it rebuilt in the tree (a build log), which no decoy -- the
     # reference's own tree -- would share (docs/threat-model.md).
@@ -153,7 +157,9 @@ def plan_score(
     reference, built, beside, wait_builds = _start_builds(builder, mutants, executor, report)
     equivalent |= object_equivalents(builder, mutants, built)
     mutants = [m for m in mutants if m.id not in equivalent]
-    carried = stage_beside(instance, builder.cache_dir)  # the project's files and pytest config
+    # the project's files and pytest config; its doctests are its own suite's tests
+    own = not decoys
+    carried = stage_beside(instance, builder.cache_dir, doctest_modules=own, doctest_files=own)
     runner = SuiteRuns(
         suite_dir,
         kind=str(instance.kind),
@@ -210,6 +216,7 @@ def plan_score(
         early=reference_runs if rides or fast else 1,
         decoys=decoys,
         equivalent=equivalent,
+        protocol_note=protocol_note,
     )
 
 

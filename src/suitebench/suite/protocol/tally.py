@@ -233,7 +233,11 @@ def tally(
         pytest_config=None
         if carried is None or carried.config is None
         else carried.config.to_dict(),
-        limits={**runner.limits.to_dict(), "reference_runs": len(plan.ref_keys)},
+        limits={
+            **runner.limits.to_dict(),
+            "reference_runs": len(plan.ref_keys),
+            **({"protocol_note": plan.protocol_note} if plan.protocol_note else {}),
+        },
         backend=runner.backend_name,
         versions=versions(plan.python),
         phases=phases,

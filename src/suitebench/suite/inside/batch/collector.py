@@ -59,13 +59,12 @@ class Collector:
     def run_items(
         self,
         session: pytest.Session,
-        logxml: Any,
         program: dict[str, Any],
         chosen: tuple[list[str] | None, str] | None = None,
     ) -> int:
         """In a child of a batch collected once: run the program's tests of the collected
         items (its ``--fast`` order or its selection; ``chosen``: the tests an import-time
-        change reaches, and why) and write its XML and event log."""
+        change reaches, and why) and write its event log."""
         out_dir = self.out_dir
         index = program["index"]
         plugin.open_events(str(out_dir / f"{index}.events"))
@@ -92,9 +91,6 @@ class Collector:
             item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
             if session.shouldfail or session.shouldstop:
                 break
-        if logxml is not None:  # the JUnit XML, an export
-            logxml.logfile = str(out_dir / f"{index}.xml")
-            logxml.pytest_sessionfinish()
         plugin.emit_finished(0)
         return 0
 
@@ -133,10 +129,7 @@ class Collector:
         (:mod:`.reimport`); a program that cannot be is left to the batch's parent.
         ``patched.txt`` has a line per program: ``<index> patched: <n> functions``,
         ``<index> reimported: <n> globals`` or ``<index> fresh import: <why>``."""
-        from _pytest.junitxml import xml_key
-
         spec, out_dir, group = self.spec, self.out_dir, self.group or []
-        logxml = session.config.stash.get(xml_key, None)
         session.config.option.tbstyle = "line"
         base = list(group[0]["patched_files"])
         notes: list[str] = []
@@ -182,7 +175,7 @@ class Collector:
         self.steps = []
         live.forget()
         forget_digests()
-        exit_in_child(lambda: self.run_items(session, logxml, program, chosen))
+        exit_in_child(lambda: self.run_items(session, program, chosen))
 
     def carry_in(
         self, session: pytest.Session, reimport: Reimport, program: dict[str, Any], base: list[str]

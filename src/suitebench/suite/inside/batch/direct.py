@@ -2,7 +2,7 @@
 
 pytest runs a test through about twenty hook calls: setup, call and teardown each pass through
 the capture, logging, skipping, unraisable-exception and thread-exception plugins, and each is
-made into a report that the terminal, the JUnit XML, the cache and the session are told about.
+made into a report that the terminal, the cache, the session and the event log are told about.
 For a small test that is ~0.45 ms, most of a test run in a mutant's child, and the kill matrix
 is made of tens of thousands of them.  Where nothing but pytest's own plugins and suitebench's
 take part in a test's phases, a batch's child
@@ -26,7 +26,9 @@ log gets the test's start and one passed teardown line (what its status is read 
 
 When a run is left to pytest (:func:`why_not`): a hook of these phases implemented by anything
 else (a conftest, a third-party plugin), a test protocol of its own (a rerun plugin), options
-that show or plan fixtures, another pytest version's internals; per test (:func:`direct_item`):
+that show or plan fixtures, a pytest outside the range this knows or lacking a private name it
+uses (:mod:`.internals`: the host checks that before the run, and says so); per test
+(:func:`direct_item`):
 an item that is not a plain ``pytest.Function`` (unittest, doctest, custom items),
 skip/skipif/xfail marks, or the fixtures that pytest's plugins serve phase by phase
 (``capsys``, ``capfd``, ``caplog``, ``subtests``, ``pytester``...).  ``score --protocol
@@ -43,8 +45,11 @@ from typing import Any
 import pytest
 
 from suitebench.suite.inside import budget, leftovers, plugin
+from suitebench.suite.inside.batch import internals
 
-try:  # pytest's internals this stands in for; another pytest has its tests run by pytest
+# pytest's internals this stands in for (every one listed in internals.NAMES, which a test
+# checks): a pytest without them has its tests run by pytest's protocol (why_not says why).
+try:
     from _pytest import timing
     from _pytest._code import ExceptionInfo
     from _pytest.logging import catching_logs
@@ -61,9 +66,9 @@ try:  # pytest's internals this stands in for; another pytest has its tests run 
     from _pytest.tmpdir import tmppath_result_key
     from _pytest.unraisableexception import collect_unraisable, unraisable_exceptions
 
-    _MISSING = None
-except ImportError as exc:  # pragma: no cover - only under another pytest
-    _MISSING = f"pytest's internals differ: {exc}"
+    _IMPORTED = True
+except ImportError:  # pragma: no cover - only under another pytest
+    _IMPORTED = False
 
 # The implementations a phase may have for the direct protocol to stand in for it: pytest's
 # built-in plugins (module name, or class for plugin objects) and suitebench's own.
@@ -100,7 +105,6 @@ _KNOWN: dict[str, frozenset[str]] = {
             "_pytest.terminal.TerminalReporter",
             "_pytest.logging.LoggingPlugin",
             "_pytest.main.Session",
-            "_pytest.junitxml.LogXML",
             "_pytest.cacheprovider.LFPlugin",
             "suitebench.suite.inside.plugin",
         }
@@ -137,10 +141,9 @@ def _owner(impl: Any) -> str:
 
 def why_not(config: pytest.Config) -> str | None:
     """Why this session's tests cannot run by the direct protocol (None: they can)."""
-    if not pytest.__version__.startswith("9."):
-        return f"pytest {pytest.__version__}: the direct protocol knows pytest 9's plugins"
-    if _MISSING is not None:
-        return _MISSING
+    off = _pytest_why_off()
+    if off is not None:
+        return off
     for name in ("capturemanager", "logging-plugin"):
         if config.pluginmanager.get_plugin(name) is None:
             return f"pytest's {name} is off"
@@ -159,6 +162,39 @@ def why_not(config: pytest.Config) -> str | None:
         if not (impl.wrapper or impl.hookwrapper) and owner != "_pytest.runner":
             return f"{owner} implements pytest_runtest_protocol"
     return None
+
+
+_OFF: list[str | None] = []
+
+
+def _pytest_why_off() -> str | None:
+    """Why this pytest cannot run the direct protocol (its version, or a private name it
+    lacks: :mod:`.internals`), asked once per process."""
+    if not _OFF:
+        off = internals.own_why_off()
+        if off is None and not _IMPORTED:
+            off = internals.why_off(pytest.__version__, ["an import of direct.py's"])
+        _OFF.append(off)
+    return _OFF[0]
+
+
+def why_not_live(session: pytest.Session) -> str | None:
+    """Why the direct protocol cannot run on this session's objects: an attribute pytest
+    sets on them while configuring and collecting (:data:`.internals.LIVE`) is not there
+    (None: every one is)."""
+    owners: dict[str, Any] = {
+        "session": session,
+        "logging-plugin": session.config.pluginmanager.get_plugin("logging-plugin"),
+        "item": next((i for i in session.items if type(i) is pytest.Function), None),
+    }
+    gone = [
+        f"{owner}.{path}"
+        for owner, path in internals.LIVE
+        if owners[owner] is not None and not internals.has(owners[owner], path)
+    ]
+    if not gone:
+        return None
+    return internals.why_off(pytest.__version__, gone)
 
 
 def direct_item(item: pytest.Item) -> bool:
@@ -208,7 +244,8 @@ class DirectProtocol:
 
     def announce(self, items: list[pytest.Item]) -> None:
         """Tell the event log that these tests' passing phases are logged only there, when
-        any of them runs directly (else the run's XML stays the record of every test)."""
+        any of them runs directly (else every test's phases are reported as pytest's runner
+        reports them)."""
         count = sum(item.nodeid in self.plan for item in items)
         if count:
             plugin.emit_direct(count)
@@ -357,7 +394,13 @@ def plan(session: pytest.Session, spec: dict[str, Any], out_dir: Path) -> Direct
     (None: pytest's protocol throughout), planned once: in a collector before its children
     are forked, or in a child that collected for itself.  ``protocol.txt`` gets a line:
     ``direct: <n> of <m> tests`` or ``pytest: <why>``."""
-    why = pytest_only(spec) or why_not(session.config)
+    why = pytest_only(spec)
+    if why is None:
+        why = _pytest_why_off() or why_not_live(session)
+        if why is not None:  # this pytest's doing, not the suite's: said in the run's log too
+            print(f"suitebench: the direct protocol is off: {why}", file=sys.stderr)
+        else:
+            why = why_not(session.config)
     direct = None
     if why is None:
         direct = DirectProtocol(session.config, session.items)

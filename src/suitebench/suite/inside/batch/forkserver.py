@@ -10,14 +10,14 @@ tests, dominates.  This module runs *inside one sandbox* per batch and pays it o
   (:class:`suitebench.suite.inside.workdir.WorkDir`), with ``./executable`` linked to that program
   always at the *same* path, so a module-level ``os.path.abspath("./executable")`` means the
   same in every child and in the plain engine.  The child runs every test, writes its own
-  JUnit XML through pytest's junitxml plugin and exits; the parent never runs a test.
+  event log and exits; the parent never runs a test.
 * **fork per program, then collect** (``kind = "python"``, or a suite that runs the program
   while being imported): a child per program runs the whole ``pytest.main`` from a parent that
   has already imported pytest, so the package under test is imported fresh in each child, first
   on ``sys.path``.
 
-Either way each program gets the JUnit XML and event log the plain engine would produce, and
-the same parser reads both, so the kill matrix is the same by construction (a test proves it).
+Either way each program gets the event log the plain engine would produce, and the same
+reader reads both, so the kill matrix is the same by construction (a test proves it).
 A child that outlives its wall-clock budget is killed; its event log shows how far it got.
 
 Two floors: :mod:`suitebench.suite.inside.plugin` is the per-test protocol (timeouts, event log,
@@ -215,8 +215,6 @@ class BatchHooks(Collector):
 
     def run_collected_batch(self, session: pytest.Session) -> None:
         """Fork one child per program after collection; each runs the collected items."""
-        from _pytest.junitxml import xml_key
-
         spec, out_dir = self.spec, self.out_dir
         workdir = Path(spec["workdir"])
         ran = (workdir / SENTINEL_NAME).exists()
@@ -225,11 +223,10 @@ class BatchHooks(Collector):
             # being imported: collection depends on the program, so collect per program.
             self.fallback = True
             return
-        logxml = session.config.stash.get(xml_key, None)
-        # A child's failure reports end up only in its JUnit XML (outcomes, the timeout marker
-        # and the one-line failure message); nobody sees the long traceback with source that
-        # pytest would format by default (~0.5 ms a failing test).  The line style keeps what
-        # is read.
+        # A child's failure reports end up only in its event log (outcomes, the timeout
+        # marker and the one-line failure message); nobody sees the long traceback with source
+        # that pytest would format by default (~0.5 ms a failing test).  The line style keeps
+        # what is read.
         session.config.option.tbstyle = "line"
         warm_caches()
         warm_items(session.items)
@@ -239,7 +236,7 @@ class BatchHooks(Collector):
         workdir_state = WorkDir(spec)
         if self.bare:
             workdir_state.adopt_setup(self.bare)
-        fork_each(spec, lambda program: self.run_items(session, logxml, program), workdir_state)
+        fork_each(spec, lambda program: self.run_items(session, program), workdir_state)
 
     # -- configure once, collect per program (kind = "python") -----------------------------
 
@@ -258,8 +255,6 @@ class BatchHooks(Collector):
         child has run (it collects nothing); False in a child, set up for its program, which
         then collects and runs the suite exactly as ``pytest.main`` does -- the test modules,
         and through them the package under test, are imported fresh in every child."""
-        from _pytest.junitxml import xml_key
-
         spec, out_dir = self.spec, self.out_dir
         self.reached = True
         watch = self.watch
@@ -314,9 +309,6 @@ class BatchHooks(Collector):
             self.put_on_path(program["pythonpath"])
         plugin.open_events(str(out_dir / f"{index}.events"))
         budget.state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
-        logxml = session.config.stash.get(xml_key, None)
-        if logxml is not None:
-            logxml.logfile = str(out_dir / f"{index}.xml")
         for arg in _selection_args(spec, program):
             option, _, value = arg.partition("=")
             setattr(session.config.option, option[2:].replace("-", "_"), value)
@@ -353,7 +345,7 @@ def _configure_once(spec: dict[str, Any], pytest_args: list[str]) -> bool:
     sys.meta_path.insert(0, hooks.watch)
     os.chdir(workdir)
     try:
-        code = pytest.main([*pytest_args, f"--junitxml={out_dir / 'collect.xml'}"], plugins=[hooks])
+        code = pytest.main(pytest_args, plugins=[hooks])
     except BaseException:
         if hooks.child:
             os._exit(3)
@@ -392,7 +384,7 @@ def _collect_once(spec: dict[str, Any], pytest_args: list[str]) -> bool:
     hooks.bare = tree_state(workdir)  # to tell what the suite's set-up writes
     os.chdir(workdir)
     initial_path = list(sys.path)
-    pytest.main([*pytest_args, f"--junitxml={out_dir / 'collect.xml'}"], plugins=[hooks])
+    pytest.main(pytest_args, plugins=[hooks])
     if not hooks.fallback:
         return True
     (out_dir / "needs-recollect").write_text("1", encoding="utf-8")
@@ -434,7 +426,6 @@ def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
         args = [
             *collect_only(pytest_args, program.get("select")),
             *_selection_args(spec, program),
-            f"--junitxml={out_dir / f'{index}.xml'}",
             f"--suitebench-events={out_dir / f'{index}.events'}",
             f"--suitebench-faultlog={out_dir / f'{index}.log'}",
         ]

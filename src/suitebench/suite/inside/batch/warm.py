@@ -18,8 +18,8 @@ def warm_caches() -> None:
     """Fill, once in the parent, the caches every child would otherwise fill on its own.
 
     Each is a pure memo (same answers, cold or warm), so warming changes no outcome, only what
-    a child pays: the regular expressions of pytest's JUnit XML escaping, of the tokenizer
-    (reporting a failure re-reads the test's source) and of ``argparse`` (``pytest.main``), and
+    a child pays: the regular expressions of the tokenizer (reporting a failure re-reads the
+    test's source) and of ``argparse`` (``pytest.main``), and
     :func:`inspect.getmodule`'s file -> module map, which it builds on a miss by resolving
     every loaded module's path (``realpath``: a ``lstat`` per component).  Measured on a
     24-test CLI suite: about 6 ms of CPU per program that has a failing test.
@@ -29,17 +29,11 @@ def warm_caches() -> None:
     import io
     import tokenize
 
-    def xml_escape() -> None:
-        from _pytest.junitxml import bin_xml_escape
-
-        bin_xml_escape("warm")
-
     def module_map() -> None:
         # A miss maps every module loaded so far (the suite's too, once collected).
         inspect.getmodule(warm_caches.__code__, "<suitebench: warm the module map>")
 
     warmers: list[Callable[[], object]] = [
-        xml_escape,
         lambda: list(tokenize.generate_tokens(io.StringIO("x = 1\n").readline)),
         lambda: argparse.ArgumentParser(prog="warm", add_help=False),
         module_map,

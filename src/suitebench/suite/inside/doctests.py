@@ -1,0 +1,89 @@
+"""The doctests of the package under test, collected as the project's own pytest collects them.
+
+A project whose configuration says ``--doctest-modules`` has pytest collect the doctests of
+every module it walks -- the package's own, when the package lies where pytest looks.  Those
+doctests are part of the project's suite: a mutant only a doctest kills is killed.  In a suite
+run the package is not in the work dir but on ``sys.path`` (a build's tree, a batch's switched
+link), so the host asks for it by name (``--suitebench-doctests=PACKAGE``, written by
+:mod:`suitebench.suite.execute.projectconfig` into the carried ``pytest.ini``) and this module
+adds the package's source root, as an import of the package would find it, to the paths pytest
+collects, with everything in that root but the package left out.  The project's text files of
+doctests (``--doctest-glob``, ``test*.txt`` by default) that lie in its root are carried beside
+the suite and named the same way (``--suitebench-doctest-files=README.rst``); their ids are
+the project's own (``README.rst::README.rst``).
+
+pytest names a path outside the rootdir after the collected path that holds it, so a doctest's
+id is its module's path in the source root and its dotted name (``pkg/mod.py::pkg.mod.f``):
+the same for the reference and every mutant, in every engine, wherever the tree lies.  The
+module is imported as the tests import it (its root is on ``sys.path`` already), so coverage,
+patched function bodies and re-imported modules see one module object.
+
+Standard library and pytest only: it runs in the sandbox, called by the plugin's hooks.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_state: dict[str, Any] = {"root": None, "package": None}
+
+
+def source_root(package: str) -> Path | None:
+    """Where an import of ``package`` finds it (the directory holding it), without importing
+    it; None when it is not a package on ``sys.path``."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).parent
+
+
+def _chosen_files(config: pytest.Config) -> set[str] | None:
+    """The files of the tests the run's selection (``--suitebench-select`` or ``--fast``'s
+    order) names; None when the run takes every test."""
+    for option in ("--suitebench-select", "--suitebench-order"):
+        path = config.getoption(option, None)
+        if path:
+            with open(path, encoding="utf-8") as fh:
+                return {str(nodeid).split("::", 1)[0] for nodeid in json.load(fh)}
+    return None
+
+
+def add_package(session: pytest.Session) -> None:
+    """Collect the doctests the project's pytest would, where a run's selection takes any:
+    the text files named (in the rootdir), then the package's source root (pytest's walk of a
+    project puts ``README.rst`` and ``src/`` before ``tests/``)."""
+    config = session.config
+    chosen = _chosen_files(config)
+    _state["root"] = None
+    paths: list[str] = []
+    for name in filter(
+        None, (config.getoption("--suitebench-doctest-files", None) or "").split(",")
+    ):
+        path = config.rootpath / name
+        if (chosen is None or name in chosen) and path.is_file():
+            paths.append(str(path))
+    package = config.getoption("--suitebench-doctests", None)
+    wanted = chosen is None or any(f.startswith(f"{package}/") for f in chosen)
+    if package and config.getoption("doctestmodules", False) and wanted:
+        root = source_root(package)
+        if root is not None:
+            _state["root"], _state["package"] = root, package
+            paths.append(str(root))
+    config.args[:0] = paths
+
+
+def ignored(collection_path: Path) -> bool:
+    """Whether pytest should leave out ``collection_path``: in the package's source root,
+    everything but the package (another module there is not the program under test)."""
+    root = _state["root"]
+    if root is None:
+        return False
+    return collection_path.parent == root and collection_path.name != _state["package"]
