@@ -71,6 +71,10 @@ def ref_run(net: TestStatus) -> SuiteRun:
 REF_RUNS = [ref_run(P), ref_run(F), ref_run(P)]
 
 
+# the mutants' derived per-test limits: test_small's alone is known (1.2 s)
+TIMEOUTS = {SMALL: 1.2}
+
+
 def plan(**over: Any) -> Any:
     """The parts of a ``ScorePlan`` the tally reads."""
     instance = SimpleNamespace(
@@ -81,7 +85,6 @@ def plan(**over: Any) -> Any:
         expected_tests=(),
     )
     runner = SimpleNamespace(
-        timeouts={SMALL: 1.2},
         suite_hash="h",
         engine="batched",
         limits=SuiteLimits(),
@@ -98,6 +101,7 @@ def plan(**over: Any) -> Any:
         "reference": SimpleNamespace(program_id="ref"),
         "carried": None,
         "python": None,
+        "protocol_note": None,  # the direct protocol ran (no note on pytest's version)
     }
     return SimpleNamespace(**{**fields, **over})
 
@@ -123,7 +127,7 @@ def test_the_universe_is_every_test_seen_plus_one_unit_per_file_that_never_colle
 
 
 def test_a_test_is_valid_only_when_it_passed_every_reference_run() -> None:
-    tests = verdict.test_infos(plan(), REF_RUNS, excluded={})
+    tests = verdict.test_infos(plan(), REF_RUNS, excluded={}, timeouts=TIMEOUTS)
     by_id = {t.id: t for t in tests}
     assert [t.id for t in tests] == [SMALL, OVERFLOW, NET, CLAMP, BROKEN]
     assert [t.id for t in tests if t.valid] == [SMALL, OVERFLOW]
@@ -144,7 +148,9 @@ def test_an_excluded_test_is_no_unit_and_a_decoy_failure_makes_a_test_invalid() 
     # test_small passed all three reference runs but failed the decoy run as m_loop (the
     # reference in a mutant's place): it tells the harness, not the program, so not valid.
     decoys = {SMALL: (F, "m_loop", "saw the mutant's options")}
-    tests = verdict.test_infos(plan(), REF_RUNS, excluded={NET: ["gold_flaky"]}, decoys=decoys)
+    tests = verdict.test_infos(
+        plan(), REF_RUNS, excluded={NET: ["gold_flaky"]}, decoys=decoys, timeouts=TIMEOUTS
+    )
     assert [t.id for t in tests] == [SMALL, OVERFLOW, CLAMP, BROKEN]
     small = tests[0]
     assert not small.valid and small.decoy is F and small.reference == [P, P, P]
@@ -161,12 +167,13 @@ def test_a_listed_test_never_collected_is_a_unit_that_is_not_valid() -> None:
     ghost = "tests/test_ghost.py::test_gone"
     own = plan(decoys=False)
     own.instance.expected_tests = (ghost,)
-    tests = verdict.test_infos(own, REF_RUNS, excluded={})
+    tests = verdict.test_infos(own, REF_RUNS, excluded={}, timeouts=TIMEOUTS)
     assert tests[0].id == ghost and not tests[0].valid
     assert tests[0].reference == [N, N, N]
     assert tests[0].message == "listed in tests.json, never collected"
     assert len(tests) == 6  # the ghost and the five units above: V = 2/6
-    assert ghost not in {t.id for t in verdict.test_infos(plan(), REF_RUNS, excluded={})}
+    plain = verdict.test_infos(plan(), REF_RUNS, excluded={}, timeouts=TIMEOUTS)
+    assert ghost not in {t.id for t in plain}
 
 
 # Each mutant's run (None: it did not build) and its selection (None: every test ran).
@@ -200,7 +207,7 @@ SECTIONS = {"m_overflow": "sum", "m_loop": "sum", "m_max": "max", "m_crash": "ma
 
 
 def results() -> list[Any]:
-    tests = verdict.test_infos(plan(), REF_RUNS, excluded={})
+    tests = verdict.test_infos(plan(), REF_RUNS, excluded={}, timeouts=TIMEOUTS)
     out = []
     for mid, (run, selection) in MUTANT_RUNS.items():
         section = SECTIONS.get(mid, "clamp")
@@ -232,7 +239,7 @@ def test_each_mutant_status_and_killers_from_its_row() -> None:
 
 def test_a_crash_where_the_reference_did_not_finish_is_a_harness_error_not_a_kill() -> None:
     run, _ = MUTANT_RUNS["m_crash"]
-    tests = verdict.test_infos(plan(), REF_RUNS, excluded={})
+    tests = verdict.test_infos(plan(), REF_RUNS, excluded={}, timeouts=TIMEOUTS)
     got = classify(spec("m_crash", "max"), built("m_crash"), run, tests, None, False)
     # nothing is known valid to have failed: test_overflow stays not_run, the mutant crashed
     assert (got.status, got.killed_by, got.outcomes[OVERFLOW]) == (MutantStatus.CRASHED, [], N)
@@ -242,7 +249,7 @@ def test_a_crash_where_the_reference_did_not_finish_is_a_harness_error_not_a_kil
 
 
 def test_the_tally_gives_v_m_per_section_and_the_kill_matrix() -> None:
-    tests = verdict.test_infos(plan(), REF_RUNS, excluded={})
+    tests = verdict.test_infos(plan(), REF_RUNS, excluded={}, timeouts=TIMEOUTS)
     rows = results()
     result = tally(
         plan(),
@@ -278,7 +285,7 @@ def test_a_figure_resting_on_a_harness_error_is_withheld() -> None:
     why = "the reference's runs did not finish (2 run(s)): killed by signal 9"
     assert withheld_figures(errors, []) == {"validity": why, "mutation_score": why}
     # a mutant run the sandbox lost: only M is withheld, naming it
-    tests = verdict.test_infos(plan(), REF_RUNS, excluded={})
+    tests = verdict.test_infos(plan(), REF_RUNS, excluded={}, timeouts=TIMEOUTS)
     sandbox = SuiteRun(RunStatus.SANDBOX_ERROR, message="bwrap: cannot mount")
     lost = classify(spec("m_lost", "max"), built("m_lost"), sandbox, tests)
     errors = harness_errors_of(REF_RUNS, [lost])
@@ -299,7 +306,7 @@ def test_the_selection_used_is_named_by_what_the_mutants_ran() -> None:
 
 def test_skipped_tests_are_counted_apart_and_are_not_valid() -> None:
     skip = SuiteRun(RunStatus.OK, tests={SMALL: TestStatus.SKIPPED, OVERFLOW: P})
-    tests = verdict.test_infos(plan(), [skip, skip], excluded={})
+    tests = verdict.test_infos(plan(), [skip, skip], excluded={}, timeouts=TIMEOUTS)
     counts = counts_of(tests, [])
     assert (counts.tests, counts.valid, counts.skipped) == (2, 1, 1)
     assert isinstance(tests[0], TestInfo) and not tests[0].valid
