@@ -34,7 +34,7 @@ Progress = Callable[[int, int], None]
 # At most this many waiting runs side by side (``overlap``), whatever the memory allows.
 MAX_OVERLAP = 64
 # 3: a crashed run names its culprit; 4: per-test seconds; 5: timeouts on the CPU
-_JOB_VERSION = "suite-run/6"  # 6: one hash seed for every run
+_JOB_VERSION = "suite-run/7"  # 6: one hash seed for every run; 7: one memory layout
 
 
 def _plain_only(target: Target) -> bool:
