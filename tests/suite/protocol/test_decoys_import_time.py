@@ -31,8 +31,9 @@ import pytest
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
 from suitebench.suite.execute.runspec import Engine
+from suitebench.suite.protocol.choosing import NO_DECOY_REASON
 from suitebench.suite.result import MutantStatus
-from suitebench.suite.score import NO_DECOY_REASON, score_suite
+from suitebench.suite.score import score_suite
 
 from ..conftest import SELECTION_LIMITS
 from ..select.test_impact import TESTS, write_units
