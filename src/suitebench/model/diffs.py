@@ -177,12 +177,19 @@ def changed_paths(diff: str | bytes) -> list[str]:
     out: list[str] = []
     for f in files:
         for name in (f.old_name, f.new_name):
-            name = name.split("\t", 1)[0].strip()
-            if name and name != "/dev/null":
-                path = name.split("/", 1)[1] if "/" in name else name
-                if path not in out:
-                    out.append(path)
+            path = strip_p1(name)
+            if path and path not in out:
+                out.append(path)
     return out
+
+
+def strip_p1(name: str) -> str | None:
+    """A diff's file name as ``patch -p1`` reads it (the first component cut, a tab-separated
+    date dropped); None for ``/dev/null`` or no name."""
+    name = name.split("\t", 1)[0].strip()
+    if not name or name == "/dev/null":
+        return None
+    return name.split("/", 1)[1] if "/" in name else name
 
 
 def content_digest(diff: str | bytes) -> str:

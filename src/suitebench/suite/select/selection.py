@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suitebench.model.diffs import DiffError, read_diff
+from suitebench.model.diffs import DiffError, read_diff, strip_p1
 from suitebench.suite.execute.patching import patched_sources
 from suitebench.suite.inside.probe.impact import DYNAMIC_NAMES, STAR, carried_by_state
 from suitebench.suite.inside.probe.infection import INFECTED
@@ -80,13 +80,6 @@ def _blank(text: str, path: str) -> bool:
     return not stripped or comment
 
 
-def _strip(name: str) -> str | None:
-    name = name.split("\t", 1)[0].strip()
-    if name == "/dev/null":
-        return None
-    return name.split("/", 1)[1] if "/" in name else name
-
-
 def changed_lines(patch: str) -> dict[str, FileChange]:
     """What a unified diff (``-p1``) changes, per file: removed or replaced reference lines
     and insertion points (blank and comment-only lines change nothing and are left out).
@@ -97,7 +90,7 @@ def changed_lines(patch: str) -> dict[str, FileChange]:
     except DiffError:
         return changes
     for file in files:
-        old, new = _strip(file.old_name), _strip(file.new_name)
+        old, new = strip_p1(file.old_name), strip_p1(file.new_name)
         path = old or new or ""
         current = changes.setdefault(path, FileChange(path))
         if old is None or new is None or old != new:
