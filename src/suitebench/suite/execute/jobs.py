@@ -34,7 +34,8 @@ Progress = Callable[[int, int], None]
 # At most this many waiting runs side by side (``overlap``), whatever the memory allows.
 MAX_OVERLAP = 64
 # 3: a crashed run names its culprit; 4: per-test seconds; 5: timeouts on the CPU
-_JOB_VERSION = "suite-run/7"  # 6: one hash seed for every run; 7: one memory layout
+# 6: one hash seed for every run; 7: one memory layout; 8: lambdas entered, in coverage
+_JOB_VERSION = "suite-run/8"
 
 
 def _plain_only(target: Target) -> bool:

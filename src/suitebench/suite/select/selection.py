@@ -47,6 +47,7 @@ from suitebench.suite.inside.probe.impact import DYNAMIC_NAMES, STAR, carried_by
 from suitebench.suite.inside.probe.infection import INFECTED
 from suitebench.suite.inside.probe.subcoverage import SPAWNED_IMPORT, SPAWNED_MAIN
 from suitebench.suite.inside.probe.tracer import FIXTURE_PREFIX, OUTSIDE
+from suitebench.suite.select.lambdas import Changed, lambda_key
 from suitebench.suite.select.linecover import (
     Shape,
     Statement,
@@ -479,6 +480,7 @@ def select_tests(
     relevant: dict[str, set[int]] = {}
     statement_level = _statement_level(coverage, patch, changes)
     relevant_lines: dict[str, set[int]] = {}
+    lambdas: dict[str, list[Changed] | None] = {}  # per file, the lambdas the patch changes
     import_time = ""  # why the change runs on import, if it does
     for change in changes.values():
         if change.whole_file:
@@ -493,6 +495,10 @@ def select_tests(
         for line, indent in points:
             span = _innermost(spans, line, indent)
             if span is None:
+                key = lambda_key(coverage.source_root, patch, change.path, line, lambdas)
+                if key is not None:  # a lambda's body: runs when called, as a function's
+                    lines.add(key)
+                    continue
                 where = "is" if indent is None else "inserts after a line"
                 import_time = import_time or (
                     f"{change.path}:{line} {where} outside any function body "

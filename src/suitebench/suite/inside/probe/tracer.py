@@ -3,13 +3,13 @@
 Coverage-guided test selection (what mutmut, Stryker and PIT call per-test coverage) runs on a
 mutant only the tests that reach the code it changes.  This recorder says, for one run of the
 suite on the reference, which functions of the program each test entered (by the first line of
-their ``def``: the line of the first decorator if any, as ``co_firstlineno``; module code is 0).
-Function granularity is what selection uses (a changed line counts as reached whenever its
-function runs).
+their ``def``: the line of the first decorator if any, as ``co_firstlineno``; a lambda by its
+own first line; module code is 0).  Function granularity is what selection uses (a changed
+line counts as reached whenever its function runs).
 
 How: the program's modules are imported through a loader that adds, at the top of every
-function body (after its docstring) and of the module, a call noting that function -- the
-source file and its line numbers stay as they are.  Unlike ``sys.settrace`` or
+function body (after its docstring), of every lambda's body and of the module, a call noting
+that function -- the source file and its line numbers stay as they are.  Unlike ``sys.settrace`` or
 ``sys.setprofile`` (Python 3.11 has no ``sys.monitoring``), this costs nothing outside the
 program's own function calls: a coverage run takes about the time of a plain one.  A module of
 the program already imported when recording starts cannot be instrumented: it is listed as
@@ -138,6 +138,17 @@ class _Instrument(ast.NodeTransformer):
 
     visit_FunctionDef = _function
     visit_AsyncFunctionDef = _function
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        """A lambda is entered when its body runs: ``note(...) or body`` (the note returns
+        None), by its first line, as its ``co_firstlineno``."""
+        self.generic_visit(node)
+        note = ast.Call(
+            ast.Name(HIT, ast.Load()), [ast.Constant(self.rel), ast.Constant(node.lineno)], []
+        )
+        body = ast.BoolOp(ast.Or(), [note, node.body])
+        node.body = ast.fix_missing_locations(ast.copy_location(body, node.body))
+        return node
 
 
 def instrumented(
