@@ -214,6 +214,16 @@ def _push_watchdog(seconds: float) -> None:
         state["watchdog_deadline"] = now + seconds + _REARM_SLACK
 
 
+def watchdog_cancelled() -> None:
+    """Someone cancelled faulthandler's watchdog (pytest's faulthandler plugin does on every
+    failure, for a debugger): arm it again for the running test, or no hang that the alarm
+    cannot reach would end before the run's own wall-clock limit."""
+    state["watchdog_deadline"] = 0.0
+    limit = state["timeout"]
+    if limit > 0:
+        _push_watchdog(3 * limit + _HARD_GRACE)
+
+
 def disarm_watchdog() -> None:
     """Cancel the last resort: the last test has ended, or the session has."""
     if state["watchdog_deadline"] > 0:

@@ -364,6 +364,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         budget.disarm()
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_exception_interact() -> None:
+    # pytest's faulthandler plugin (tryfirst) has just cancelled the watchdog
+    budget.watchdog_cancelled()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     timed_out = bool(report.failed and TIMEOUT_MARKER in str(report.longrepr))

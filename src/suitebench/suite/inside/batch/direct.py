@@ -130,6 +130,9 @@ _PHASE_FIXTURES = frozenset(
     }
 )
 _MARKS = frozenset({"skip", "skipif", "xfail"})
+# What pytest's faulthandler plugin and suitebench's do on a failure (cancel the watchdog, arm
+# it again) is nothing to a run: with no one else implementing the hook, it is not called.
+_INTERACT_OWN = frozenset({"_pytest.faulthandler", "suitebench.suite.inside.plugin"})
 
 
 def _owner(impl: Any) -> str:
@@ -237,6 +240,10 @@ class DirectProtocol:
         # directly, its arguments when they are all direct parametrization, and its node id
         # as the event log writes it.
         self.plan: dict[str, tuple[dict[str, Any] | None, str]] = {}
+        self.interact = any(
+            _owner(impl) not in _INTERACT_OWN
+            for impl in config.hook.pytest_exception_interact.get_hookimpls()
+        )
         for item in items:
             if direct_item(item):
                 assert isinstance(item, pytest.Function)
@@ -321,7 +328,7 @@ class DirectProtocol:
         ihook = item.ihook
         report = ihook.pytest_runtest_makereport(item=item, call=call)
         ihook.pytest_runtest_logreport(report=report)
-        if check_interactive_exception(call, report):
+        if self.interact and check_interactive_exception(call, report):
             ihook.pytest_exception_interact(node=item, call=call, report=report)
         return False
 
