@@ -15,13 +15,14 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import itertools
+import os
 import re
 import shlex
 import shutil
 import tomllib
 import uuid
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ __all__ = [
     "CarriedConfig",
     "carry_config",
     "config_upward",
+    "doctest_entries",
     "find_pytest_config",
     "read_by_tests",
     "root_files_read",
@@ -70,6 +72,8 @@ _WHY_DROPPED = {
     "minversion": "the suite runs under suitebench's pytest",
     "faulthandler_timeout": "suitebench's own watchdog uses faulthandler",
 }
+# pytest's default ``norecursedirs``
+_NORECURSE = ["*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}"]
 _NOT_CORE = "not a pytest option: its plugin is not loaded (autoload is off)"
 # ``addopts`` flags kept (with their value): they change outcomes the same way everywhere.
 _KEPT_FLAGS = {"-W", "--pythonwarnings", "--strict-markers", "--strict-config", "--strict"}
@@ -99,6 +103,12 @@ class CarriedConfig:
     doctests: str | None = None
     doctest_files: tuple[str, ...] = ()
     walks_root: bool = True  # pytest walks the project's root (no ``testpaths`` leave it out)
+    # the other folders pytest walks: ``testpaths`` entries below the root (``docs``)
+    walked: tuple[str, ...] = ()
+    # of those, the ones ``testpaths`` lists after the suite's folder: pytest runs their
+    # doctests after the suite's tests (a doctest may lean on what a test's fixture left in
+    # the session's ``doctest_namespace``, as semver's docs do)
+    after_suite: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         found = {"source": self.source, "carried": self.carried, "dropped": self.dropped}
@@ -113,26 +123,66 @@ class CarriedConfig:
         """Whether the carried options have pytest collect doctests from modules."""
         return "--doctest-modules" in self._addopts()
 
+    def _globs(self) -> list[str]:
+        tokens = self._addopts()
+        globs = [t.split("=", 1)[1] for t in tokens if t.startswith("--doctest-glob=")]
+        globs += [b for a, b in itertools.pairwise(tokens) if a == "--doctest-glob"]
+        return globs or ["test*.txt"]
+
     def doctest_text_files(self, names: Iterable[str]) -> list[str]:
         """Of the files ``names`` in the project's root, those pytest collects as text files of
         doctests there: matching a ``--doctest-glob`` (``test*.txt`` without one), where pytest
         walks the root."""
-        tokens = self._addopts()
-        globs = [t.split("=", 1)[1] for t in tokens if t.startswith("--doctest-glob=")]
-        globs += [b for a, b in itertools.pairwise(tokens) if a == "--doctest-glob"]
         if not self.walks_root:
             return []
-        return sorted(
-            n for n in names if any(fnmatch.fnmatch(n, g) for g in globs or ["test*.txt"])
-        )
+        globs = self._globs()
+        return sorted(n for n in names if any(fnmatch.fnmatch(n, g) for g in globs))
+
+    def doctest_text_paths(self, entries: Mapping[str, Path]) -> list[str]:
+        """Of the project root's ``entries`` (name -> file or folder), the text files of
+        doctests pytest collects, as paths from the root (``README.rst``,
+        ``docs/usage/compare.rst``): the root's own files where pytest walks the root, and
+        the files below every folder it walks (the root's folders, or the ``testpaths`` ones)
+        but those ``norecursedirs`` leaves out, a virtual environment's, ``__pycache__``."""
+        globs = self._globs()
+        skip = self.carried.get("norecursedirs", _NORECURSE)
+        skip = [p.rstrip("/") for p in (skip.split() if isinstance(skip, str) else skip)]
+        found = set(self.doctest_text_files(n for n, p in entries.items() if p.is_file()))
+        starts: list[tuple[str, ...]]
+        if self.walks_root:
+            starts = [(name,) for name, path in entries.items() if path.is_dir()]
+        else:
+            starts = [tuple(Path(w).parts) for w in self.walked if Path(w).parts[0] in entries]
+        for parts in starts:
+            top = entries[parts[0]].joinpath(*parts[1:])
+            if not top.is_dir() or any(fnmatch.fnmatch(p, s) for p in parts for s in skip):
+                continue
+            for walked, dirs, files in os.walk(top):
+                folder = Path(walked)
+                dirs[:] = sorted(
+                    d
+                    for d in dirs
+                    if d != "__pycache__"
+                    and not (folder / d / "pyvenv.cfg").is_file()
+                    and not any(fnmatch.fnmatch(d, s) for s in skip)
+                )
+                inside = Path(*parts, folder.relative_to(top))
+                found |= {
+                    (inside / f).as_posix()
+                    for f in files
+                    if any(fnmatch.fnmatch(f, g) for g in globs)
+                }
+        return sorted(found)
 
     def ini_text(self) -> str:
         lines = ["[pytest]"]
         carried = dict(self.carried)
+        later = [f for f in self.doctest_files if f.startswith(tuple(self.after_suite))]
+        first = [f for f in self.doctest_files if f not in later]
         own = " ".join(
             [f"--suitebench-doctests={self.doctests}"] * bool(self.doctests)
-            + [f"--suitebench-doctest-files={','.join(self.doctest_files)}"]
-            * bool(self.doctest_files)
+            + [shlex.quote(f"--suitebench-doctest-files={','.join(first)}")] * bool(first)
+            + [shlex.quote(f"--suitebench-doctest-files-after={','.join(later)}")] * bool(later)
         )
         if own:
             addopts = carried.get("addopts", "")
@@ -254,6 +304,28 @@ def _reaches(testpaths: str | list[str] | None, package: str | None) -> bool:
     return False
 
 
+def _folders(testpaths: str | list[str] | None) -> tuple[str, ...]:
+    """The folders below the root that ``testpaths`` names (``docs``, ``docs/usage``)."""
+    entries = (testpaths.split() if isinstance(testpaths, str) else testpaths) or []
+    parts = [[p for p in e.strip().split("/") if p not in ("", ".")] for e in entries]
+    return tuple("/".join(p) for p in parts if p and ".." not in p)
+
+
+def _after_suite(
+    testpaths: str | list[str] | None, root: Path, tests: Path | None
+) -> tuple[str, ...]:
+    """The ``testpaths`` folders listed after the suite's (``docs`` of ``tests docs``), each
+    ending in ``/``."""
+    folders = list(_folders(testpaths))
+    if tests is None:
+        return ()
+    suite = tests.resolve()
+    for i, folder in enumerate(folders):
+        if (root / folder).resolve() == suite:
+            return tuple(f"{f}/" for f in folders[i + 1 :])
+    return ()
+
+
 def _carry_pythonpath(
     value: str | list[str], config_dir: Path, tests: Path | None
 ) -> tuple[list[str], dict[str, str]]:
@@ -276,20 +348,21 @@ def _carry_pythonpath(
 
 
 def carry_config(
-    path: Path, package: str | None = None, tests: Path | None = None
+    path: Path, package: str | None = None, tests: Path | None = None, root: Path | None = None
 ) -> CarriedConfig:
     """What of ``path``'s pytest configuration applies in the sandbox: pytest's own options
     that mean the same wherever the suite runs are carried; paths, plugins and what decides
     which tests run are dropped, each with the reason.  ``package``: the package under test,
     whose modules' doctests are part of the suite where the configuration collects them.
     ``tests``: the suite's folder, whose ``pythonpath`` entries (helpers the tests import by
-    name) are carried."""
+    name) are carried.  ``root``: the folder the configuration's relative paths are read
+    from (the project's root; the file's own folder by default)."""
     options = read_pytest_config(path) or {}
     carried: dict[str, str | list[str]] = {}
     dropped: dict[str, str] = {}
     for name, value in options.items():
         if name == "pythonpath":
-            folders, gone = _carry_pythonpath(value, path.parent, tests)
+            folders, gone = _carry_pythonpath(value, root or path.parent, tests)
             dropped.update(gone)
             if folders:
                 carried[name] = " ".join(folders)
@@ -303,7 +376,14 @@ def carry_config(
         else:
             dropped[name] = _WHY_DROPPED.get(name, _NOT_CORE)
     testpaths = options.get("testpaths")
-    config = CarriedConfig(str(path), carried, dropped, walks_root=_reaches(testpaths, None))
+    config = CarriedConfig(
+        str(path),
+        carried,
+        dropped,
+        walks_root=_reaches(testpaths, None),
+        walked=_folders(testpaths),
+        after_suite=_after_suite(testpaths, root or path.parent, tests),
+    )
     if package and config.collects_doctests() and _reaches(testpaths, package):
         config = dataclasses.replace(config, doctests=package)
     return config
@@ -376,6 +456,15 @@ def root_files_read(instance: Instance, config_file: Path | None) -> dict[str, P
         project.relative_to(instance.root.resolve())
     except ValueError:
         return {}
+    if not instance.tests.is_dir():
+        return {}
+    held = _held(instance, project)
+    return {name: project / name for name in read_by_tests(project, instance.tests, held)}
+
+
+def _held(instance: Instance, project: Path) -> set[str]:
+    """The root entries of ``project`` that are the instance's own (source, tests, mutants,
+    its files) and so never carried beside the suite."""
     held = {"instance.toml", "pytest.ini", "conftest.py", "mutants", "project", "spec.md"}
     for part in (instance.source, instance.tests, *(m.patch for m in instance.mutants)):
         try:
@@ -384,9 +473,15 @@ def root_files_read(instance: Instance, config_file: Path | None) -> dict[str, P
             continue
     if instance.package:
         held.add(instance.package)
-    if not instance.tests.is_dir():
-        return {}
-    return {name: project / name for name in read_by_tests(project, instance.tests, held)}
+    return held
+
+
+def doctest_entries(root: Path, held: Iterable[str]) -> dict[str, Path]:
+    """The entries of a project's ``root`` its text files of doctests may lie in: all but
+    ``held`` (the package, the suite, the instance's own), hidden, version control and build
+    output."""
+    skip = {*held, *_SKIP_ROOT}
+    return {p.name: p for p in root.iterdir() if p.name not in skip and not p.name.startswith(".")}
 
 
 def stage_beside(
@@ -406,19 +501,28 @@ def stage_beside(
     if config_file is None and instance.kind is InstanceKind.PYTHON:
         config_file = find_pytest_config(instance.source)
     package = instance.package if instance.kind is InstanceKind.PYTHON else None
-    config = carry_config(config_file, package, instance.tests) if config_file is not None else None
+    config = None
+    if config_file is not None:
+        # ``build init`` copies the project's configuration into ``project/``, and its suite
+        # and root files into the instance's root: the project's root is the instance's
+        copied = config_file.parent.name == "project"
+        copied = copied and config_file.parent.parent.resolve() == instance.root.resolve()
+        root = instance.root if copied else None
+        config = carry_config(config_file, package, instance.tests, root)
     entries = {p.name: p for p in instance.beside}
     if instance.pytest_config is None and not entries:
         entries = {name: path for name, path in root_files_read(instance, config_file).items()}
     if config is not None and config_file is not None:
         if instance.pytest_config is None and not instance.beside:
-            # an instance.toml in the project: the root's text files of doctests come along
-            root = config_file.parent
-            if root.resolve().is_relative_to(instance.root.resolve()):
-                files = [p.name for p in root.iterdir() if p.is_file()]
-                for name in config.doctest_text_files(files):
+            # an instance.toml in the project: its text files of doctests come along (the
+            # root's, and the folders' pytest walks: ``testpaths = tests docs``)
+            root = config_file.parent.resolve()
+            if root.is_relative_to(instance.root.resolve()):
+                found = doctest_entries(root, _held(instance, root))
+                for path in config.doctest_text_paths(found):
+                    name = path.split("/", 1)[0]
                     entries.setdefault(name, root / name)
-        texts = config.doctest_text_files(n for n, p in entries.items() if p.is_file())
+        texts = config.doctest_text_paths(entries)
         config = dataclasses.replace(
             config,
             doctests=config.doctests if doctest_modules else None,

@@ -9,8 +9,10 @@ link), so the host asks for it by name (``--suitebench-doctests=PACKAGE``, writt
 adds the package's source root, as an import of the package would find it, to the paths pytest
 collects, with everything in that root but the package left out.  The project's text files of
 doctests (``--doctest-glob``, ``test*.txt`` by default) that lie in its root are carried beside
-the suite and named the same way (``--suitebench-doctest-files=README.rst``); their ids are
-the project's own (``README.rst::README.rst``).
+the suite and named the same way (``--suitebench-doctest-files=README.rst``), and so are
+those in the folders it walks (``testpaths = tests docs``: ``docs/usage/compare.rst``, named
+by ``--suitebench-doctest-files-after`` to run after the suite's tests, as pytest orders
+them); their ids are the project's own (``docs/usage/compare.rst::compare.rst``).
 
 pytest names a path outside the rootdir after the collected path that holds it, so a doctest's
 id is its module's path in the source root and its dotted name (``pkg/mod.py::pkg.mod.f``):
@@ -63,13 +65,7 @@ def add_package(session: pytest.Session) -> None:
     config = session.config
     chosen = _chosen_files(config)
     _state["root"] = None
-    paths: list[str] = []
-    for name in filter(
-        None, (config.getoption("--suitebench-doctest-files", None) or "").split(",")
-    ):
-        path = config.rootpath / name
-        if (chosen is None or name in chosen) and path.is_file():
-            paths.append(str(path))
+    paths = _text_files(config, "--suitebench-doctest-files", chosen)
     package = config.getoption("--suitebench-doctests", None)
     wanted = chosen is None or any(f.startswith(f"{package}/") for f in chosen)
     if package and config.getoption("doctestmodules", False) and wanted:
@@ -78,6 +74,19 @@ def add_package(session: pytest.Session) -> None:
             _state["root"], _state["package"] = root, package
             paths.append(str(root))
     config.args[:0] = paths
+    # the folders ``testpaths`` lists after the suite's (``tests docs``) come after its tests
+    config.args.extend(_text_files(config, "--suitebench-doctest-files-after", chosen))
+
+
+def _text_files(config: pytest.Config, option: str, chosen: set[str] | None) -> list[str]:
+    """The text files of doctests ``option`` names (paths from the rootdir) that the run
+    takes, as paths pytest collects."""
+    paths = []
+    for name in filter(None, (config.getoption(option, None) or "").split(",")):
+        path = config.rootpath / name
+        if (chosen is None or name in chosen) and path.is_file():
+            paths.append(str(path))
+    return paths
 
 
 def ignored(collection_path: Path) -> bool:
