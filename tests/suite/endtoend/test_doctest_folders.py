@@ -184,6 +184,9 @@ def test_build_init_and_score_run_the_docs_folders_doctests(tmp_path: Path) -> N
         for mid in MUTANTS
     }
     assert killers == {"no_pad": {COMPARE}, "as_text": {T + "minor_ten", COMPARE, PARSE}}
+    # the reason under --doctest-report ndiff: the example, the line expected and the one got
+    (no_pad,) = [m for m in results["mutants"] if m["id"] == "no_pad"]
+    assert no_pad["kill_messages"] == {COMPARE: '>>> compare("1.2", "1.2.0"): expected 0, got -1'}
 
 
 def test_without_the_docs_the_mutant_only_they_catch_survives(tmp_path: Path) -> None:
