@@ -32,9 +32,9 @@ def _reports(tmp_path: Path, report: str) -> dict[str, str]:
     """pytest's failure report of each file under ``--doctest-report REPORT``."""
     (tmp_path / "t.rst").write_text(T_RST)
     (tmp_path / "u.rst").write_text(U_RST)
+    pytest_args = ["-p", "no:cacheprovider", "-q", "--doctest-glob=*.rst", "--doctest-report"]
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--doctest-glob=*.rst"]
-        + ["--doctest-report", report, "t.rst", "u.rst"],
+        [sys.executable, "-m", "pytest", *pytest_args, report, "t.rst", "u.rst"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
