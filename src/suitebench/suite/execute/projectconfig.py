@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import itertools
+import json
 import os
 import re
 import shlex
@@ -30,6 +31,7 @@ from typing import Any
 from suitebench.model.instance import Instance, InstanceKind
 from suitebench.run.pycompile import COMPILING as _COMPILING
 from suitebench.run.tree import publish_by_hash
+from suitebench.suite.execute.docstrings import FILE_NAME, docstring_examples
 
 __all__ = [
     "Beside",
@@ -109,6 +111,8 @@ class CarriedConfig:
     # doctests after the suite's tests (a doctest may lean on what a test's fixture left in
     # the session's ``doctest_namespace``, as semver's docs do)
     after_suite: tuple[str, ...] = ()
+    # R's runs: the file of the reference's docstring examples its modules' doctests are
+    doctests_from: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         found = {"source": self.source, "carried": self.carried, "dropped": self.dropped}
@@ -181,6 +185,7 @@ class CarriedConfig:
         first = [f for f in self.doctest_files if f not in later]
         own = " ".join(
             [f"--suitebench-doctests={self.doctests}"] * bool(self.doctests)
+            + [f"--suitebench-doctests-from={self.doctests_from}"] * bool(self.doctests_from)
             + [shlex.quote(f"--suitebench-doctest-files={','.join(first)}")] * bool(first)
             + [shlex.quote(f"--suitebench-doctest-files-after={','.join(later)}")] * bool(later)
         )
@@ -485,7 +490,12 @@ def doctest_entries(root: Path, held: Iterable[str]) -> dict[str, Path]:
 
 
 def stage_beside(
-    instance: Instance, cache_dir: Path, *, doctest_modules: bool = True, doctest_files: bool = True
+    instance: Instance,
+    cache_dir: Path,
+    *,
+    doctest_modules: bool = True,
+    doctest_files: bool = True,
+    reference_examples: bool = False,
 ) -> Beside | None:
     """Stage the instance's carried configuration, root ``conftest.py`` and ``beside`` files
     under ``cache_dir/beside/<digest>`` (content-addressed: concurrent scores agree); None when
@@ -493,8 +503,9 @@ def stage_beside(
     one pytest would find in its source root; the root ``conftest.py`` is the one next to it.
 
     The project's doctests are its suite's tests: a suite from elsewhere is scored without
-    them (``doctest_modules`` and ``doctest_files`` False), and a generated implementation
-    without its modules' (its docstrings are its own, not the reference suite's)."""
+    them (``doctest_modules`` and ``doctest_files`` False); a generated implementation is held
+    to the reference's docstring examples, not its own (``reference_examples``: they are
+    staged beside the suite and run in each module's namespace)."""
     config_file = instance.pytest_config
     if config_file is None:
         config_file = config_upward(instance.tests, instance.root)
@@ -538,6 +549,11 @@ def stage_beside(
     home = cache_dir / "beside"
     staging = home / ".staging" / uuid.uuid4().hex
     staging.mkdir(parents=True)
+    package_dir = instance.package_dir()
+    if reference_examples and config is not None and config.doctests and package_dir:
+        examples = docstring_examples(package_dir)
+        (staging / FILE_NAME).write_text(json.dumps(examples, sort_keys=True), encoding="utf-8")
+        config = dataclasses.replace(config, doctests_from=FILE_NAME)
     if config is not None:
         (staging / "pytest.ini").write_text(config.ini_text(), encoding="utf-8")
     for name, source in sorted(entries.items()):
@@ -547,6 +563,7 @@ def stage_beside(
             shutil.copy2(source, staging / name)
     final, digest = publish_by_hash(staging, home)
     names = tuple(sorted([*entries, *(["pytest.ini"] if config is not None else [])]))
+    names = tuple(sorted([*names, *([FILE_NAME] if config and config.doctests_from else [])]))
     return Beside(path=final, digest=digest, config=config, names=names)
 
 

@@ -20,12 +20,20 @@ the same for the reference and every mutant, in every engine, wherever the tree 
 module is imported as the tests import it (its root is on ``sys.path`` already), so coverage,
 patched function bodies and re-imported modules see one module object.
 
+R's runs (``--suitebench-doctests-from``) collect the package's modules as any run does, but
+each module's doctests are the reference's docstring examples for that module's name
+(:mod:`suitebench.suite.execute.docstrings` reads them on the host), run in the namespace of
+the module imported: the reference's or the candidate's.  The candidate's own docstrings are
+not the reference suite's tests.
+
 Standard library and pytest only: it runs in the sandbox, called by the plugin's hooks.
 """
 
 from __future__ import annotations
 
+import doctest
 import importlib.util
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -33,6 +41,46 @@ from typing import Any
 import pytest
 
 _state: dict[str, Any] = {"root": None, "package": None}
+_FIND = doctest.DocTestFinder.find  # the standard library's, restored when a run has no file
+
+
+def _reference_find(
+    self: doctest.DocTestFinder,
+    obj: Any,
+    name: str | None = None,
+    module: Any = None,
+    globs: dict[str, Any] | None = None,
+    extraglobs: dict[str, Any] | None = None,
+) -> list[doctest.DocTest]:
+    """For a module: the reference's examples of its name (``--suitebench-doctests-from``),
+    each run in this module's namespace, not the module's own docstrings."""
+    examples = _state.get("reference")
+    if examples is None or not inspect.ismodule(obj):
+        return _FIND(self, obj, name, module, globs, extraglobs)
+    namespace = dict(obj.__dict__ if globs is None else globs)
+    namespace.update(extraglobs or {})
+    parser = doctest.DocTestParser()
+    filename = getattr(obj, "__file__", None)
+    tests = [
+        parser.get_doctest(e["docstring"], namespace, e["name"], filename, e["lineno"])
+        for e in examples.get(obj.__name__, ())
+    ]
+    return sorted(tests)
+
+
+def use_reference_examples(config: pytest.Config) -> None:
+    """With ``--suitebench-doctests-from=FILE`` (R's runs), the package's modules' doctests
+    are the reference's docstring examples that ``FILE`` holds, run in the namespace of the
+    module the run imports -- a candidate is held to the reference suite's examples, not to
+    those it wrote into its own docstrings."""
+    name = config.getoption("--suitebench-doctests-from", None)
+    if not name:
+        _state["reference"] = None
+        doctest.DocTestFinder.find = _FIND  # type: ignore[method-assign]
+        return
+    with open(config.rootpath / name, encoding="utf-8") as fh:
+        _state["reference"] = json.load(fh)
+    doctest.DocTestFinder.find = _reference_find  # type: ignore[method-assign]
 
 
 def source_root(package: str) -> Path | None:
@@ -63,6 +111,7 @@ def add_package(session: pytest.Session) -> None:
     the text files named (in the rootdir), then the package's source root (pytest's walk of a
     project puts ``README.rst`` and ``src/`` before ``tests/``)."""
     config = session.config
+    use_reference_examples(config)
     chosen = _chosen_files(config)
     _state["root"] = None
     paths = _text_files(config, "--suitebench-doctest-files", chosen)
