@@ -56,8 +56,8 @@ def _docstrings(body: list[ast.stmt], prefix: str) -> dict[str, tuple[int, str]]
         for key in [k for k in found if k == name or k.startswith(f"{name}.")]:
             del found[key]  # redefined: the last definition stands
         text = ast.get_docstring(node, clean=False)
-        if text is not None:
-            found[name] = (node.lineno - 1, text)
+        if text is not None:  # the docstring's own line, as the finder reports it (0-based)
+            found[name] = (node.body[0].lineno - 1, text)
         if isinstance(node, ast.ClassDef):
             found |= _docstrings(node.body, name)
     return found
