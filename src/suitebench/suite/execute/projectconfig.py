@@ -16,7 +16,6 @@ import dataclasses
 import fnmatch
 import itertools
 import json
-import os
 import re
 import shlex
 import shutil
@@ -32,6 +31,8 @@ from suitebench.model.instance import Instance, InstanceKind
 from suitebench.run.pycompile import COMPILING as _COMPILING
 from suitebench.run.tree import publish_by_hash
 from suitebench.suite.execute.docstrings import FILE_NAME, docstring_examples
+from suitebench.suite.execute.doctestfiles import NORECURSE, after_suite, files_below
+from suitebench.suite.execute.doctestfiles import folders as testpath_folders
 
 __all__ = [
     "Beside",
@@ -74,8 +75,6 @@ _WHY_DROPPED = {
     "minversion": "the suite runs under suitebench's pytest",
     "faulthandler_timeout": "suitebench's own watchdog uses faulthandler",
 }
-# pytest's default ``norecursedirs``
-_NORECURSE = ["*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}"]
 _NOT_CORE = "not a pytest option: its plugin is not loaded (autoload is off)"
 # ``addopts`` flags kept (with their value): they change outcomes the same way everywhere.
 _KEPT_FLAGS = {"-W", "--pythonwarnings", "--strict-markers", "--strict-config", "--strict"}
@@ -148,35 +147,14 @@ class CarriedConfig:
         ``docs/usage/compare.rst``): the root's own files where pytest walks the root, and
         the files below every folder it walks (the root's folders, or the ``testpaths`` ones)
         but those ``norecursedirs`` leaves out, a virtual environment's, ``__pycache__``."""
-        globs = self._globs()
-        skip = self.carried.get("norecursedirs", _NORECURSE)
-        skip = [p.rstrip("/") for p in (skip.split() if isinstance(skip, str) else skip)]
         found = set(self.doctest_text_files(n for n, p in entries.items() if p.is_file()))
-        starts: list[tuple[str, ...]]
         if self.walks_root:
-            starts = [(name,) for name, path in entries.items() if path.is_dir()]
+            starts = [name for name, path in entries.items() if path.is_dir()]
         else:
-            starts = [tuple(Path(w).parts) for w in self.walked if Path(w).parts[0] in entries]
-        for parts in starts:
-            top = entries[parts[0]].joinpath(*parts[1:])
-            if not top.is_dir() or any(fnmatch.fnmatch(p, s) for p in parts for s in skip):
-                continue
-            for walked, dirs, files in os.walk(top):
-                folder = Path(walked)
-                dirs[:] = sorted(
-                    d
-                    for d in dirs
-                    if d != "__pycache__"
-                    and not (folder / d / "pyvenv.cfg").is_file()
-                    and not any(fnmatch.fnmatch(d, s) for s in skip)
-                )
-                inside = Path(*parts, folder.relative_to(top))
-                found |= {
-                    (inside / f).as_posix()
-                    for f in files
-                    if any(fnmatch.fnmatch(f, g) for g in globs)
-                }
-        return sorted(found)
+            starts = [w for w in self.walked if Path(w).parts[0] in entries]
+        skip = self.carried.get("norecursedirs", NORECURSE)
+        skip = skip.split() if isinstance(skip, str) else skip
+        return sorted(found | files_below(entries, starts, self._globs(), skip))
 
     def ini_text(self) -> str:
         lines = ["[pytest]"]
@@ -309,28 +287,6 @@ def _reaches(testpaths: str | list[str] | None, package: str | None) -> bool:
     return False
 
 
-def _folders(testpaths: str | list[str] | None) -> tuple[str, ...]:
-    """The folders below the root that ``testpaths`` names (``docs``, ``docs/usage``)."""
-    entries = (testpaths.split() if isinstance(testpaths, str) else testpaths) or []
-    parts = [[p for p in e.strip().split("/") if p not in ("", ".")] for e in entries]
-    return tuple("/".join(p) for p in parts if p and ".." not in p)
-
-
-def _after_suite(
-    testpaths: str | list[str] | None, root: Path, tests: Path | None
-) -> tuple[str, ...]:
-    """The ``testpaths`` folders listed after the suite's (``docs`` of ``tests docs``), each
-    ending in ``/``."""
-    folders = list(_folders(testpaths))
-    if tests is None:
-        return ()
-    suite = tests.resolve()
-    for i, folder in enumerate(folders):
-        if (root / folder).resolve() == suite:
-            return tuple(f"{f}/" for f in folders[i + 1 :])
-    return ()
-
-
 def _carry_pythonpath(
     value: str | list[str], config_dir: Path, tests: Path | None
 ) -> tuple[list[str], dict[str, str]]:
@@ -386,8 +342,8 @@ def carry_config(
         carried,
         dropped,
         walks_root=_reaches(testpaths, None),
-        walked=_folders(testpaths),
-        after_suite=_after_suite(testpaths, root or path.parent, tests),
+        walked=testpath_folders(testpaths),
+        after_suite=after_suite(testpaths, root or path.parent, tests),
     )
     if package and config.collects_doctests() and _reaches(testpaths, package):
         config = dataclasses.replace(config, doctests=package)

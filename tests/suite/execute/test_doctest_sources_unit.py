@@ -1,6 +1,6 @@
-"""The reference's docstring examples are read from its source as ``doctest.DocTestFinder``
-finds them on the imported module (what pytest's ``--doctest-modules`` collects), so R's runs
-name and hold the same tests as a score's.
+"""Where a project's doctests come from, read without running it: the reference's docstring
+examples as ``doctest.DocTestFinder`` finds them on the imported module (what pytest's
+``--doctest-modules`` collects), so R's runs name and hold the same tests as a score's.
 
 ``shapes`` below, by hand: the module's docstring (``shapes``), ``area`` (redefined: the
 second definition's example stands), the class ``Square`` and its method ``grow``, its
@@ -134,3 +134,31 @@ def test_the_examples_are_those_the_finder_finds(tmp_path: Path) -> None:
     lines = {e["name"]: e["lineno"] for e in found["shapes"]}
     finder = {t.name: t.lineno for t in tests if t.examples and t.lineno is not None}
     assert len(finder) == 7 and finder == {name: lines[name] for name in finder}
+
+
+def test_text_files_of_doctests_are_found_where_pytest_walks(tmp_path: Path) -> None:
+    """By hand, with ``--doctest-glob=*.rst``: with no ``testpaths`` pytest walks the root --
+    ``README.rst``, ``docs/a.rst``, ``notes/n.rst`` -- but not ``docs/build/`` nor
+    ``docs/.cache/`` (pytest's default ``norecursedirs``: ``build``, ``.*``), nor a virtual
+    environment (``env/`` holds ``pyvenv.cfg``); with ``testpaths = tests docs``, only
+    ``docs/a.rst``, run after the suite; with ``norecursedirs = docs``, the root's others."""
+    from suitebench.suite.execute.projectconfig import carry_config
+
+    for name in ("README.rst", "docs/a.rst", "docs/build/b.rst", "docs/.cache/c.rst"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(">>> 1\n1\n")
+    for name in ("notes/n.rst", "env/lib/e.rst", "env/pyvenv.cfg", "tests/test_x.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(">>> 1\n1\n")
+    entries = {p.name: p for p in tmp_path.iterdir() if p.name != "tests"}
+    config = tmp_path / "pytest.ini"
+
+    def found(ini: str) -> tuple[list[str], tuple[str, ...]]:
+        config.write_text("[pytest]\naddopts = --doctest-glob=*.rst\n" + ini)
+        carried = carry_config(config, None, tmp_path / "tests")
+        return carried.doctest_text_paths(entries), carried.after_suite
+
+    assert found("") == (["README.rst", "docs/a.rst", "notes/n.rst"], ())
+    assert found("testpaths = tests docs\n") == (["docs/a.rst"], ("docs/",))
+    assert found("testpaths = docs tests\n") == (["docs/a.rst"], ())
+    assert found("norecursedirs = docs\n") == (["README.rst", "notes/n.rst"], ())
