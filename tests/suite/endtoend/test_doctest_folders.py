@@ -209,3 +209,22 @@ def test_without_the_docs_the_mutant_only_they_catch_survives(tmp_path: Path) ->
         "no_pad": "survived",
         "as_text": "killed",
     }
+
+
+def test_build_init_says_why_the_reference_ran_no_test(tmp_path: Path) -> None:
+    """Without ``pythonpath`` (``--import-mode=importlib`` puts no test folder on
+    ``sys.path``) the tests' conftest cannot import its helper and pytest stops before any
+    test. ``build init`` said only "0 reference tests kept of 0"; it now names the cause."""
+    project = _project(tmp_path / "vercmp")
+    cfg = project / "setup.cfg"
+    cfg.write_text(cfg.read_text().replace("pythonpath = src tests\n", ""))
+    instance = tmp_path / "instance"
+    proc = run_suitebench("build", "init", project, "--out", instance, store=tmp_path / "store")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "0 reference tests kept of 0" in out
+    assert "the reference's runs did not finish" in out
+    assert "No module named 'versionpairs'" in out
+    hygiene = json.loads((instance / "hygiene.json").read_text())
+    assert len(hygiene["harness_errors"]) == 1
+    assert "No module named 'versionpairs'" in hygiene["harness_errors"][0]
