@@ -198,6 +198,12 @@ def stats(
         _out.print(per)
 
 
+def _print_harness_errors(report: Any) -> None:
+    """Why the reference's runs did not finish (a conftest's failed import: no test at all)."""
+    for error in report.harness_errors:
+        _out.print(f"  [red]the reference's runs did not finish[/red]: {escape(error)}")
+
+
 @build_app.command("hygiene")
 def hygiene(
     instance_path: Path = typer.Argument(..., help="instance.toml or a directory holding one."),
@@ -235,6 +241,7 @@ def hygiene(
         f"dropped ({report.runs} runs), {len(report.spec_changes)} spec line(s) changed, "
         f"{len(report.sections_dropped)} section(s) dropped -> {where}/hygiene.json"
     )
+    _print_harness_errors(report)
     for d in report.dropped:
         _out.print(f"  [yellow]{d.reason:8}[/yellow] {escape(d.id)}  {escape(d.detail)}")
     _print_skipped(report)
@@ -294,6 +301,7 @@ def init(
         f"[bold]{report.instance}[/bold]  instance written to {out}: "
         f"{kept} reference tests kept of {summary.get('tests', report.tests)}"
     )
+    _print_harness_errors(report)
     found = summary.get("python_project", {})
     for setting in found.get("settings_read", []):
         _out.print(f"  settings: {escape(setting)}")

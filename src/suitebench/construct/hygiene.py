@@ -81,6 +81,8 @@ class HygieneReport:
     skipped: list[DroppedTest] = field(default_factory=list)  # kept: skipped in every run
     spec_changes: list[dict[str, Any]] = field(default_factory=list)
     sections_dropped: list[str] = field(default_factory=list)
+    # why the reference's runs did not finish (a conftest's failed import: no test at all)
+    harness_errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,15 +120,17 @@ def classify_reference_runs(
 
 def _reference_statuses(
     instance: Instance, store: Store, runs: int, limits: SuiteLimits, **kw: Any
-) -> tuple[dict[str, list[TestStatus]], dict[str, str]]:
+) -> tuple[dict[str, list[TestStatus]], dict[str, str], list[str]]:
     """Each reference test's outcomes over the runs, and its one-line reason where it has
-    one (a file that did not collect is a unit of its own, its error the reason)."""
+    one (a file that did not collect is a unit of its own, its error the reason); and why
+    runs did not finish, if any did not."""
     result = score_suite(
         instance, store=store, reference_runs=runs, limits=limits, mutant_ids=[], **kw
     )
     return (
         {t.id: list(t.reference) for t in result.tests},
         {t.id: t.message for t in result.tests if t.message},
+        [e.message for e in result.harness_errors],
     )
 
 
@@ -265,17 +269,18 @@ def apply_hygiene(
     result into the instance (or into ``out``, a copy made first) and ``hygiene.json``."""
     limits = SuiteLimits(per_test=per_test)
     kw: dict[str, Any] = {"cache_dir": cache_dir, "executor": executor, "progress": progress}
-    statuses, messages = _reference_statuses(instance, store, runs, limits, **kw)
+    statuses, messages, errors = _reference_statuses(instance, store, runs, limits, **kw)
     verdicts = classify_reference_runs(statuses, per_test, messages)
     failing = [t for t, (reason, _) in verdicts.items() if reason == "fails"]
     if failing and check_network:
-        online, _ = _reference_statuses(
+        online, _, _ = _reference_statuses(
             instance, store, 1, SuiteLimits(per_test=per_test, network=True), **kw
         )
         for test in failing:
             if online.get(test, [TestStatus.NOT_RUN])[0] is TestStatus.PASSED:
                 verdicts[test] = ("network", "fails without network, passes with it")
     report = HygieneReport(instance=instance.name, runs=runs, tests=len(statuses))
+    report.harness_errors = errors
     listed = [DroppedTest(t, r, d) for t, (r, d) in sorted(verdicts.items())]
     report.dropped = [d for d in listed if d.reason != "skipped"]
     report.skipped = [d for d in listed if d.reason == "skipped"]

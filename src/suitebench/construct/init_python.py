@@ -8,8 +8,9 @@ beside one importable package: ``src/<name>/__init__.py`` (the src layout) or
 package's root as ``source``; the project's pytest configuration (the file pytest would read:
 :func:`suitebench.suite.execute.projectconfig.find_pytest_config`) and its root ``conftest.py`` are
 copied and named by ``pytest_config``; the root's files and directories the tests read or
-import (``README.md``, ``docs``, ``tools``), and its text files of doctests its pytest
-collects (``--doctest-glob``), are copied and listed in ``beside``; ``--python``
+import (``README.md``, ``docs``, ``tools``), and those holding text files of doctests its
+pytest collects (``--doctest-glob``: ``README.rst``, ``docs/`` under ``testpaths = tests
+docs``), are copied and listed in ``beside``; ``--python``
 becomes ``python``.
 """
 
@@ -25,6 +26,7 @@ from suitebench.construct.mutate_paths import mutation_settings_files, mutmut_se
 from suitebench.model.instance import InstanceError
 from suitebench.suite.execute.projectconfig import (
     carry_config,
+    doctest_entries,
     find_pytest_config,
     read_by_tests,
 )
@@ -152,10 +154,10 @@ def python_lines(repo: Path, out: Path, python: Path | None) -> tuple[list[str],
         lines.append(f"pytest_config = {json.dumps('project/' + config.name)}")
         found["pytest_config"] = config.name
     beside = read_by_tests(repo, tests, {package, tests.name, *_TAKEN})
-    if config is not None:  # the root's text files of doctests its pytest collects
-        files = [p.name for p in repo.iterdir() if p.is_file() and p.name not in _TAKEN]
-        texts = carry_config(config).doctest_text_files(files)
-        beside = sorted({*beside, *texts})
+    if config is not None:  # the text files of doctests its pytest collects (README.rst, docs/)
+        held = {package, tests.relative_to(repo).parts[0], *_TAKEN}
+        texts = carry_config(config).doctest_text_paths(doctest_entries(repo, held))
+        beside = sorted({*beside, *(t.split("/", 1)[0] for t in texts)})
         if texts:
             found["doctest_files"] = texts
     for name in beside:

@@ -176,6 +176,9 @@ def suite_section(run: ScoreRun) -> dict[str, Any]:
 
 
 def suites_table(runs: Sequence[ScoreRun]) -> Table:
+    """One row per score; the ``M per section`` column only where a score has spec sections
+    (a package's operator mutants have none: an empty column says nothing)."""
+    with_sections = any(k for r in runs for k in r.result.per_section)
     t = table(
         [
             "result",
@@ -193,9 +196,9 @@ def suites_table(runs: Sequence[ScoreRun]) -> Table:
             "build errors",
             "crashed",
             "M",
-            "M per section",
+            *["M per section"] * with_sections,
         ],
-        [False, False, False] + [True] * 12,
+        [False, False, False] + [True] * (11 + with_sections),
     )
     for r in runs:
         c = r.result.counts
@@ -218,7 +221,7 @@ def suites_table(runs: Sequence[ScoreRun]) -> Table:
             c.build_errors,
             c.crashed,
             pct(r.result.mutation_score),
-            sections,
+            *[sections] * with_sections,
         )
     return t
 

@@ -66,8 +66,9 @@ def score_implementation(
     runner = SuiteRuns(
         suite_dir,
         python=python,
-        # as score runs it, but for the implementation's own docstrings: not the suite's
-        beside=stage_beside(instance, builder.cache_dir, doctest_modules=False),
+        # as score runs it, the modules' doctests the reference's examples (not the
+        # candidate's own docstrings) in each module's namespace
+        beside=stage_beside(instance, builder.cache_dir, reference_examples=True),
         kind=str(instance.kind),
         store=store,
         executor=executor,

@@ -394,24 +394,65 @@ def test_a_suite_from_elsewhere_is_scored_without_the_projects_doctests(
     assert len(killed) == 8
 
 
+def _implementation(instance: Path, root: Path, edits: dict[str, str]) -> Path:
+    """A candidate implementation: the reference's package with ``edits`` made."""
+    package = root / "paging"
+    shutil.copytree(instance / "src" / "paging", package)
+    text = (package / "__init__.py").read_text()
+    for old, new in edits.items():
+        assert old in text
+        text = text.replace(old, new)
+    (package / "__init__.py").write_text(text)
+    return root
+
+
+def _r(home: Path, instance: Path, implementation: Path) -> dict:
+    proc = suitebench(
+        home, "--json", "score", str(instance), "--implementation", str(implementation)
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
 def test_an_implementation_is_held_to_the_projects_suite_not_its_own_docstrings(
     built: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
-    """R of a generated implementation counts the reference suite's tests: the unit tests and
-    the README's doctest (3), not doctests the implementation wrote into its own docstrings
-    (``>>> 1 + 1`` giving ``3`` fails, and is not a test of the reference suite)."""
+    """R of a generated implementation counts the reference suite's tests: the unit tests, the
+    README's doctest and the reference's docstring examples (5), run against the candidate;
+    not doctests the implementation wrote into its own docstrings (``>>> 1 + 1`` giving ``3``
+    fails, and is not a test of the reference suite)."""
     home, _, instance = built
-    package = tmp_path / "implementation" / "paging"
-    shutil.copytree(instance / "src" / "paging", package)
-    text = (package / "__init__.py").read_text()
-    text = text.replace(
-        'def page_of(index, per_page):\n    """',
-        'def page_of(index, per_page):\n    """>>> 1 + 1\n    3\n\n    ',
+    candidate = _implementation(
+        instance,
+        tmp_path / "implementation",
+        {
+            'def page_of(index, per_page):\n    """': (
+                'def page_of(index, per_page):\n    """>>> 1 + 1\n    3\n\n    '
+            )
+        },
     )
-    (package / "__init__.py").write_text(text)
-    proc = suitebench(
-        home, "--json", "score", str(instance), "--implementation", str(package.parent)
+    found = _r(home, instance, candidate)
+    assert (found["passed"], found["total"]) == (5, 5)
+    assert found["failing"] == {}
+
+
+def test_an_implementation_cannot_pass_the_reference_examples_with_its_own(
+    built: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """A candidate whose ``page_count`` is off by one (``items + per_page - 2``: 0 for (0, 5),
+    so T1 passes; 2 for (10, 5) and for (11, 5), where the reference's example says 3), with
+    its docstring rewritten to agree with itself (``>>> page_count(11, 5)`` / ``2``).  Run
+    against the reference's example, D1 fails: R = 4/5, D1 the one failing test.  Before, R
+    left every module doctest out (3/3, as a correct implementation)."""
+    home, _, instance = built
+    candidate = _implementation(
+        instance,
+        tmp_path / "off-by-one",
+        {
+            "(items + per_page - 1) // per_page": "(items + per_page - 2) // per_page",
+            ">>> page_count(11, 5)\n    3": ">>> page_count(11, 5)\n    2",
+        },
     )
-    assert proc.returncode == 0, proc.stderr
-    found = json.loads(proc.stdout)
-    assert (found["passed"], found["total"]) == (3, 3)
+    found = _r(home, instance, candidate)
+    assert (found["passed"], found["total"]) == (4, 5)
+    assert list(found["failing"]) == [D1]

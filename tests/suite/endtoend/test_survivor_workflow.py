@@ -266,3 +266,5 @@ def test_report_leads_with_survivors_and_has_no_spec_charts(
     # no spec: no chart of spec sections, no paper figure, no sections-vs-M correlation
     assert "M per spec section" not in text and "Figure 12" not in text
     assert "spec sections (with mutants) vs M" not in text
+    # nor an empty "M per section" column in the scores' table
+    assert "M per section" not in text

@@ -15,13 +15,14 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import itertools
+import json
 import re
 import shlex
 import shutil
 import tomllib
 import uuid
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,12 +30,16 @@ from typing import Any
 from suitebench.model.instance import Instance, InstanceKind
 from suitebench.run.pycompile import COMPILING as _COMPILING
 from suitebench.run.tree import publish_by_hash
+from suitebench.suite.execute.docstrings import FILE_NAME, docstring_examples
+from suitebench.suite.execute.doctestfiles import NORECURSE, after_suite, files_below
+from suitebench.suite.execute.doctestfiles import folders as testpath_folders
 
 __all__ = [
     "Beside",
     "CarriedConfig",
     "carry_config",
     "config_upward",
+    "doctest_entries",
     "find_pytest_config",
     "read_by_tests",
     "root_files_read",
@@ -99,6 +104,14 @@ class CarriedConfig:
     doctests: str | None = None
     doctest_files: tuple[str, ...] = ()
     walks_root: bool = True  # pytest walks the project's root (no ``testpaths`` leave it out)
+    # the other folders pytest walks: ``testpaths`` entries below the root (``docs``)
+    walked: tuple[str, ...] = ()
+    # of those, the ones ``testpaths`` lists after the suite's folder: pytest runs their
+    # doctests after the suite's tests (a doctest may lean on what a test's fixture left in
+    # the session's ``doctest_namespace``, as semver's docs do)
+    after_suite: tuple[str, ...] = ()
+    # R's runs: the file of the reference's docstring examples its modules' doctests are
+    doctests_from: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         found = {"source": self.source, "carried": self.carried, "dropped": self.dropped}
@@ -113,26 +126,46 @@ class CarriedConfig:
         """Whether the carried options have pytest collect doctests from modules."""
         return "--doctest-modules" in self._addopts()
 
+    def _globs(self) -> list[str]:
+        tokens = self._addopts()
+        globs = [t.split("=", 1)[1] for t in tokens if t.startswith("--doctest-glob=")]
+        globs += [b for a, b in itertools.pairwise(tokens) if a == "--doctest-glob"]
+        return globs or ["test*.txt"]
+
     def doctest_text_files(self, names: Iterable[str]) -> list[str]:
         """Of the files ``names`` in the project's root, those pytest collects as text files of
         doctests there: matching a ``--doctest-glob`` (``test*.txt`` without one), where pytest
         walks the root."""
-        tokens = self._addopts()
-        globs = [t.split("=", 1)[1] for t in tokens if t.startswith("--doctest-glob=")]
-        globs += [b for a, b in itertools.pairwise(tokens) if a == "--doctest-glob"]
         if not self.walks_root:
             return []
-        return sorted(
-            n for n in names if any(fnmatch.fnmatch(n, g) for g in globs or ["test*.txt"])
-        )
+        globs = self._globs()
+        return sorted(n for n in names if any(fnmatch.fnmatch(n, g) for g in globs))
+
+    def doctest_text_paths(self, entries: Mapping[str, Path]) -> list[str]:
+        """Of the project root's ``entries`` (name -> file or folder), the text files of
+        doctests pytest collects, as paths from the root (``README.rst``,
+        ``docs/usage/compare.rst``): the root's own files where pytest walks the root, and
+        the files below every folder it walks (the root's folders, or the ``testpaths`` ones)
+        but those ``norecursedirs`` leaves out, a virtual environment's, ``__pycache__``."""
+        found = set(self.doctest_text_files(n for n, p in entries.items() if p.is_file()))
+        if self.walks_root:
+            starts = [name for name, path in entries.items() if path.is_dir()]
+        else:
+            starts = [w for w in self.walked if Path(w).parts[0] in entries]
+        skip = self.carried.get("norecursedirs", NORECURSE)
+        skip = skip.split() if isinstance(skip, str) else skip
+        return sorted(found | files_below(entries, starts, self._globs(), skip))
 
     def ini_text(self) -> str:
         lines = ["[pytest]"]
         carried = dict(self.carried)
+        later = [f for f in self.doctest_files if f.startswith(tuple(self.after_suite))]
+        first = [f for f in self.doctest_files if f not in later]
         own = " ".join(
             [f"--suitebench-doctests={self.doctests}"] * bool(self.doctests)
-            + [f"--suitebench-doctest-files={','.join(self.doctest_files)}"]
-            * bool(self.doctest_files)
+            + [f"--suitebench-doctests-from={self.doctests_from}"] * bool(self.doctests_from)
+            + [shlex.quote(f"--suitebench-doctest-files={','.join(first)}")] * bool(first)
+            + [shlex.quote(f"--suitebench-doctest-files-after={','.join(later)}")] * bool(later)
         )
         if own:
             addopts = carried.get("addopts", "")
@@ -276,20 +309,21 @@ def _carry_pythonpath(
 
 
 def carry_config(
-    path: Path, package: str | None = None, tests: Path | None = None
+    path: Path, package: str | None = None, tests: Path | None = None, root: Path | None = None
 ) -> CarriedConfig:
     """What of ``path``'s pytest configuration applies in the sandbox: pytest's own options
     that mean the same wherever the suite runs are carried; paths, plugins and what decides
     which tests run are dropped, each with the reason.  ``package``: the package under test,
     whose modules' doctests are part of the suite where the configuration collects them.
     ``tests``: the suite's folder, whose ``pythonpath`` entries (helpers the tests import by
-    name) are carried."""
+    name) are carried.  ``root``: the folder the configuration's relative paths are read
+    from (the project's root; the file's own folder by default)."""
     options = read_pytest_config(path) or {}
     carried: dict[str, str | list[str]] = {}
     dropped: dict[str, str] = {}
     for name, value in options.items():
         if name == "pythonpath":
-            folders, gone = _carry_pythonpath(value, path.parent, tests)
+            folders, gone = _carry_pythonpath(value, root or path.parent, tests)
             dropped.update(gone)
             if folders:
                 carried[name] = " ".join(folders)
@@ -303,7 +337,14 @@ def carry_config(
         else:
             dropped[name] = _WHY_DROPPED.get(name, _NOT_CORE)
     testpaths = options.get("testpaths")
-    config = CarriedConfig(str(path), carried, dropped, walks_root=_reaches(testpaths, None))
+    config = CarriedConfig(
+        str(path),
+        carried,
+        dropped,
+        walks_root=_reaches(testpaths, None),
+        walked=testpath_folders(testpaths),
+        after_suite=after_suite(testpaths, root or path.parent, tests),
+    )
     if package and config.collects_doctests() and _reaches(testpaths, package):
         config = dataclasses.replace(config, doctests=package)
     return config
@@ -376,6 +417,15 @@ def root_files_read(instance: Instance, config_file: Path | None) -> dict[str, P
         project.relative_to(instance.root.resolve())
     except ValueError:
         return {}
+    if not instance.tests.is_dir():
+        return {}
+    held = _held(instance, project)
+    return {name: project / name for name in read_by_tests(project, instance.tests, held)}
+
+
+def _held(instance: Instance, project: Path) -> set[str]:
+    """The root entries of ``project`` that are the instance's own (source, tests, mutants,
+    its files) and so never carried beside the suite."""
     held = {"instance.toml", "pytest.ini", "conftest.py", "mutants", "project", "spec.md"}
     for part in (instance.source, instance.tests, *(m.patch for m in instance.mutants)):
         try:
@@ -384,13 +434,24 @@ def root_files_read(instance: Instance, config_file: Path | None) -> dict[str, P
             continue
     if instance.package:
         held.add(instance.package)
-    if not instance.tests.is_dir():
-        return {}
-    return {name: project / name for name in read_by_tests(project, instance.tests, held)}
+    return held
+
+
+def doctest_entries(root: Path, held: Iterable[str]) -> dict[str, Path]:
+    """The entries of a project's ``root`` its text files of doctests may lie in: all but
+    ``held`` (the package, the suite, the instance's own), hidden, version control and build
+    output."""
+    skip = {*held, *_SKIP_ROOT}
+    return {p.name: p for p in root.iterdir() if p.name not in skip and not p.name.startswith(".")}
 
 
 def stage_beside(
-    instance: Instance, cache_dir: Path, *, doctest_modules: bool = True, doctest_files: bool = True
+    instance: Instance,
+    cache_dir: Path,
+    *,
+    doctest_modules: bool = True,
+    doctest_files: bool = True,
+    reference_examples: bool = False,
 ) -> Beside | None:
     """Stage the instance's carried configuration, root ``conftest.py`` and ``beside`` files
     under ``cache_dir/beside/<digest>`` (content-addressed: concurrent scores agree); None when
@@ -398,27 +459,37 @@ def stage_beside(
     one pytest would find in its source root; the root ``conftest.py`` is the one next to it.
 
     The project's doctests are its suite's tests: a suite from elsewhere is scored without
-    them (``doctest_modules`` and ``doctest_files`` False), and a generated implementation
-    without its modules' (its docstrings are its own, not the reference suite's)."""
+    them (``doctest_modules`` and ``doctest_files`` False); a generated implementation is held
+    to the reference's docstring examples, not its own (``reference_examples``: they are
+    staged beside the suite and run in each module's namespace)."""
     config_file = instance.pytest_config
     if config_file is None:
         config_file = config_upward(instance.tests, instance.root)
     if config_file is None and instance.kind is InstanceKind.PYTHON:
         config_file = find_pytest_config(instance.source)
     package = instance.package if instance.kind is InstanceKind.PYTHON else None
-    config = carry_config(config_file, package, instance.tests) if config_file is not None else None
+    config = None
+    if config_file is not None:
+        # ``build init`` copies the project's configuration into ``project/``, and its suite
+        # and root files into the instance's root: the project's root is the instance's
+        copied = config_file.parent.name == "project"
+        copied = copied and config_file.parent.parent.resolve() == instance.root.resolve()
+        root = instance.root if copied else None
+        config = carry_config(config_file, package, instance.tests, root)
     entries = {p.name: p for p in instance.beside}
     if instance.pytest_config is None and not entries:
         entries = {name: path for name, path in root_files_read(instance, config_file).items()}
     if config is not None and config_file is not None:
         if instance.pytest_config is None and not instance.beside:
-            # an instance.toml in the project: the root's text files of doctests come along
-            root = config_file.parent
-            if root.resolve().is_relative_to(instance.root.resolve()):
-                files = [p.name for p in root.iterdir() if p.is_file()]
-                for name in config.doctest_text_files(files):
+            # an instance.toml in the project: its text files of doctests come along (the
+            # root's, and the folders' pytest walks: ``testpaths = tests docs``)
+            root = config_file.parent.resolve()
+            if root.is_relative_to(instance.root.resolve()):
+                found = doctest_entries(root, _held(instance, root))
+                for path in config.doctest_text_paths(found):
+                    name = path.split("/", 1)[0]
                     entries.setdefault(name, root / name)
-        texts = config.doctest_text_files(n for n, p in entries.items() if p.is_file())
+        texts = config.doctest_text_paths(entries)
         config = dataclasses.replace(
             config,
             doctests=config.doctests if doctest_modules else None,
@@ -434,6 +505,11 @@ def stage_beside(
     home = cache_dir / "beside"
     staging = home / ".staging" / uuid.uuid4().hex
     staging.mkdir(parents=True)
+    package_dir = instance.package_dir()
+    if reference_examples and config is not None and config.doctests and package_dir:
+        examples = docstring_examples(package_dir)
+        (staging / FILE_NAME).write_text(json.dumps(examples, sort_keys=True), encoding="utf-8")
+        config = dataclasses.replace(config, doctests_from=FILE_NAME)
     if config is not None:
         (staging / "pytest.ini").write_text(config.ini_text(), encoding="utf-8")
     for name, source in sorted(entries.items()):
@@ -443,6 +519,7 @@ def stage_beside(
             shutil.copy2(source, staging / name)
     final, digest = publish_by_hash(staging, home)
     names = tuple(sorted([*entries, *(["pytest.ini"] if config is not None else [])]))
+    names = tuple(sorted([*names, *([FILE_NAME] if config and config.doctests_from else [])]))
     return Beside(path=final, digest=digest, config=config, names=names)
 
 

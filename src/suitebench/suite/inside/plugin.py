@@ -74,6 +74,8 @@ _OPTIONS = {  # --suitebench-NAME: help (each takes a value)
     "rewrite-cache": "the host's rewritten test modules",
     "doctests": "the package whose modules' doctests run (with --doctest-modules)",
     "doctest-files": "comma-separated text files of doctests in the rootdir",
+    "doctests-from": "JSON of the reference's docstring examples, run instead of the modules'",
+    "doctest-files-after": "the same, collected after the suite (testpaths = tests docs)",
 }
 
 

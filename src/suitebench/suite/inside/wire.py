@@ -9,6 +9,7 @@ plugin's side), so the host never imports the plugin.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 # The event log (``--suitebench-events``): one JSON object a line, its kind under "event".
@@ -57,10 +58,13 @@ def doctest_message(report_text: str) -> str:
     ``>>> page_count(11, 5): expected 3, got 2``, or the exception it raised."""
     lines = report_text.splitlines()
     for i, line in enumerate(lines):
-        if line != "Expected:" and not line.startswith("UNEXPECTED EXCEPTION: "):
+        differs = line.startswith("Differences (")
+        if line != "Expected:" and not differs and not line.startswith("UNEXPECTED EXCEPTION: "):
             continue
         examples = [ln.split(">>> ", 1)[1].strip() for ln in lines[:i] if ">>> " in ln]
         example = f">>> {examples[-1]}: " if examples else ""
+        if differs:  # --doctest-report ndiff or udiff: the lines taken out and put in
+            return example + _differences(lines[i + 1 :])
         if line != "Expected:":
             return example + line.removeprefix("UNEXPECTED EXCEPTION: ")
         rest = lines[i + 1 :]
@@ -73,6 +77,19 @@ def doctest_message(report_text: str) -> str:
         expected = " ".join(ln.strip() for ln in rest[:end])
         return f"{example}expected {expected}, got {' '.join(got) or 'nothing'}"
     return ""
+
+
+def _differences(lines: list[str]) -> str:
+    """``expected A, got B`` from a diff of a doctest's output as ``--doctest-report`` writes
+    it (``- c`` / ``+ b`` lines: ndiff's and udiff's), up to the report's blank line."""
+    # the report indents the diff by 4; a context line starts with a space ("  -1" is one)
+    body = [ln.removeprefix("    ") for ln in itertools.takewhile(str.strip, lines)]
+    body = [ln for ln in body if not ln.startswith(("---", "+++", "@@", "?"))]
+    taken = [ln[1:].strip() for ln in body if ln.startswith("-")]
+    put = [ln[1:].strip() for ln in body if ln.startswith("+")]
+    if not taken and not put:
+        return "output differs: " + " ".join(ln.strip() for ln in body)
+    return f"expected {' '.join(taken) or 'nothing'}, got {' '.join(put) or 'nothing'}"
 
 
 def error_line(report_text: str) -> str:
