@@ -51,11 +51,14 @@ BROKEN_C = "int main(void) { return undeclared; }\n"
 
 def test_pool_leavers_and_seedless_generators_are_named(tmp_path: Path) -> None:
     """A submission that does not build leaves the pool: named on stderr with the compiler's
-    reason and counted in the table's ``left`` column. A generator reading its seed from argv
+    reason and counted in the table's ``left`` column; so does one in a language this judge
+    has no toolchain for (``.hs``), with that reason (it used to end the audit in a
+    traceback): 2 left. A generator reading its seed from argv
     (testlib's way, with an argument of its own before it) gives 4 inputs for 4 seeds
     (1 + 0, ..., 1 + 3 with the argument 1); one ignoring its seed gives 1 and is named."""
     problem = copy_problem(tmp_path, "maxsum")
     (problem / "submissions" / "accepted" / "broken.c").write_text(BROKEN_C)
+    (problem / "submissions" / "accepted" / "echo.hs").write_text("main = interact id\n")
     (tmp_path / "argv_gen.py").write_text(ARGV_GEN)
     (tmp_path / "const_gen.py").write_text(CONST_GEN)
     proc = suitebench(
@@ -73,6 +76,8 @@ def test_pool_leavers_and_seedless_generators_are_named(tmp_path: Path) -> None:
     err = "".join(proc.stderr.split())  # the console wraps long lines, paths too
     assert "maxsum:submissionsubmissions/accepted/broken.cleftthepoolaccepted" in err
     assert "undeclared" in err
+    assert "submissionsubmissions/accepted/echo.hsleftthepoolaccepted" in err
+    assert "unknownlanguageforextension'.hs'" in err
     assert "const_gen.py@4):thegeneratorgavethesameinputforeveryseed" in err
     assert "argv_gen.py1@4):thegeneratorgavethesameinput" not in err
     results = json.loads((tmp_path / "out" / "results.json").read_text())
@@ -81,7 +86,7 @@ def test_pool_leavers_and_seedless_generators_are_named(tmp_path: Path) -> None:
     header = next(ln for ln in proc.stdout.splitlines() if "cov@1" in ln)
     assert header.rstrip("┃│ ").endswith("left")
     row = next(ln for ln in proc.stdout.splitlines() if "official" in ln)
-    assert re.split(r"[│┃]", row)[-2].strip() == "1"
+    assert re.split(r"[│┃]", row)[-2].strip() == "2"
 
 
 def test_next_commands_run_on_what_was_written(tmp_path: Path) -> None:

@@ -55,6 +55,7 @@ from suitebench.run.toolchain import (
     Built,
     Language,
     Program,
+    ToolchainError,
     build,
     build_many,
     program_from_path,
@@ -257,7 +258,10 @@ class AuditEngine:
         with self._lock:
             hit = self._builds.get(key)
         if hit is None:
-            hit = build(self._program(path, flags), cache_dir=self.cache_dir)
+            try:
+                hit = build(self._program(path, flags), cache_dir=self.cache_dir)
+            except ToolchainError as exc:
+                hit = _unbuildable(path, exc)
             with self._lock:
                 self._builds[key] = hit
         return hit
@@ -268,15 +272,21 @@ class AuditEngine:
             todo = list(
                 dict.fromkeys(p for p in paths if self._build_key(p, flags) not in self._builds)
             )
-        if todo:
+        programs: dict[Path, Program] = {}
+        failed: dict[Path, Built] = {}
+        for p in todo:
+            try:
+                programs[p] = self._program(p, flags)
+            except ToolchainError as exc:  # no language here: it fails as a build does
+                failed[p] = _unbuildable(p, exc)
+        if programs:
             done = build_many(
-                [self._program(p, flags) for p in todo],
-                cache_dir=self.cache_dir,
-                executor=self.queue,
+                list(programs.values()), cache_dir=self.cache_dir, executor=self.queue
             )
-            with self._lock:
-                for p, b in zip(todo, done, strict=True):
-                    self._builds[self._build_key(p, flags)] = b
+            failed.update(zip(programs, done, strict=True))
+        with self._lock:
+            for p, b in failed.items():
+                self._builds[self._build_key(p, flags)] = b
 
     # -- outputs -------------------------------------------------------------------------------
 
@@ -460,3 +470,17 @@ class AuditEngine:
         if self.progress is not None:
             with self._lock:
                 self.progress(self.finished, self.planned)
+
+
+def _unbuildable(path: Path, exc: ToolchainError) -> Built:
+    """A program in no language this judge knows (``x.hs``, ``x.kt``): a build that failed
+    with the reason, so a pool member leaves its pool named (and a reference is a harness
+    error), as one that does not compile does -- not a traceback that ends the audit."""
+    return Built(
+        program_id=path.name,
+        status=Status.BUILD_ERROR,
+        argv=(),
+        workdir=path.parent,
+        message=str(exc).replace(f"{path}: ", "", 1),
+        language=Language.SCRIPT,  # none applies; a failed build is never run
+    )
