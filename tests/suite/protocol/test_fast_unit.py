@@ -60,3 +60,17 @@ def test_with_nothing_known_the_fastest_go_first_and_ties_keep_the_suite_order()
     # missing from a run (None) is left out: t_target's longest is 0.9.
     order = fast_order(mutant(None, None), TESTS, {})
     assert order == ("t_fast", "t_twin", "t_sum_fast", "t_other", "t_sum", "t_target")
+
+
+def test_text_files_of_doctests_go_last_in_their_order() -> None:
+    # A page (docs/*.rst) may use names the tests' fixtures gave pytest's doctest namespace:
+    # it runs after every other test, pages in the suite's order, whatever its kills or time.
+    tests = [
+        info("docs/b.rst::b.rst", seconds=[0.01, 0.01]),
+        info("t_slow", seconds=[0.9, 0.9]),
+        info("docs/a.rst::a.rst", seconds=[0.02, 0.02]),
+        info("t_quick", seconds=[0.1, 0.1]),
+    ]
+    kills = {None: {"docs/a.rst::a.rst": 3}}
+    order = fast_order(mutant(None, None), tests, kills)
+    assert order == ("t_quick", "t_slow", "docs/b.rst::b.rst", "docs/a.rst::a.rst")

@@ -85,8 +85,29 @@ def choose_tests(
             impacts[m.id] = spec
         elif sel.final:  # no import-time impact to ride on: its tests, as chosen
             selections[m.id] = Selection(sel.import_time, sel.reason, files=sel.files)
+    for mid, sel in selections.items():
+        if sel.tests is not None:
+            selections[mid] = replace(sel, tests=with_page_predecessors(sel.tests, known))
     _leave_out_failed(selections, impacts, known, ref0)
     return selections, impacts, note, () if coverage is None else coverage.patterns
+
+
+def is_page(test: str) -> bool:
+    """A text file of doctests (``docs/usage.rst::usage.rst``), not a test of a Python file."""
+    file, sep, _ = test.partition("::")
+    return bool(sep) and not file.endswith(".py")
+
+
+def with_page_predecessors(tests: tuple[str, ...], order: list[str]) -> tuple[str, ...]:
+    """``tests`` and, when they hold a text file of doctests, every test that ran before it on
+    the reference (``order``): a page may use names the suite's fixtures put in pytest's
+    ``doctest_namespace`` as the tests before it ran (semver's docs do), and without them it
+    would fail where the reference's run passed -- a kill no change made."""
+    pages = [order.index(t) for t in tests if is_page(t) and t in order]
+    if not pages:
+        return tests
+    chosen = set(tests) | set(order[: max(pages)])
+    return tuple(t for t in order if t in chosen) + tuple(t for t in tests if t not in order)
 
 
 def _coverage(

@@ -14,6 +14,7 @@ from suitebench.model.instance import MutantSpec
 from suitebench.suite.execute.programs import BuiltProgram
 from suitebench.suite.execute.runner import spec_digest
 from suitebench.suite.execute.runspec import Patterns, Target, Timeouts
+from suitebench.suite.protocol.choosing import is_page
 from suitebench.suite.protocol.decoys import Decoy, as_decoy, cover, failing, replicate, session
 from suitebench.suite.protocol.rows import merged, patchable
 from suitebench.suite.protocol.scoreplan import ScorePlan
@@ -37,11 +38,15 @@ def fast_order(
     kills = section_kills.get(mutant.section, {})
     valid = [t for t in tests if t.valid]
 
-    def rank(pair: tuple[int, TestInfo]) -> tuple[int, int, int, float, int]:
+    def rank(pair: tuple[int, TestInfo]) -> tuple[bool, int, int, int, float, int]:
         index, test = pair
         in_section = mutant.section is not None and mutant.section in test.sections
         seconds = max((s for s in test.seconds if s is not None), default=0.0)
-        return (-kills.get(test.id, 0), test.id != mutant.target, not in_section, seconds, index)
+        # Text files of doctests last, in their order: names the tests' fixtures give them
+        # (:func:`~suitebench.suite.protocol.choosing.with_page_predecessors`) are there then.
+        page = is_page(test.id)
+        first = (page, 0 if page else -kills.get(test.id, 0), test.id != mutant.target)
+        return (*first, not in_section, seconds if not page else 0.0, index)
 
     return tuple(t.id for _, t in sorted(enumerate(valid), key=rank))
 
