@@ -399,13 +399,18 @@ def compare(result: dict[str, Any], naive: dict[str, Any]) -> dict[str, Any]:
     valid = [t for t in scored if naive["reference"]["outcomes"].get(t) == "passed"]
     built = [m for m in statuses if "build_error" not in naive[m]]
     killed = [m for m in built if any(fails(naive[m]["outcomes"].get(t)) for t in valid)]
+    # suitebench's equivalent mutants are out of its M; the naive loop runs them all the same:
+    # out of its M too, and any it kills counted apart (TCE wrong: a disagreement above too)
+    equivalent = {m for m, status in statuses.items() if status == "equivalent"}
     return {
+        "naive_equivalent": len(equivalent & set(built)),
+        "naive_killed_equivalent": len(equivalent & set(killed)),
         "cells": cells,
         "agreeing": agree,
         "disagreements": disagreements,
         "naive_valid": len(valid),
-        "naive_built": len(built),
-        "naive_killed": len(killed),
+        "naive_built": len(set(built) - equivalent),
+        "naive_killed": len(set(killed) - equivalent),
         "scored_tests": len(scored),
     }
 
@@ -500,7 +505,9 @@ def main() -> int:
     print(f"\nV suitebench {valid_sb}/{len(result['tests'])}, naive "
           f"{verdict['naive_valid']}/{verdict['scored_tests']}")  # fmt: skip
     print(f"M suitebench {result['mutation_score']} ({counts}), naive "
-          f"{verdict['naive_killed']}/{verdict['naive_built']}")  # fmt: skip
+          f"{verdict['naive_killed']}/{verdict['naive_built']} (suitebench's "
+          f"{verdict['naive_equivalent']} equivalent mutants left out; the naive loop killed "
+          f"{verdict['naive_killed_equivalent']} of them)")  # fmt: skip
     print(f"cells compared {verdict['cells']}, agreeing {verdict['agreeing']}, "
           f"disagreeing {len(verdict['disagreements'])}")  # fmt: skip
     for line in verdict["disagreements"][:50]:
