@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from suitebench.construct.build_scope import BuildScope
+from suitebench.construct.build_scope import BuildScope, rust_test_only_lines
 from suitebench.construct.mutants import mutation_sites, write_mutants
 from suitebench.model.instance import Instance, MutantSpec, load_instance
 from suitebench.run.store import Store
@@ -210,3 +210,23 @@ def test_generated_files_are_known_by_their_first_lines_in_each_convention(tmp_p
     main = b"// The table is generated at run time.\nfn main() {}\n"
     assert scope.file_reason("src/main.rs", main) is None
     assert scope.file_reason("lexer.go", b"package p // tokens generated on demand\n") is None
+
+
+def test_rust_test_functions_and_test_modules_are_compiled_out() -> None:
+    source = (
+        b"pub fn add(a: i32, b: i32) -> i32 {\n"  # 1
+        b"    a + b\n"  # 2
+        b"}\n"  # 3
+        b"#[test]\n"  # 4: a test function outside any module (hexyl's bin has one)
+        b"fn adds() {\n"  # 5
+        b"    assert_eq!(add(1, 2), 3);\n"  # 6
+        b"}\n"  # 7
+        b"#[cfg(test)]\n"  # 8
+        b"mod tests {\n"  # 9
+        b"    #[test] fn t() { assert_eq!(super::add(2, 2), 4); }\n"  # 10
+        b"}\n"  # 11
+        b"#[inline]\n"  # 12: an attribute that is no test's
+        b"pub fn testing() -> i32 { 1 }\n"  # 13
+    )
+    # By hand: lines 4-7 (the #[test] function) and 8-11 (the #[cfg(test)] module).
+    assert rust_test_only_lines(source) == set(range(4, 12))

@@ -22,7 +22,8 @@ the program is linked from under its build's tags.  A Rust or Go file outside th
 ``not_compiled`` (a module no ``mod`` names, an example, a ``_test.go`` file, a file of another
 ``GOOS`` or build tag, a package the program does not import), and a file of a language the
 build does not compile is ``not_built``, as beside a C build.  In a Rust file the build
-compiled, an item under ``#[cfg(test)]`` is ``compiled_out``: only ``cargo test`` compiles it.
+compiled, an item under ``#[cfg(test)]`` and a ``#[test]`` function are ``compiled_out``: only
+``cargo test`` compiles them.
 """
 
 from __future__ import annotations
@@ -92,13 +93,16 @@ def compiled_out_lines(path: str, source: bytes, emitted: set[int]) -> set[int]:
     return out
 
 
-_CFG_TEST = re.compile(r"#\[cfg\((test|all\(test,.*\))\)\]")
+# ``#[cfg(test)]``, ``#[cfg(all(test, ...))]``, and ``#[test]``: a test function is compiled
+# only in test mode too (the Rust reference, "Testing attributes").
+_CFG_TEST = re.compile(r"#\[(cfg\((test|all\(test,.*\))\)|test)\]")
 _RUST_ITEM_LISTS = {"source_file", "declaration_list"}
 
 
 def rust_test_only_lines(source: bytes) -> set[int]:
     """The 1-based lines of a Rust file's items under ``#[cfg(test)]`` (or ``cfg(all(test,
-    ...))``), attribute included: code only ``cargo test`` compiles, never ``cargo build``."""
+    ...))``) and its ``#[test]`` functions, attribute included: code only ``cargo test``
+    compiles, never ``cargo build``."""
     out: set[int] = set()
     stack = [_parser("rust").parse(source).root_node]
     while stack:
