@@ -1,6 +1,6 @@
 """Clean vs incremental mutant builds of a real program, side by side.
 
-    python bench/incremental_builds.py [--program lua|gojq|hexyl] [--mutants 12] [--seed 0]
+    python bench/incremental_builds.py [--program lua|lua-cc|gojq|hexyl] [--mutants 12] [--seed 0]
         [--lua DIR] [--no-trimpath] [--record]
 
 The programs, none written here, none in the repository:
@@ -9,6 +9,11 @@ The programs, none written here, none in the repository:
   of ``lupa``, fetched as ``bench/programbench_scale.py`` fetches it unless ``--lua DIR`` names
   an unpacked copy of ``third-party/lua54``; ``build.sh`` runs ``make`` and copies ``lua``.
   Incremental: a copy of the reference's objects, the units reading the changed file removed.
+* ``lua-cc`` (C, one ``gcc`` command): the same tree, built by ``build.sh`` compiling and
+  linking every unit in one ``gcc`` command with the makefile's flags, as small projects' build
+  scripts do (no object left behind). Incremental: each unit compiled alone once from the
+  recorded command; a mutant's build hands ``gcc`` the kept objects of the units its change
+  does not reach (``suite/execute/incremental_units.py``).
 * ``gojq`` (Go): gojq 0.12.11 with its dependencies vendored, from Debian's Go packages, as
   ``bench/programbench_scale.py`` lays it out; ``go build -trimpath`` (``--no-trimpath``: as
   ``programbench_scale.py``'s task builds it). Incremental: the reference's ``GOCACHE``.
@@ -42,6 +47,18 @@ set -eu
 make -s MYCFLAGS="-std=c99 -DLUA_USE_LINUX" MYLIBS="-ldl" >/dev/null
 cp lua executable
 """
+# The makefile's units and flags (lupa's copy: -march=native, ltests.c among the core's).
+LUA_UNITS = (
+    "lapi.c lcode.c lctype.c ldebug.c ldo.c ldump.c lfunc.c lgc.c llex.c lmem.c lobject.c "
+    "lopcodes.c lparser.c lstate.c lstring.c ltable.c ltm.c lundump.c lvm.c lzio.c ltests.c "
+    "lua.c lauxlib.c lbaselib.c ldblib.c liolib.c lmathlib.c loslib.c ltablib.c lstrlib.c "
+    "lutf8lib.c loadlib.c lcorolib.c linit.c"
+)
+LUA_CC_BUILD = f"""#!/bin/sh
+set -eu
+gcc -std=c99 -DLUA_USE_LINUX -Wall -O2 -fno-stack-protector -fno-common -march=native \\
+  -o executable {LUA_UNITS} -Wl,-E -lm -ldl
+"""
 GOJQ_BUILD = """#!/bin/sh
 set -e
 export GOFLAGS=-mod=vendor GOPROXY=off CGO_ENABLED=0
@@ -62,6 +79,7 @@ directory = "/usr/share/cargo/registry"
 HEXYL = Path("/usr/share/cargo/registry/hexyl-0.8.0")
 TESTS = {
     "lua": ("['./executable', '-e', 'print(1+2)']", b"", "3\n"),
+    "lua-cc": ("['./executable', '-e', 'print(1+2)']", b"", "3\n"),
     "gojq": ("['./executable', '-c', '.a+1']", b'{"a": 2}', "3\n"),
     "hexyl": ("['./executable', '-n', '2']", b"hi", "68 69"),
 }
@@ -77,6 +95,11 @@ def _lua(work: Path, args: argparse.Namespace) -> tuple[Path, str]:
     tree = work / "lua-src"
     shutil.copytree(lua, tree, ignore=shutil.ignore_patterns("*.o", "lua", "liblua.a"))
     return tree, LUA_BUILD
+
+
+def _lua_cc(work: Path, args: argparse.Namespace) -> tuple[Path, str]:
+    tree, _ = _lua(work, args)
+    return tree, LUA_CC_BUILD
 
 
 def _gojq(work: Path, args: argparse.Namespace) -> tuple[Path, str]:
@@ -96,6 +119,7 @@ def _hexyl(work: Path, args: argparse.Namespace) -> tuple[Path, str]:
 
 PROGRAMS: dict[str, Callable[[Path, argparse.Namespace], tuple[Path, str]]] = {
     "lua": _lua,
+    "lua-cc": _lua_cc,
     "gojq": _gojq,
     "hexyl": _hexyl,
 }

@@ -28,6 +28,9 @@ from a real C program nobody here wrote and times suitebench on it:
    (``--continue-on-collection-errors``, as suitebench runs a file that does not collect),
    outcomes read from the JUnit XML. ``--naive-jobs`` programs at a time (suitebench has
    ``--jobs`` workers: the same cores for both).
+``--program gojq`` (Go, from Debian's packages, ``_jq_cases.py``) and ``--program hexyl`` (Rust,
+Debian's crate registry, ``_hexyl_cases.py``) make the same kind of task of another program.
+
 5. The two matrices are compared cell by cell (the reference's and every mutant's row, on
    every scored test: failing or not); every disagreement is printed.
 
@@ -54,6 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _hexyl_cases import cases as hexyl_cases
 from _jq_cases import cases as jq_cases
 from _lua_cases import Case
 from _lua_cases import cases as lua_cases
@@ -186,6 +190,30 @@ def fetch_gojq(workdir: Path, args: argparse.Namespace) -> Path:
     return tree
 
 
+HEXYL = Path("/usr/share/cargo/registry/hexyl-0.8.0")
+# Debian's crates as cargo's registry, offline (a directory source outside the tree).
+CARGO_CONFIG = """[source.crates-io]
+replace-with = "debian"
+
+[source.debian]
+directory = "/usr/share/cargo/registry"
+"""
+
+
+def fetch_hexyl(workdir: Path, args: argparse.Namespace) -> Path:
+    """hexyl 0.8.0's crate as Debian ships it (``librust-hexyl-dev``), built offline against
+    Debian's crate registry (clap 2 and the rest)."""
+    tree = workdir / "hexyl"
+    if (tree / ".cargo" / "config.toml").is_file():
+        return tree
+    if not (HEXYL / "Cargo.toml").is_file() or not shutil.which("cargo"):
+        raise SystemExit("hexyl: needs cargo and Debian's librust-hexyl-dev (apt-get install)")
+    shutil.copytree(HEXYL, tree)
+    (tree / ".cargo").mkdir()
+    (tree / ".cargo" / "config.toml").write_text(CARGO_CONFIG)
+    return tree
+
+
 def test_module(category: str, chosen: list[Case], ignored: bool) -> str:
     lines = ["import subprocess", "", "from helpers import check", ""]
     for case in chosen:
@@ -238,7 +266,26 @@ go build -o executable ./cmd/gojq
     excludes=[],
     source_glob="**/*.go",
 )
-PROGRAMS = {"lua": LUA, "gojq": GOJQ}
+HEXYL_TASK = Program(
+    title="hexyl 0.8.0 (a hex viewer in Rust) from Debian's librust-hexyl-dev",
+    fetch=fetch_hexyl,
+    # hexyl's own release profile (LTO, one codegen unit)
+    build_sh="""#!/bin/sh
+set -e
+cargo build --release --offline --quiet
+cp target/release/hexyl executable
+""",
+    branches={
+        "3f6a9c21": ["plain", "borders", "length"],
+        "b84e07d5": ["skip", "offset", "colors"],
+    },
+    cases=hexyl_cases,
+    # none: cargo's dependency files say examples/ is not compiled, ci/ holds a bash script,
+    # and the #[cfg(test)] modules are compiled out
+    excludes=[],
+    source_glob="src/**/*.rs",
+)
+PROGRAMS = {"lua": LUA, "gojq": GOJQ, "hexyl": HEXYL_TASK}
 
 
 def write_task(program: Program, tree: Path, task: Path, count: int, seed: int) -> dict[str, int]:
@@ -399,13 +446,18 @@ def compare(result: dict[str, Any], naive: dict[str, Any]) -> dict[str, Any]:
     valid = [t for t in scored if naive["reference"]["outcomes"].get(t) == "passed"]
     built = [m for m in statuses if "build_error" not in naive[m]]
     killed = [m for m in built if any(fails(naive[m]["outcomes"].get(t)) for t in valid)]
+    # suitebench's equivalent mutants are out of its M; the naive loop runs them all the same:
+    # out of its M too, and any it kills counted apart (TCE wrong: a disagreement above too)
+    equivalent = {m for m, status in statuses.items() if status == "equivalent"}
     return {
+        "naive_equivalent": len(equivalent & set(built)),
+        "naive_killed_equivalent": len(equivalent & set(killed)),
         "cells": cells,
         "agreeing": agree,
         "disagreements": disagreements,
         "naive_valid": len(valid),
-        "naive_built": len(built),
-        "naive_killed": len(killed),
+        "naive_built": len(set(built) - equivalent),
+        "naive_killed": len(set(killed) - equivalent),
         "scored_tests": len(scored),
     }
 
@@ -500,7 +552,9 @@ def main() -> int:
     print(f"\nV suitebench {valid_sb}/{len(result['tests'])}, naive "
           f"{verdict['naive_valid']}/{verdict['scored_tests']}")  # fmt: skip
     print(f"M suitebench {result['mutation_score']} ({counts}), naive "
-          f"{verdict['naive_killed']}/{verdict['naive_built']}")  # fmt: skip
+          f"{verdict['naive_killed']}/{verdict['naive_built']} (suitebench's "
+          f"{verdict['naive_equivalent']} equivalent mutants left out; the naive loop killed "
+          f"{verdict['naive_killed_equivalent']} of them)")  # fmt: skip
     print(f"cells compared {verdict['cells']}, agreeing {verdict['agreeing']}, "
           f"disagreeing {len(verdict['disagreements'])}")  # fmt: skip
     for line in verdict["disagreements"][:50]:

@@ -31,6 +31,8 @@ __all__ = [
     "CompileRecord",
     "compiler_wrappers",
     "read_record",
+    "unit_compile_argv",
+    "unit_positions",
 ]
 
 COMPILERS = ("gcc", "cc", "g++", "c++", "clang", "clang++")
@@ -170,6 +172,27 @@ def _commands_of(tree: Path, cwd: str, argv: list[str]) -> list[CompileCommand]:
             obj = _inside(tree, os.path.join(cwd, name))
         commands.append(CompileCommand(_inside(tree, cwd) or ".", tuple(argv), rel, obj))
     return commands
+
+
+def unit_positions(argv: tuple[str, ...] | list[str]) -> dict[str, int]:
+    """Each unit argument of a compiler command and its position among the arguments after
+    ``argv[0]`` (the first, if given twice), as :func:`_commands_of` finds them."""
+    positions: dict[str, int] = {}
+    skip = False
+    for i, arg in enumerate(argv[1:]):
+        if skip:
+            skip = False
+        elif arg in _WITH_VALUE:
+            skip = True
+        elif not arg.startswith("-") and arg.endswith(UNIT_SUFFIXES):
+            positions.setdefault(arg, i)
+    return positions
+
+
+def unit_compile_argv(tree: Path, command: CompileCommand, out: str) -> list[str]:
+    """The unit's own command turned into a compile of that unit alone, to the object
+    ``out`` (no other unit, nothing linked, no dependency file)."""
+    return [*_preprocess_argv(tree, command, out)[:-3], "-c", "-o", out]
 
 
 def _preprocess_argv(tree: Path, command: CompileCommand, out: str) -> list[str]:

@@ -48,13 +48,15 @@ from suitebench.suite.execute.incremental import (
     staged_build_copy,
 )
 from suitebench.suite.execute.incremental_native import CargoBase, GoBase
+from suitebench.suite.execute.incremental_units import UnitsBase
 from suitebench.suite.execute.interpreter import Interpreter, own_binds
 from suitebench.suite.execute.patching import apply_exact, apply_patch
 from suitebench.suite.execute.runspec import Target
 from suitebench.suite.execute.workspaces import program_source
 
-# The reference's recorded build a mutant is built from: C/C++, cargo's, Go's.
-Base = IncrementalBase | CargoBase | GoBase
+# The reference's recorded build a mutant is built from: C/C++ (its objects, or its units
+# compiled alone when it compiles and links in one command), cargo's, Go's.
+Base = IncrementalBase | UnitsBase | CargoBase | GoBase
 
 
 class BuildStatus(StrEnum):
@@ -246,6 +248,8 @@ class Builder:
                     self._base = GoBase.of(tree)
                 elif record is not None and any(c.output for c in record.commands):
                     self._base = IncrementalBase(tree, record)
+                elif record is not None and record.commands:  # compiled and linked at once
+                    self._base = UnitsBase.of(tree, record, backend=self.backend)
         return None if isinstance(self._base, bool) else self._base
 
     def _incremental(self, mutant: MutantSpec, patch: bytes) -> BuiltProgram | None:
@@ -260,6 +264,9 @@ class Builder:
         stale = base.stale_objects(patch)
         if stale is None:
             return None
+        if isinstance(base, UnitsBase):  # a fresh copy, the kept units' objects offered
+            built, applied = self._clean(mutant, patch, reuse=base.wrappers)
+            return built if applied else None
         with staged_build_copy(base.tree, self.cache_dir) as tree:
             applied, _ = apply_patch(tree, mutant.patch)
             if not applied:
@@ -275,11 +282,16 @@ class Builder:
         return built
 
     def _clean(
-        self, mutant: MutantSpec, patch: bytes, seed: str | None = None
+        self,
+        mutant: MutantSpec,
+        patch: bytes,
+        seed: str | None = None,
+        reuse: Path | None = None,
     ) -> tuple[BuiltProgram, bool]:
         """The mutant built from a fresh copy of the source, as the reference was, and whether
         its patch applied (if not, the build error says so); ``seed``: the cache entry whose
-        kept toolchain caches the build starts from."""
+        kept toolchain caches the build starts from; ``reuse``: the reusing compiler wrappers
+        of a one-command C/C++ build (``incremental_units.py``), first on ``PATH``."""
         # A copy, never links to the reference's files: a test would see which file the patch
         # wrote (``run/tree.py``, ``seal``).
         with staged_copy(self.source, self.cache_dir) as tree:
@@ -296,6 +308,8 @@ class Builder:
             program = self._program(tree)
             if seed is not None:
                 program = self._program(tree, tag="incremental", seed_caches=seed)
+            if reuse is not None:
+                program = self._program(tree, coverage=reuse, tag="units")
             return self._build(program, staged=True), True
 
     def implementation(self, directory: Path) -> BuiltProgram:
