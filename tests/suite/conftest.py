@@ -335,11 +335,16 @@ STALE_PATCH = """\
 
 @pytest.fixture
 def stats_instance(tmp_path: Path) -> Path:
-    """The C ``stats`` instance: 9 tests, 8 mutants (6 build, 1 stale patch, 1 compile error)."""
+    """The C ``stats`` instance: 9 tests, 8 mutants (6 build, 1 stale patch, 1 compile error).
+
+    Built at ``-O0``: ``clamp_tie_equivalent`` is an equivalent mutant the compiler cannot
+    see, one that survives every suite.  At ``-O1`` gcc gives it the reference's very bytes,
+    and trivial compiler equivalence lists it as equivalent, out of M
+    (:func:`test_stats_at_o1_lists_the_tie_as_equivalent`)."""
     return write_instance(
         tmp_path / "stats",
         name="stats",
-        source_files={"stats.c": STATS_C, "build.sh": "gcc -O1 -o executable stats.c\n"},
+        source_files={"stats.c": STATS_C, "build.sh": "gcc -O0 -o executable stats.c\n"},
         build=None,
         spec=STATS_SPEC,
         tests=STATS_TESTS,

@@ -31,6 +31,19 @@ def store(tmp_path: Path) -> Store:
     return Store(tmp_path / "store" / "store.sqlite")
 
 
+def test_stats_at_o1_lists_the_tie_as_equivalent(stats_instance: Path, store: Store) -> None:
+    """Built at -O1 (one gcc command), ``x <= lo`` and ``x < lo`` give the same executable
+    (checked by hand with ``cmp``): the tie mutant is equivalent by trivial compiler
+    equivalence, not run and out of M, which is then 5 killed of 5 (at -O0, 5 of 6)."""
+    (stats_instance.parent / "src" / "build.sh").write_text("gcc -O1 -o executable stats.c\n")
+    result = score_suite(load_instance(stats_instance), store=store)
+    by_id = {m.id: m for m in result.mutants}
+    assert by_id["clamp_tie_equivalent"].status is MutantStatus.EQUIVALENT
+    assert result.counts.equivalent == 1 and result.counts.scored == 5
+    assert result.counts.killed == 5
+    assert result.mutation_score == pytest.approx(1.0)
+
+
 def test_stats_reference_suite(stats_instance: Path, store: Store) -> None:
     instance = load_instance(stats_instance)
     seen: list[tuple[int, int]] = []

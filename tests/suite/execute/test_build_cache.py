@@ -45,7 +45,9 @@ def test_a_mutant_built_before_is_found_without_patching(
     cache = tmp_path / "builds"
     applied = _count_patches(monkeypatch, instance)
     first = {m.id: Builder(instance, cache).mutant(m) for m in instance.mutants}
-    assert sorted(applied) == sorted(m.id for m in instance.mutants)
+    # every patch applied (one whose build failed from the reference's kept objects is tried
+    # once more from scratch: does_not_compile)
+    assert sorted(set(applied)) == sorted(m.id for m in instance.mutants)
     statuses = {mid: b.status for mid, b in first.items()}
     assert statuses["stale_patch"] is BuildStatus.BUILD_ERROR
     assert sum(s is BuildStatus.OK for s in statuses.values()) == 6

@@ -194,6 +194,8 @@ class Builder:
         if found is not None:  # (None too when the build is gone from the cache: build)
             return BuiltProgram.from_built(found)
         built = self._incremental(mutant, patch) if self.incremental else None
+        if built is not None and built.program_id == _patch_failed(patch):
+            return built  # it does not apply to a fresh copy of the source either
         # A failed incremental build is tried from scratch, but Go's: a clean build with the
         # reference's cache, whose entries are keyed by their inputs' content, fails as one.
         go = isinstance(self._base, GoBase)
@@ -265,8 +267,7 @@ class Builder:
         if stale is None:
             return None
         if isinstance(base, UnitsBase):  # a fresh copy, the kept units' objects offered
-            built, applied = self._clean(mutant, patch, reuse=base.wrappers)
-            return built if applied else None
+            return self._clean(mutant, patch, reuse=base.wrappers)[0]
         with staged_build_copy(base.tree, self.cache_dir) as tree:
             applied, _ = apply_patch(tree, mutant.patch)
             if not applied:
@@ -299,7 +300,7 @@ class Builder:
                 applied, output = apply_patch(tree, mutant.patch)
                 if not applied:
                     failed = BuiltProgram(
-                        program_id=job_key("suite-build/patch-failed", patch),
+                        program_id=_patch_failed(patch),
                         status=BuildStatus.BUILD_ERROR,
                         message=f"patch {mutant.patch.name} does not apply (-p1, no fuzz):\n"
                         f"{output}",
@@ -459,3 +460,8 @@ def build_reference_first(
             own.close()
 
     return reference, wait
+
+
+def _patch_failed(patch: bytes) -> str:
+    """The id of the build error of a patch that does not apply to the reference's source."""
+    return job_key("suite-build/patch-failed", patch)

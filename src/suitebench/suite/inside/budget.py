@@ -217,7 +217,11 @@ def _push_watchdog(seconds: float) -> None:
 def watchdog_cancelled() -> None:
     """Someone cancelled faulthandler's watchdog (pytest's faulthandler plugin does on every
     failure, for a debugger): arm it again for the running test, or no hang that the alarm
-    cannot reach would end before the run's own wall-clock limit."""
+    cannot reach would end before the run's own wall-clock limit.  Only one that was armed
+    (a test ran): a collection error outside any test leaves none armed, and a batch's
+    parent, which collects and then waits for its children, must not be ended by one."""
+    if state["watchdog_deadline"] <= 0:
+        return
     state["watchdog_deadline"] = 0.0
     limit = state["timeout"]
     if limit > 0:
