@@ -93,6 +93,9 @@ def test_online_judge_is_defined_for_c_and_cpp_and_a_problem_can_turn_it_off(
         "submissions/reveal.c",
         "submissions/template.cpp",
     ]
+    # the ledger says which macros judged a row (no word where they are the default)
+    assert {r.compile_flags for r in off.ledger} == {"defines=none"}
+    assert (judged.defines, plain.defines) == (("ONLINE_JUDGE",), ())
     killed = {r.submission_id: r.got_head for r in off.ledger}
     assert killed["submissions/reveal.c"] in ("2147483648\\n", "2\\n", "7\\n", "-1\\n")  # x + 2
     for sub in SUBS:  # a build without the macro is never taken for one with it

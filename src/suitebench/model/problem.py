@@ -30,6 +30,7 @@ from suitebench.model.errors import ID_RE, FormatError
 __all__ = [
     "BUILTIN_CHECKERS",
     "COMPILE_LANGUAGES",
+    "DEFAULT_DEFINES",
     "INTERACTOR_CONVENTIONS",
     "LANGUAGES",
     "CheckerKind",
@@ -232,6 +233,7 @@ class Problem(BaseModel):
     output_limit: int = DEFAULT_OUTPUT_LIMIT
     exit_status: ExitStatus = ExitStatus.JUDGE
     compile: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    defines: tuple[str, ...] = DEFAULT_DEFINES  # ``[compile] defines``: -D of C and C++ builds
     languages: tuple[tuple[str, str], ...] = ()
     pools: dict[str, tuple[Path, ...]]
     official: tuple[Path, ...]
@@ -586,6 +588,7 @@ def load_problem(path: str | Path) -> Problem:
         output_limit=raw.output_limit,
         exit_status=exit_status,
         compile=compile_flags,
+        defines=_defines(raw.compile, file),
         languages=languages,
         pools=pools,
         official=official,
