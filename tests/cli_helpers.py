@@ -9,8 +9,12 @@ real instance on a loaded machine is minutes.
 
 from __future__ import annotations
 
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,3 +50,39 @@ def run_suitebench(
     options.setdefault("text", True)
     argv = suitebench_argv(*args, store=store, module=module)
     return subprocess.run(argv, timeout=timeout, **options)
+
+
+def stored_rows(db: Path, kind: str) -> int:
+    """How many rows of ``kind`` the SQLite store at ``db`` holds (0 while it is being made)."""
+    try:
+        with sqlite3.connect(db, timeout=1) as conn:
+            row = conn.execute("SELECT COUNT(*) FROM outcomes WHERE kind = ?", (kind,))
+            return int(row.fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def interrupt_when(
+    argv: list[str], ready: Callable[[], bool], **options: Any
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Start ``argv``, send it SIGINT (a terminal's Ctrl-C) once ``ready()`` holds -- polled
+    on what the command stored, never after a sleep that assumes a fast machine -- and wait
+    for it: its result and the seconds it took to exit after the signal. ``ready`` must come
+    true before the command ends (asserted)."""
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # SIGINT as a terminal's Ctrl-C finds it (a background job would have it ignored)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        **options,
+    )
+    while not ready():
+        assert proc.poll() is None, ("ended before it could be interrupted", proc.communicate())
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
+    out, err = proc.communicate(timeout=300)
+    took = time.monotonic() - t0
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err), took

@@ -153,7 +153,7 @@ def _recheck_row(
         reasons.append(f"problem id is {problem.id!r}, ledger says {row.problem!r}")
     for what, now_is, then in (
         ("exit_status", str(problem.exit_status), row.exit_status),
-        ("compile_flags", compile_label(problem.compile), row.compile_flags),
+        ("compile_flags", compile_label(problem.compile, problem.defines), row.compile_flags),
     ):
         if then and now_is != then:
             reasons.append(f"{what} is now {now_is!r}, ledger says {then!r}")

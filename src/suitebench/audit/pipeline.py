@@ -111,9 +111,9 @@ def _write_matrix(a: ProblemAudit, out: Path) -> None:
         "legality": np.array([str(a.legality.verdicts[s]) for s in shas], dtype=str),
         "verdict_names": np.array([str(v) for v in Verdict], dtype=str),
         "exit_status": np.array(str(a.problem.exit_status)),
-        "compile_flags": np.array(compile_label(a.problem.compile)),
+        "compile_flags": np.array(compile_label(a.problem.compile, a.problem.defines)),
     }
-    judge_rules = [str(a.problem.exit_status), compile_label(a.problem.compile)]
+    judge_rules = [str(a.problem.exit_status), compile_label(a.problem.compile, a.problem.defines)]
     with (d / "kills.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(KILLS_COLUMNS)

@@ -46,7 +46,7 @@ from suitebench.audit.interactive import (
     WithInteractor,
     interaction_payload,
 )
-from suitebench.model.problem import declared_language, split_language
+from suitebench.model.problem import declared_defines, declared_language, split_language
 from suitebench.run import jvm, sandbox
 from suitebench.run.executor import Executor, JobQueue
 from suitebench.run.outcome import Backend, Limits, MiB, Outcome, Status, sha256_bytes
@@ -60,6 +60,7 @@ from suitebench.run.toolchain import (
     build_many,
     program_from_path,
     standard_flags,
+    with_defines,
 )
 
 __all__ = [
@@ -231,7 +232,8 @@ class AuditEngine:
         """A C or C++ file brings the headers beside it (``*.h``, ``*.hpp``) into its build, so
         testlib validators and checkers (``#include "testlib.h"``) compile as they are.
         ``flags`` (a problem's ``[compile]`` table) replaces the language's default flags; the
-        ``[languages]`` table of the problem holding ``path`` names its language, if it does."""
+        ``[languages]`` table of the problem holding ``path`` names its language, if it does,
+        and its ``[compile] defines`` the macros a C or C++ program gets (``ONLINE_JUDGE``)."""
         declared = declared_language(path)
         lang, standard = split_language(declared) if declared else (None, None)
         program = program_from_path(path, lang)
@@ -243,6 +245,10 @@ class AuditEngine:
             own = standard_flags(program.language, standard, None if own is None else tuple(own))
         elif standard is not None and program.language is Language.JAVA:
             own = (*(own or ()), *jvm.release_flags(standard))
+        if program.language in (Language.C, Language.CPP):  # -DONLINE_JUDGE, as judges build
+            own = with_defines(
+                program.language, None if own is None else tuple(own), declared_defines(path)
+            )
         if own is not None:
             program = dataclasses.replace(program, compile_flags=tuple(own))
         return program

@@ -29,7 +29,7 @@ from suitebench.audit.records import (
 from suitebench.audit.runs import file_sha256
 from suitebench.audit.state import AuditConfig, ChainState
 from suitebench.metrics.cov_at_k import cov_at_k_curve
-from suitebench.model.problem import Problem
+from suitebench.model.problem import DEFAULT_DEFINES, Problem
 
 __all__ = ["ArmResult", "ProblemAudit", "compile_label", "tabulate"]
 
@@ -67,12 +67,16 @@ class ProblemAudit:
     harness_errors: list[HarnessError] = field(default_factory=list)
 
 
-def compile_label(table: Mapping[str, Sequence[str]]) -> str:
+def compile_label(
+    table: Mapping[str, Sequence[str]], defines: Sequence[str] = DEFAULT_DEFINES
+) -> str:
     """A problem's ``[compile]`` table in one cell: ``c=-O0 -std=gnu99`` (languages joined by
-    ``"; "``), or ``default`` when every language keeps its default flags."""
-    if not table:
-        return "default"
-    return "; ".join(f"{lang}={' '.join(flags)}" for lang, flags in sorted(table.items()))
+    ``"; "``, then ``defines=...`` where they are not the default ``ONLINE_JUDGE``), or
+    ``default`` when every language keeps its default flags and macros."""
+    cells = [f"{lang}={' '.join(flags)}" for lang, flags in sorted(table.items())]
+    if tuple(defines) != DEFAULT_DEFINES:
+        cells.append(f"defines={' '.join(defines) or 'none'}")
+    return "; ".join(cells) or "default"
 
 
 def _head(data: bytes) -> str:
@@ -227,7 +231,7 @@ def _ledger_row(
         consensus=f.consensus,
         brute=f.brute,
         exit_status=str(problem.exit_status),
-        compile_flags=compile_label(problem.compile),
+        compile_flags=compile_label(problem.compile, problem.defines),
     )
 
 

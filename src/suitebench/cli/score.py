@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -347,6 +348,7 @@ def score(
         overlap=overlap,
         since=since,
         incremental=incremental,
+        write=lambda r: _write(r, instance, out),
     )
     if isinstance(result, ImplementationResult):
         _emit_implementation(result, out)
@@ -372,6 +374,7 @@ def _compute(
     overlap: int | None = None,
     since: str | None = None,
     incremental: bool = False,
+    write: Callable[[ImplementationResult | SuiteResult], None] | None = None,
 ) -> ImplementationResult | SuiteResult:
     """R of ``implementation`` or the suite's score, under a progress bar. A reference that
     does not build ends the command as a harness error (exit 4, or 0 under --keep-going); an
@@ -382,6 +385,12 @@ def _compute(
     quiet = OPTIONS.quiet  # progress is on stderr, with --json too
 
     def work() -> ImplementationResult | SuiteResult:
+        result = compute()
+        if write is not None:  # here, in the work's thread, which Ctrl-C never stops mid-file
+            write(result)
+        return result
+
+    def compute() -> ImplementationResult | SuiteResult:
         with progress_bar("scoring", console=_err, quiet=quiet) as progress:
             if implementation is not None:
                 return score_implementation(
@@ -456,10 +465,23 @@ def _load(instance_path: Path, branch: str | None = None) -> Instance:
         raise typer.Exit(2) from None
 
 
-def _emit_implementation(impl: ImplementationResult, out: Path | None) -> None:
-    """R's result: written to ``out``, printed, or as JSON on stdout."""
+def _write(
+    result: ImplementationResult | SuiteResult, instance: Instance, out: Path | None
+) -> None:
+    """A score's files: ``out`` (with the mutation-testing report) and a suite's result as the
+    last score beside the store (what ``show`` and ``apply`` read by default)."""
+    if isinstance(result, ImplementationResult):
+        if out is not None:
+            result.write(out)
+        return
     if out is not None:
-        impl.write(out)
+        result.write(out)
+        write_mutation_report(out / "mutation-report.json", instance, result)
+    remember_last_score(result, OPTIONS.store)
+
+
+def _emit_implementation(impl: ImplementationResult, out: Path | None) -> None:
+    """R's result (written to ``out`` by :func:`_write`), printed, or as JSON on stdout."""
     _print_implementation(impl)  # stderr under --json
     if out is not None:
         _out.print(f"results in {out}")
@@ -475,15 +497,10 @@ def _emit_suite(
     keep_going: bool,
     verbose: bool = False,
 ) -> None:
-    """A suite's result: written to ``out`` (with the mutation-testing report) and as the last
-    score beside the store (what ``show`` and ``apply`` read by default), printed (on stderr
-    under --json), and as JSON on stdout (the full matrix runs to megabytes: pydantic's own
-    encoder); then a broken harness ends the command."""
+    """A suite's result (its files written by :func:`_write`, in the work's thread): printed
+    (on stderr under --json), and as JSON on stdout (the full matrix runs to megabytes:
+    pydantic's own encoder); then a broken harness ends the command."""
     _warn_unkeyed(instance)
-    if out is not None:
-        result.write(out)
-        write_mutation_report(out / "mutation-report.json", instance, result)
-    remember_last_score(result, OPTIONS.store)
     _print_suite(result, show_failures, verbose)
     if out is not None:
         _out.print(f"results in {out}")

@@ -29,11 +29,11 @@ import platform
 import random
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from suitebench import __version__
 from suitebench.audit.runs import AuditEngine
@@ -55,6 +55,7 @@ __all__ = [
     "make_source",
 ]
 
+T = TypeVar("T")
 ARMS = ("random", "cc-mutation", "evalplus", "llm-single", "llm-genval", "mixture")
 MODEL_ARMS = frozenset({"llm-single", "llm-genval"})
 LOG_FILE = "generate.json"
@@ -186,6 +187,22 @@ def _prepare(out: Path) -> None:
             f.unlink()
     if (out / PROGRAMS_DIR).is_dir():
         shutil.rmtree(out / PROGRAMS_DIR)
+
+
+def _whole(out: Path, make: Callable[[], T], reps: Sequence[Path] = ()) -> T:
+    """``make()``, which writes into ``out`` (and the repetitions' directories ``reps``); if it
+    stops half-way (Ctrl-C ends it at its next run, an error), what it wrote there is taken
+    away: a finished ``rep-1`` beside no ``rep-2`` and no summary would pass for a result. The
+    store keeps every run, so the same command again redoes none of them."""
+    try:
+        return make()
+    except BaseException:
+        for d in (*reps, out):
+            if d.is_dir():
+                _prepare(d)
+                if d != out and not any(d.iterdir()):
+                    d.rmdir()
+        raise
 
 
 def _component_notes(
@@ -363,12 +380,17 @@ def generate_arm(
     if any(n in MODEL_ARMS for n in names) and client is None:
         raise GenerateError(f"{arm} needs a model: give --model (and an endpoint and key)")
     if options.reps == 1:
-        return _one(arm, problem, engine, out, options, options.seed, client)
+        return _whole(out, lambda: _one(arm, problem, engine, out, options, options.seed, client))
     _prepare(out)
-    reps = []
-    for r in range(options.reps):
-        rseed = derive_seed(options.seed, "rep", r)
-        reps.append(_one(arm, problem, engine, out / f"rep-{r + 1}", options, rseed, client))
+    dirs = [out / f"rep-{r + 1}" for r in range(options.reps)]
+
+    def every_rep() -> list[GenerateResult]:
+        return [
+            _one(arm, problem, engine, d, options, derive_seed(options.seed, "rep", r), client)
+            for r, d in enumerate(dirs)
+        ]
+
+    reps = _whole(out, every_rep, dirs)
     summary = {
         "arm": arm,
         "problem": problem.id,

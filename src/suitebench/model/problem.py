@@ -30,6 +30,7 @@ from suitebench.model.errors import ID_RE, FormatError
 __all__ = [
     "BUILTIN_CHECKERS",
     "COMPILE_LANGUAGES",
+    "DEFAULT_DEFINES",
     "INTERACTOR_CONVENTIONS",
     "LANGUAGES",
     "CheckerKind",
@@ -39,6 +40,7 @@ __all__ = [
     "OracleRule",
     "Problem",
     "ProblemError",
+    "declared_defines",
     "declared_language",
     "load_problem",
     "parse_checker",
@@ -75,6 +77,11 @@ class ExitStatus(StrEnum):
 
 #: Languages whose compile flags ``[compile]`` may replace (the compiled ones).
 COMPILE_LANGUAGES = ("c", "cpp", "rust", "go")
+#: Macros every C and C++ program of an input-mode problem is compiled with (``-DNAME``), as
+#: DOMjudge's and Codeforces' compilers define them: contestants' templates read ``input.txt``
+#: unless ``ONLINE_JUDGE`` is defined. ``[compile] defines = [...]`` replaces them.
+DEFAULT_DEFINES = ("ONLINE_JUDGE",)
+_DEFINE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=[^\s]*)?")
 #: Language names a ``[languages]`` table may give a program (``suitebench.run.program.Language``
 #: but for ``script``, a directory with a build.sh). There is no Python 2 here.
 LANGUAGES = ("c", "cpp", "go", "java", "pypy3", "python", "rust", "shell")
@@ -226,6 +233,7 @@ class Problem(BaseModel):
     output_limit: int = DEFAULT_OUTPUT_LIMIT
     exit_status: ExitStatus = ExitStatus.JUDGE
     compile: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    defines: tuple[str, ...] = DEFAULT_DEFINES  # ``[compile] defines``: -D of C and C++ builds
     languages: tuple[tuple[str, str], ...] = ()
     pools: dict[str, tuple[Path, ...]]
     official: tuple[Path, ...]
@@ -344,12 +352,18 @@ def _file(value: str | None, root: Path, file: Path, field: str) -> Path | None:
 
 
 def _compile_flags(table: dict[str, Any], file: Path) -> dict[str, tuple[str, ...]]:
-    """``[compile]``: one key per compiled language, each a list of flags (strings)."""
+    """``[compile]``: one key per compiled language, each a list of flags (strings); the
+    ``defines`` key (:func:`_defines`) is not a language and is left out."""
     out: dict[str, tuple[str, ...]] = {}
     for lang, flags in table.items():
+        if lang == "defines":
+            _defines(table, file)
+            continue
         if lang not in COMPILE_LANGUAGES:
             raise ProblemError(
-                file, f"compile.{lang}", f"a compiled language ({', '.join(COMPILE_LANGUAGES)})"
+                file,
+                f"compile.{lang}",
+                f"a compiled language ({', '.join(COMPILE_LANGUAGES)}) or defines",
             )
         if not isinstance(flags, list) or not all(isinstance(f, str) and f for f in flags):
             raise ProblemError(
@@ -359,6 +373,21 @@ def _compile_flags(table: dict[str, Any], file: Path) -> dict[str, tuple[str, ..
             )
         out[lang] = tuple(flags)
     return out
+
+
+def _defines(table: dict[str, Any], file: Path) -> tuple[str, ...]:
+    """``[compile] defines``: the macros (``NAME`` or ``NAME=VALUE``) C and C++ programs are
+    compiled with, default :data:`DEFAULT_DEFINES`; ``[]`` defines none."""
+    raw = table.get("defines", list(DEFAULT_DEFINES))
+    if not isinstance(raw, list) or not all(
+        isinstance(d, str) and _DEFINE_RE.fullmatch(d) for d in raw
+    ):
+        raise ProblemError(
+            file,
+            "compile.defines",
+            f'a list of macro names (NAME or NAME=VALUE), e.g. ["ONLINE_JUDGE"]; got {raw!r}',
+        )
+    return tuple(raw)
 
 
 def _languages(table: dict[str, Any], root: Path, file: Path) -> tuple[tuple[str, str], ...]:
@@ -423,7 +452,35 @@ def _language_in(table: tuple[tuple[str, str], ...], root: Path, path: Path) -> 
     return None
 
 
-_declared: dict[tuple[str, int, int], tuple[tuple[str, str], ...]] = {}
+_declared: dict[tuple[str, int, int], tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {}
+
+
+def _holding(path: str | Path) -> tuple[Path, tuple[tuple[str, str], ...], tuple[str, ...]] | None:
+    """The problem directory nearest above ``path`` with its ``[languages]`` table and its
+    ``[compile] defines``, read once per version of its ``problem.toml`` (None: no problem)."""
+    target = Path(path).absolute()
+    for parent in target.parents:
+        file = parent / PROBLEM_FILE
+        try:
+            st = file.stat()
+        except OSError:
+            continue
+        key = (str(file), st.st_mtime_ns, st.st_size)
+        tables = _declared.get(key)
+        if tables is None:
+            try:
+                data = tomllib.loads(file.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise ProblemError(file, "(syntax)", f"valid TOML: {exc}") from None
+            raw = data.get("languages", {})
+            if not isinstance(raw, dict):
+                raise ProblemError(file, "languages", 'a table of glob = "language" entries')
+            comp = data.get("compile", {})
+            if not isinstance(comp, dict):
+                raise ProblemError(file, "compile", "a table of language = [flags] entries")
+            tables = _declared[key] = (_languages(raw, parent, file), _defines(comp, file))
+        return parent, *tables
+    return None
 
 
 def declared_language(path: str | Path) -> str | None:
@@ -434,26 +491,16 @@ def declared_language(path: str | Path) -> str | None:
     the engine builds programs by path, and a table's globs are relative to that directory.
     The table is read once per version of the file; a malformed one raises ``ProblemError``.
     """
-    target = Path(path).absolute()
-    for parent in target.parents:
-        file = parent / PROBLEM_FILE
-        try:
-            st = file.stat()
-        except OSError:
-            continue
-        key = (str(file), st.st_mtime_ns, st.st_size)
-        table = _declared.get(key)
-        if table is None:
-            try:
-                data = tomllib.loads(file.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-                raise ProblemError(file, "(syntax)", f"valid TOML: {exc}") from None
-            raw = data.get("languages", {})
-            if not isinstance(raw, dict):
-                raise ProblemError(file, "languages", 'a table of glob = "language" entries')
-            table = _declared[key] = _languages(raw, parent, file)
-        return _language_in(table, parent, target)
-    return None
+    held = _holding(path)
+    return None if held is None else _language_in(held[1], held[0], Path(path).absolute())
+
+
+def declared_defines(path: str | Path) -> tuple[str, ...]:
+    """The macros a C or C++ program at ``path`` is compiled with: the ``[compile] defines``
+    of the problem holding it, :data:`DEFAULT_DEFINES` where it gives none or no problem holds
+    the program (a tool or a solution given by path is built as a judge builds it)."""
+    held = _holding(path)
+    return DEFAULT_DEFINES if held is None else held[2]
 
 
 def _pydantic_error(file: Path, exc: ValidationError) -> ProblemError:
@@ -541,6 +588,7 @@ def load_problem(path: str | Path) -> Problem:
         output_limit=raw.output_limit,
         exit_status=exit_status,
         compile=compile_flags,
+        defines=_defines(raw.compile, file),
         languages=languages,
         pools=pools,
         official=official,

@@ -184,6 +184,17 @@ def standard_flags(
     return (*(f for f in flags if not f.startswith("-std=")), f"-std={standard}")
 
 
+def with_defines(
+    language: Language, own: tuple[str, ...] | None, defines: tuple[str, ...]
+) -> tuple[str, ...]:
+    """A C or C++ program's compiler flags (``own``, or the judge's defaults) with ``-DNAME``
+    for each of ``defines`` in front, so a ``-U`` among the flags still wins (gcc reads -D and
+    -U in order). Input mode defines ``ONLINE_JUDGE`` as DOMjudge and Codeforces do; suite
+    mode never calls this (a task builds with its own script)."""
+    flags = _CC[language][1] if own is None else own
+    return (*(f"-D{d}" for d in defines), *flags)
+
+
 def recipe(program: Program) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``(build_argv, run_argv_relative)``: the build command (relative paths, run in the build
     directory) and how to run the result ('{dir}' = build dir)."""

@@ -64,6 +64,7 @@ from suitebench.run.recipes import (
     standard_flags,
     toolchain_binds,
     toolchain_version,
+    with_defines,
 )
 from suitebench.run.tree import TreeProgram, build_tree, tree_hash, tree_program_id
 
@@ -93,6 +94,7 @@ __all__ = [
     "toolchain_version",
     "tree_hash",
     "tree_program_id",
+    "with_defines",
 ]
 
 RECIPE_VERSION = "1"  # bump when a recipe changes in a way the command line does not show
