@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import re
 import shutil
-import signal
-import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
-from ..cli_helpers import suitebench_argv
+from ..cli_helpers import interrupt_when, stored_rows, suitebench_argv
 from .conftest import copy_problem
 
 # A correct maxsum (Kadane) that first sleeps a second: the audit's runs take long enough
@@ -49,33 +46,14 @@ def _audit(problem: Path, out: Path, store: Path) -> list[str]:
     )
 
 
-def _interrupt_when(argv: list[str], store: Path, runs: int) -> tuple[int, float, str]:
-    """Start ``argv``, send SIGINT once the store holds ``runs`` finished runs (read from the
-    store, not from progress lines, which come every few seconds and may not come at all on a
-    fast machine); its exit status, how long it took to exit after the signal, its stderr."""
-    proc = subprocess.Popen(
-        argv,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        # SIGINT as a terminal's Ctrl-C finds it (a background job would have it ignored)
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    while _stored_runs(store) < runs:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.1)
-    proc.send_signal(signal.SIGINT)
-    t0 = time.monotonic()
-    _, err = proc.communicate(timeout=300)
-    took = time.monotonic() - t0
-    return proc.returncode, took, err
-
-
 def test_ctrl_c_stops_audit_keeps_the_store_and_the_rerun_says_so(tmp_path: Path) -> None:
     problem = copy_problem(tmp_path, "maxsum")
     (problem / "submissions" / "accepted" / "slow.py").write_text(SLOW)
     store, out = tmp_path / "s.db", tmp_path / "out"
-    rc, took, err = _interrupt_when(_audit(problem, out, store), store, 20)
+    done, took = interrupt_when(
+        _audit(problem, out, store), lambda: stored_rows(store, "audit-run") >= 20
+    )
+    rc, err = done.returncode, done.stderr
     assert rc == 130, err
     # Measured 0.2-0.4 s; before, the audit ran on to its end (> 12 s of sleeps alone).
     assert took < 10, took
@@ -99,15 +77,6 @@ def test_ctrl_c_stops_audit_keeps_the_store_and_the_rerun_says_so(tmp_path: Path
     shutil.rmtree(out)
 
 
-def _stored_runs(db: Path) -> int:
-    try:
-        with sqlite3.connect(db, timeout=1) as conn:
-            row = conn.execute("SELECT COUNT(*) FROM outcomes WHERE kind = 'audit-run'")
-            return int(row.fetchone()[0])
-    except sqlite3.Error:
-        return 0
-
-
 def test_ctrl_c_stops_stress(tmp_path: Path) -> None:
     """A stress of a correct solution with a large count, interrupted after a few seconds."""
     pairs = Path(__file__).resolve().parents[1] / "fixtures" / "stress" / "pairs"
@@ -123,20 +92,9 @@ def test_ctrl_c_stops_stress(tmp_path: Path) -> None:
         "600",
         store=tmp_path / "s.db",
     )
-    proc = subprocess.Popen(
-        argv,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
     # interrupt once the store holds runs of the judged programs: stress is under way
-    while _stored_runs(tmp_path / "s.db") < 20:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
-    t0 = time.monotonic()
-    out, err = proc.communicate(timeout=300)
-    assert proc.returncode == 130, err
-    assert time.monotonic() - t0 < 10
+    done, took = interrupt_when(argv, lambda: stored_rows(tmp_path / "s.db", "audit-run") >= 20)
+    out, err = done.stdout, done.stderr
+    assert done.returncode == 130, err
+    assert took < 10
     assert "interrupted: nothing written" in err and out == ""
