@@ -44,6 +44,7 @@ from suitebench.generate.records import Candidate, GenerateError, GenerationLog,
 from suitebench.generate.sweep import sweep
 from suitebench.llm.client import ModelClient
 from suitebench.model.problem import Problem
+from suitebench.run import interrupt
 from suitebench.run.outcome import Backend
 
 __all__ = [
@@ -195,7 +196,11 @@ def _whole(out: Path, make: Callable[[], T], reps: Sequence[Path] = ()) -> T:
     away: a finished ``rep-1`` beside no ``rep-2`` and no summary would pass for a result. The
     store keeps every run, so the same command again redoes none of them."""
     try:
-        return make()
+        made = make()
+        # A run cut short by Ctrl-C that a step took for a failure (a generator that gave no
+        # input, say) is an interrupt all the same: the command says "nothing written".
+        interrupt.check()
+        return made
     except BaseException:
         for d in (*reps, out):
             if d.is_dir():
