@@ -555,3 +555,30 @@ def score_selected_and_full(
 def suitebench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The command line as a user runs it, in a child process, on a store in ``tmp_path``."""
     return run_suitebench(*args, store=tmp_path / "s.sqlite", timeout=600)
+
+
+# A version comparer laid out as semver 3.0.2 is: doctest pages in docs/, helpers on the
+# tests' pythonpath (tests/suite/execute/test_config_paths.py, endtoend/test_doctest_folders.py).
+VERCMP_SETUP_CFG = """\
+[tool:pytest]
+testpaths = tests docs
+pythonpath = src tests
+addopts =
+    --import-mode=importlib
+    --doctest-glob='*.rst'
+    --doctest-report ndiff
+"""
+
+VERCMP_SOURCE = '''\
+def _parts(version):
+    return [int(p) for p in version.split(".")]
+
+
+def compare(a, b):
+    """-1, 0 or 1 as version ``a`` is older than, the same as or newer than ``b``."""
+    x, y = _parts(a), _parts(b)
+    width = max(len(x), len(y))
+    x += [0] * (width - len(x))
+    y += [0] * (width - len(y))
+    return (x > y) - (x < y)
+'''

@@ -33,31 +33,9 @@ import textwrap
 from pathlib import Path
 
 from ...cli_helpers import run_suitebench
+from ..conftest import VERCMP_SETUP_CFG as SETUP_CFG
+from ..conftest import VERCMP_SOURCE as SOURCE
 from ..conftest import unified_diff
-
-SETUP_CFG = """\
-[tool:pytest]
-testpaths = tests docs
-pythonpath = src tests
-addopts =
-    --import-mode=importlib
-    --doctest-glob='*.rst'
-    --doctest-report ndiff
-"""
-
-SOURCE = '''\
-def _parts(version):
-    return [int(p) for p in version.split(".")]
-
-
-def compare(a, b):
-    """-1, 0 or 1 as version ``a`` is older than, the same as or newer than ``b``."""
-    x, y = _parts(a), _parts(b)
-    width = max(len(x), len(y))
-    x += [0] * (width - len(x))
-    y += [0] * (width - len(y))
-    return (x > y) - (x < y)
-'''
 
 FILES = {
     "setup.cfg": SETUP_CFG,

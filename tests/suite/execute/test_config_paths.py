@@ -32,30 +32,8 @@ from suitebench.suite.result import MutantStatus
 from suitebench.suite.score import score_suite
 
 from ..conftest import SELECTION_LIMITS, write_python_instance
-
-SETUP_CFG = """\
-[tool:pytest]
-testpaths = tests docs
-pythonpath = src tests
-addopts =
-    --import-mode=importlib
-    --doctest-glob='*.rst'
-    --doctest-report ndiff
-"""
-
-SOURCE = '''\
-def _parts(version):
-    return [int(p) for p in version.split(".")]
-
-
-def compare(a, b):
-    """-1, 0 or 1 as version ``a`` is older than, the same as or newer than ``b``."""
-    x, y = _parts(a), _parts(b)
-    width = max(len(x), len(y))
-    x += [0] * (width - len(x))
-    y += [0] * (width - len(y))
-    return (x > y) - (x < y)
-'''
+from ..conftest import VERCMP_SETUP_CFG as SETUP_CFG
+from ..conftest import VERCMP_SOURCE as SOURCE
 
 HELPER = """\
 PAIRS = {"equal": ("1.2.3", "1.2.3", 0), "patch": ("1.2.3", "1.2.4", -1)}
