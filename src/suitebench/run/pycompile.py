@@ -13,6 +13,7 @@ version) compiles to the same code and warnings, so it is compiled here too.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -129,11 +130,19 @@ def same_bytecode(original: bytes, mutated: bytes, filename: str) -> bool:
     does (under ``filterwarnings = error`` a new ``SyntaxWarning`` fails the import). False
     when either does not compile."""
     try:
-        ours, warned = compile_quietly(original, filename)
+        ours, warned = _compiled_key(original, filename)
         theirs, warns = compile_quietly(mutated, filename)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return warned == warns and same_code(ours, theirs)
+    return warned == warns and ours == _code_key(theirs)
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled_key(source: bytes, filename: str) -> tuple[tuple[object, ...], bool]:
+    """The reference module's :func:`_code_key` and warning: a score compares every mutant of a
+    module with it, one after another (compiled once, not once a mutant)."""
+    code, warned = compile_quietly(source, filename)
+    return _code_key(code), warned
 
 
 def write_bytecode(path: Path, code: CodeType) -> None:

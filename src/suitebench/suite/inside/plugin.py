@@ -44,7 +44,7 @@ from typing import Any, TextIO
 
 import pytest
 
-from suitebench.suite.inside import budget, doctests, leftovers, wire
+from suitebench.suite.inside import budget, doctests, leftovers, tracebacks, wire
 from suitebench.suite.inside.probe import choosing, importtime
 from suitebench.suite.inside.wire import TIMEOUT_MARKER, short_message
 
@@ -138,6 +138,7 @@ def _use_rewrite_cache(config: pytest.Config, path: str | None) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    tracebacks.share_statement_trees()
     if not config.pluginmanager.has_plugin(_WORKSPACES):
         from suitebench.suite.inside import workspaces
 

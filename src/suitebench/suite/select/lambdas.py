@@ -15,6 +15,7 @@ the key coverage records them by (a lambda's ``co_firstlineno``,
 from __future__ import annotations
 
 import ast
+import functools
 import warnings
 from pathlib import Path
 
@@ -46,7 +47,10 @@ class _SetAside(ast.NodeTransformer):
     visit_AsyncFunctionDef = _function
 
 
-def _set_aside(text: bytes) -> tuple[str, list[tuple[int, int, str]]] | None:
+@functools.lru_cache(maxsize=16)
+def _set_aside(text: bytes) -> tuple[str, tuple[tuple[int, int, str], ...]] | None:
+    """The module's tree with every lambda and function body set aside, and those bodies
+    (cached: a score checks every mutant of a module against its reference text)."""
     try:
         with warnings.catch_warnings():  # a mutant's SyntaxWarning is its run's to show
             warnings.simplefilter("ignore")
@@ -55,7 +59,7 @@ def _set_aside(text: bytes) -> tuple[str, list[tuple[int, int, str]]] | None:
         return None
     aside = _SetAside()
     tree = aside.visit(tree)
-    return ast.dump(tree), aside.bodies
+    return ast.dump(tree), tuple(aside.bodies)
 
 
 def changed_lambdas(before: bytes, after: bytes) -> list[Changed] | None:

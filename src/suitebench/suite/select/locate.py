@@ -11,6 +11,7 @@ directory means the same on another machine; ``instance_dir`` says where it was 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,27 +121,36 @@ def relative_to_instance(path: Path, root: Path) -> str:
 def function_at(source: str, line: int) -> str:
     """The qualified name (``Class.method``) of the innermost function or class whose lines
     hold ``line`` in a Python module, or ``""`` at module level (or unparsable text)."""
+    best: tuple[int, str] | None = None  # (span length, qualified name)
+    for first, last, name in _definitions(source):
+        if first <= line <= last and (best is None or last - first <= best[0]):
+            best = (last - first, name)
+    return "" if best is None else best[1]
+
+
+@functools.lru_cache(maxsize=16)
+def _definitions(source: str) -> tuple[tuple[int, int, str], ...]:
+    """Every function and class of a module, in the order a walk of its tree meets them:
+    (first line, decorators included; last line; qualified name).  A score asks for the
+    mutants of one module one after another: the module is parsed once."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return ""
-    best: tuple[int, str] | None = None  # (span length, qualified name)
+        return ()
+    found: list[tuple[int, int, str]] = []
 
     def visit(node: ast.AST, prefix: str) -> None:
-        nonlocal best
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 name = f"{prefix}{child.name}"
                 first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                last = child.end_lineno or child.lineno
-                if first <= line <= last and (best is None or last - first <= best[0]):
-                    best = (last - first, name)
+                found.append((first, child.end_lineno or child.lineno, name))
                 visit(child, name + ".")
             else:
                 visit(child, prefix)
 
     visit(tree, "")
-    return "" if best is None else best[1]
+    return tuple(found)
 
 
 # ``diff -p``'s and git's default: a function starts on a line beginning with a letter, ``_``
