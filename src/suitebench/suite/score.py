@@ -397,9 +397,12 @@ def _mutant_runs(
         asked = [*later, *((d.key, d.target) for d in decoys), *mutants]
         if lane is not None:
             lane.watch({_full_key(plan, built, m): built[m.id] for m in runnable})
+        # The decoys are runs beyond the total shown (builds, reference runs, one run a
+        # mutant): the part moves in step with the runs done, and ends at its share.
+        share = len(later) + len(mutants)
         done = plan.runner.run(
             asked,
-            progress=lambda d, _: report("runs", plan.early + d),
+            progress=lambda d, t: report("runs", plan.early + d * share // max(1, t)),
             apart={k for k, _ in later},
             spread=[d.key for d in decoys],
             on_run=None if lane is None else lane.offer,

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from suitebench.data import INSTANCES_DIR, SUITES_DIR
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
 from suitebench.suite.execute.runspec import Engine, SuiteLimits
@@ -158,3 +159,21 @@ def test_cover_runs_one_mutant_of_each_session() -> None:
     ordered = [("m1", ("a", "b")), ("m2", ("b", "a")), ("m3", ("a", "b")), ("m4", None)]
     assert cover(ordered, ordered=True) == ["m1", "m2", "m4"]
     assert cover(ordered) == ["m1", "m4"]
+
+
+def test_progress_counts_decoys_without_passing_its_total(tmp_path: Path) -> None:
+    """Decoys are runs beyond the total shown (builds, reference runs, a run a mutant): the
+    count never goes past the total nor back, and ends at it.  The demo's bad suite (a suite
+    from elsewhere, so decoys and the plain engine) once showed "37/36 (103%)"."""
+    seen: list[tuple[int, int]] = []
+    score_suite(
+        load_instance(INSTANCES_DIR / "wordfreq-py"),
+        SUITES_DIR / "bad-suite",
+        store=Store(tmp_path / "st.db"),
+        limits=LIMITS,
+        progress=lambda done, total: seen.append((done, total)),
+    )
+    assert seen, "no progress reported"
+    assert all(done <= total for done, total in seen), seen
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen), seen
+    assert seen[-1][0] == seen[-1][1], seen
