@@ -16,13 +16,14 @@ import os
 import re
 import shlex
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from suitebench.run import sandbox
 from suitebench.run.limits import TREE_BUILD
-from suitebench.run.outcome import Backend, Status
+from suitebench.run.outcome import Backend, Outcome, Status
 
 __all__ = [
     "COMPILERS",
@@ -241,6 +242,34 @@ def _emitted_lines(tree: Path, cwd: str, text: bytes) -> dict[str, set[int]]:
     return emitted
 
 
+def each_command(
+    tree: Path,
+    commands: list[CompileCommand],
+    argv_of: Callable[[Path, CompileCommand, str], list[str]],
+    out_dir: Path,
+    suffix: str,
+    *,
+    env: dict[str, str],
+    backend: Backend | None,
+) -> Outcome:
+    """Run, for each recorded command, the command ``argv_of(tree, command, out)`` makes of it
+    (``out``: ``out_dir/<its index><suffix>``), in its own directory, one after another in one
+    sandboxed shell in the recorded tree (a failing one is left to its missing output)."""
+    lines = ["#!/bin/sh"]
+    for index, command in enumerate(commands):
+        argv = argv_of(tree, command, str(out_dir / f"{index}{suffix}"))
+        words = " ".join(shlex.quote(a) for a in argv)
+        lines.append(f"(cd {shlex.quote(str(tree / command.cwd))} && {words}) 2>/dev/null")
+    logs = out_dir.parent
+    script = logs / f"{out_dir.name}.sh"
+    script.write_text("\n".join(lines) + "\n")
+    for path in (logs, out_dir, script):
+        path.chmod(0o777 if path.is_dir() else 0o755)
+    return sandbox.run(
+        ["/bin/sh", str(script)], cwd=tree, env=env, limits=TREE_BUILD, backend=backend
+    )
+
+
 def read_record(
     tree: Path, *, backend: Backend | None = None, env: dict[str, str] | None = None
 ) -> CompileRecord | None:
@@ -272,17 +301,8 @@ def read_record(
         return record
     out_dir = logs / "preprocessed"
     out_dir.mkdir(exist_ok=True)
-    lines = ["#!/bin/sh"]
-    for index, command in enumerate(record.commands):
-        out = str(out_dir / f"{index}.i")
-        words = " ".join(shlex.quote(a) for a in _preprocess_argv(tree, command, out))
-        lines.append(f"(cd {shlex.quote(str(tree / command.cwd))} && {words}) 2>/dev/null")
-    script = logs / "preprocess.sh"
-    script.write_text("\n".join(lines) + "\n")
-    for path in (logs, out_dir, script):
-        path.chmod(0o777 if path.is_dir() else 0o755)
-    outcome = sandbox.run(
-        ["/bin/sh", str(script)], cwd=tree, env=env or {}, limits=TREE_BUILD, backend=backend
+    outcome = each_command(
+        tree, record.commands, _preprocess_argv, out_dir, ".i", env=env or {}, backend=backend
     )
     if outcome.status is Status.SANDBOX_ERROR:
         record.failed = [c.source for c in record.commands]

@@ -30,22 +30,20 @@ import contextlib
 import hashlib
 import json
 import os
-import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from suitebench.run import sandbox
 from suitebench.run.buildcache import entry_lock
 from suitebench.run.compiles import (
     COMPILERS,
     RECORD_DIR,
     CompileCommand,
     CompileRecord,
+    each_command,
     unit_compile_argv,
     unit_positions,
 )
-from suitebench.run.limits import TREE_BUILD
 from suitebench.run.outcome import Backend, Status
 from suitebench.run.program import EXECUTABLE
 from suitebench.suite.execute.incremental import changed_files
@@ -163,20 +161,13 @@ def _make_units(tree: Path, record: CompileRecord, wrappers: Path, backend: Back
     out_dir = logs / "units"
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)
-    lines = ["#!/bin/sh"]
-    for index, command in enumerate(commands):
-        argv = unit_compile_argv(tree, command, str(out_dir / f"{index}.o"))
-        words = " ".join(shlex.quote(a) for a in argv)
-        lines.append(f"(cd {shlex.quote(str(tree / command.cwd))} && {words}) 2>/dev/null")
-    script = logs / "units.sh"
-    script.write_text("\n".join(lines) + "\n")
-    for path in (logs, out_dir, script):
-        path.chmod(0o777 if path.is_dir() else 0o755)
-    outcome = sandbox.run(
-        ["/bin/sh", str(script)],
-        cwd=tree,
+    outcome = each_command(
+        tree,
+        commands,
+        unit_compile_argv,
+        out_dir,
+        ".o",
         env={"PATH": "/usr/bin:/bin", "LANG": "C"},
-        limits=TREE_BUILD,
         backend=backend,
     )
     if outcome.status is Status.SANDBOX_ERROR:
