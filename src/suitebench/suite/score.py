@@ -493,4 +493,7 @@ def _derive_timeouts(limits: SuiteLimits, ref_runs: list[SuiteRun]) -> Timeouts:
         for t in test_universe(ref_runs)
         if all(r.status_of(t) is TestStatus.PASSED for r in ref_runs)
     ]
-    return derive_timeouts([r.seconds for r in ref_runs], valid, limits)
+    seconds = [
+        {t: o.seconds for t, o in r.outcomes.items() if o.seconds is not None} for r in ref_runs
+    ]
+    return derive_timeouts(seconds, valid, limits)

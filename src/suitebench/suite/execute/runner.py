@@ -181,9 +181,9 @@ def _collect(
     extra["on_cpu"] = on_cpu_from_events(events)
     if session_ended(events) and not killed:
         tests, broken = finished_statuses(events)
-        return SuiteRun(
-            status=RunStatus.OK,
-            tests=tests,
+        return SuiteRun.from_maps(
+            RunStatus.OK,
+            tests,
             collect_errors=tuple(broken),
             exit_code=exit_code,
             wall_time=wall,
@@ -213,9 +213,9 @@ def _collect(
         said += f" (exit code {exit_code})"
     if not tests and not broken and not killed and (error := _last_error(log)):
         said += f": {error}"  # pytest stopped before any test (a conftest, a usage error)
-    return SuiteRun(
-        status=RunStatus.CRASHED,
-        tests=tests,
+    return SuiteRun.from_maps(
+        RunStatus.CRASHED,
+        tests,
         collect_errors=tuple(broken),
         exit_code=exit_code,
         wall_time=wall,

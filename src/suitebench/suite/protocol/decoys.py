@@ -122,7 +122,8 @@ def verdict(
         run = runs.get(decoy.key)
         if run is None:
             continue
-        for test, status in run.tests.items():
+        for test, outcome in run.outcomes.items():
+            status = outcome.status
             if status.fails and test not in failed:
                 failed[test] = (status, decoy.mutant, run.message_of(test))
     return failed
