@@ -238,7 +238,7 @@ def _child_cause(info: dict[str, Any], limits: SuiteLimits) -> str:
     return f"exit code {code}"
 
 
-def _impact_fields(out_dir: Path, index: int, events: list[dict[str, Any]]) -> dict[str, Any]:
+def _impact_fields(out_dir: Path, index: int, events: list[wire.Event]) -> dict[str, Any]:
     """What a run says about import-time impact: the fingerprint it wrote (reference runs) and
     the tests it chose (an import-time mutant's run)."""
     fields: dict[str, Any] = {}
@@ -249,7 +249,7 @@ def _impact_fields(out_dir: Path, index: int, events: list[dict[str, Any]]) -> d
         except ValueError:
             pass
     for event in events:
-        if event.get("event") == wire.EVENT_SELECTED:
+        if event["event"] == wire.EVENT_SELECTED:
             chosen = event.get("nodeids")
             fields["selected"] = None if chosen is None else tuple(chosen)
             fields["selection_reason"] = str(event.get("reason", ""))

@@ -224,7 +224,7 @@ def open_events(path: str) -> None:
     _state["events"] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives for the run
 
 
-def _emit(record: dict[str, Any], *, hold: bool = False) -> None:
+def _emit(record: wire.Event, *, hold: bool = False) -> None:
     """Append an event to the log, on disk at once -- or, ``hold``, with the next event that
     is not held (a test's phase reports go out with the next test's start: one write a test,
     and whatever a crash interrupts is still attributed to the test that was running)."""
@@ -245,7 +245,8 @@ def flush_events() -> None:
 
 def phase_passed(when: str, encoded_nodeid: str) -> None:
     """A phase the direct protocol ran has passed: after the teardown, no budget left and the
-    line the test's status is read from (held, as reports are)."""
+    line the test's status is read from (held, as reports are): a :class:`.wire.Report`,
+    written by hand (``encoded_nodeid``: the node id already JSON-encoded, once a test)."""
     if when != "teardown":
         return
     budget.disarm()
@@ -382,7 +383,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         # waiting decides nothing yet (it is confirmed alone, at a wait's cost): the run goes
         # on, so that a test failing after it kills the mutant without that wait.
         _state["session"].shouldfail = "suitebench --fast: first kill"
-    record: dict[str, Any] = {
+    record: wire.Report = {
         "event": wire.EVENT_REPORT,
         "nodeid": report.nodeid,
         "when": report.when,
@@ -455,7 +456,11 @@ def _crash_only(original: Any) -> Any:
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
         message = short_message(report)
-        record = {"event": wire.EVENT_COLLECT_ERROR, "nodeid": report.nodeid, "message": message}
+        record: wire.CollectError = {
+            "event": wire.EVENT_COLLECT_ERROR,
+            "nodeid": report.nodeid,
+            "message": message,
+        }
         _state.setdefault("collect_errors", []).append(record)
         _emit(record)
 

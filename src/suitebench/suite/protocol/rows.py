@@ -15,6 +15,7 @@ from typing import Any
 from suitebench.model.instance import MutantSpec
 from suitebench.suite.execute.programs import BuiltProgram
 from suitebench.suite.execute.runspec import Target
+from suitebench.suite.inside.wire import ImpactSpec
 from suitebench.suite.records import RunStatus, SuiteRun, TestOutcome, TestStatus
 from suitebench.suite.result import MutantResult, MutantStatus, TestInfo
 from suitebench.suite.select.selection import Selection
@@ -116,7 +117,7 @@ def classify(
 
 
 def patchable(
-    built: BuiltProgram, selection: Selection | None, impact: dict[str, Any] | None = None
+    built: BuiltProgram, selection: Selection | None, impact: ImpactSpec | None = None
 ) -> Target:
     """A mutant's target, naming the files it changes when they can be carried into a batch's
     one collection (:attr:`Selection.files`; an import-time change needs its ``impact``)."""
