@@ -48,6 +48,10 @@ from suitebench.suite.inside import budget, doctests, leftovers, wire
 from suitebench.suite.inside.probe import choosing, importtime
 from suitebench.suite.inside.wire import TIMEOUT_MARKER, short_message
 
+# The process's time budget (one a process: the alarm and the watchdog are the process's; a
+# batch's forked children inherit it).  The batch modules reach it here.
+BUDGET = budget.Budget()
+
 _state: dict[str, Any] = {
     "started": 0.0,  # monotonic time the running test started
     "threads": frozenset(),  # the threads that ran when the running test started
@@ -142,9 +146,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from suitebench.suite.inside import workspaces
 
         config.pluginmanager.register(workspaces, _WORKSPACES)
-    budget.state["timeout"] = budget.state["cap"] = float(
-        config.getoption("--suitebench-timeout") or 0.0
-    )
+    BUDGET.configure(float(config.getoption("--suitebench-timeout") or 0.0))
     path = config.getoption("--suitebench-events")
     if path:
         open_events(path)
@@ -152,7 +154,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if faultlog:
         # Not stderr: pytest captures it during a test, and a process the watchdog ends never
         # hands the capture back.
-        budget.state["fault_file"] = open(faultlog, "a")  # noqa: SIM115 - lives for the run
+        BUDGET.fault_file = open(faultlog, "a")  # noqa: SIM115 - lives for the run
     start_tracer(
         config.getoption("--suitebench-coverage"),
         config.getoption("--suitebench-coverage-root"),
@@ -205,7 +207,7 @@ def _end_if_threads_linger(config: pytest.Config) -> None:
 def _end_now(status: int) -> None:
     """End the process at once, every event and output on disk first."""
     flush_events()
-    fault = budget.state["fault_file"]
+    fault = BUDGET.fault_file
     if fault is not None:
         fault.flush()
     sys.stdout.flush()
@@ -249,7 +251,7 @@ def phase_passed(when: str, encoded_nodeid: str) -> None:
     written by hand (``encoded_nodeid``: the node id already JSON-encoded, once a test)."""
     if when != "teardown":
         return
-    budget.disarm()
+    BUDGET.disarm()
     stream: TextIO | None = _state.get("events")
     if stream is not None:
         seconds = round(time.monotonic() - _state["started"], 4)
@@ -270,7 +272,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     _emit({"event": wire.EVENT_START, "nodeid": item.nodeid})
     _state["started"] = time.monotonic()
     _state["threads"] = leftovers.thread_idents()
-    budget.start_test(item)
+    BUDGET.start_test(item)
     tracer = _state.get("tracer")
     if tracer is not None:
         tracer.enter_test(item.nodeid, list(getattr(item, "fixturenames", ())))
@@ -287,10 +289,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         if gcov is not None:
             _gcov_current("outside")
         if nextitem is None:
-            budget.disarm_watchdog()
-            budget.disarm()
+            BUDGET.disarm_watchdog()
+            BUDGET.disarm()
             flush_events()
-        elif budget.state["timed_out"] and not item.session.shouldfail:
+        elif BUDGET.timed_out and not item.session.shouldfail:
             _end_if_timeout_left_threads(item)
 
 
@@ -302,8 +304,8 @@ def _end_if_timeout_left_threads(item: pytest.Item) -> None:
     left = leftovers.new_threads(_state["threads"])
     if not left:
         return
-    budget.disarm_watchdog()
-    budget.disarm()
+    BUDGET.disarm_watchdog()
+    BUDGET.disarm()
     reason = f"{item.nodeid} timed out and left {left} thread(s) it started running"
     _emit({"event": wire.EVENT_ENDED, "reason": reason}, hold=True)
     _end_now(3)
@@ -332,8 +334,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    budget.disarm_watchdog()  # a run stopped early (``--fast``) leaves it armed
-    budget.disarm()
+    BUDGET.disarm_watchdog()  # a run stopped early (``--fast``) leaves it armed
+    BUDGET.disarm()
     emit_finished(int(session.exitstatus))
 
 
@@ -347,36 +349,36 @@ def emit_finished(exitstatus: int) -> None:
 # after the teardown is made into a report.
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    budget.arm()
+    BUDGET.arm()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item: pytest.Item) -> None:
     leftovers.call_starts()
-    budget.arm()
+    BUDGET.arm()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_teardown(item: pytest.Item) -> None:
-    budget.arm()
+    BUDGET.arm()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
     if call.when == "teardown":
-        budget.disarm()
+        BUDGET.disarm()
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_exception_interact() -> None:
     # pytest's faulthandler plugin (tryfirst) has just cancelled the watchdog
-    budget.watchdog_cancelled()
+    BUDGET.watchdog_cancelled()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     timed_out = bool(report.failed and TIMEOUT_MARKER in str(report.longrepr))
-    waited = timed_out and not budget.state["on_cpu"]
+    waited = timed_out and not BUDGET.on_cpu
     if _state["exitfirst"] and report.failed and not waited and _state["session"] is not None:
         # ``--fast``: the first failing (valid) test decides the mutant.  Not pytest's ``-x``,
         # which would also stop at a collection error before any test ran.  A timeout spent
@@ -390,7 +392,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         "outcome": report.outcome,
         "timeout": timed_out,
     }
-    if timed_out and budget.state["on_cpu"]:
+    if timed_out and BUDGET.on_cpu:
         record["on_cpu"] = True  # the plugin's own finding, whatever the report says
     if report.when == "teardown":
         record["seconds"] = round(time.monotonic() - _state["started"], 4)

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite.inside import budget, plugin
+from suitebench.suite.inside import plugin
 from suitebench.suite.inside.batch.direct import DirectProtocol, plan
 from suitebench.suite.inside.batch.forking import (
     decline,
@@ -70,8 +70,8 @@ class Collector:
         plugin.open_events(str(out_dir / f"{index}.events"))
         plugin.emit_collect_errors()
         # This program's own log for the watchdog, so a hard hang is its own alone.
-        budget.state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
-        budget.use_timeouts(program.get("timeouts"))
+        plugin.BUDGET.fault_file = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
+        plugin.BUDGET.use_timeouts(program.get("timeouts"))
         items = list(session.items)
         if chosen is not None:
             plugin.emit_selected(*chosen)

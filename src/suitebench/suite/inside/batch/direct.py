@@ -44,7 +44,7 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite.inside import budget, leftovers, plugin
+from suitebench.suite.inside import leftovers, plugin
 from suitebench.suite.inside.batch import internals
 
 # pytest's internals this stands in for (every one listed in internals.NAMES, which a test
@@ -302,7 +302,7 @@ class DirectProtocol:
         pytest's runner would have made of it."""
         if when == "call":
             leftovers.call_starts()
-        budget.arm()
+        plugin.BUDGET.arm()
         instant = timing.Instant()
         excinfo = None
         try:

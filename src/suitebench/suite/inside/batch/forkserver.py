@@ -42,7 +42,7 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite.inside import budget, plugin
+from suitebench.suite.inside import plugin
 from suitebench.suite.inside.batch.collector import Collector, patchable
 from suitebench.suite.inside.batch.direct import PerProgram
 from suitebench.suite.inside.batch.forking import (
@@ -308,7 +308,7 @@ class BatchHooks(Collector):
         if program.get("pythonpath"):
             self.put_on_path(program["pythonpath"])
         plugin.open_events(str(out_dir / f"{index}.events"))
-        budget.state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
+        plugin.BUDGET.fault_file = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
         for arg in _selection_args(spec, program):
             option, _, value = arg.partition("=")
             setattr(session.config.option, option[2:].replace("-", "_"), value)
