@@ -79,7 +79,7 @@ class Collector:
                 items = choosing.select_items(items, chosen[0])
         if program.get("order") is not None:
             items = choosing.order_items(items, program["order"])
-            plugin._state["exitfirst"] = True
+            plugin.RUN.exitfirst = True
         if program.get("select") is not None:
             items = choosing.select_items(items, program["select"])
         session.items = items
