@@ -459,8 +459,9 @@ def _batch_spec(
     staged: Path | None,
     cache: Path | None,
     python: Interpreter,
-) -> dict[str, Any]:
-    """What the fork server is told about a batch: where things are, the limits, each program."""
+) -> wire.BatchSpec:
+    """What the fork server is told about a batch: where things are, the limits, each program
+    (how it runs them: :func:`run_batched` says)."""
     suite_src = base / "suite-src" / SUITE_DIRNAME
     return {
         "beside": None if staged is None else str(staged),
@@ -492,6 +493,9 @@ def _batch_spec(
         ],
         # An import-time impact spec is the same for many mutants: written once.
         "impacts": {spec_digest(t.impact): t.impact for t in targets if t.impact is not None},
+        "collect_once": False,  # (run_batched's arguments say)
+        "reference": False,
+        "patterns": [],
     }
 
 

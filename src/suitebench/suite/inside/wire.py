@@ -1,10 +1,12 @@
-"""What the plugin inside the sandbox and the host agree on about a test's report.
+"""What the plugin inside the sandbox and the host agree on: the records that cross.
 
 The plugin (:mod:`.plugin`) writes reports; the host (:mod:`suitebench.suite.execute.eventlog`,
 :mod:`suitebench.suite.execute.runner`) reads them from the event log, the one record of every
-test's outcome, message and seconds (no JUnit XML is written).  Both
-import this module, which needs nothing but the standard library (and pytest's report types, for the
-plugin's side), so the host never imports the plugin.
+test's outcome, message and seconds (no JUnit XML is written).  The other way, the host hands
+a batch its :class:`BatchSpec` and an import-time mutant its :class:`ImpactSpec`.  Each record
+is a ``TypedDict`` here, both sides annotated with it.  Both import this module, which needs
+nothing but the standard library (and pytest's report types, for the plugin's side), so the
+host never imports the plugin.
 """
 
 from __future__ import annotations
@@ -115,6 +117,46 @@ class ImpactSpec(ImpactReaders):
 
     base: list[int]
     final: NotRequired[str]  # the reason, when ``base`` is the choice already
+
+
+# A batch (``spec.json``): what the host (:func:`suitebench.suite.execute.runner.run_batched`)
+# tells the fork server (:mod:`suitebench.suite.inside.batch.forkserver`).
+class BatchProgram(TypedDict):
+    """One program of a batch (a ``Target`` of the host's, as the sandbox needs it)."""
+
+    index: int  # its place in the batch: its files in ``out_dir`` are named by it
+    executable: str | None  # ./executable (kind = "cli")
+    pythonpath: str | None  # its source root, first on sys.path (kind = "python")
+    order: list[str] | None  # ``--fast``: only these tests, in this order
+    select: list[str] | None  # only these tests, in collected order
+    binds: list[str]  # its paths, hidden from the other programs' tests
+    fingerprint: bool  # record the fingerprint of its globals after collection
+    impact: str | None  # the digest of its impact spec in the batch's ``impacts``
+    patched_files: list[str] | None  # the files a hot-patchable mutant changes
+    coverage_root: str | None  # the reference's coverage run, under this root
+    timeouts: list[list[Any]]  # [node id, seconds]: limits below the cap
+    probes: list[list[Any]] | None  # weak-mutation probes to compile in
+
+
+class BatchSpec(TypedDict):
+    """Where things are, the limits, each program."""
+
+    beside: str | None  # the project's files beside the suite, staged
+    workdir: str  # the tests' working directory
+    out_dir: str  # event logs, exit records, the batch's notes
+    suite_src: str  # the pristine copy of the suite
+    suite_name: str
+    scratch: list[str]  # $HOME and $TMPDIR, emptied before each program
+    run_wall: float  # a program's wall-clock limit
+    protocol: str  # "direct" or "pytest"
+    pytest_args: list[str]
+    programs: list[BatchProgram]
+    impacts: dict[str, ImpactSpec]  # the impact specs by digest (one for many mutants)
+    collect_once: bool  # collect the suite once for every program
+    reference: bool  # the reference's runs (pytest's own protocol throughout)
+    patterns: list[list[Any]]  # regular expressions (pattern, flags) compiled before forking
+    configure_once: NotRequired[bool]  # (default true) configure pytest once
+    prompt_wait: NotRequired[bool]  # (default true) wake waits on a subprocess at its end
 
 
 TIMEOUT_MARKER = "SuiteTestTimeout"  # in a timed-out phase's report (the exception's name)
