@@ -41,7 +41,7 @@ class RunStatus(StrEnum):
     SANDBOX_ERROR = "sandbox_error"  # the harness failed, not the suite
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TestOutcome:
     """One test's outcome in one run: its status and what the run says about it."""
 
@@ -113,11 +113,11 @@ class SuiteRun:
         cpu = set(on_cpu)
         outcomes = {
             test: TestOutcome(
-                status=TestStatus(test_status),
-                message=messages.get(test),
-                seconds=None if test not in seconds else float(seconds[test]),
-                on_cpu=test in cpu,
-                culprit=culprits.get(test),
+                TestStatus(test_status),
+                messages.get(test),
+                None if (took := seconds.get(test)) is None else float(took),
+                test in cpu,
+                culprits.get(test),
             )
             for test, test_status in (tests or {}).items()
         }
