@@ -28,7 +28,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from suitebench.model.instance import Instance, MutantSpec
 from suitebench.run.executor import Executor
@@ -46,6 +45,7 @@ from suitebench.suite.execute.runspec import (
     derive_timeouts,
     engine_for,
 )
+from suitebench.suite.inside.wire import ImpactSpec
 from suitebench.suite.protocol.choosing import choose_tests
 from suitebench.suite.protocol.decoys import Decoy, as_decoy, cover, failing, replicate, session
 from suitebench.suite.protocol.equivalence import with_equivalents
@@ -252,7 +252,7 @@ def _reused(
     all_runs: dict[str, SuiteRun],
     runnable: list[MutantSpec],
     selections: dict[str, Selection],
-    impacts: dict[str, dict[str, Any]],
+    impacts: dict[str, ImpactSpec],
     timeouts: Timeouts,
 ) -> dict[str, SuiteRun]:
     """The rows ``--incremental`` reuses (:mod:`.reuse`): none without a coverage selection."""
@@ -369,7 +369,7 @@ def _mutant_runs(
     built: dict[str, BuiltProgram],
     runnable: list[MutantSpec],
     selections: dict[str, Selection],
-    impacts: dict[str, dict[str, Any]],
+    impacts: dict[str, ImpactSpec],
     report: Callable[[str, int], None],
     lane: EarlyConfirmations | None = None,
     patterns: Patterns = (),
@@ -419,7 +419,7 @@ def _run_selected(
     built: dict[str, BuiltProgram],
     selections: dict[str, Selection],
     extra: list[tuple[str, Target]],
-    impacts: dict[str, dict[str, Any]],
+    impacts: dict[str, ImpactSpec],
     lane: EarlyConfirmations | None = None,
     patterns: Patterns = (),
 ) -> tuple[dict[str, SuiteRun | None], dict[str, SuiteRun], list[Decoy]]:
@@ -496,4 +496,7 @@ def _derive_timeouts(limits: SuiteLimits, ref_runs: list[SuiteRun]) -> Timeouts:
         for t in test_universe(ref_runs)
         if all(r.status_of(t) is TestStatus.PASSED for r in ref_runs)
     ]
-    return derive_timeouts([r.seconds for r in ref_runs], valid, limits)
+    seconds = [
+        {t: o.seconds for t, o in r.outcomes.items() if o.seconds is not None} for r in ref_runs
+    ]
+    return derive_timeouts(seconds, valid, limits)

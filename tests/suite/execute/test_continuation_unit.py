@@ -19,7 +19,7 @@ from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
 
 P, F, E, N = TestStatus.PASSED, TestStatus.FAILED, TestStatus.ERROR, TestStatus.NOT_RUN
 
-FIRST = SuiteRun(
+FIRST = SuiteRun.from_maps(
     RunStatus.CRASHED,
     tests={"a": P, "b": E, "c": N, "d": N},
     message="killed by the memory limit",
@@ -41,8 +41,8 @@ def test_a_run_owes_the_test_it_ended_in_first_then_those_it_never_reached() -> 
     assert owed(FIRST, Target(order=("d", "c", "a"))) == ("d", "c")
     # an import-time mutant's run chose (a, d) itself: only d is owed (b and c were not
     # chosen, so b is no suspect of this run's tests either)
-    chose = SuiteRun(
-        RunStatus.CRASHED, tests=FIRST.tests, ended_in=FIRST.ended_in, selected=("a", "d")
+    chose = SuiteRun.from_maps(
+        RunStatus.CRASHED, tests=FIRST.statuses(), ended_in=FIRST.ended_in, selected=("a", "d")
     )
     assert owed(chose, PLAIN) == ("d",)
     # a run that ended before collecting anything owes every test (None), or its selection
@@ -53,11 +53,11 @@ def test_a_run_owes_the_test_it_ended_in_first_then_those_it_never_reached() -> 
 
 def test_only_a_crashed_run_that_owes_tests_and_is_no_coverage_run_goes_on() -> None:
     assert needs_continuation(FIRST, PLAIN)
-    assert not needs_continuation(SuiteRun(RunStatus.OK, tests={"a": P}), PLAIN)
+    assert not needs_continuation(SuiteRun.from_maps(RunStatus.OK, tests={"a": P}), PLAIN)
     # a coverage run's record would be partial: its tests run everywhere instead
     assert not needs_continuation(FIRST, Target(coverage_root="/src"))
     # crashed after reaching every test, with no suspect left: nothing owed
-    reached = SuiteRun(RunStatus.CRASHED, tests={"a": P, "b": F})
+    reached = SuiteRun.from_maps(RunStatus.CRASHED, tests={"a": P, "b": F})
     assert not needs_continuation(reached, PLAIN)
     assert needs_continuation(SuiteRun(RunStatus.CRASHED), PLAIN)  # owes every test
 
@@ -72,7 +72,9 @@ def test_the_fresh_run_selects_exactly_the_owed_tests_and_chooses_nothing_again(
     assert (fresh.impact, fresh.patched_files, fresh.fingerprint) == (None, None, False)
     assert fresh.pythonpath == "/src/m1"
     # --fast ran d, then b (where it died), c never: the order goes on from the suspect
-    fast = SuiteRun(RunStatus.CRASHED, tests={"d": P, "b": E, "c": N}, ended_in=FIRST.ended_in)
+    fast = SuiteRun.from_maps(
+        RunStatus.CRASHED, tests={"d": P, "b": E, "c": N}, ended_in=FIRST.ended_in
+    )
     _, ordered = continuation("k1", fast, Target(order=("d", "b", "c")))
     assert ordered.order == ("b", "c") and ordered.select is None
     # the key depends on the first run's key and the tests owed, so a resumed score finds it
@@ -84,7 +86,7 @@ def test_the_fresh_run_selects_exactly_the_owed_tests_and_chooses_nothing_again(
 
 
 def test_a_suspect_that_passes_alone_was_only_running_when_the_damage_struck() -> None:
-    fresh = SuiteRun(
+    fresh = SuiteRun.from_maps(
         RunStatus.OK,
         tests={"b": P, "c": F, "d": P},
         wall_time=2.0,
@@ -93,26 +95,30 @@ def test_a_suspect_that_passes_alone_was_only_running_when_the_damage_struck() -
     )
     merged = merge_continued(FIRST, fresh)
     # b takes its own outcome (its error message goes with it); c, d the fresh run's
-    assert merged.tests == {"a": P, "b": P, "c": F, "d": P}
-    assert merged.messages == {"c": "assert 3 == 4"}
-    assert merged.status is RunStatus.OK and merged.culprits == {} and merged.ended_in is None
+    assert merged.statuses() == {"a": P, "b": P, "c": F, "d": P}
+    assert merged.to_dict()["messages"] == {"c": "assert 3 == 4"}
+    assert (
+        merged.status is RunStatus.OK
+        and merged.to_dict()["culprits"] == {}
+        and merged.ended_in is None
+    )
     assert merged.message == "killed by the memory limit; the tests after it ran in a fresh run"
     assert merged.wall_time == 5.0  # 3.0 + 2.0
-    assert merged.seconds == {"a": 0.5, "b": 0.2, "c": 0.1, "d": 0.1}
+    assert merged.to_dict()["seconds"] == {"a": 0.5, "b": 0.2, "c": 0.1, "d": 0.1}
 
 
 def test_a_fresh_run_that_ends_in_another_test_has_a_new_suspect_not_a_culprit() -> None:
     # b passes alone; the fresh run then hits the wall clock in c: c is the suspect now (it
     # may be b's leftovers that struck), to run first in the next fresh run; no culprit yet.
-    fresh = SuiteRun(
+    fresh = SuiteRun.from_maps(
         RunStatus.CRASHED,
         tests={"b": P, "c": E, "d": N},
         message="wall clock",
         ended_in=("c", "wall clock"),
     )
     merged = merge_continued(FIRST, fresh)
-    assert merged.tests == {"a": P, "b": P, "c": E, "d": N}
-    assert merged.culprits == {} and merged.ended_in == ("c", "wall clock")
+    assert merged.statuses() == {"a": P, "b": P, "c": E, "d": N}
+    assert merged.to_dict()["culprits"] == {} and merged.ended_in == ("c", "wall clock")
     assert merged.status is RunStatus.CRASHED
     assert owed(merged, PLAIN) == ("c", "d")
 
@@ -120,40 +126,42 @@ def test_a_fresh_run_that_ends_in_another_test_has_a_new_suspect_not_a_culprit()
 def test_a_suspect_that_ends_the_fresh_run_too_is_the_culprit() -> None:
     # The fresh run runs b first and dies in it again: b is the culprit (its fault, an error
     # on this program); c and d are still owed, the chain goes on without a suspect.
-    again = SuiteRun(
+    again = SuiteRun.from_maps(
         RunStatus.CRASHED,
         tests={"b": E, "c": N, "d": N},
         message="killed by the memory limit",
         ended_in=("b", "memory limit"),
     )
     merged = merge_continued(FIRST, again)
-    assert merged.tests == {"a": P, "b": E, "c": N, "d": N}
-    assert merged.culprits == {"b": "memory limit"} and merged.ended_in is None
+    assert merged.statuses() == {"a": P, "b": E, "c": N, "d": N}
+    assert merged.to_dict()["culprits"] == {"b": "memory limit"} and merged.ended_in is None
     assert merged.status is RunStatus.CRASHED
     assert merged.message == (
         "killed by the memory limit; the tests after it ran in a fresh run, which ended early "
         "too: killed by the memory limit"
     )
     assert owed(merged, PLAIN) == ("c", "d")  # no suspect left: b is not run a third time
-    last = merge_continued(merged, SuiteRun(RunStatus.OK, tests={"c": P, "d": F}))
-    assert last.tests == {"a": P, "b": E, "c": P, "d": F}
-    assert last.status is RunStatus.OK and last.culprits == {"b": "memory limit"}
+    last = merge_continued(merged, SuiteRun.from_maps(RunStatus.OK, tests={"c": P, "d": F}))
+    assert last.statuses() == {"a": P, "b": E, "c": P, "d": F}
+    assert last.status is RunStatus.OK and last.to_dict()["culprits"] == {"b": "memory limit"}
 
 
 def test_a_culprit_that_runs_last_leaves_a_finished_run() -> None:
     # The suite's last test printed past the output limit: its fresh run ends in it alone,
     # with every owed test reached -> the run is finished (status ok), b's fault recorded.
     # (Left crashed, one hostile last test would make the reference's runs a harness error.)
-    first = SuiteRun(RunStatus.CRASHED, tests={"a": P, "b": N}, message="output limit",
+    first = SuiteRun.from_maps(RunStatus.CRASHED, tests={"a": P, "b": N}, message="output limit",
                      ended_in=("b", "output limit"))  # fmt: skip
-    fresh = SuiteRun(RunStatus.CRASHED, tests={"b": E}, message="output limit",
+    fresh = SuiteRun.from_maps(RunStatus.CRASHED, tests={"b": E}, message="output limit",
                      ended_in=("b", "output limit"))  # fmt: skip
     merged = merge_continued(first, fresh)
     assert merged.status is RunStatus.OK
-    assert merged.tests == {"a": P, "b": E} and merged.culprits == {"b": "output limit"}
+    assert merged.statuses() == {"a": P, "b": E} and merged.to_dict()["culprits"] == {
+        "b": "output limit"
+    }
     assert merged.message.endswith("; every test has its outcome")
 
 
 def test_a_fresh_run_that_reaches_nothing_ends_the_chain_as_the_first_run_ended() -> None:
-    dead = SuiteRun(RunStatus.CRASHED, tests={}, message="the interpreter did not start")
+    dead = SuiteRun.from_maps(RunStatus.CRASHED, tests={}, message="the interpreter did not start")
     assert merge_continued(FIRST, dead) is FIRST

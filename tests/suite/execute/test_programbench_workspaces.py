@@ -359,7 +359,7 @@ def test_a_directory_that_does_not_collect_fails_each_listed_test_under_it() -> 
     from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
 
     broken = f"tests/{B}/eval/tests"
-    run = SuiteRun(
+    run = SuiteRun.from_maps(
         status=RunStatus.OK,
         tests={f"{A_CLI}::test_count_three": TestStatus.PASSED},
         collect_errors=(broken,),

@@ -355,7 +355,7 @@ def test_one_collection_patched_per_mutant_runs_as_a_plain_run_does(tmp_path: Pa
         else:
             assert " patched: " in note, note
         plain = run_plain(instance.tests, built[mutant.id].target())
-        assert batched[i].tests == plain.tests, mutant.id
+        assert batched[i].statuses() == plain.statuses(), mutant.id
         assert batched[i].status == plain.status, mutant.id
     assert (workspace / "out" / "batch-mode.txt").read_text().strip() == "configure-once"
 
@@ -374,7 +374,7 @@ def test_a_coverage_run_batched_with_a_reference_run_records_what_a_plain_one_do
     for key in ("contexts", "fixtures", "spawned", "preloaded", "names", "test_names"):
         assert batched.coverage[key] == plain.coverage[key], key
     assert batched.coverage["contexts"]["tests/test_pricing.py::test_total_with_tax"]
-    assert batched.tests == plain.tests == first.tests
+    assert batched.statuses() == plain.statuses() == first.statuses()
 
 
 PEEK = """\
@@ -417,7 +417,7 @@ def test_a_patched_child_holds_no_other_mutants_source(tmp_path: Path) -> None:
     notes = (workspace / "out" / "patched.txt").read_text()
     assert "1 patched: " in notes, notes
     peek = "tests/test_peek.py::test_no_other_mutant_in_memory"
-    assert runs[1].status_of(peek) == "passed", runs[1].messages.get(peek)
+    assert runs[1].status_of(peek) == "passed", runs[1].to_dict()["messages"].get(peek)
 
 
 def test_fast_tries_an_import_time_survivor_only_on_its_readers(tmp_path: Path) -> None:

@@ -88,7 +88,7 @@ Outcome = tuple[dict[str, TestStatus], dict[str, str], tuple[str, ...]]
 
 def _outcome(run: SuiteRun) -> Outcome:
     assert run.status == "ok", run.message
-    return run.tests, run.messages, run.collect_errors
+    return run.statuses(), run.to_dict()["messages"], run.collect_errors
 
 
 def _plain(suite: Path, target: Target, ws: Path, cache: bool) -> tuple[Outcome, list[str]]:

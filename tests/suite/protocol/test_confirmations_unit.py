@@ -45,7 +45,7 @@ class FakeRunner:
         for key, target in requests:
             program = key.split("|")[0]
             (test,) = target.select
-            out[key] = SuiteRun(RunStatus.OK, tests={test: self.alone[(program, test)]})
+            out[key] = SuiteRun.from_maps(RunStatus.OK, tests={test: self.alone[(program, test)]})
         return out
 
 
@@ -65,7 +65,7 @@ TESTS = [info("a"), info("b"), info("c"), info("broken", valid=False)]
 
 
 def row(tests: dict[str, TestStatus], seconds: dict[str, float], on_cpu: tuple[str, ...] = ()):
-    return SuiteRun(RunStatus.OK, tests=tests, seconds=seconds, on_cpu=on_cpu)
+    return SuiteRun.from_maps(RunStatus.OK, tests=tests, seconds=seconds, on_cpu=on_cpu)
 
 
 def test_only_waits_of_valid_tests_are_confirmed_and_a_pass_alone_is_taken() -> None:
@@ -83,9 +83,9 @@ def test_only_waits_of_valid_tests_are_confirmed_and_a_pass_alone_is_taken() -> 
     ]  # fmt: skip
     m1, m2 = out["m1"], out["m2"]
     assert m1 is not None and m2 is not None and out["m3"] is None
-    assert (m1.tests["a"], m1.tests["b"], m1.tests["c"]) == (T, P, T)
-    assert m1.messages["b"] == "timed out in the full run, passed when run alone"
-    assert m2.tests["a"] is P
+    assert (m1.statuses()["a"], m1.statuses()["b"], m1.statuses()["c"]) == (T, P, T)
+    assert m1.to_dict()["messages"]["b"] == "timed out in the full run, passed when run alone"
+    assert m2.statuses()["a"] is P
 
 
 def test_fast_leaves_the_waits_of_a_mutant_another_test_kills_unconfirmed() -> None:
@@ -98,8 +98,8 @@ def test_fast_leaves_the_waits_of_a_mutant_another_test_kills_unconfirmed() -> N
     out = confirm_timeouts(runner, built, runs, TESTS, fast=True)  # type: ignore[arg-type]
     assert [k for batch in runner.asked for k in batch] == ["m2|confirm-timeout|a"]
     m1 = out["m1"]
-    assert m1 is not None and m1.tests["a"] is N and m1.tests["b"] is F
-    assert "not confirmed" in m1.messages["a"]
+    assert m1 is not None and m1.statuses()["a"] is N and m1.statuses()["b"] is F
+    assert "not confirmed" in m1.to_dict()["messages"]["a"]
     # Without --fast the full matrix confirms every wait.
     runner = FakeRunner({("m1", "a"): P, ("m2", "a"): T})
     out = confirm_timeouts(runner, built, runs, TESTS)  # type: ignore[arg-type]

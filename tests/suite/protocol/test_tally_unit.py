@@ -59,7 +59,7 @@ BROKEN = "tests/test_broken.py"
 
 
 def ref_run(net: TestStatus) -> SuiteRun:
-    return SuiteRun(
+    return SuiteRun.from_maps(
         RunStatus.OK,
         tests={SMALL: P, OVERFLOW: P, NET: net, CLAMP: F},
         collect_errors=(BROKEN,),
@@ -122,7 +122,7 @@ def test_the_universe_is_every_test_seen_plus_one_unit_per_file_that_never_colle
     # A listed test (tests.json) that no run saw is a unit too, first; a directory whose
     # conftest.py did not import is no unit of its own when a listed test lies under it.
     listed = ("tests/sub/test_x.py::test_y",)
-    broken_dir = SuiteRun(RunStatus.OK, tests={SMALL: P}, collect_errors=("tests/sub",))
+    broken_dir = SuiteRun.from_maps(RunStatus.OK, tests={SMALL: P}, collect_errors=("tests/sub",))
     assert verdict.test_universe([broken_dir], listed) == [listed[0], SMALL]
 
 
@@ -181,7 +181,7 @@ MUTANT_RUNS: dict[str, tuple[SuiteRun | None, Selection | None]] = {
     # every test ran; test_overflow (valid) fails: killed by it alone (test_net's and
     # test_clamp's failures do not count: neither is valid)
     "m_overflow": (
-        SuiteRun(
+        SuiteRun.from_maps(
             RunStatus.OK,
             tests={SMALL: P, OVERFLOW: F, NET: F, CLAMP: F},
             collect_errors=(BROKEN,),
@@ -190,15 +190,18 @@ MUTANT_RUNS: dict[str, tuple[SuiteRun | None, Selection | None]] = {
         None,
     ),
     # test_small times out (confirmed), nothing valid fails: a kill by timeouts only
-    "m_loop": (SuiteRun(RunStatus.OK, tests={SMALL: T, OVERFLOW: P, NET: P, CLAMP: F}), None),
+    "m_loop": (
+        SuiteRun.from_maps(RunStatus.OK, tests={SMALL: T, OVERFLOW: P, NET: P, CLAMP: F}),
+        None,
+    ),
     # only test_net reaches it (a selection); it fails, but test_net is not valid; every
     # other test takes its first reference outcome: survived
-    "m_max": (SuiteRun(RunStatus.OK, tests={NET: F}), Selection((NET,), "coverage")),
+    "m_max": (SuiteRun.from_maps(RunStatus.OK, tests={NET: F}), Selection((NET,), "coverage")),
     # its run died after test_small; the continuation reached nothing more, the reference's
     # runs finished: the rest is the mutant's doing, each not_run test errors -> killed by
     # test_overflow (the invalid ones error too, but do not count)
     "m_crash": (
-        SuiteRun(RunStatus.CRASHED, tests={SMALL: P}, message="the interpreter died"),
+        SuiteRun.from_maps(RunStatus.CRASHED, tests={SMALL: P}, message="the interpreter died"),
         None,
     ),
     "m_clamp": (None, None),
@@ -277,7 +280,7 @@ def test_the_tally_gives_v_m_per_section_and_the_kill_matrix() -> None:
 
 def test_a_figure_resting_on_a_harness_error_is_withheld() -> None:
     # one of three reference runs crashed: V and M are both withheld (no test known valid)
-    crashed = SuiteRun(RunStatus.CRASHED, tests={SMALL: P}, message="killed by signal 9")
+    crashed = SuiteRun.from_maps(RunStatus.CRASHED, tests={SMALL: P}, message="killed by signal 9")
     errors = harness_errors_of([REF_RUNS[0], crashed, crashed], [])
     assert [(e.stage, e.count, e.message) for e in errors] == [
         ("reference", 2, "killed by signal 9")
@@ -305,7 +308,7 @@ def test_the_selection_used_is_named_by_what_the_mutants_ran() -> None:
 
 
 def test_skipped_tests_are_counted_apart_and_are_not_valid() -> None:
-    skip = SuiteRun(RunStatus.OK, tests={SMALL: TestStatus.SKIPPED, OVERFLOW: P})
+    skip = SuiteRun.from_maps(RunStatus.OK, tests={SMALL: TestStatus.SKIPPED, OVERFLOW: P})
     tests = verdict.test_infos(plan(), [skip, skip], excluded={}, timeouts=TIMEOUTS)
     counts = counts_of(tests, [])
     assert (counts.tests, counts.valid, counts.skipped) == (2, 1, 1)

@@ -43,31 +43,33 @@ def test_a_reference_wait_is_run_alone_once_and_its_outcome_taken_in_every_run()
     # machine was busy; V must not move with the load).  b timed out on the CPU in run 1: it
     # computed all along, no confirmation, it stays a timeout.  c failed: nothing to confirm.
     runs = {
-        "r1": SuiteRun(RunStatus.OK, tests={"a": T, "b": T, "c": F}, on_cpu=("b",)),
-        "r2": SuiteRun(RunStatus.OK, tests={"a": T, "b": P, "c": F}),
-        "r3": SuiteRun(RunStatus.OK, tests={"a": P, "b": P, "c": F}),
+        "r1": SuiteRun.from_maps(RunStatus.OK, tests={"a": T, "b": T, "c": F}, on_cpu=("b",)),
+        "r2": SuiteRun.from_maps(RunStatus.OK, tests={"a": T, "b": P, "c": F}),
+        "r3": SuiteRun.from_maps(RunStatus.OK, tests={"a": P, "b": P, "c": F}),
     }
     runner = FakeRunner({("ref", "a"): P})
     out = confirm_reference_timeouts(runner, program("ref"), runs)  # type: ignore[arg-type]
     assert runner.asked == [["ref|confirm-timeout|a"]]
-    assert {k: r.tests for k, r in out.items()} == {
+    assert {k: r.statuses() for k, r in out.items()} == {
         "r1": {"a": P, "b": T, "c": F},
         "r2": {"a": P, "b": P, "c": F},
         "r3": {"a": P, "b": P, "c": F},
     }
     note = "timed out in the full run, passed when run alone"
-    assert out["r1"].messages == {"a": note} and out["r2"].messages == {"a": note}
+    assert out["r1"].to_dict()["messages"] == {"a": note} and out["r2"].to_dict()["messages"] == {
+        "a": note
+    }
     assert out["r3"] is runs["r3"]  # no wait in it: untouched
 
 
 def test_a_wait_that_times_out_again_alone_or_tells_nothing_stays_a_timeout() -> None:
     # a hangs alone too (a real hang: a timeout of the test's own doing); b's confirmation did
     # not reach b (not_run: it tells nothing) -> both stay timeouts, with no note.
-    runs = {"r1": SuiteRun(RunStatus.OK, tests={"a": T, "b": T})}
+    runs = {"r1": SuiteRun.from_maps(RunStatus.OK, tests={"a": T, "b": T})}
     runner = FakeRunner({("ref", "a"): T, ("ref", "b"): N})
     out = confirm_reference_timeouts(runner, program("ref"), runs)  # type: ignore[arg-type]
     assert sorted(runner.asked[0]) == ["ref|confirm-timeout|a", "ref|confirm-timeout|b"]
-    assert out["r1"].tests == {"a": T, "b": T} and out["r1"].messages == {}
+    assert out["r1"].statuses() == {"a": T, "b": T} and out["r1"].to_dict()["messages"] == {}
 
 
 def test_a_mutant_wait_that_fails_alone_kills_as_a_failure() -> None:
@@ -77,18 +79,18 @@ def test_a_mutant_wait_that_fails_alone_kills_as_a_failure() -> None:
     # (timeout), so it is "killed", not "timeout" (rows.classify: timeout only if every killer
     # timed out).
     runner = FakeRunner({("m1", "a"): F, ("m1", "b"): T})
-    runs = {"m1": SuiteRun(RunStatus.OK, tests={"a": T, "b": T, "c": P})}
+    runs = {"m1": SuiteRun.from_maps(RunStatus.OK, tests={"a": T, "b": T, "c": P})}
     out = confirm_timeouts(runner, {"m1": program("m1")}, runs, TESTS)  # type: ignore[arg-type]
     row = out["m1"]
     assert row is not None
-    assert row.tests == {"a": F, "b": T, "c": P}
-    assert row.messages == {"a": "timed out in the full run, failed when run alone"}
+    assert row.statuses() == {"a": F, "b": T, "c": P}
+    assert row.to_dict()["messages"] == {"a": "timed out in the full run, failed when run alone"}
 
 
 def test_no_valid_test_no_confirmation() -> None:
     # A wait of a test that is not valid kills nothing: nothing is asked for.
     runner = FakeRunner({})
-    runs = {"m1": SuiteRun(RunStatus.OK, tests={"x": T})}
+    runs = {"m1": SuiteRun.from_maps(RunStatus.OK, tests={"x": T})}
     tests = [info("x", valid=False)]
     out = confirm_timeouts(runner, {"m1": program("m1")}, runs, tests)  # type: ignore[arg-type]
     assert runner.asked == [] and out == runs

@@ -23,10 +23,11 @@ was collected owes every test: the fresh run is then a second run of the whole s
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from suitebench.run.store import job_key
 from suitebench.suite.execute.runspec import Target
-from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
+from suitebench.suite.records import RunStatus, SuiteRun, TestOutcome, TestStatus
 
 # Each continuation reaches at least one more test or ends the chain; this bounds the chain
 # for a suite whose every test brings its run down (each then costs a run of its own).
@@ -36,19 +37,15 @@ MAX_CONTINUATIONS = 64
 def owed(run: SuiteRun, target: Target) -> tuple[str, ...] | None:
     """The tests ``run`` was to run and did not reach, in order, with the test it ended in
     first when that is not yet confirmed (None: every test, when it ended before collecting)."""
-    if not run.tests:
+    if not run.outcomes:
         return target.order or target.select
     chosen = target.order or target.select
     if run.selected is not None:
         keep = set(run.selected)
         chosen = tuple(t for t in (chosen or run.selected) if t in keep)
-    pool = chosen if chosen is not None else tuple(run.tests)
+    pool = chosen if chosen is not None else tuple(run.outcomes)
     suspect = None if run.ended_in is None else run.ended_in[0]
-    return tuple(
-        t
-        for t in pool
-        if t == suspect or run.tests.get(t, TestStatus.NOT_RUN) is TestStatus.NOT_RUN
-    )
+    return tuple(t for t in pool if t == suspect or not run.reached(t))
 
 
 def needs_continuation(run: SuiteRun, target: Target) -> bool:
@@ -79,29 +76,41 @@ def merge_continued(first: SuiteRun, fresh: SuiteRun) -> SuiteRun:
     ``first`` ended in (run again first: it is confirmed as the culprit when ``fresh`` ends in
     it too, and otherwise has the outcome it has on its own); finished when ``fresh`` is."""
     suspect = None if first.ended_in is None else first.ended_in[0]
-    tests = dict(first.tests)
-    messages = dict(first.messages)
+    statuses = first.statuses()
+    others = dict(first.collect_messages)
     taken = [
         t
-        for t, outcome in fresh.tests.items()
-        if outcome is not TestStatus.NOT_RUN
-        and (t == suspect or tests.get(t, TestStatus.NOT_RUN) is TestStatus.NOT_RUN)
+        for t, outcome in fresh.outcomes.items()
+        if outcome.status is not TestStatus.NOT_RUN
+        and (t == suspect or statuses.get(t, TestStatus.NOT_RUN) is TestStatus.NOT_RUN)
     ]
+    messages = {t: o.message for t, o in first.outcomes.items()}
     for t in taken:
-        tests[t] = fresh.tests[t]
-        messages.pop(t, None)
-        if t in fresh.messages:
-            messages[t] = fresh.messages[t]
-    for t, outcome in fresh.tests.items():
-        tests.setdefault(t, outcome)
+        statuses[t] = fresh.outcomes[t].status
+        others.pop(t, None)
+        messages[t] = fresh.outcomes[t].message
+    for t, outcome in fresh.outcomes.items():
+        if t not in statuses:  # reached by neither: the status only
+            statuses[t] = outcome.status
+            messages[t] = others.pop(t, None)
     for broken in fresh.collect_errors:
-        messages.setdefault(broken, fresh.messages.get(broken, ""))
-    culprits = {**first.culprits, **fresh.culprits}
+        others.setdefault(broken, fresh.collect_messages.get(broken, ""))
+    outcomes = {
+        t: TestOutcome(
+            status,
+            message=messages[t],
+            seconds=_fact(first, fresh, t, "seconds"),  # the first run's, else the fresh one's
+            on_cpu=status is TestStatus.TIMEOUT and (_on_cpu(first, t) or _on_cpu(fresh, t)),
+            culprit=_fact(fresh, first, t, "culprit"),  # the fresh run's, else the first's
+        )
+        for t, status in statuses.items()
+    }
     ended_in = fresh.ended_in
     status = fresh.status
     confirmed = ended_in is not None and ended_in[0] == suspect
     if ended_in is not None and confirmed:
-        culprits[ended_in[0]] = ended_in[1]  # it ended a fresh run too: its fault
+        # it ended a fresh run too: its fault
+        outcomes[ended_in[0]] = replace(outcomes[ended_in[0]], culprit=ended_in[1])
         ended_in = None
     if not taken and fresh.status is not RunStatus.OK:
         # The fresh run reached nothing: the chain ends here, as the first run ended.
@@ -109,7 +118,7 @@ def merge_continued(first: SuiteRun, fresh: SuiteRun) -> SuiteRun:
     message = f"{first.message}; the tests after it ran in a fresh run"
     if fresh.status is not RunStatus.OK:
         message = f"{message}, which ended early too: {fresh.message}"
-    if confirmed and all(o is not TestStatus.NOT_RUN for o in fresh.tests.values()):
+    if confirmed and all(o.status is not TestStatus.NOT_RUN for o in fresh.outcomes.values()):
         # The fresh run ended in its culprit alone, every test it owed reached: the suite has
         # run to its end, its culprits' fault recorded on them.  (Left crashed, a hostile test
         # that runs last made the reference's runs a harness error and the mutants crashed.)
@@ -118,19 +127,26 @@ def merge_continued(first: SuiteRun, fresh: SuiteRun) -> SuiteRun:
     return replace(
         first,
         status=status,
-        tests=tests,
+        outcomes=outcomes,
         collect_errors=tuple(dict.fromkeys((*first.collect_errors, *fresh.collect_errors))),
         exit_code=fresh.exit_code,
         wall_time=first.wall_time + fresh.wall_time,
         log=fresh.log if fresh.status is not RunStatus.OK else first.log,
         message=message,
-        messages=messages,
+        collect_messages=others,
         ended_in=ended_in,
-        culprits=culprits,
-        seconds={**fresh.seconds, **first.seconds},
-        on_cpu=tuple(
-            t
-            for t in dict.fromkeys((*first.on_cpu, *fresh.on_cpu))
-            if tests.get(t) is TestStatus.TIMEOUT
-        ),
     )
+
+
+def _fact(first: SuiteRun, then: SuiteRun, test: str, name: str) -> Any:
+    """A fact about ``test`` (an attribute of its outcome): ``first``'s, else ``then``'s."""
+    for run in (first, then):
+        outcome = run.outcomes.get(test)
+        if outcome is not None and getattr(outcome, name) is not None:
+            return getattr(outcome, name)
+    return None
+
+
+def _on_cpu(run: SuiteRun, test: str) -> bool:
+    outcome = run.outcomes.get(test)
+    return outcome is not None and outcome.on_cpu

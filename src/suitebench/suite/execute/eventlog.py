@@ -13,22 +13,25 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from suitebench.suite.inside import wire
 from suitebench.suite.records import TestStatus
 
 
-def read_events(path: Path) -> list[dict[str, Any]]:
-    """The plugin's JSON lines; a torn last line (the process died writing it) is ignored."""
+def read_events(path: Path) -> list[wire.Event]:
+    """The plugin's JSON lines (:data:`.wire.Event`); a torn last line (the process died
+    writing it), or one that is no event at all, is ignored."""
     if not path.is_file():
         return []
-    events: list[dict[str, Any]] = []
+    events: list[wire.Event] = []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
-            events.append(json.loads(line))
+            event = json.loads(line)
         except json.JSONDecodeError:
             continue
+        if isinstance(event, dict) and isinstance(event.get("event"), str):
+            events.append(cast(wire.Event, event))
     return events
 
 
@@ -45,7 +48,7 @@ def _worse(a: TestStatus | None, b: TestStatus) -> TestStatus:
     return b if a is None or _RANK.get(b, 0) >= _RANK.get(a, 0) else a
 
 
-def _report_status(event: dict[str, Any]) -> TestStatus:
+def _report_status(event: wire.Report) -> TestStatus:
     """One phase's (or subtest's) report as a status, with JUnit's semantics: a failure
     outside the call is an error."""
     outcome = event.get("outcome")
@@ -59,7 +62,7 @@ def _report_status(event: dict[str, Any]) -> TestStatus:
 
 
 def _rows(
-    events: list[dict[str, Any]],
+    events: list[wire.Event],
 ) -> tuple[dict[str, TestStatus], list[str], str | None, set[str]]:
     """(node id -> status by its reports, files that did not collect, the last test started,
     the tests whose teardown reported)."""
@@ -69,18 +72,18 @@ def _rows(
     collect_errors: list[str] = []
     subtests: dict[str, set[TestStatus]] = {}  # node id -> its subtests' statuses
     for event in events:
-        kind = event.get("event")
-        nodeid = str(event.get("nodeid", ""))
-        if kind == wire.EVENT_COLLECTED:
+        if event["event"] == wire.EVENT_COLLECTED:
             for collected in event.get("nodeids", []):
                 tests.setdefault(str(collected), TestStatus.NOT_RUN)
-        elif kind == wire.EVENT_COLLECT_ERROR:
+        elif event["event"] == wire.EVENT_COLLECT_ERROR:
+            nodeid = str(event.get("nodeid", ""))
             if nodeid not in collect_errors:
                 collect_errors.append(nodeid)
-        elif kind == wire.EVENT_START:
-            current = nodeid
+        elif event["event"] == wire.EVENT_START:
+            current = nodeid = str(event.get("nodeid", ""))
             tests[nodeid] = TestStatus.PASSED
-        elif kind == wire.EVENT_REPORT:
+        elif event["event"] == wire.EVENT_REPORT:
+            nodeid = str(event.get("nodeid", ""))
             status = _report_status(event)
             if event.get("subtest"):
                 subtests.setdefault(nodeid, set()).add(status)
@@ -96,7 +99,7 @@ def _rows(
 
 
 def statuses_from_events(
-    events: list[dict[str, Any]], *, died_of_timeout: bool
+    events: list[wire.Event], *, died_of_timeout: bool
 ) -> tuple[dict[str, TestStatus], list[str], str | None]:
     """Rows a crashed run reached, from its event log alone (JUnit semantics per phase), and
     the test it ended in (None: it ended outside any test).
@@ -112,30 +115,29 @@ def statuses_from_events(
     return tests, collect_errors, culprit
 
 
-def session_ended(events: list[dict[str, Any]]) -> bool:
+def session_ended(events: list[wire.Event]) -> bool:
     """Whether the run's session ended (its log's last word; a crash leaves it out)."""
-    return any(e.get("event") == wire.EVENT_FINISHED for e in events)
+    return any(e["event"] == wire.EVENT_FINISHED for e in events)
 
 
-def finished_statuses(events: list[dict[str, Any]]) -> tuple[dict[str, TestStatus], list[str]]:
+def finished_statuses(events: list[wire.Event]) -> tuple[dict[str, TestStatus], list[str]]:
     """The rows of a run that finished, and the files that did not collect: every test that
     reported anything but a passing setup (what pytest's JUnit XML would list), with the outcome
     its reports add up to.  A run by the direct protocol (:func:`direct_statuses`) keeps
     every test it reached."""
-    if any(e.get("event") == wire.EVENT_DIRECT for e in events):
+    if any(e["event"] == wire.EVENT_DIRECT for e in events):
         _, collect_errors, _ = statuses_from_events(events, died_of_timeout=False)
         return direct_statuses(events), collect_errors
     tests, collect_errors, _, _ = _rows(events)
     reported = {
         str(e.get("nodeid", ""))
-        for e in events
-        if e.get("event") == wire.EVENT_REPORT
-        and not (e.get("when") == "setup" and e.get("outcome") == "passed")
+        for e in _reports(events)
+        if not (e.get("when") == "setup" and e.get("outcome") == "passed")
     }
     return {k: v for k, v in tests.items() if k in reported}, collect_errors
 
 
-def direct_statuses(events: list[dict[str, Any]]) -> dict[str, TestStatus]:
+def direct_statuses(events: list[wire.Event]) -> dict[str, TestStatus]:
     """The tests a finished run reached, from its event log (a run whose passing tests are
     logged only there: :mod:`suitebench.suite.inside.batch.direct`); those it did not reach are left
     out, as pytest's JUnit XML would leave them."""
@@ -143,48 +145,58 @@ def direct_statuses(events: list[dict[str, Any]]) -> dict[str, TestStatus]:
     return {k: v for k, v in tests.items() if v is not TestStatus.NOT_RUN}
 
 
-def seconds_from_events(events: list[dict[str, Any]]) -> dict[str, float]:
+def _reports(events: list[wire.Event]) -> list[wire.Report]:
+    return [e for e in events if e["event"] == wire.EVENT_REPORT]
+
+
+def seconds_from_events(events: list[wire.Event]) -> dict[str, float]:
     """Each finished test's seconds from its start to the end of its teardown, as the plugin
     logged them (what per-test limits of a mutant's run are derived from)."""
     return {
         str(e["nodeid"]): float(e["seconds"])
-        for e in events
-        if e.get("event") == wire.EVENT_REPORT and e.get("when") == "teardown" and "seconds" in e
+        for e in _reports(events)
+        if e.get("when") == "teardown" and "seconds" in e
     }
 
 
-def on_cpu_from_events(events: list[dict[str, Any]]) -> tuple[str, ...]:
+def on_cpu_from_events(events: list[wire.Event]) -> tuple[str, ...]:
     """The tests that timed out having used their limit of CPU time, as the plugin found
     (their timeouts are the program's doing, not a loaded machine's)."""
     return tuple(
         dict.fromkeys(
             str(e.get("nodeid", ""))
-            for e in events
-            if e.get("event") == wire.EVENT_REPORT and e.get("timeout") and e.get("on_cpu")
+            for e in _reports(events)
+            if e.get("timeout") and e.get("on_cpu")
         )
     )
 
 
-def ended_reason(events: list[dict[str, Any]]) -> str | None:
+def ended_reason(events: list[wire.Event]) -> str | None:
     """Why the plugin ended the run early (None: it did not)."""
     for event in events:
-        if event.get("event") == wire.EVENT_ENDED:
+        if event["event"] == wire.EVENT_ENDED:
             return str(event.get("reason", "the plugin ended the run"))
     return None
 
 
-def messages_from_events(events: list[dict[str, Any]]) -> dict[str, str]:
+def messages_from_events(events: list[wire.Event]) -> dict[str, str]:
     """The first failure reason the plugin logged per test (else its skip reason), and per
     file that did not collect: what pytest's one-line summary would say."""
     failures: dict[str, str] = {}
     skips: dict[str, str] = {}
     for event in events:
-        message = event.get("message")
+        message: str | None
+        if event["event"] == wire.EVENT_COLLECT_ERROR:
+            message, outcome = event.get("message"), "failed"
+        elif event["event"] == wire.EVENT_REPORT:
+            message, outcome = event.get("message"), str(event.get("outcome"))
+        else:
+            continue
         if message is None:
             continue
         nodeid = str(event.get("nodeid", ""))
-        if event.get("event") == wire.EVENT_COLLECT_ERROR or event.get("outcome") == "failed":
+        if outcome == "failed":
             failures.setdefault(nodeid, str(message))
-        elif event.get("outcome") == "skipped":
+        elif outcome == "skipped":
             skips.setdefault(nodeid, str(message))
     return {**skips, **failures}

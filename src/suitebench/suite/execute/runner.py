@@ -181,9 +181,9 @@ def _collect(
     extra["on_cpu"] = on_cpu_from_events(events)
     if session_ended(events) and not killed:
         tests, broken = finished_statuses(events)
-        return SuiteRun(
-            status=RunStatus.OK,
-            tests=tests,
+        return SuiteRun.from_maps(
+            RunStatus.OK,
+            tests,
             collect_errors=tuple(broken),
             exit_code=exit_code,
             wall_time=wall,
@@ -213,9 +213,9 @@ def _collect(
         said += f" (exit code {exit_code})"
     if not tests and not broken and not killed and (error := _last_error(log)):
         said += f": {error}"  # pytest stopped before any test (a conftest, a usage error)
-    return SuiteRun(
-        status=RunStatus.CRASHED,
-        tests=tests,
+    return SuiteRun.from_maps(
+        RunStatus.CRASHED,
+        tests,
         collect_errors=tuple(broken),
         exit_code=exit_code,
         wall_time=wall,
@@ -238,7 +238,7 @@ def _child_cause(info: dict[str, Any], limits: SuiteLimits) -> str:
     return f"exit code {code}"
 
 
-def _impact_fields(out_dir: Path, index: int, events: list[dict[str, Any]]) -> dict[str, Any]:
+def _impact_fields(out_dir: Path, index: int, events: list[wire.Event]) -> dict[str, Any]:
     """What a run says about import-time impact: the fingerprint it wrote (reference runs) and
     the tests it chose (an import-time mutant's run)."""
     fields: dict[str, Any] = {}
@@ -249,7 +249,7 @@ def _impact_fields(out_dir: Path, index: int, events: list[dict[str, Any]]) -> d
         except ValueError:
             pass
     for event in events:
-        if event.get("event") == wire.EVENT_SELECTED:
+        if event["event"] == wire.EVENT_SELECTED:
             chosen = event.get("nodeids")
             fields["selected"] = None if chosen is None else tuple(chosen)
             fields["selection_reason"] = str(event.get("reason", ""))
@@ -459,8 +459,9 @@ def _batch_spec(
     staged: Path | None,
     cache: Path | None,
     python: Interpreter,
-) -> dict[str, Any]:
-    """What the fork server is told about a batch: where things are, the limits, each program."""
+) -> wire.BatchSpec:
+    """What the fork server is told about a batch: where things are, the limits, each program
+    (how it runs them: :func:`run_batched` says)."""
     suite_src = base / "suite-src" / SUITE_DIRNAME
     return {
         "beside": None if staged is None else str(staged),
@@ -492,6 +493,9 @@ def _batch_spec(
         ],
         # An import-time impact spec is the same for many mutants: written once.
         "impacts": {spec_digest(t.impact): t.impact for t in targets if t.impact is not None},
+        "collect_once": False,  # (run_batched's arguments say)
+        "reference": False,
+        "patterns": [],
     }
 
 

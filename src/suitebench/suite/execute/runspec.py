@@ -14,6 +14,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from suitebench.suite.inside.wire import ImpactSpec
+
 # Per-test limits below the user's, as sorted (node id, seconds) pairs (:func:`derive_timeouts`).
 Timeouts = tuple[tuple[str, float], ...]
 # Regular expressions (pattern, flags) a coverage run compiled, compiled once per batch again.
@@ -109,7 +111,7 @@ class Target:
     fingerprint: bool = False
     # An import-time mutant: the run picks the tests that read a changed global
     # (:func:`suitebench.suite.inside.probe.impact.choose` reads this).
-    impact: dict[str, Any] | None = None
+    impact: ImpactSpec | None = None
     # A mutant changing only function bodies that run in tests alone: the files it changes
     # (relative to ``pythonpath``).  A batch may collect the suite once for many such mutants
     # and patch each one's functions in (:mod:`suitebench.suite.inside.batch.hotpatch`).

@@ -40,7 +40,20 @@ from typing import Any
 
 import pytest
 
-_state: dict[str, Any] = {"root": None, "package": None}
+
+class _Run:
+    """What this run collects of the package's doctests."""
+
+    __slots__ = ("package", "reference", "root")
+
+    def __init__(self) -> None:
+        self.root: Path | None = None  # the package's source root, when its doctests run
+        self.package: str | None = None  # ... and the package
+        # --suitebench-doctests-from: module name -> the reference's docstring examples
+        self.reference: dict[str, list[dict[str, Any]]] | None = None
+
+
+_RUN = _Run()
 _FIND = doctest.DocTestFinder.find  # the standard library's, restored when a run has no file
 
 
@@ -54,7 +67,7 @@ def _reference_find(
 ) -> list[doctest.DocTest]:
     """For a module: the reference's examples of its name (``--suitebench-doctests-from``),
     each run in this module's namespace, not the module's own docstrings."""
-    examples = _state.get("reference")
+    examples = _RUN.reference
     if examples is None or not inspect.ismodule(obj):
         return _FIND(self, obj, name, module, globs, extraglobs)
     namespace = dict(obj.__dict__ if globs is None else globs)
@@ -75,11 +88,11 @@ def use_reference_examples(config: pytest.Config) -> None:
     those it wrote into its own docstrings."""
     name = config.getoption("--suitebench-doctests-from", None)
     if not name:
-        _state["reference"] = None
+        _RUN.reference = None
         doctest.DocTestFinder.find = _FIND  # type: ignore[method-assign]
         return
     with open(config.rootpath / name, encoding="utf-8") as fh:
-        _state["reference"] = json.load(fh)
+        _RUN.reference = json.load(fh)
     doctest.DocTestFinder.find = _reference_find  # type: ignore[method-assign]
 
 
@@ -113,14 +126,14 @@ def add_package(session: pytest.Session) -> None:
     config = session.config
     use_reference_examples(config)
     chosen = _chosen_files(config)
-    _state["root"] = None
+    _RUN.root = None
     paths = _text_files(config, "--suitebench-doctest-files", chosen)
     package = config.getoption("--suitebench-doctests", None)
     wanted = chosen is None or any(f.startswith(f"{package}/") for f in chosen)
     if package and config.getoption("doctestmodules", False) and wanted:
         root = source_root(package)
         if root is not None:
-            _state["root"], _state["package"] = root, package
+            _RUN.root, _RUN.package = root, package
             paths.append(str(root))
     config.args[:0] = paths
     # the folders ``testpaths`` lists after the suite's (``tests docs``) come after its tests
@@ -141,7 +154,7 @@ def _text_files(config: pytest.Config, option: str, chosen: set[str] | None) -> 
 def ignored(collection_path: Path) -> bool:
     """Whether pytest should leave out ``collection_path``: in the package's source root,
     everything but the package (another module there is not the program under test)."""
-    root = _state["root"]
+    root = _RUN.root
     if root is None:
         return False
-    return collection_path.parent == root and collection_path.name != _state["package"]
+    return collection_path.parent == root and collection_path.name != _RUN.package

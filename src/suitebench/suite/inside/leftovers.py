@@ -25,7 +25,19 @@ import threading
 _PR_SET_CHILD_SUBREAPER = 36
 _MAX_ROUNDS = 100  # each round kills the tree it finds; what was forked meanwhile is next
 
-_state: dict[str, object] = {"pid": 0, "before": None}
+
+class _Watch:
+    """This process's watch over what tests start: whether it is a subreaper yet, and the
+    children there were when the running test's call began."""
+
+    __slots__ = ("before", "pid")
+
+    def __init__(self) -> None:
+        self.pid = 0  # the process that became a subreaper (a forked child is another)
+        self.before: set[int] | None = None
+
+
+_WATCH = _Watch()
 
 
 def children() -> set[int]:
@@ -72,9 +84,9 @@ def _tree(roots: set[int]) -> set[int]:
 
 def become_subreaper() -> None:
     """Orphans of this process's descendants come to it (once per process: not inherited)."""
-    if _state["pid"] == os.getpid():
+    if _WATCH.pid == os.getpid():
         return
-    _state["pid"] = os.getpid()
+    _WATCH.pid = os.getpid()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
@@ -82,14 +94,14 @@ def become_subreaper() -> None:
 def call_starts() -> None:
     """The test's call phase is starting: what runs now is the fixtures'."""
     become_subreaper()
-    _state["before"] = children()
+    _WATCH.before = children()
 
 
 def test_ended() -> int:
     """The test has ended: kill and reap what it started and left; returns how many."""
-    before = _state["before"]
-    _state["before"] = None
-    return end_new(before) if isinstance(before, set) else 0
+    before = _WATCH.before
+    _WATCH.before = None
+    return end_new(before) if before is not None else 0
 
 
 def end_new(before: set[int]) -> int:

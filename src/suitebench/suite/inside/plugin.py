@@ -48,15 +48,53 @@ from suitebench.suite.inside import budget, doctests, leftovers, tracebacks, wir
 from suitebench.suite.inside.probe import choosing, importtime
 from suitebench.suite.inside.wire import TIMEOUT_MARKER, short_message
 
-_state: dict[str, Any] = {
-    "started": 0.0,  # monotonic time the running test started
-    "threads": frozenset(),  # the threads that ran when the running test started
-    "events": None,
-    "exitfirst": False,
-    "session": None,
-    "tracer": None,  # --suitebench-coverage: the per-test function recorder
-    "gcov": None,  # --suitebench-gcov-dir: where the running test is named
-}
+# The process's time budget (one a process: the alarm and the watchdog are the process's; a
+# batch's forked children inherit it).  The batch modules reach it here.
+BUDGET = budget.Budget()
+
+
+class RunState:
+    """What the plugin's hooks share in this pytest process (a batch's forked children
+    inherit it, each then opening its own event log)."""
+
+    __slots__ = (
+        "collect_errors",
+        "events",
+        "exitfirst",
+        "gcov",
+        "selected_names",
+        "session",
+        "started",
+        "threads",
+        "tracer",
+    )
+
+    def __init__(self) -> None:
+        self.started = 0.0  # monotonic time the running test started
+        self.threads: frozenset[int] = frozenset()  # the threads that ran when it started
+        self.events: TextIO | None = None  # the event log (--suitebench-events)
+        self.exitfirst = False  # --fast: the first failing test decides the mutant
+        self.session: pytest.Session | None = None
+        self.tracer: Any = None  # --suitebench-coverage: the per-test function recorder
+        self.gcov: Gcov | None = None  # --suitebench-gcov-dir: where the running test is named
+        # this session's files that did not collect, as logged (a batch's child logs them again)
+        self.collect_errors: list[wire.CollectError] = []
+        # --suitebench-select read: its path, per test file its selected module-level tests
+        self.selected_names: tuple[str, dict[str, set[str]]] | None = None
+
+
+class Gcov:
+    """A coverage build's run (``--suitebench-gcov-dir``): the directory the launcher reads the
+    running test's name from, and the tests in the order they ran."""
+
+    __slots__ = ("dir", "tests")
+
+    def __init__(self, directory: str) -> None:
+        self.dir = directory
+        self.tests: list[str] = []
+
+
+RUN = RunState()
 
 
 _OPTIONS = {  # --suitebench-NAME: help (each takes a value)
@@ -99,11 +137,11 @@ _WORKSPACES = "suitebench-workspaces"  # ProgramBench's workspace per test (:mod
 def start_tracer(
     path: str | None, root: str | None, config: pytest.Config, probes: str | None = None
 ) -> None:
-    if path and _state.get("tracer") is None:
+    if path and RUN.tracer is None:
         from suitebench.suite.inside.probe.tracer import LineTracer
 
-        _state["tracer"] = LineTracer(root or "", path, probes)
-        _state["tracer"].start(subprocesses=True)
+        RUN.tracer = LineTracer(root or "", path, probes)
+        RUN.tracer.start(subprocesses=True)
         if not config.pluginmanager.has_plugin(_SHARED_FIXTURES):
             config.pluginmanager.register(SharedFixtures(), _SHARED_FIXTURES)
 
@@ -143,9 +181,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from suitebench.suite.inside import workspaces
 
         config.pluginmanager.register(workspaces, _WORKSPACES)
-    budget.state["timeout"] = budget.state["cap"] = float(
-        config.getoption("--suitebench-timeout") or 0.0
-    )
+    BUDGET.configure(float(config.getoption("--suitebench-timeout") or 0.0))
     path = config.getoption("--suitebench-events")
     if path:
         open_events(path)
@@ -153,7 +189,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if faultlog:
         # Not stderr: pytest captures it during a test, and a process the watchdog ends never
         # hands the capture back.
-        budget.state["fault_file"] = open(faultlog, "a")  # noqa: SIM115 - lives for the run
+        BUDGET.fault_file = open(faultlog, "a")  # noqa: SIM115 - lives for the run
     start_tracer(
         config.getoption("--suitebench-coverage"),
         config.getoption("--suitebench-coverage-root"),
@@ -163,30 +199,30 @@ def pytest_configure(config: pytest.Config) -> None:
 
     gcov_dir = config.getoption("--suitebench-gcov-dir")
     if gcov_dir:
-        _state["gcov"] = {"dir": gcov_dir, "tests": []}
+        RUN.gcov = Gcov(gcov_dir)
         _gcov_current("outside")
 
 
 def _gcov_current(name: str) -> None:
     """Which test is running, for the coverage build's launcher: it sends the program's
     coverage counters to a directory of that name (``GCOV_PREFIX``)."""
-    gcov = _state.get("gcov")
+    gcov = RUN.gcov
     if gcov is not None:
-        with open(f"{gcov['dir']}/current", "w", encoding="utf-8") as fh:
+        with open(f"{gcov.dir}/current", "w", encoding="utf-8") as fh:
             fh.write(name)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    gcov = _state.get("gcov")
+    gcov = RUN.gcov
     if gcov is not None:
-        with open(f"{gcov['dir']}/tests.json", "w", encoding="utf-8") as fh:
-            json.dump(gcov["tests"], fh)
-    tracer = _state.get("tracer")
+        with open(f"{gcov.dir}/tests.json", "w", encoding="utf-8") as fh:
+            json.dump(gcov.tests, fh)
+    tracer = RUN.tracer
     if tracer is not None:
         tracer.stop()
         tracer.write()
-        _state["tracer"] = None
+        RUN.tracer = None
     _end_if_threads_linger(config)
 
 
@@ -199,14 +235,14 @@ def _end_if_threads_linger(config: pytest.Config) -> None:
         return
     if not leftovers.threads_running():
         return
-    session = _state.get("session")
+    session = RUN.session
     _end_now(int(getattr(session, "exitstatus", 1) if session is not None else 1))
 
 
 def _end_now(status: int) -> None:
     """End the process at once, every event and output on disk first."""
     flush_events()
-    fault = budget.state["fault_file"]
+    fault = BUDGET.fault_file
     if fault is not None:
         fault.flush()
     sys.stdout.flush()
@@ -216,20 +252,20 @@ def _end_now(status: int) -> None:
 
 def open_events(path: str) -> None:
     """(Re)open the event log; a forked child calls this with its own path."""
-    old: TextIO | None = _state.get("events")
+    old = RUN.events
     if old is not None:
         try:
             old.close()
         except OSError:
             pass
-    _state["events"] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives for the run
+    RUN.events = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives for the run
 
 
-def _emit(record: dict[str, Any], *, hold: bool = False) -> None:
+def _emit(record: wire.Event, *, hold: bool = False) -> None:
     """Append an event to the log, on disk at once -- or, ``hold``, with the next event that
     is not held (a test's phase reports go out with the next test's start: one write a test,
     and whatever a crash interrupts is still attributed to the test that was running)."""
-    stream: TextIO | None = _state.get("events")
+    stream = RUN.events
     if stream is None:
         return
     stream.write(json.dumps(record) + "\n")
@@ -239,20 +275,21 @@ def _emit(record: dict[str, Any], *, hold: bool = False) -> None:
 
 def flush_events() -> None:
     """Put the held events on disk (the run, or a forked child's loop, is ending)."""
-    stream: TextIO | None = _state.get("events")
+    stream = RUN.events
     if stream is not None:
         stream.flush()
 
 
 def phase_passed(when: str, encoded_nodeid: str) -> None:
     """A phase the direct protocol ran has passed: after the teardown, no budget left and the
-    line the test's status is read from (held, as reports are)."""
+    line the test's status is read from (held, as reports are): a :class:`.wire.Report`,
+    written by hand (``encoded_nodeid``: the node id already JSON-encoded, once a test)."""
     if when != "teardown":
         return
-    budget.disarm()
-    stream: TextIO | None = _state.get("events")
+    BUDGET.disarm()
+    stream = RUN.events
     if stream is not None:
-        seconds = round(time.monotonic() - _state["started"], 4)
+        seconds = round(time.monotonic() - RUN.started, 4)
         stream.write(
             f'{{"event": "{wire.EVENT_REPORT}", "nodeid": {encoded_nodeid}, "when": "teardown", '
             f'"outcome": "passed", "timeout": false, "seconds": {seconds}}}\n'
@@ -268,16 +305,16 @@ def emit_direct(tests: int) -> None:
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[Any]:
     _emit({"event": wire.EVENT_START, "nodeid": item.nodeid})
-    _state["started"] = time.monotonic()
-    _state["threads"] = leftovers.thread_idents()
-    budget.start_test(item)
-    tracer = _state.get("tracer")
+    RUN.started = time.monotonic()
+    RUN.threads = leftovers.thread_idents()
+    BUDGET.start_test(item)
+    tracer = RUN.tracer
     if tracer is not None:
         tracer.enter_test(item.nodeid, list(getattr(item, "fixturenames", ())))
-    gcov = _state.get("gcov")
+    gcov = RUN.gcov
     if gcov is not None:
-        gcov["tests"].append(item.nodeid)
-        _gcov_current(str(len(gcov["tests"]) - 1))
+        gcov.tests.append(item.nodeid)
+        _gcov_current(str(len(gcov.tests) - 1))
     try:
         return (yield)
     finally:
@@ -287,10 +324,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         if gcov is not None:
             _gcov_current("outside")
         if nextitem is None:
-            budget.disarm_watchdog()
-            budget.disarm()
+            BUDGET.disarm_watchdog()
+            BUDGET.disarm()
             flush_events()
-        elif budget.state["timed_out"] and not item.session.shouldfail:
+        elif BUDGET.timed_out and not item.session.shouldfail:
             _end_if_timeout_left_threads(item)
 
 
@@ -299,11 +336,11 @@ def _end_if_timeout_left_threads(item: pytest.Item) -> None:
     never ends, run by the test's workers) ends the run here: those threads would take the CPU
     and the interpreter's lock from every test after it, which would then time out in turn.
     The tests after it go on in a fresh run (:mod:`suitebench.suite.execute.continuation`)."""
-    left = leftovers.new_threads(_state["threads"])
+    left = leftovers.new_threads(RUN.threads)
     if not left:
         return
-    budget.disarm_watchdog()
-    budget.disarm()
+    BUDGET.disarm_watchdog()
+    BUDGET.disarm()
     reason = f"{item.nodeid} timed out and left {left} thread(s) it started running"
     _emit({"event": wire.EVENT_ENDED, "reason": reason}, hold=True)
     _end_now(3)
@@ -316,7 +353,7 @@ class SharedFixtures:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Generator[Any]:
-        tracer = _state.get("tracer")
+        tracer = RUN.tracer
         if tracer is None or fixturedef.scope == "function":
             return (yield)
         tracer.enter_fixture(str(fixturedef.argname))
@@ -327,13 +364,13 @@ class SharedFixtures:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    _state["session"] = session
-    _state["collect_errors"] = []  # this session's, as logged (a batch's child logs them again)
+    RUN.session = session
+    RUN.collect_errors = []  # this session's, as logged (a batch's child logs them again)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    budget.disarm_watchdog()  # a run stopped early (``--fast``) leaves it armed
-    budget.disarm()
+    BUDGET.disarm_watchdog()  # a run stopped early (``--fast``) leaves it armed
+    BUDGET.disarm()
     emit_finished(int(session.exitstatus))
 
 
@@ -347,53 +384,53 @@ def emit_finished(exitstatus: int) -> None:
 # after the teardown is made into a report.
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    budget.arm()
+    BUDGET.arm()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item: pytest.Item) -> None:
     leftovers.call_starts()
-    budget.arm()
+    BUDGET.arm()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_teardown(item: pytest.Item) -> None:
-    budget.arm()
+    BUDGET.arm()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
     if call.when == "teardown":
-        budget.disarm()
+        BUDGET.disarm()
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_exception_interact() -> None:
     # pytest's faulthandler plugin (tryfirst) has just cancelled the watchdog
-    budget.watchdog_cancelled()
+    BUDGET.watchdog_cancelled()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     timed_out = bool(report.failed and TIMEOUT_MARKER in str(report.longrepr))
-    waited = timed_out and not budget.state["on_cpu"]
-    if _state["exitfirst"] and report.failed and not waited and _state["session"] is not None:
+    waited = timed_out and not BUDGET.on_cpu
+    if RUN.exitfirst and report.failed and not waited and RUN.session is not None:
         # ``--fast``: the first failing (valid) test decides the mutant.  Not pytest's ``-x``,
         # which would also stop at a collection error before any test ran.  A timeout spent
         # waiting decides nothing yet (it is confirmed alone, at a wait's cost): the run goes
         # on, so that a test failing after it kills the mutant without that wait.
-        _state["session"].shouldfail = "suitebench --fast: first kill"
-    record: dict[str, Any] = {
+        RUN.session.shouldfail = "suitebench --fast: first kill"
+    record: wire.Report = {
         "event": wire.EVENT_REPORT,
         "nodeid": report.nodeid,
         "when": report.when,
         "outcome": report.outcome,
         "timeout": timed_out,
     }
-    if timed_out and budget.state["on_cpu"]:
+    if timed_out and BUDGET.on_cpu:
         record["on_cpu"] = True  # the plugin's own finding, whatever the report says
     if report.when == "teardown":
-        record["seconds"] = round(time.monotonic() - _state["started"], 4)
+        record["seconds"] = round(time.monotonic() - RUN.started, 4)
     if hasattr(report, "context"):  # a subtest's (pytest's or pytest-subtests' report type)
         record["subtest"] = True
     if report.failed or report.skipped:
@@ -456,15 +493,19 @@ def _crash_only(original: Any) -> Any:
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
         message = short_message(report)
-        record = {"event": wire.EVENT_COLLECT_ERROR, "nodeid": report.nodeid, "message": message}
-        _state.setdefault("collect_errors", []).append(record)
+        record: wire.CollectError = {
+            "event": wire.EVENT_COLLECT_ERROR,
+            "nodeid": report.nodeid,
+            "message": message,
+        }
+        RUN.collect_errors.append(record)
         _emit(record)
 
 
 def emit_collect_errors() -> None:
     """A batch's child of a suite collected once: the files that did not collect, logged in
     its own event log (the collecting process had none open)."""
-    for record in _state.get("collect_errors") or ():
+    for record in RUN.collect_errors:
         _emit(record)
 
 
@@ -478,9 +519,9 @@ def _selected_names(config: pytest.Config) -> dict[str, set[str]] | None:
     path = config.getoption("--suitebench-select", None)
     if not path:
         return None
-    cached = _state.get("selected_names")
+    cached = RUN.selected_names
     if cached is None or cached[0] != path:
-        cached = _state["selected_names"] = (path, choosing.selected_names(path))
+        cached = RUN.selected_names = (path, choosing.selected_names(path))
     return cached[1]
 
 
@@ -516,7 +557,7 @@ def pytest_pycollect_makeitem(collector: Any, name: str, obj: Any) -> list[Any] 
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    tracer = _state.get("tracer")
+    tracer = RUN.tracer
     path = config.getoption("--suitebench-fingerprint")
     if path:
         importtime.write_fingerprint(path, items, instrumented=tracer is not None)
@@ -532,7 +573,7 @@ def pytest_collection_modifyitems(
     if path:
         with open(path, encoding="utf-8") as fh:
             items[:] = choosing.order_items(items, json.load(fh))
-        _state["exitfirst"] = True
+        RUN.exitfirst = True
     path = config.getoption("--suitebench-select")
     if path:
         with open(path, encoding="utf-8") as fh:

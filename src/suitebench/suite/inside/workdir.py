@@ -15,7 +15,8 @@ import shutil
 import stat
 import time
 from pathlib import Path
-from typing import Any
+
+from suitebench.suite.inside.wire import BatchSpec
 
 
 def program_links(
@@ -207,7 +208,7 @@ class WorkDir:
     program's links (``executable`` and its build tree's entries) are swapped.
     """
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: BatchSpec) -> None:
         self.path = Path(spec["workdir"])
         self.suite_src = Path(spec["suite_src"])
         self.suite_name = str(spec["suite_name"])

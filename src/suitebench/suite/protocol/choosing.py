@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from suitebench.model.instance import MutantSpec
 from suitebench.suite.execute.programs import BuiltProgram
 from suitebench.suite.execute.projectconfig import WARNS_REASON, warns_on_compile
 from suitebench.suite.execute.runspec import Patterns, Target
+from suitebench.suite.inside.wire import ImpactSpec
 from suitebench.suite.protocol.scoreplan import ScorePlan
 from suitebench.suite.protocol.tally import test_universe
 from suitebench.suite.records import RunStatus, SuiteRun
@@ -35,13 +35,13 @@ def choose_tests(
     built: dict[str, BuiltProgram],
     runnable: list[MutantSpec],
     excluded: dict[str, list[str]],
-) -> tuple[dict[str, Selection], dict[str, dict[str, Any]], CoverageNote, Patterns]:
+) -> tuple[dict[str, Selection], dict[str, ImpactSpec], CoverageNote, Patterns]:
     """Each mutant's tests from the coverage run (:func:`~suitebench.suite.select.selection.
     select_tests`), an import-time mutant's impact spec, what the result says of coverage, and
     the regular expressions the coverage run compiled (each mutants' batch compiles them once:
     ``warm.warm_patterns``)."""
     selections: dict[str, Selection] = {}
-    impacts: dict[str, dict[str, Any]] = {}
+    impacts: dict[str, ImpactSpec] = {}
     if plan.coverage_request is None:
         if plan.all_tests:
             note = CoverageNote(status="off", reason="--all-tests: every test on every mutant")
@@ -136,7 +136,7 @@ def _coverage(
 
 def _leave_out_failed(
     selections: dict[str, Selection],
-    impacts: dict[str, dict[str, Any]],
+    impacts: dict[str, ImpactSpec],
     known: list[str],
     ref0: SuiteRun,
 ) -> None:

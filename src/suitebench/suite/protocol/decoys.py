@@ -28,12 +28,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from suitebench.run.store import job_key
 from suitebench.suite.execute.jobs import SuiteRuns
 from suitebench.suite.execute.programs import BuiltProgram
 from suitebench.suite.execute.runspec import Target, Timeouts
+from suitebench.suite.inside.wire import ImpactSpec
 from suitebench.suite.protocol.scoreplan import ScorePlan
 from suitebench.suite.protocol.tally import test_infos
 from suitebench.suite.protocol.timeouts import confirm_timeouts
@@ -65,7 +65,7 @@ def as_decoy(
 
 
 def session(
-    selection: Selection, impact: dict[str, Any] | None
+    selection: Selection, impact: ImpactSpec | None
 ) -> tuple[tuple[str, ...] | None, str] | None:
     """The session a mutant's run holds, for :func:`cover`: its tests (None: every test) and how
     its run chooses them (``impact``: inside, once the mutant is imported, under options of its
@@ -122,7 +122,8 @@ def verdict(
         run = runs.get(decoy.key)
         if run is None:
             continue
-        for test, status in run.tests.items():
+        for test, outcome in run.outcomes.items():
+            status = outcome.status
             if status.fails and test not in failed:
                 failed[test] = (status, decoy.mutant, run.message_of(test))
     return failed

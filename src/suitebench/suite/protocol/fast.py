@@ -8,12 +8,12 @@ out, the waves go again without them (:func:`fast_rows`).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from suitebench.model.instance import MutantSpec
 from suitebench.suite.execute.programs import BuiltProgram
 from suitebench.suite.execute.runner import spec_digest
 from suitebench.suite.execute.runspec import Patterns, Target, Timeouts
+from suitebench.suite.inside.wire import ImpactSpec
 from suitebench.suite.protocol.choosing import is_page
 from suitebench.suite.protocol.decoys import Decoy, as_decoy, cover, failing, replicate, session
 from suitebench.suite.protocol.rows import merged, patchable
@@ -57,7 +57,7 @@ def fast_rows(
     built: dict[str, BuiltProgram],
     runnable: list[MutantSpec],
     selections: dict[str, Selection],
-    impacts: dict[str, dict[str, Any]],
+    impacts: dict[str, ImpactSpec],
     excluded: dict[str, list[str]],
     lane: EarlyConfirmations | None = None,
     *,
@@ -93,7 +93,7 @@ def _fast_runs(
     runnable: list[MutantSpec],
     tests: list[TestInfo],
     selections: dict[str, Selection],
-    impacts: dict[str, dict[str, Any]],
+    impacts: dict[str, ImpactSpec],
     all_runs: dict[str, SuiteRun],
     lane: EarlyConfirmations | None = None,
     patterns: Patterns = (),

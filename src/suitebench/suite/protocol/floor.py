@@ -43,7 +43,9 @@ def run_floors(
     confirmed, ``confirmed`` after."""
     workers = max(1, workers)
     quickest = {t.id: min((s for s in t.seconds if s is not None), default=None) for t in tests}
-    reference_cpu = sum(sum(run.seconds.values()) for run in reference_runs)
+    reference_cpu = sum(
+        o.seconds for run in reference_runs for o in run.outcomes.values() if o.seconds is not None
+    )
     mutant_cpu = 0.0
     mutant_wait = 0.0
     confirm_cpu = 0.0
@@ -53,11 +55,14 @@ def run_floors(
         if row is None:
             continue
         after = confirmed.get(mid) or row
-        for test, seconds in row.seconds.items():
-            status = row.status_of(test)
+        for test, outcome in row.outcomes.items():
+            seconds = outcome.seconds
+            if seconds is None:
+                continue
+            status = outcome.status
             if status is TestStatus.NOT_RUN:
                 continue
-            if status is TestStatus.TIMEOUT and test not in row.on_cpu:
+            if status is TestStatus.TIMEOUT and not outcome.on_cpu:
                 mutant_wait = max(mutant_wait, seconds)
                 again = after.status_of(test)
                 then = 0.0

@@ -15,7 +15,8 @@ from typing import Any
 from suitebench.model.instance import MutantSpec
 from suitebench.suite.execute.programs import BuiltProgram
 from suitebench.suite.execute.runspec import Target
-from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
+from suitebench.suite.inside.wire import ImpactSpec
+from suitebench.suite.records import RunStatus, SuiteRun, TestOutcome, TestStatus
 from suitebench.suite.result import MutantResult, MutantStatus, TestInfo
 from suitebench.suite.select.selection import Selection
 
@@ -24,15 +25,18 @@ def merged(run: SuiteRun | None, selection: Selection, tests: list[TestInfo]) ->
     """A mutant's row: the selected tests' outcomes from its run, every other test's reference
     outcome (it does not reach the mutant)."""
     chosen = set(selection.tests or ())
-    outcomes: dict[str, TestStatus] = {}
+    outcomes: dict[str, TestOutcome] = {}
     for t in tests:
         if t.id in chosen:
-            outcomes[t.id] = run.status_of(t.id) if run is not None else TestStatus.NOT_RUN
+            status = run.status_of(t.id) if run is not None else TestStatus.NOT_RUN
         else:
-            outcomes[t.id] = t.reference[0]
+            status = t.reference[0]
+        # what the run said of the test stays, whichever outcome the row takes
+        said = None if run is None else run.outcomes.get(t.id)
+        outcomes[t.id] = TestOutcome(status) if said is None else replace(said, status=status)
     if run is None:  # no test reaches the mutant: nothing to run
-        return SuiteRun(status=RunStatus.OK, tests=outcomes)
-    return replace(run, tests=outcomes, collect_errors=())
+        return SuiteRun(status=RunStatus.OK, outcomes=outcomes)
+    return replace(run, outcomes=outcomes, collect_errors=())
 
 
 def row(run: SuiteRun | None, selection: Selection, tests: list[TestInfo]) -> SuiteRun:
@@ -93,7 +97,7 @@ def classify(
         status = MutantStatus.SURVIVED
     covered = None if selection is None or selection.tests is None else list(selection.tests)
     ran_ids = covered if covered is not None else outcomes
-    ran = sum(1 for t in ran_ids if run.tests.get(t, TestStatus.NOT_RUN) is not TestStatus.NOT_RUN)
+    ran = sum(1 for t in ran_ids if run.reached(t))
     return MutantResult(
         status=status,
         killed_by=killers,
@@ -105,7 +109,7 @@ def classify(
         selection_reason="" if selection is None else selection.reason,
         run_status=run.status,
         wall_time=run.wall_time,
-        tests_seconds=round(sum(run.seconds.get(t, 0.0) for t in ran_ids), 4),
+        tests_seconds=round(sum(run.seconds_of(t) or 0.0 for t in ran_ids), 4),
         message=run.message,
         log=run.log if run.status is not RunStatus.OK else "",
         **common,
@@ -113,7 +117,7 @@ def classify(
 
 
 def patchable(
-    built: BuiltProgram, selection: Selection | None, impact: dict[str, Any] | None = None
+    built: BuiltProgram, selection: Selection | None, impact: ImpactSpec | None = None
 ) -> Target:
     """A mutant's target, naming the files it changes when they can be carried into a batch's
     one collection (:attr:`Selection.files`; an import-time change needs its ``impact``)."""

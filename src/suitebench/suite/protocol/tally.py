@@ -52,7 +52,7 @@ def test_universe(runs: list[SuiteRun], listed: tuple[str, ...] = ()) -> list[st
     ids: list[str] = list(dict.fromkeys(listed))
     seen: set[str] = set(ids)
     for run in runs:
-        for test in run.tests:
+        for test in run.outcomes:
             if test not in seen:
                 seen.add(test)
                 ids.append(test)
@@ -106,7 +106,7 @@ def test_infos(
                 decoy=None if decoy is None else decoy[0],
                 sections=plan.instance.sections_map.get(test, []),
                 message=message,
-                seconds=[run.seconds.get(test) for run in ref_runs],
+                seconds=[run.seconds_of(test) for run in ref_runs],
                 mutant_time_limit=limits.get(test),
             )
         )

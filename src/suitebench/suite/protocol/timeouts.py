@@ -5,7 +5,7 @@ because the machine is loaded (a batch of programs, other jobs), and each such t
 count as a kill.  The plugin tells the two apart where it can (:mod:`.inside.budget`): a test
 whose thread used (nearly) its whole limit of CPU time computed all along, and a thread's CPU
 time never exceeds its wall time, so no machine would have finished it sooner -- that timeout
-stands as it is (``SuiteRun.on_cpu``).  Every other cell where a valid test timed out on a
+stands as it is (``TestOutcome.on_cpu``).  Every other cell where a valid test timed out on a
 mutant is run again, that test alone on that mutant, in a fresh run at the user's per-test
 limit (not the lower limit a mutant's run derives from the reference's times,
 :func:`.runspec.derive_timeouts`): the timeout counts (as ``timeout``, not ``failed``) only
@@ -45,7 +45,7 @@ from dataclasses import replace
 from suitebench.suite.execute.jobs import SuiteRuns
 from suitebench.suite.execute.programs import BuiltProgram
 from suitebench.suite.execute.runspec import Target
-from suitebench.suite.records import SuiteRun, TestStatus
+from suitebench.suite.records import SuiteRun, TestOutcome, TestStatus
 from suitebench.suite.result import TestInfo
 
 
@@ -172,7 +172,7 @@ def confirm_reference_timeouts(
 ) -> dict[str, SuiteRun]:
     """``runs`` (reference runs by key) with every timeout not spent on the CPU confirmed by
     the test alone on the reference (one run per test)."""
-    waited = {test for run in runs.values() for test in run.tests if _waited_out(run, test)}
+    waited = {test for run in runs.values() for test in run.outcomes if _waited_out(run, test)}
     alone = _alone(runner, {("reference", test): reference for test in sorted(waited)}, apart=True)
     out = dict(runs)
     for (_, test), again in alone.items():
@@ -191,13 +191,14 @@ def _kills_at_once(run: SuiteRun, test: str) -> bool:
 def _unconfirmed(run: SuiteRun, waited: list[str]) -> SuiteRun:
     """``run`` with its ``waited`` cells left unconfirmed (``--fast``: another test kills)."""
     note = "timed out waiting; not confirmed (--fast: another test kills the mutant)"
-    tests = {**run.tests, **dict.fromkeys(waited, TestStatus.NOT_RUN)}
-    return replace(run, tests=tests, messages={**run.messages, **dict.fromkeys(waited, note)})
+    for test in waited:
+        run = _noted(run, test, TestStatus.NOT_RUN, note)
+    return run
 
 
 def _waited_out(run: SuiteRun, test: str) -> bool:
     """``test`` timed out in ``run`` without using its limit as CPU time."""
-    return run.status_of(test) is TestStatus.TIMEOUT and test not in run.on_cpu
+    return run.status_of(test) is TestStatus.TIMEOUT and not run.on_cpu(test)
 
 
 def _alone(
@@ -225,5 +226,12 @@ def _take(row: SuiteRun, test: str, alone: SuiteRun) -> SuiteRun:
     again = alone.status_of(test)
     message = alone.message_of(test)
     note = f"timed out in the full run, {again} when run alone"
-    messages = {**row.messages, test: f"{note}: {message}" if message else note}
-    return replace(row, tests={**row.tests, test: again}, messages=messages)
+    return _noted(row, test, again, f"{note}: {message}" if message else note)
+
+
+def _noted(run: SuiteRun, test: str, status: TestStatus, message: str) -> SuiteRun:
+    """``run`` with ``test``'s status and message replaced (what else it said stays)."""
+    was = run.outcomes.get(test) or TestOutcome(status)
+    return replace(
+        run, outcomes={**run.outcomes, test: replace(was, status=status, message=message)}
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from suitebench.suite.inside.wire import ImpactReaders, ImpactSpec
 from suitebench.suite.select.selection import Coverage, Selection
 
 __all__ = ["impact_readers", "impact_spec"]
@@ -13,7 +14,7 @@ __all__ = ["impact_readers", "impact_spec"]
 
 def impact_readers(
     coverage: Coverage, reference: dict[str, Any] | None, tests: list[str]
-) -> dict[str, Any] | None:
+) -> ImpactReaders | None:
     """What every import-time mutant's run needs to choose its tests, shared by all of them
     (:func:`suitebench.suite.inside.probe.impact.choose`): the reference's fingerprint and collected
     tests, the tests (indices refer to them), ``readers`` (a global's name -> the tests whose
@@ -39,7 +40,7 @@ def impact_readers(
     }
 
 
-def impact_spec(shared: dict[str, Any] | None, selection: Selection) -> dict[str, Any] | None:
+def impact_spec(shared: ImpactReaders | None, selection: Selection) -> ImpactSpec | None:
     """One import-time mutant's spec: the shared part (:func:`impact_readers`) and ``base``,
     the tests that run anyway (its selection's ``import_time`` and the ``always`` ones)."""
     if shared is None or selection.import_time is None:

@@ -307,7 +307,7 @@ class Reuse:
         ``timeouts``: the mutants' derived per-test limits (a test that took over half its
         limit is run again)."""
         contexts = (coverage or {}).get("contexts") or {}
-        self.now.reference.update({t: str(ref0.status_of(t)) for t in ref0.tests})
+        self.now.reference.update({t: str(ref0.status_of(t)) for t in ref0.outcomes})
         out: dict[str, SuiteRun] = {}
         for m in mutants:
             sel = selections.get(m.id)
@@ -366,9 +366,9 @@ class Reuse:
         hit = self._reaches_change(touched, tests, contexts)
         if hit is not None:
             return hit, None
-        run = SuiteRun(
-            status=RunStatus.OK,
-            tests={t: TestStatus(stored["outcomes"][t]) for t in tests},
+        run = SuiteRun.from_maps(
+            RunStatus.OK,
+            {t: TestStatus(stored["outcomes"][t]) for t in tests},
             wall_time=float(stored.get("wall_time", 0.0)),
             messages=dict(stored.get("messages", {})),
             seconds={t: float(s) for t, s in stored["seconds"].items()},
@@ -429,8 +429,8 @@ class Reuse:
                 "from": self.reused.get(m.id, self.run_id),
                 "tests": tests,
                 "outcomes": {t: str(run.status_of(t)) for t in tests},
-                "messages": {t: run.messages[t] for t in tests if t in run.messages},
-                "seconds": {t: run.seconds[t] for t in tests if t in run.seconds},
+                "messages": {t: said for t in tests if (said := run.own_message(t)) is not None},
+                "seconds": {t: s for t in tests if (s := run.seconds_of(t)) is not None},
                 "wall_time": run.wall_time,
             }
         self.store.put(self.key, self.now.to_dict(), kind=SNAPSHOT_KIND)

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite.inside import budget, plugin
+from suitebench.suite.inside import plugin
 from suitebench.suite.inside.batch.direct import DirectProtocol, plan
 from suitebench.suite.inside.batch.forking import (
     decline,
@@ -36,13 +36,14 @@ from suitebench.suite.inside.batch.warm import warm_caches, warm_items
 from suitebench.suite.inside.probe import choosing
 from suitebench.suite.inside.probe.fingerprint import forget_digests
 from suitebench.suite.inside.probe.impact import choose
+from suitebench.suite.inside.wire import BatchProgram, BatchSpec
 from suitebench.suite.inside.workdir import Entry, WorkDir
 
 
 class Collector:
     """The collector's hooks and the per-child test loop (a base of the batch's hooks)."""
 
-    spec: dict[str, Any]
+    spec: BatchSpec
     out_dir: Path
     bare: dict[str, Entry]
     path0: str | None
@@ -50,7 +51,7 @@ class Collector:
     # The programs whose changes can be carried into one collection (set in the collector),
     # and their source root's fixed path, a link switched to each program's tree before its
     # child is forked.
-    group: list[dict[str, Any]] | None
+    group: list[BatchProgram] | None
     link: str
     steps: list[tuple[Any, Any]]
     # The direct protocol, planned once before the children are forked (None: pytest's).
@@ -59,7 +60,7 @@ class Collector:
     def run_items(
         self,
         session: pytest.Session,
-        program: dict[str, Any],
+        program: BatchProgram,
         chosen: tuple[list[str] | None, str] | None = None,
     ) -> int:
         """In a child of a batch collected once: run the program's tests of the collected
@@ -70,18 +71,19 @@ class Collector:
         plugin.open_events(str(out_dir / f"{index}.events"))
         plugin.emit_collect_errors()
         # This program's own log for the watchdog, so a hard hang is its own alone.
-        budget.state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
-        budget.use_timeouts(program.get("timeouts"))
+        plugin.BUDGET.fault_file = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
+        plugin.BUDGET.use_timeouts(program.get("timeouts"))
         items = list(session.items)
         if chosen is not None:
             plugin.emit_selected(*chosen)
             if chosen[0] is not None:
                 items = choosing.select_items(items, chosen[0])
-        if program.get("order") is not None:
-            items = choosing.order_items(items, program["order"])
-            plugin._state["exitfirst"] = True
-        if program.get("select") is not None:
-            items = choosing.select_items(items, program["select"])
+        order, select = program.get("order"), program.get("select")
+        if order is not None:
+            items = choosing.order_items(items, order)
+            plugin.RUN.exitfirst = True
+        if select is not None:
+            items = choosing.select_items(items, select)
         session.items = items
         plugin.emit_collected(items)
         if self.direct is not None:
@@ -106,13 +108,13 @@ class Collector:
         first = self.path0
         sys.path.insert(sys.path.index(first) + 1 if first in sys.path else 0, root)
 
-    def fork_collector(self, group: list[dict[str, Any]]) -> bool:
+    def fork_collector(self, group: list[BatchProgram]) -> bool:
         """Fork the collector: a child that imports the first program of ``group`` through
         the link, collects the suite once and forks a child per program of the group, each
         with its changed functions patched in (:mod:`suitebench.suite.inside.batch.hotpatch`).  True
         in the collector; in the parent, False once it has ended (the programs it did not run,
         those that could not be patched, are the parent's to run as usual)."""
-        point(self.link, group[0]["pythonpath"])
+        point(self.link, _root(group[0]))
         pid = os.fork()
         if pid == 0:
             self.child = True
@@ -131,10 +133,10 @@ class Collector:
         ``<index> reimported: <n> globals`` or ``<index> fresh import: <why>``."""
         spec, out_dir, group = self.spec, self.out_dir, self.group or []
         session.config.option.tbstyle = "line"
-        base = list(group[0]["patched_files"])
+        base = _patched(group[0])
         notes: list[str] = []
         try:
-            live = LivePrograms(self.link, {f for p in group for f in p["patched_files"]})
+            live = LivePrograms(self.link, {f for p in group for f in _patched(p)})
         except Exception as exc:  # e.g. an object whose attributes raise: run them as usual
             notes.append(f"the collection cannot be read: {type(exc).__name__}: {exc}")
             group = []
@@ -147,16 +149,16 @@ class Collector:
             reimport = Reimport(self.link, live, str(session.config.rootpath))
         gc.freeze()
 
-        def before(program: dict[str, Any]) -> bool:
+        def before(program: BatchProgram) -> bool:
             if program.get("impact") is None:
                 try:
-                    files = sorted({*base, *program["patched_files"]})
-                    self.steps = live.plan(program["pythonpath"], files)
+                    files = sorted({*base, *_patched(program)})
+                    self.steps = live.plan(_root(program), files)
                 except NotPatchable as exc:
                     notes.append(f"{program['index']} fresh import: {exc}")
                     return False
                 notes.append(f"{program['index']} patched: {len(self.steps)} functions")
-            point(self.link, program["pythonpath"])
+            point(self.link, _root(program))
             return True
 
         workdir = WorkDir(spec)
@@ -178,7 +180,7 @@ class Collector:
         exit_in_child(lambda: self.run_items(session, program, chosen))
 
     def carry_in(
-        self, session: pytest.Session, reimport: Reimport, program: dict[str, Any], base: list[str]
+        self, session: pytest.Session, reimport: Reimport, program: BatchProgram, base: list[str]
     ) -> tuple[list[str] | None, str]:
         """In the child of an import-time mutant: merge its modules into the collection, then
         choose the tests that read what changed, as its own collection would have
@@ -186,19 +188,17 @@ class Collector:
         cannot."""
         index = program["index"]
         try:
-            found, carried = reimport.merge(
-                program["pythonpath"], sorted({*base, *program["patched_files"]})
-            )
+            found, carried = reimport.merge(_root(program), sorted({*base, *_patched(program)}))
         except NotPatchable as exc:
             decline(self.out_dir, index, str(exc))
             raise  # not reached: decline leaves the process
         with open(self.out_dir / "patched.txt", "a", encoding="utf-8") as fh:
             fh.write(f"{index} reimported: {len(carried)} globals\n")
-        spec = self.spec["impacts"][program["impact"]]
+        spec = self.spec["impacts"][str(program["impact"])]  # an import-time mutant's
         return choose(spec, found, "", [item.nodeid for item in session.items])
 
 
-def patchable(program: dict[str, Any]) -> bool:
+def patchable(program: BatchProgram) -> bool:
     """A program the collector may carry in: a Python source tree whose changes lie in
     function bodies that run in tests only, or run on import where the suite's collection
     cannot depend on them (the host says so by listing the files), with no fingerprint of its
@@ -208,6 +208,16 @@ def patchable(program: dict[str, Any]) -> bool:
         and bool(program.get("pythonpath"))
         and not program.get("fingerprint")
     )
+
+
+def _root(program: BatchProgram) -> str:
+    """A patchable program's source root (:func:`patchable`: it has one)."""
+    return str(program["pythonpath"])
+
+
+def _patched(program: BatchProgram) -> list[str]:
+    """The files a patchable program changes (:func:`patchable`: it names them)."""
+    return list(program["patched_files"] or ())
 
 
 def point(link: str, target: str) -> None:

@@ -44,8 +44,9 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite.inside import budget, leftovers, plugin
+from suitebench.suite.inside import leftovers, plugin
 from suitebench.suite.inside.batch import internals
+from suitebench.suite.inside.wire import BatchSpec
 
 # pytest's internals this stands in for (every one listed in internals.NAMES, which a test
 # checks): a pytest without them has its tests run by pytest's protocol (why_not says why).
@@ -302,7 +303,7 @@ class DirectProtocol:
         pytest's runner would have made of it."""
         if when == "call":
             leftovers.call_starts()
-        budget.arm()
+        plugin.BUDGET.arm()
         instant = timing.Instant()
         excinfo = None
         try:
@@ -396,7 +397,7 @@ def _setup_chain(item: Any, params: dict[str, Any]) -> None:
             raise
 
 
-def plan(session: pytest.Session, spec: dict[str, Any], out_dir: Path) -> DirectProtocol | None:
+def plan(session: pytest.Session, spec: BatchSpec, out_dir: Path) -> DirectProtocol | None:
     """The direct protocol for this process's collected tests, registered with its pytest
     (None: pytest's protocol throughout), planned once: in a collector before its children
     are forked, or in a child that collected for itself.  ``protocol.txt`` gets a line:
@@ -424,7 +425,7 @@ class PerProgram:
     """Given to ``pytest.main`` in a child that configures the suite for itself: its tests run
     by the direct protocol where they can."""
 
-    def __init__(self, spec: dict[str, Any], out_dir: Path) -> None:
+    def __init__(self, spec: BatchSpec, out_dir: Path) -> None:
         self.spec, self.out_dir = spec, out_dir
 
     @pytest.hookimpl(tryfirst=True)
@@ -434,7 +435,7 @@ class PerProgram:
             direct.announce(session.items)
 
 
-def pytest_only(spec: dict[str, Any]) -> str | None:
+def pytest_only(spec: BatchSpec) -> str | None:
     """Why a batch runs its tests by pytest's protocol throughout (None: by the direct one
     where it can): ``score --protocol pytest``, or the batch holds the reference's runs, whose
     outcomes are pytest's own."""

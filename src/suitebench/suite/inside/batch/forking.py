@@ -17,13 +17,13 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from suitebench.suite.inside import leftovers
 from suitebench.suite.inside.isolate import hide_others
+from suitebench.suite.inside.wire import BatchProgram, BatchSpec
 from suitebench.suite.inside.workdir import WorkDir
 
-Program = dict[str, Any]
+Program = BatchProgram
 
 
 def wait_child(pid: int, budget: float) -> tuple[int, bool]:
@@ -73,7 +73,7 @@ def _reseed_after_fork() -> None:
             pass
 
 
-def _enter_child(spec: dict[str, Any], program: Program, workdir: WorkDir) -> None:
+def _enter_child(spec: BatchSpec, program: Program, workdir: WorkDir) -> None:
     """In a fresh child: the other programs' trees hidden, fresh seeds, the work dir."""
     out_dir = Path(spec["out_dir"])
     own = set(program.get("binds", ()))
@@ -96,7 +96,7 @@ def _enter_child(spec: dict[str, Any], program: Program, workdir: WorkDir) -> No
 
 
 def fork_per_program(
-    spec: dict[str, Any],
+    spec: BatchSpec,
     workdir: WorkDir,
     programs: Iterable[Program] | None = None,
     before: Callable[[Program], bool] | None = None,
@@ -122,7 +122,7 @@ def fork_per_program(
         pid = os.fork()
         if pid == 0:
             _enter_child(spec, program, workdir)
-            return dict(program)
+            return program.copy()
         status, killed = wait_child(pid, float(spec["run_wall"]))
         leftovers.end_new(alive)  # what the child left (its orphans came here) ends with it
         if not killed and (out_dir / f"{program['index']}.declined").exists():
@@ -143,7 +143,7 @@ def decline(out_dir: Path, index: int, why: str) -> None:
     os._exit(0)
 
 
-def fork_each(spec: dict[str, Any], child: Callable[[Program], int], workdir: WorkDir) -> None:
+def fork_each(spec: BatchSpec, child: Callable[[Program], int], workdir: WorkDir) -> None:
     """:func:`fork_per_program`, each child running ``child(program)`` and exiting."""
     program = fork_per_program(spec, workdir)
     if program is None:

@@ -42,7 +42,7 @@ from typing import Any
 
 import pytest
 
-from suitebench.suite.inside import budget, plugin
+from suitebench.suite.inside import plugin
 from suitebench.suite.inside.batch.collector import Collector, patchable
 from suitebench.suite.inside.batch.direct import PerProgram
 from suitebench.suite.inside.batch.forking import (
@@ -57,6 +57,7 @@ from suitebench.suite.inside.batch.warm import (
     warm_patterns,
 )
 from suitebench.suite.inside.isolate import make_parent_private
+from suitebench.suite.inside.wire import BatchProgram, BatchSpec
 from suitebench.suite.inside.workdir import (
     Entry,
     WorkDir,
@@ -74,25 +75,31 @@ exit 125
 """
 
 
-def _selection_args(spec: dict[str, Any], program: dict[str, Any]) -> list[str]:
+def _selection_args(spec: BatchSpec, program: BatchProgram) -> list[str]:
     """The plugin options that restrict a program's run (``--fast`` order, a test selection,
     an import-time impact spec) or record its fingerprint."""
     out_dir = Path(spec["out_dir"])
     index = program["index"]
     args: list[str] = []
-    for key in ("order", "select", "probes"):
-        if program.get(key) is not None:
+    lists = (
+        ("order", program.get("order")),
+        ("select", program.get("select")),
+        ("probes", program.get("probes")),
+    )
+    for key, value in lists:
+        if value is not None:
             path = out_dir / f"{index}.{key}.json"
-            path.write_text(json.dumps(program[key]), encoding="utf-8")
+            path.write_text(json.dumps(value), encoding="utf-8")
             args.append(f"--suitebench-{key}={path}")
     if program.get("timeouts"):  # a mutant's limits below the cap, derived from the reference
         path = out_dir / f"{index}.timeouts.json"
         path.write_text(json.dumps(dict(program["timeouts"])), encoding="utf-8")
         args.append(f"--suitebench-timeouts={path}")
-    if program.get("impact") is not None:
-        path = out_dir / f"impact-{program['impact']}.json"
+    digest = program.get("impact")
+    if digest is not None:
+        path = out_dir / f"impact-{digest}.json"
         if not path.exists():
-            path.write_text(json.dumps(spec["impacts"][program["impact"]]), encoding="utf-8")
+            path.write_text(json.dumps(spec["impacts"][digest]), encoding="utf-8")
         args.append(f"--suitebench-impact={path}")
     if program.get("fingerprint"):
         args.append(f"--suitebench-fingerprint={out_dir / f'{index}.fingerprint.json'}")
@@ -180,7 +187,7 @@ class BatchHooks(Collector):
     program first, and each child collects and runs as ``pytest.main`` does.
     """
 
-    def __init__(self, spec: dict[str, Any], *, collect_per_program: bool) -> None:
+    def __init__(self, spec: BatchSpec, *, collect_per_program: bool) -> None:
         self.spec = spec
         self.collect_per_program = collect_per_program
         self.out_dir = Path(spec["out_dir"])
@@ -190,7 +197,7 @@ class BatchHooks(Collector):
         self.reached = False  # collection was reached (configure once)
         self.child = False  # this process is a forked child
         self.fallback = False  # the batch must run per program after all
-        self.group: list[dict[str, Any]] | None = None
+        self.group: list[BatchProgram] | None = None
         self.link = str(Path(spec["workdir"]).parent / "program")
         self.steps: list[tuple[Any, Any]] = []
         self.alone: float | None = None  # when a batch of one began its program, in-process
@@ -288,7 +295,7 @@ class BatchHooks(Collector):
         if len(spec["programs"]) == 1:
             # One program (a reference run): run it in this process, as a plain run would;
             # a fork would only add its cost and copy-on-write faults.
-            program = dict(programs[0])
+            program = programs[0].copy()
             workdir.prepare(program["executable"])
             os.chdir(workdir.path)
             self.alone = time.monotonic()
@@ -305,10 +312,11 @@ class BatchHooks(Collector):
             session.config.option.tbstyle = "line"
         index = program["index"]
         _redirect_output(out_dir / "batch.log", out_dir / f"{index}.log")
-        if program.get("pythonpath"):
-            self.put_on_path(program["pythonpath"])
+        root = program.get("pythonpath")
+        if root:
+            self.put_on_path(root)
         plugin.open_events(str(out_dir / f"{index}.events"))
-        budget.state["fault_file"] = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
+        plugin.BUDGET.fault_file = open(out_dir / f"{index}.log", "a")  # noqa: SIM115
         for arg in _selection_args(spec, program):
             option, _, value = arg.partition("=")
             setattr(session.config.option, option[2:].replace("-", "_"), value)
@@ -318,12 +326,13 @@ class BatchHooks(Collector):
             coverage = session.config.option.suitebench_coverage
             probes = getattr(session.config.option, "suitebench_probes", None)
             plugin.start_tracer(coverage, program["coverage_root"], session.config, probes)
-        if program.get("select") is not None:  # collect only the files of the selected tests
-            session.config.args = collect_only(list(session.config.args), program["select"])
+        select = program.get("select")
+        if select is not None:  # collect only the files of the selected tests
+            session.config.args = collect_only(list(session.config.args), select)
         return False
 
 
-def _configure_once(spec: dict[str, Any], pytest_args: list[str]) -> bool:
+def _configure_once(spec: BatchSpec, pytest_args: list[str]) -> bool:
     """Run a ``kind = "python"`` batch with pytest configured once (plugins, conftest files,
     ``pytest_configure`` hooks) and the suite collected in each child; False when it cannot
     be: the suite's configuration imports the program under test, or it never got as far as
@@ -337,8 +346,9 @@ def _configure_once(spec: dict[str, Any], pytest_args: list[str]) -> bool:
     hooks.bare = tree_state(workdir)
     names: set[str] = set()
     for program in spec["programs"]:
-        if program.get("pythonpath"):
-            names |= provided_names(program["pythonpath"])
+        root = program.get("pythonpath")
+        if root:
+            names |= provided_names(root)
     hooks.watch = ImportWatch(names)
     hooks.path0 = sys.path[0]
     initial_path = list(sys.path)
@@ -366,7 +376,7 @@ def _configure_once(spec: dict[str, Any], pytest_args: list[str]) -> bool:
     return False
 
 
-def _collect_once(spec: dict[str, Any], pytest_args: list[str]) -> bool:
+def _collect_once(spec: BatchSpec, pytest_args: list[str]) -> bool:
     """Run a ``kind = "cli"`` batch with the suite collected once; False when collection
     depends on the program (the suite ran ``./executable``, a sentinel here, while being
     imported, or kept its resolved path), and nothing of the attempt is kept."""
@@ -401,7 +411,7 @@ def _forget_suite(workdir: Path, initial_path: list[str]) -> None:
             del sys.modules[name]
 
 
-def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
+def _run_forked_main(spec: BatchSpec, pytest_args: list[str]) -> None:
     """Fork per program, each child running a whole ``pytest.main`` (collects fresh)."""
     out_dir = Path(spec["out_dir"])
     base_path = list(sys.path)
@@ -414,7 +424,7 @@ def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
     gc.collect()
     gc.freeze()
 
-    def child(program: dict[str, Any]) -> int:
+    def child(program: BatchProgram) -> int:
         index = program["index"]
         log = os.open(out_dir / f"{index}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(log, 1)
@@ -436,7 +446,7 @@ def _run_forked_main(spec: dict[str, Any], pytest_args: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    spec = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    spec: BatchSpec = json.loads(Path(args[0]).read_text(encoding="utf-8"))
     # The batch's terminal output goes to a file, not the sandbox's capped pipe: many programs'
     # failure reports must not add up to an output limit a single plain run would not hit.
     log = os.open(Path(spec["out_dir"]) / "batch.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)

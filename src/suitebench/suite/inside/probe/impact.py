@@ -42,6 +42,7 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
+from suitebench.suite.inside import wire
 from suitebench.suite.inside.probe.namedcalls import NAMED_BY_ARGUMENT, constant_sites
 
 # Names whose use means code reads state by a computed name, or depends on source lines.
@@ -382,7 +383,7 @@ def changed_globals(reference: dict[str, str], mutant: dict[str, str]) -> set[st
 
 
 def choose(
-    spec: dict[str, Any], found: dict[str, str] | None, why: str, collected: list[str]
+    spec: wire.ImpactSpec, found: dict[str, str] | None, why: str, collected: list[str]
 ) -> tuple[list[str] | None, str]:
     """The tests a mutant with an import-time change runs (None: all), and why.
 
