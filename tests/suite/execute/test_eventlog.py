@@ -9,13 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from suitebench.suite.execute.eventlog import (
-    finished_statuses,
-    messages_from_events,
-    read_events,
-    session_ended,
-    statuses_from_events,
-)
+from suitebench.suite.execute.eventlog import read_events, summarize
 from suitebench.suite.records import TestStatus
 
 MIX = """\
@@ -83,12 +77,12 @@ def _run(tmp_path: Path) -> Path:
 
 def test_a_finished_run_s_rows_come_from_its_event_log(tmp_path: Path) -> None:
     out = _run(tmp_path)
-    events = read_events(out / "out.events")
-    assert session_ended(events)
-    tests, broken = finished_statuses(events)
+    log = summarize(read_events(out / "out.events"))
+    assert log.session_ended
+    tests, broken = log.finished_rows()
     assert tests == {f"tests/test_mix.py::{name}": s for name, s in EXPECTED.items()}
     assert broken == ["tests/test_broken.py"]
-    messages = messages_from_events(events)
+    messages = log.messages
     assert "nonexistent_module" in messages["tests/test_broken.py"]
     assert messages["tests/test_mix.py::test_skip"] == "no"
     assert (out / "out.xml").is_file()  # asked for here only: suitebench's runs write none
@@ -98,8 +92,8 @@ def test_a_log_cut_before_the_session_s_end_is_a_crash_s(tmp_path: Path) -> None
     events = read_events(_run(tmp_path) / "out.events")
     starts = [i for i, e in enumerate(events) if e.get("event") == "start"]
     cut = events[: starts[3] + 1]  # died in the fourth test
-    assert not session_ended(cut)
-    tests, broken, culprit = statuses_from_events(cut, died_of_timeout=False)
+    assert not summarize(cut).session_ended
+    tests, broken, culprit = summarize(cut).crashed_rows(died_of_timeout=False)
     assert culprit == "tests/test_mix.py::test_teardown_error"
     assert tests[culprit] is TestStatus.ERROR
     assert tests["tests/test_mix.py::test_fail"] is TestStatus.FAILED

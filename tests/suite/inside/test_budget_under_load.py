@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.suite.execute.eventlog import on_cpu_from_events, read_events
+from suitebench.suite.execute.eventlog import read_events, summarize
 
 TESTS = (
     "import time\n"
@@ -78,7 +78,7 @@ def test_a_loop_on_a_shared_cpu_is_a_timeout_on_the_cpu(tmp_path: Path) -> None:
     assert "exceeded the per-test limit of 1 s" in calls["test_sleeps"]["message"]
     assert calls["test_computes_a_while"]["outcome"] == "passed", done.stdout
     assert "exceeded the per-test limit of 1 s" in calls["test_fakes_its_cpu_time"]["message"]
-    assert on_cpu_from_events(events) == ("test_load.py::test_loops",)
+    assert summarize(events).on_cpu == ("test_load.py::test_loops",)
     # The loop ran on until it had its limit of CPU time (~2 s of wall at half a CPU),
     # within the four limits of wall time it may take; the sleeper was not kept past its own.
     assert elapsed < 3 * 4.0 + 3.0 + 10.0, elapsed

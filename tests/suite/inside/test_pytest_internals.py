@@ -23,7 +23,7 @@ import pytest
 
 import suitebench
 from suitebench.suite.execute import interpreter
-from suitebench.suite.execute.eventlog import finished_statuses, read_events
+from suitebench.suite.execute.eventlog import read_log
 from suitebench.suite.execute.interpreter import Interpreter, protocol_for
 from suitebench.suite.execute.runspec import SuiteLimits, TestProtocol
 from suitebench.suite.inside.batch import internals
@@ -285,8 +285,7 @@ def test_a_batch_child_on_a_pytest_lacking_a_name_runs_by_pytest_s_protocol_and_
         timeout=120,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # one test failed
-    events = read_events(tmp_path / "events")
-    assert finished_statuses(events) == (
+    assert read_log(tmp_path / "events").finished_rows() == (
         {
             "tests/test_s.py::test_adds": TestStatus.PASSED,
             "tests/test_s.py::test_small[1]": TestStatus.PASSED,

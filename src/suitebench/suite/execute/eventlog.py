@@ -12,6 +12,7 @@ faulthandler watchdog fired), the rest ``not_run``.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
@@ -61,142 +62,141 @@ def _report_status(event: wire.Report) -> TestStatus:
     return TestStatus.PASSED
 
 
-def _rows(
-    events: list[wire.Event],
-) -> tuple[dict[str, TestStatus], list[str], str | None, set[str]]:
-    """(node id -> status by its reports, files that did not collect, the last test started,
-    the tests whose teardown reported)."""
-    tests: dict[str, TestStatus] = {}
-    finished: set[str] = set()
+@dataclass
+class RunLog:
+    """What one run's event log says, read in one pass: each test's status by its reports
+    (JUnit semantics per phase; a test collected but never started ``not_run``), the files
+    that did not collect, the last test started, the tests whose teardown reported, those
+    that reported anything but a passing setup, and the run's own words: whether it ran by
+    the direct protocol, whether its session ended, why the plugin ended it, each finished
+    test's seconds, the tests that timed out on the CPU, the messages, and what an
+    import-time mutant's run chose."""
+
+    statuses: dict[str, TestStatus] = field(default_factory=dict)
+    collect_errors: list[str] = field(default_factory=list)
     current: str | None = None
-    collect_errors: list[str] = []
+    finished: set[str] = field(default_factory=set)
+    reported: set[str] = field(default_factory=set)
+    direct: bool = False
+    session_ended: bool = False
+    ended_reason: str | None = None
+    # each finished test's seconds from its start to the end of its teardown (what per-test
+    # limits of a mutant's run are derived from)
+    seconds: dict[str, float] = field(default_factory=dict)
+    # the tests that timed out having used their limit of CPU time (their timeouts are the
+    # program's doing, not a loaded machine's), in the order they did
+    on_cpu: tuple[str, ...] = ()
+    # the first failure reason per test (else its skip reason), and per file that did not
+    # collect: what pytest's one-line summary would say
+    messages: dict[str, str] = field(default_factory=dict)
+    # an import-time mutant's run chose its tests: (which, None for all; why)
+    selected: tuple[tuple[str, ...] | None, str] | None = None
+
+    def finished_rows(self) -> tuple[dict[str, TestStatus], list[str]]:
+        """The rows of a run that finished, and the files that did not collect: every test
+        that reported anything but a passing setup (what pytest's JUnit XML would list), with
+        the outcome its reports add up to.  A run by the direct protocol
+        (:mod:`suitebench.suite.inside.batch.direct`, whose passing tests are logged only
+        here) keeps every test it reached."""
+        if self.direct:
+            tests, broken, _ = self.crashed_rows(died_of_timeout=False)
+            return {k: v for k, v in tests.items() if v is not TestStatus.NOT_RUN}, broken
+        rows = {k: v for k, v in self.statuses.items() if k in self.reported}
+        return rows, list(self.collect_errors)
+
+    def crashed_rows(
+        self, *, died_of_timeout: bool
+    ) -> tuple[dict[str, TestStatus], list[str], str | None]:
+        """The rows a crashed run reached, and the test it ended in (None: it ended outside
+        any test), an ``error`` (``timeout`` if it ``died_of_timeout``).
+
+        Subtests (pytest's ``subtests`` fixture) count as plain pytest counts them: one that
+        fails fails its test, one that skips or passes leaves the test's own outcome (so a test
+        whose subtests partly skip passes and is valid), and a test whose every subtest
+        skipped is skipped."""
+        tests = dict(self.statuses)
+        culprit = (
+            self.current if self.current is not None and self.current not in self.finished else None
+        )
+        if culprit is not None:
+            tests[culprit] = TestStatus.TIMEOUT if died_of_timeout else TestStatus.ERROR
+        return tests, list(self.collect_errors), culprit
+
+
+def read_log(path: Path) -> RunLog:
+    """A run's event log, read once (:func:`summarize`)."""
+    return summarize(read_events(path))
+
+
+def summarize(events: list[wire.Event]) -> RunLog:
+    """Everything :class:`RunLog` holds, in one pass over the events."""
+    log = RunLog()
+    tests = log.statuses
     subtests: dict[str, set[TestStatus]] = {}  # node id -> its subtests' statuses
+    failures: dict[str, str] = {}
+    skips: dict[str, str] = {}
+    on_cpu: dict[str, None] = {}
     for event in events:
         if event["event"] == wire.EVENT_COLLECTED:
             for collected in event.get("nodeids", []):
                 tests.setdefault(str(collected), TestStatus.NOT_RUN)
         elif event["event"] == wire.EVENT_COLLECT_ERROR:
             nodeid = str(event.get("nodeid", ""))
-            if nodeid not in collect_errors:
-                collect_errors.append(nodeid)
+            if nodeid not in log.collect_errors:
+                log.collect_errors.append(nodeid)
+            message = event.get("message")
+            if message is not None:
+                failures.setdefault(nodeid, str(message))
         elif event["event"] == wire.EVENT_START:
-            current = nodeid = str(event.get("nodeid", ""))
+            log.current = nodeid = str(event.get("nodeid", ""))
             tests[nodeid] = TestStatus.PASSED
         elif event["event"] == wire.EVENT_REPORT:
-            nodeid = str(event.get("nodeid", ""))
-            status = _report_status(event)
-            if event.get("subtest"):
-                subtests.setdefault(nodeid, set()).add(status)
-                if status is TestStatus.SKIPPED:
-                    continue
-            tests[nodeid] = _worse(tests.get(nodeid), status)
-            if event.get("when") == "teardown":
-                finished.add(nodeid)
+            _report(log, event, subtests, failures, skips, on_cpu)
+        elif event["event"] == wire.EVENT_DIRECT:
+            log.direct = True
+        elif event["event"] == wire.EVENT_FINISHED:
+            log.session_ended = True
+        elif event["event"] == wire.EVENT_ENDED:
+            if log.ended_reason is None:
+                log.ended_reason = str(event.get("reason", "the plugin ended the run"))
+        elif event["event"] == wire.EVENT_SELECTED:
+            chosen = event.get("nodeids")
+            log.selected = (None if chosen is None else tuple(chosen), str(event.get("reason", "")))
     for nodeid, statuses in subtests.items():
         if statuses == {TestStatus.SKIPPED} and tests.get(nodeid) is TestStatus.PASSED:
             tests[nodeid] = TestStatus.SKIPPED
-    return tests, collect_errors, current, finished
+    log.on_cpu = tuple(on_cpu)
+    log.messages = {**skips, **failures}
+    return log
 
 
-def statuses_from_events(
-    events: list[wire.Event], *, died_of_timeout: bool
-) -> tuple[dict[str, TestStatus], list[str], str | None]:
-    """Rows a crashed run reached, from its event log alone (JUnit semantics per phase), and
-    the test it ended in (None: it ended outside any test).
-
-    Subtests (pytest's ``subtests`` fixture) count as plain pytest counts them: one that fails
-    fails its test, one that skips or passes leaves the test's own outcome (so a test whose
-    subtests partly skip passes and is valid), and a test whose every subtest skipped is
-    skipped."""
-    tests, collect_errors, current, finished = _rows(events)
-    culprit = current if current is not None and current not in finished else None
-    if culprit is not None:
-        tests[culprit] = TestStatus.TIMEOUT if died_of_timeout else TestStatus.ERROR
-    return tests, collect_errors, culprit
-
-
-def session_ended(events: list[wire.Event]) -> bool:
-    """Whether the run's session ended (its log's last word; a crash leaves it out)."""
-    return any(e["event"] == wire.EVENT_FINISHED for e in events)
-
-
-def finished_statuses(events: list[wire.Event]) -> tuple[dict[str, TestStatus], list[str]]:
-    """The rows of a run that finished, and the files that did not collect: every test that
-    reported anything but a passing setup (what pytest's JUnit XML would list), with the outcome
-    its reports add up to.  A run by the direct protocol (:func:`direct_statuses`) keeps
-    every test it reached."""
-    if any(e["event"] == wire.EVENT_DIRECT for e in events):
-        _, collect_errors, _ = statuses_from_events(events, died_of_timeout=False)
-        return direct_statuses(events), collect_errors
-    tests, collect_errors, _, _ = _rows(events)
-    reported = {
-        str(e.get("nodeid", ""))
-        for e in _reports(events)
-        if not (e.get("when") == "setup" and e.get("outcome") == "passed")
-    }
-    return {k: v for k, v in tests.items() if k in reported}, collect_errors
-
-
-def direct_statuses(events: list[wire.Event]) -> dict[str, TestStatus]:
-    """The tests a finished run reached, from its event log (a run whose passing tests are
-    logged only there: :mod:`suitebench.suite.inside.batch.direct`); those it did not reach are left
-    out, as pytest's JUnit XML would leave them."""
-    tests, _, _ = statuses_from_events(events, died_of_timeout=False)
-    return {k: v for k, v in tests.items() if v is not TestStatus.NOT_RUN}
-
-
-def _reports(events: list[wire.Event]) -> list[wire.Report]:
-    return [e for e in events if e["event"] == wire.EVENT_REPORT]
-
-
-def seconds_from_events(events: list[wire.Event]) -> dict[str, float]:
-    """Each finished test's seconds from its start to the end of its teardown, as the plugin
-    logged them (what per-test limits of a mutant's run are derived from)."""
-    return {
-        str(e["nodeid"]): float(e["seconds"])
-        for e in _reports(events)
-        if e.get("when") == "teardown" and "seconds" in e
-    }
-
-
-def on_cpu_from_events(events: list[wire.Event]) -> tuple[str, ...]:
-    """The tests that timed out having used their limit of CPU time, as the plugin found
-    (their timeouts are the program's doing, not a loaded machine's)."""
-    return tuple(
-        dict.fromkeys(
-            str(e.get("nodeid", ""))
-            for e in _reports(events)
-            if e.get("timeout") and e.get("on_cpu")
-        )
-    )
-
-
-def ended_reason(events: list[wire.Event]) -> str | None:
-    """Why the plugin ended the run early (None: it did not)."""
-    for event in events:
-        if event["event"] == wire.EVENT_ENDED:
-            return str(event.get("reason", "the plugin ended the run"))
-    return None
-
-
-def messages_from_events(events: list[wire.Event]) -> dict[str, str]:
-    """The first failure reason the plugin logged per test (else its skip reason), and per
-    file that did not collect: what pytest's one-line summary would say."""
-    failures: dict[str, str] = {}
-    skips: dict[str, str] = {}
-    for event in events:
-        message: str | None
-        if event["event"] == wire.EVENT_COLLECT_ERROR:
-            message, outcome = event.get("message"), "failed"
-        elif event["event"] == wire.EVENT_REPORT:
-            message, outcome = event.get("message"), str(event.get("outcome"))
-        else:
-            continue
-        if message is None:
-            continue
-        nodeid = str(event.get("nodeid", ""))
+def _report(
+    log: RunLog,
+    event: wire.Report,
+    subtests: dict[str, set[TestStatus]],
+    failures: dict[str, str],
+    skips: dict[str, str],
+    on_cpu: dict[str, None],
+) -> None:
+    nodeid = str(event.get("nodeid", ""))
+    when, outcome = event.get("when"), str(event.get("outcome"))
+    message = event.get("message")
+    if message is not None:
         if outcome == "failed":
             failures.setdefault(nodeid, str(message))
         elif outcome == "skipped":
             skips.setdefault(nodeid, str(message))
-    return {**skips, **failures}
+    if not (when == "setup" and outcome == "passed"):
+        log.reported.add(nodeid)
+    if event.get("timeout") and event.get("on_cpu"):
+        on_cpu[nodeid] = None
+    if when == "teardown" and "seconds" in event:
+        log.seconds[str(event["nodeid"])] = float(event["seconds"])
+    status = _report_status(event)
+    if event.get("subtest"):
+        subtests.setdefault(nodeid, set()).add(status)
+        if status is TestStatus.SKIPPED:
+            return
+    log.statuses[nodeid] = _worse(log.statuses.get(nodeid), status)
+    if when == "teardown":
+        log.finished.add(nodeid)

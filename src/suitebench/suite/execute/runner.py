@@ -32,16 +32,7 @@ from typing import Any
 from suitebench.run import sandbox
 from suitebench.run.layout import sandbox_path
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
-from suitebench.suite.execute.eventlog import (
-    ended_reason,
-    finished_statuses,
-    messages_from_events,
-    on_cpu_from_events,
-    read_events,
-    seconds_from_events,
-    session_ended,
-    statuses_from_events,
-)
+from suitebench.suite.execute.eventlog import RunLog, read_log
 from suitebench.suite.execute.gcov import read_gcov, write_launcher
 from suitebench.suite.execute.interpreter import Interpreter, current
 from suitebench.suite.execute.runspec import SuiteLimits, Target
@@ -170,17 +161,17 @@ def _collect(
 
     ``cause``: what ended the run early, as the sandbox saw it (the output or memory limit,
     the wall clock, a signal); a crashed run names the test it ended in as its culprit."""
-    events = read_events(out_dir / f"{index}.events")
-    messages = messages_from_events(events)
+    run_log = read_log(out_dir / f"{index}.events")
+    messages = dict(run_log.messages)
     log_file = out_dir / f"{index}.log"
     log = outcome_log
     if log_file.is_file():
         log = _tail(log_file.read_bytes()) + log
-    extra = _impact_fields(out_dir, index, events)
-    extra["seconds"] = seconds_from_events(events)
-    extra["on_cpu"] = on_cpu_from_events(events)
-    if session_ended(events) and not killed:
-        tests, broken = finished_statuses(events)
+    extra = _impact_fields(out_dir, index, run_log)
+    extra["seconds"] = run_log.seconds
+    extra["on_cpu"] = run_log.on_cpu
+    if run_log.session_ended and not killed:
+        tests, broken = run_log.finished_rows()
         return SuiteRun.from_maps(
             RunStatus.OK,
             tests,
@@ -199,10 +190,10 @@ def _collect(
         message = reason
     watchdog = _WATCHDOG_FIRED.search(log) is not None
     died_of_timeout = killed or watchdog
-    tests, broken, culprit = statuses_from_events(events, died_of_timeout=died_of_timeout)
+    tests, broken, culprit = run_log.crashed_rows(died_of_timeout=died_of_timeout)
     if watchdog:
         cause = "the per-test watchdog ended it (a test the time limit could not stop)"
-    ended = ended_reason(events)
+    ended = run_log.ended_reason
     if ended is not None and not killed:
         cause = ended
     ended_by = cause or message
@@ -238,7 +229,7 @@ def _child_cause(info: dict[str, Any], limits: SuiteLimits) -> str:
     return f"exit code {code}"
 
 
-def _impact_fields(out_dir: Path, index: int, events: list[wire.Event]) -> dict[str, Any]:
+def _impact_fields(out_dir: Path, index: int, run_log: RunLog) -> dict[str, Any]:
     """What a run says about import-time impact: the fingerprint it wrote (reference runs) and
     the tests it chose (an import-time mutant's run)."""
     fields: dict[str, Any] = {}
@@ -248,11 +239,8 @@ def _impact_fields(out_dir: Path, index: int, events: list[wire.Event]) -> dict[
             fields["fingerprint"] = json.loads(path.read_text(encoding="utf-8"))
         except ValueError:
             pass
-    for event in events:
-        if event["event"] == wire.EVENT_SELECTED:
-            chosen = event.get("nodeids")
-            fields["selected"] = None if chosen is None else tuple(chosen)
-            fields["selection_reason"] = str(event.get("reason", ""))
+    if run_log.selected is not None:
+        fields["selected"], fields["selection_reason"] = run_log.selected
     return fields
 
 
