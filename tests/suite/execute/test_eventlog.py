@@ -40,6 +40,8 @@ def test_xpass(): pass
 @pytest.mark.parametrize("x", [1, 2])
 def test_param(x): assert x == 1
 def test_hangs(): time.sleep(30)
+class SuiteTestTimeout(Exception): pass
+def test_fakes_a_timeout(): raise SuiteTestTimeout("test exceeded the per-test limit")
 class TestK:
     def test_method(self): pass
 """
@@ -57,6 +59,9 @@ EXPECTED = {
     "test_param[1]": TestStatus.PASSED,
     "test_param[2]": TestStatus.FAILED,
     "test_hangs": TestStatus.TIMEOUT,
+    # Raising an exception of the timeout's name is a failure: only the budget's alarm times
+    # a test out (a test that passed its failure off as a wait would be confirmed alone).
+    "test_fakes_a_timeout": TestStatus.FAILED,
     "TestK::test_method": TestStatus.PASSED,
 }
 

@@ -412,7 +412,11 @@ def pytest_exception_interact() -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    timed_out = bool(report.failed and TIMEOUT_MARKER in str(report.longrepr))
+    # A timeout is the budget's alarm, and its exception in the report (a test may catch it
+    # and fail otherwise; one raising an exception of that name has not timed out).  The
+    # report's text is made only then: formatting every failure's report cost each failing
+    # cell its traceback once more.
+    timed_out = bool(report.failed and BUDGET.timed_out and TIMEOUT_MARKER in str(report.longrepr))
     waited = timed_out and not BUDGET.on_cpu
     if RUN.exitfirst and report.failed and not waited and RUN.session is not None:
         # ``--fast``: the first failing (valid) test decides the mutant.  Not pytest's ``-x``,
