@@ -1,4 +1,4 @@
-"""Per-test outcomes from the event log the plugin writes inside the sandbox: the one record.
+"""A run from the event log the plugin writes inside the sandbox: the one record.
 
 Every test's outcome, message and seconds come from the log's lines
 (:mod:`suitebench.suite.inside.wire` names them): the tests that started, each phase's report,
@@ -12,12 +12,13 @@ faulthandler watchdog fired), the rest ``not_run``.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from suitebench.suite.inside import wire
-from suitebench.suite.records import TestStatus
+from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
 
 
 def read_events(path: Path) -> list[wire.Event]:
@@ -200,3 +201,90 @@ def _report(
     log.statuses[nodeid] = _worse(log.statuses.get(nodeid), status)
     if when == "teardown":
         log.finished.add(nodeid)
+
+
+# faulthandler's words when the watchdog fires
+_WATCHDOG_FIRED = re.compile(r"Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!")
+_ERROR_LINE = re.compile(r"^(?:E\s+)?(?:\w+\.)*\w*(?:Error|Exception)\b.*$|^ERROR: .+$", re.M)
+LOG_TAIL = 8000  # the characters of a run's log kept
+
+
+def run_of(
+    run_log: RunLog,
+    *,
+    log: str,
+    exit_code: int | None,
+    wall: float,
+    killed: bool,
+    reason: str | None = None,
+    cause: str = "",
+    fingerprint: dict[str, Any] | None = None,
+) -> SuiteRun:
+    """A run as its event log tells it: finished when the log ends with the session's end
+    (and the sandbox did not kill it), crashed otherwise -- pytest died, or was killed, before
+    its end: the rows it reached, the test it ended in its culprit (a ``timeout`` when the
+    wall clock or the watchdog ended it, an ``error`` else).
+
+    ``log``: the tail of its output; ``killed``: the sandbox ended it at its wall-clock limit;
+    ``reason``: why the harness lost it, in its words; ``cause``: what ended it early, as the
+    sandbox saw it (the output or memory limit, the wall clock, a signal); ``fingerprint``: the
+    program's globals after collection, as a reference run wrote them."""
+    messages = dict(run_log.messages)
+    extra: dict[str, Any] = {"seconds": run_log.seconds, "on_cpu": run_log.on_cpu}
+    if fingerprint is not None:
+        extra["fingerprint"] = fingerprint
+    if run_log.selected is not None:
+        extra["selected"], extra["selection_reason"] = run_log.selected
+    if run_log.session_ended and not killed:
+        tests, broken = run_log.finished_rows()
+        return SuiteRun.from_maps(
+            RunStatus.OK,
+            tests,
+            collect_errors=tuple(broken),
+            exit_code=exit_code,
+            wall_time=wall,
+            log=log[-LOG_TAIL:],
+            messages=messages,
+            **extra,
+        )
+    if killed:
+        message = "killed at the per-program wall-clock limit"
+    else:
+        message = "its event log has no end of the session"
+    if reason is not None:
+        message = reason
+    watchdog = _WATCHDOG_FIRED.search(log) is not None
+    died_of_timeout = killed or watchdog
+    tests, broken, culprit = run_log.crashed_rows(died_of_timeout=died_of_timeout)
+    if watchdog:
+        cause = "the per-test watchdog ended it (a test the time limit could not stop)"
+    ended = run_log.ended_reason
+    if ended is not None and not killed:
+        cause = ended
+    ended_by = cause or message
+    if culprit is not None:
+        messages[culprit] = f"the run ended in this test: {ended_by}"
+    said = f"pytest did not finish: {ended_by}"
+    if f"exit code {exit_code}" not in said:
+        said += f" (exit code {exit_code})"
+    if not tests and not broken and not killed and (error := _last_error(log)):
+        said += f": {error}"  # pytest stopped before any test (a conftest, a usage error)
+    return SuiteRun.from_maps(
+        RunStatus.CRASHED,
+        tests,
+        collect_errors=tuple(broken),
+        exit_code=exit_code,
+        wall_time=wall,
+        log=log[-LOG_TAIL:],
+        message=said,
+        messages=messages,
+        ended_in=None if culprit is None else (culprit, ended_by),
+        **extra,
+    )
+
+
+def _last_error(log: str) -> str:
+    """The last line of a run's log that names an error (``E   ModuleNotFoundError: ...``,
+    ``ERROR: usage ...``), stripped, at most 300 characters; empty when none does."""
+    found = _ERROR_LINE.findall(log)
+    return re.sub(r"^E\s+", "", found[-1]).strip()[:300] if found else ""

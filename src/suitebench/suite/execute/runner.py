@@ -21,7 +21,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import re
 import shutil
 import signal
 import tempfile
@@ -32,7 +31,7 @@ from typing import Any
 from suitebench.run import sandbox
 from suitebench.run.layout import sandbox_path
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
-from suitebench.suite.execute.eventlog import RunLog, read_log
+from suitebench.suite.execute.eventlog import LOG_TAIL, read_log, run_of
 from suitebench.suite.execute.gcov import read_gcov, write_launcher
 from suitebench.suite.execute.interpreter import Interpreter, current
 from suitebench.suite.execute.runspec import SuiteLimits, Target
@@ -41,8 +40,6 @@ from suitebench.suite.inside.batch.rewrite import SERVED_NAME, write_rewrite_cac
 from suitebench.suite.inside.workdir import collect_only, open_up, populate_workdir
 from suitebench.suite.records import RunStatus, SuiteRun
 
-_LOG_TAIL = 8000
-_WATCHDOG_FIRED = re.compile(r"Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!")  # faulthandler's words
 SUITE_DIRNAME = "tests"  # test ids read tests/<file>::<name> wherever the suite lives
 
 
@@ -133,17 +130,7 @@ def _sandbox_limits(limits: SuiteLimits, wall: float) -> Limits:
 
 
 def _tail(data: bytes) -> str:
-    return data[-_LOG_TAIL:].decode("utf-8", errors="replace")
-
-
-_ERROR_LINE = re.compile(r"^(?:E\s+)?(?:\w+\.)*\w*(?:Error|Exception)\b.*$|^ERROR: .+$", re.M)
-
-
-def _last_error(log: str) -> str:
-    """The last line of a run's log that names an error (``E   ModuleNotFoundError: ...``,
-    ``ERROR: usage ...``), stripped, at most 300 characters; empty when none does."""
-    found = _ERROR_LINE.findall(log)
-    return re.sub(r"^E\s+", "", found[-1]).strip()[:300] if found else ""
+    return data[-LOG_TAIL:].decode("utf-8", errors="replace")
 
 
 def _collect(
@@ -156,65 +143,29 @@ def _collect(
     reason: str | None = None,
     cause: str = "",
 ) -> SuiteRun:
-    """Turn one program's event log into a SuiteRun (crashed if the log has no end of the
-    session: pytest died, or was killed, before its end).
-
-    ``cause``: what ended the run early, as the sandbox saw it (the output or memory limit,
-    the wall clock, a signal); a crashed run names the test it ended in as its culprit."""
-    run_log = read_log(out_dir / f"{index}.events")
-    messages = dict(run_log.messages)
+    """One program's run from what it left in ``out_dir``: its event log, its log's tail and
+    the fingerprint it wrote (:func:`~suitebench.suite.execute.eventlog.run_of` says what they
+    make)."""
     log_file = out_dir / f"{index}.log"
     log = outcome_log
     if log_file.is_file():
         log = _tail(log_file.read_bytes()) + log
-    extra = _impact_fields(out_dir, index, run_log)
-    extra["seconds"] = run_log.seconds
-    extra["on_cpu"] = run_log.on_cpu
-    if run_log.session_ended and not killed:
-        tests, broken = run_log.finished_rows()
-        return SuiteRun.from_maps(
-            RunStatus.OK,
-            tests,
-            collect_errors=tuple(broken),
-            exit_code=exit_code,
-            wall_time=wall,
-            log=log[-_LOG_TAIL:],
-            messages=messages,
-            **extra,
-        )
-    if killed:
-        message = "killed at the per-program wall-clock limit"
-    else:
-        message = "its event log has no end of the session"
-    if reason is not None:
-        message = reason
-    watchdog = _WATCHDOG_FIRED.search(log) is not None
-    died_of_timeout = killed or watchdog
-    tests, broken, culprit = run_log.crashed_rows(died_of_timeout=died_of_timeout)
-    if watchdog:
-        cause = "the per-test watchdog ended it (a test the time limit could not stop)"
-    ended = run_log.ended_reason
-    if ended is not None and not killed:
-        cause = ended
-    ended_by = cause or message
-    if culprit is not None:
-        messages[culprit] = f"the run ended in this test: {ended_by}"
-    said = f"pytest did not finish: {ended_by}"
-    if f"exit code {exit_code}" not in said:
-        said += f" (exit code {exit_code})"
-    if not tests and not broken and not killed and (error := _last_error(log)):
-        said += f": {error}"  # pytest stopped before any test (a conftest, a usage error)
-    return SuiteRun.from_maps(
-        RunStatus.CRASHED,
-        tests,
-        collect_errors=tuple(broken),
+    fingerprint = None
+    path = out_dir / f"{index}.fingerprint.json"
+    if path.is_file():
+        try:
+            fingerprint = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            pass
+    return run_of(
+        read_log(out_dir / f"{index}.events"),
+        log=log,
         exit_code=exit_code,
-        wall_time=wall,
-        log=log[-_LOG_TAIL:],
-        message=said,
-        messages=messages,
-        ended_in=None if culprit is None else (culprit, ended_by),
-        **extra,
+        wall=wall,
+        killed=killed,
+        reason=reason,
+        cause=cause,
+        fingerprint=fingerprint,
     )
 
 
@@ -227,21 +178,6 @@ def _child_cause(info: dict[str, Any], limits: SuiteLimits) -> str:
         name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
         return f"killed by signal {-code} ({name}: the memory limit, or a signal sent to it)"
     return f"exit code {code}"
-
-
-def _impact_fields(out_dir: Path, index: int, run_log: RunLog) -> dict[str, Any]:
-    """What a run says about import-time impact: the fingerprint it wrote (reference runs) and
-    the tests it chose (an import-time mutant's run)."""
-    fields: dict[str, Any] = {}
-    path = out_dir / f"{index}.fingerprint.json"
-    if path.is_file():
-        try:
-            fields["fingerprint"] = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError:
-            pass
-    if run_log.selected is not None:
-        fields["selected"], fields["selection_reason"] = run_log.selected
-    return fields
 
 
 def _harness_failure(outcome: Outcome) -> SuiteRun:
