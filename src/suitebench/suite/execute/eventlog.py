@@ -236,17 +236,37 @@ def run_of(
     if run_log.selected is not None:
         extra["selected"], extra["selection_reason"] = run_log.selected
     if run_log.session_ended and not killed:
+        status, said, ended_in = RunStatus.OK, "", None
         tests, broken = run_log.finished_rows()
-        return SuiteRun.from_maps(
-            RunStatus.OK,
-            tests,
-            collect_errors=tuple(broken),
-            exit_code=exit_code,
-            wall_time=wall,
-            log=log[-LOG_TAIL:],
-            messages=messages,
-            **extra,
-        )
+    else:
+        status = RunStatus.CRASHED
+        tests, broken, said, ended_in = _crashed(run_log, log, exit_code, killed, reason, cause)
+        if ended_in is not None:
+            messages[ended_in[0]] = f"the run ended in this test: {ended_in[1]}"
+    return SuiteRun.from_maps(
+        status,
+        tests,
+        collect_errors=tuple(broken),
+        exit_code=exit_code,
+        wall_time=wall,
+        log=log[-LOG_TAIL:],
+        message=said,
+        messages=messages,
+        ended_in=ended_in,
+        **extra,
+    )
+
+
+def _crashed(
+    run_log: RunLog,
+    log: str,
+    exit_code: int | None,
+    killed: bool,
+    reason: str | None,
+    cause: str,
+) -> tuple[dict[str, TestStatus], list[str], str, tuple[str, str] | None]:
+    """A crashed run's rows, files that did not collect, what it says of itself, and the test
+    it ended in with what ended it."""
     if killed:
         message = "killed at the per-program wall-clock limit"
     else:
@@ -262,25 +282,12 @@ def run_of(
     if ended is not None and not killed:
         cause = ended
     ended_by = cause or message
-    if culprit is not None:
-        messages[culprit] = f"the run ended in this test: {ended_by}"
     said = f"pytest did not finish: {ended_by}"
     if f"exit code {exit_code}" not in said:
         said += f" (exit code {exit_code})"
     if not tests and not broken and not killed and (error := _last_error(log)):
         said += f": {error}"  # pytest stopped before any test (a conftest, a usage error)
-    return SuiteRun.from_maps(
-        RunStatus.CRASHED,
-        tests,
-        collect_errors=tuple(broken),
-        exit_code=exit_code,
-        wall_time=wall,
-        log=log[-LOG_TAIL:],
-        message=said,
-        messages=messages,
-        ended_in=None if culprit is None else (culprit, ended_by),
-        **extra,
-    )
+    return tests, broken, said, None if culprit is None else (culprit, ended_by)
 
 
 def _last_error(log: str) -> str:
