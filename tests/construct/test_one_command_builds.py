@@ -103,14 +103,20 @@ def _prints(built: BuiltProgram) -> str:
     return proc.stdout.decode()
 
 
+def _units(builder: Builder) -> UnitsBase:
+    """The builder's kept units (a one-command build: one object per unit)."""
+    base = builder.incremental_base()
+    assert isinstance(base, UnitsBase)
+    return base
+
+
 def test_units_compiled_and_linked_at_once_are_reused_into_the_clean_builds_programs(
     tally: Any, tmp_path: Path
 ) -> None:
     instance, mutants = tally
     incremental = Builder(instance, tmp_path / "inc")
     clean = Builder(instance, tmp_path / "clean", incremental=False)
-    base = incremental.incremental_base()
-    assert isinstance(base, UnitsBase)
+    base = _units(incremental)
     # The four units of the one command have a kept object each.
     plan = json.loads((base.wrappers / "plan.json").read_text())
     [units] = plan.values()
@@ -127,8 +133,7 @@ def test_a_unit_the_change_does_not_reach_is_linked_from_its_kept_object(
 ) -> None:
     instance, mutants = tally
     builder = Builder(instance, tmp_path / "cache")
-    base = builder.incremental_base()
-    assert isinstance(base, UnitsBase)
+    base = _units(builder)
     # Swap debug.c's kept object for one whose debug_enabled() returns 1: a build that links
     # the kept object prints weight 5 + 1 = 6, one that compiles debug.c prints 5 + 0.
     [units] = json.loads((base.wrappers / "plan.json").read_text()).values()
@@ -147,8 +152,7 @@ def test_one_command_builds_trivial_equivalence_and_what_is_built_from_scratch(
 ) -> None:
     instance, mutants = tally
     builder = Builder(instance, tmp_path / "cache")
-    base = builder.incremental_base()
-    assert isinstance(base, UnitsBase)
+    base = _units(builder)
     # The program of stats_scale's mutant is the reference's bytes; the sum's is not.
     for name, equivalent in (("scale", True), ("minus", False)):
         built = builder.mutant(mutants[name])
