@@ -8,13 +8,18 @@ killed by the memory limit while b ran, and never reached c or d."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from suitebench.run.store import Store
 from suitebench.suite.execute.continuation import (
     continuation,
+    ended_waiting,
     merge_continued,
     needs_continuation,
     owed,
 )
-from suitebench.suite.execute.runspec import Target
+from suitebench.suite.execute.jobs import SuiteRuns
+from suitebench.suite.execute.runspec import Engine, SuiteLimits, Target
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
 
 P, F, E, N = TestStatus.PASSED, TestStatus.FAILED, TestStatus.ERROR, TestStatus.NOT_RUN
@@ -165,3 +170,55 @@ def test_a_culprit_that_runs_last_leaves_a_finished_run() -> None:
 def test_a_fresh_run_that_reaches_nothing_ends_the_chain_as_the_first_run_ended() -> None:
     dead = SuiteRun.from_maps(RunStatus.CRASHED, tests={}, message="the interpreter did not start")
     assert merge_continued(FIRST, dead) is FIRST
+
+
+def test_a_run_ended_in_a_timeout_goes_on_as_a_wait_one_ended_by_a_crash_on_a_core(
+    tmp_path: Path,
+) -> None:
+    # Two mutants' first runs: m1's watchdog ended it in b (a timeout its limit could not
+    # stop: the fresh run, b first, likely waits as long), m2's was killed by the memory
+    # limit in b (it computes).  The first is scheduled as a wait, beside the --jobs slots;
+    # the second on a slot, as before.
+    hung = SuiteRun.from_maps(
+        RunStatus.CRASHED,
+        tests={"a": P, "b": TestStatus.TIMEOUT, "c": N, "d": N},
+        ended_in=("b", "the per-test watchdog ended it (a test the time limit could not stop)"),
+    )
+    assert ended_waiting(hung) and not ended_waiting(FIRST)
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    runner = SuiteRuns(
+        suite,
+        kind="cli",
+        store=Store(tmp_path / "store.sqlite"),
+        executor=None,
+        engine=Engine.PLAIN,
+        limits=SuiteLimits(),
+        backend=None,
+        batch_size=1,
+    )
+    calls: list[tuple[list[str], bool, bool]] = []
+    finished = SuiteRun.from_maps(RunStatus.OK, tests={"b": P, "c": P, "d": P})
+
+    def run_once(
+        requests: list[tuple[str, Target]],
+        progress: object,
+        apart: object,
+        plain: bool = False,
+        waits: bool = False,
+        **_: object,
+    ) -> dict[str, SuiteRun]:
+        calls.append(([k for k, _ in requests], plain, waits))
+        if len(calls) == 1:
+            return {"m1": hung, "m2": FIRST}
+        return {key: finished for key, _ in requests}
+
+    runner._run_once = run_once  # type: ignore[method-assign]
+    runs = runner.run([("m1", PLAIN), ("m2", PLAIN)])
+    m1_next, m2_next = continuation("m1", hung, PLAIN)[0], continuation("m2", FIRST, PLAIN)[0]
+    assert calls == [
+        (["m1", "m2"], False, False),
+        ([m1_next], False, True),  # as a wait
+        ([m2_next], True, False),  # plain, on a slot
+    ]
+    assert runs["m1"].status is RunStatus.OK and runs["m1"].status_of("a") is P

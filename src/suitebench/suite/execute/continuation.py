@@ -57,6 +57,13 @@ def needs_continuation(run: SuiteRun, target: Target) -> bool:
     return rest is None or len(rest) > 0
 
 
+def ended_waiting(run: SuiteRun) -> bool:
+    """Whether ``run`` ended in a test that timed out -- its time limit could not stop it, so
+    the watchdog or the wall clock did: its continuation, which runs that test again first, is
+    likely to wait as long, and is scheduled as a wait (:meth:`.jobs.SuiteRuns.run`)."""
+    return run.ended_in is not None and run.status_of(run.ended_in[0]) is TestStatus.TIMEOUT
+
+
 def continuation(key: str, run: SuiteRun, target: Target) -> tuple[str, Target]:
     """The fresh run that goes on from ``run`` (stored under ``key``): its key and target."""
     rest = owed(run, target)

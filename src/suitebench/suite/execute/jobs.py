@@ -21,6 +21,7 @@ from suitebench.run.tree import tree_hash
 from suitebench.suite.execute.continuation import (
     MAX_CONTINUATIONS,
     continuation,
+    ended_waiting,
     merge_continued,
     needs_continuation,
 )
@@ -185,7 +186,9 @@ class SuiteRuns:
         children (not part of a run's key: a pure memo).
 
         A run that ended early (:mod:`.continuation`) has its remaining tests run in a fresh
-        run, again until every test has an outcome or a fresh run reaches none."""
+        run, again until every test has an outcome or a fresh run reaches none; one that ended
+        in a timeout its limit could not stop goes on as a wait does (``waits``), the test it
+        ended in first."""
         runs = self._run_once(
             requests,
             progress,
@@ -205,7 +208,12 @@ class SuiteRuns:
             if not pending:
                 break
             asked = {k: continuation(k, runs[k], targets[k]) for k in pending}
-            done = self._run_once(list(asked.values()), None, None, plain=True)
+            # One that will likely wait first (its culprit, again) holds no --jobs slot.
+            waiting = [asked[k] for k in pending if ended_waiting(runs[k])]
+            computing = [asked[k] for k in pending if not ended_waiting(runs[k])]
+            done = self._run_once(waiting, None, None, waits=True) if waiting else {}
+            if computing:
+                done.update(self._run_once(computing, None, None, plain=True))
             for k, (key, _) in asked.items():
                 before = runs[k]
                 runs[k] = merge_continued(before, done[key])
