@@ -11,7 +11,9 @@ Then, one right after the other on the same machine:
 
 * **mutmut** (its defaults; it stops each mutant at its first killing test, fastest tests
   first), configured in ``setup.cfg`` (``source_paths``, the test directories, and what the
-  tests read), timed over ``mutmut run``;
+  tests read), timed over ``mutmut run``; a mutant's process still alive after ``HUNG_AFTER``
+  (60 s) of wall time is ended (mutmut's own limit is a SIGXCPU, which tests waiting forever
+  outlived: ``mutmut run`` never ended on pykka), and the row counts them (``hung``);
 * **suitebench, full matrix**: ``build mutants`` (no caps, or ``--max N``) plus ``score`` with a
   fresh store -- every test's outcome on every mutant, by the default engine and selection;
 * **suitebench, --fast**: the same with a fresh store and ``score --fast`` (first kill only, as
@@ -29,12 +31,15 @@ both is what counts.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -50,6 +55,9 @@ from plain_pytest_agreement import (
 )
 
 DEFAULT_PROJECTS = ["python-slugify==9.2.0", "webcolors==24.11.1", "humanize==4.17.0"]
+# A mutmut mutant's process alive this long (wall seconds) is ended (:func:`_end_hung_mutants`);
+# suitebench's limit for a test that waits is its --per-test-timeout (10 s), confirmed alone.
+HUNG_AFTER = 60.0
 WORKERS = os.cpu_count() or 1  # suitebench's default pool, as mutmut's (one child a core)
 # Source files neither tool mutates, per project, for mutmut to run at all.  (toolz 1.2.0 is not
 # among the projects: mutmut's trampolines put ``MutantDict`` and ``_mutmut_mutated`` in every
@@ -64,6 +72,7 @@ LEFT_ALONE: dict[str, list[str]] = {}
 DROPPED_TESTS: dict[str, list[str]] = {"fasteners": ["tests/test_eventlet.py"]}
 TEST_REQUIREMENTS: dict[str, list[str]] = {
     "fasteners": ["diskcache", "eventlet", "more-itertools"],
+    "pykka": ["pytest-mock", "pydantic"],  # its poetry "tests" group
     "semver": ["pytest-cov"],  # its addopts name --cov: mutmut runs pytest with them
 }
 
@@ -92,13 +101,49 @@ def bench_mutmut(root: Path, layout: Layout, python: Path, workdir: Path) -> dic
         if copied:
             cfg.write("also_copy=\n" + "".join(f"    {c}\n" for c in copied))
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    hung: list[int] = []
+    done = threading.Event()
+    watch = threading.Thread(target=_end_hung_mutants, args=(done, hung), daemon=True)
     started = time.perf_counter()
-    run([str(bin_dir / "mutmut"), "run"], tree, env=env)
+    watch.start()
+    try:
+        run([str(bin_dir / "mutmut"), "run"], tree, env=env)
+    finally:
+        done.set()
+        watch.join()
     seconds = time.perf_counter() - started
     results = run([str(bin_dir / "mutmut"), "results", "--all", "true"], tree, env=env)
     statuses = re.findall(r":\s*(\w[\w ]*)$", results, re.M)
     killed = sum(s == "killed" for s in statuses)
-    return {"mutants": len(statuses), "killed": killed, "seconds": seconds}
+    return {"mutants": len(statuses), "killed": killed, "seconds": seconds, "hung": len(hung)}
+
+
+def _end_hung_mutants(done: threading.Event, hung: list[int]) -> None:
+    """End each of mutmut's mutant processes (titled ``mutmut: <mutant>``) still alive after
+    ``HUNG_AFTER`` seconds of wall time: mutmut's own limit is a SIGXCPU, which a test waiting
+    forever on a lock or a queue outlived (pykka's, for more than ten minutes), so that
+    ``mutmut run`` never ended.  mutmut then counts that mutant as a segfault, not a kill."""
+    seen: dict[int, float] = {}
+    while not done.wait(1.0):
+        now = time.monotonic()
+        alive = set()
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                title = (entry / "cmdline").read_bytes().split(b"\0")[0]
+            except OSError:
+                continue
+            if not title.startswith(b"mutmut: "):
+                continue
+            pid = int(entry.name)
+            alive.add(pid)
+            if now - seen.setdefault(pid, now) > HUNG_AFTER:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                hung.append(pid)
+                seen.pop(pid)
+        seen = {pid: t for pid, t in seen.items() if pid in alive}
 
 
 def bench_suitebench(
