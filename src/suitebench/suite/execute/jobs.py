@@ -8,7 +8,9 @@ plain data in and out: they run on a local pool or on Dask workers.
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -76,6 +78,12 @@ def suite_job(payload: dict[str, Any]) -> dict[str, Any]:
     return {"runs": [r.to_dict() for r in runs]}
 
 
+def _gated(gate: threading.BoundedSemaphore, payload: dict[str, Any]) -> dict[str, Any]:
+    """:func:`suite_job` holding one of the runner's tokens (:attr:`SuiteRuns._gate`)."""
+    with gate:
+        return suite_job(payload)
+
+
 class SuiteRuns:
     """Runs a suite against many targets through the store, by one engine."""
 
@@ -113,6 +121,10 @@ class SuiteRuns:
         # core, so these do not take the ``--jobs`` slots (:func:`overlap_bound`).
         # (``overlap`` given: that many; 0 or fewer than the workers: at the workers' width.)
         self.overlap = overlap_bound(limits, self.workers) if overlap is None else overlap
+        # Every run on a local pool holds one of ``overlap`` tokens while it runs, whichever
+        # pool started it (the workers', the early confirmations', the waits'): side by side
+        # they never pass the bound the memory set, however the pools overlap in time.
+        self._gate = threading.BoundedSemaphore(max(self.overlap, self.workers))
 
     def key(
         self,
@@ -309,7 +321,7 @@ class SuiteRuns:
         pool = self._wait_pool(len(jobs), width) if waits else None
         try:
             raw = run_cached(
-                suite_job,
+                functools.partial(_gated, self._gate) if self.waits_overlap else suite_job,
                 jobs,
                 store=self.store,
                 executor=pool or self.executor,
