@@ -8,6 +8,8 @@ plain data in and out: they run on a local pool or on Dask workers.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+import contextlib
 import functools
 import os
 import threading
@@ -125,6 +127,8 @@ class SuiteRuns:
         # pool started it (the workers', the early confirmations', the waits'): side by side
         # they never pass the bound the memory set, however the pools overlap in time.
         self._gate = threading.BoundedSemaphore(max(self.overlap, self.workers))
+        # Fresh runs that compute (after a crash) take turns at the workers' width.
+        self._cores = threading.BoundedSemaphore(self.workers)
 
     def key(
         self,
@@ -212,26 +216,42 @@ class SuiteRuns:
             patterns=patterns,
         )
         targets = dict(requests)
-        stuck: set[str] = set()  # a fresh run reached nothing new: the chain ends
-        for _ in range(MAX_CONTINUATIONS):
-            pending = [
-                k for k, r in runs.items() if k not in stuck and needs_continuation(r, targets[k])
-            ]
-            if not pending:
-                break
-            asked = {k: continuation(k, runs[k], targets[k]) for k in pending}
-            # One that will likely wait first (its culprit, again) holds no --jobs slot.
-            waiting = [asked[k] for k in pending if ended_waiting(runs[k])]
-            computing = [asked[k] for k in pending if not ended_waiting(runs[k])]
-            done = self._run_once(waiting, None, None, waits=True) if waiting else {}
-            if computing:
-                done.update(self._run_once(computing, None, None, plain=True))
-            for k, (key, _) in asked.items():
-                before = runs[k]
-                runs[k] = merge_continued(before, done[key])
-                if runs[k] is before:
-                    stuck.add(k)
+        pending = [k for k, r in runs.items() if needs_continuation(r, targets[k])]
+        if pending:
+            # Each run's chain goes on at its own pace: one hung mutant's long chain does not
+            # hold back the others' (its tokens bound them all, :attr:`_gate`).
+            wide = self.overlap if self.waits_overlap else self.workers
+            with cf.ThreadPoolExecutor(
+                min(len(pending), max(1, wide)), thread_name_prefix="suitebench-continued"
+            ) as chains:
+                went_on = list(chains.map(lambda k: self._go_on(k, runs[k], targets[k]), pending))
+            runs.update(zip(pending, went_on, strict=True))
         return runs
+
+    def _go_on(self, key: str, run: SuiteRun, target: Target) -> SuiteRun:
+        """``run`` (of request ``key``) gone on in fresh runs (:mod:`.continuation`), one after
+        the other, until every test has an outcome or a fresh run reaches no test.  A fresh
+        run after a timeout its limit could not stop runs that test first and likely waits as
+        long: it runs as a wait (no --jobs slot, where waits overlap); another, on a slot."""
+        for _ in range(MAX_CONTINUATIONS):
+            if not needs_continuation(run, target):
+                break
+            fresh_key, fresh = continuation(key, run, target)
+            waits = self.waits_overlap and ended_waiting(run)
+            with contextlib.nullcontext() if waits else self._cores:
+                done = self._run_once(
+                    [(fresh_key, fresh)],
+                    None,
+                    None,
+                    plain=True,
+                    waits=waits,
+                    width=1 if waits else None,
+                )
+            went_on = merge_continued(run, done[fresh_key])
+            if went_on is run:  # it reached nothing new: the chain ends
+                break
+            run = went_on
+        return run
 
     def _run_once(
         self,
