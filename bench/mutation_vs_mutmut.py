@@ -1,7 +1,7 @@
 """Operator mutants and their kill matrix against mutmut, on real PyPI projects, in one run.
 
     python bench/mutation_vs_mutmut.py [--project NAME==VERSION ...] [--workdir DIR]
-        [--no-fast] [--max N] [--rounds 2]
+        [--no-fast] [--no-full] [--max N] [--rounds 2]
 
 For each ``--project`` (repeatable; default python-slugify==9.2.0, webcolors==24.11.1 and
 humanize==4.17.0), as it ships on PyPI: the sdist is unpacked and a venv is made for it with
@@ -218,9 +218,12 @@ def bench_project(
     rows: list[tuple[str, dict[str, object]]] = []
     tools: list[tuple[str, Callable[[], dict[str, object]]]] = [
         ("mutmut run", lambda: dict(bench_mutmut(root, layout, python, workdir))),
-        ("suitebench, full matrix",
-         lambda: bench_suitebench(inst, layout, workdir, args.max, False)),
-    ]  # fmt: skip
+    ]
+    if not args.no_full:
+        tools.append(
+            ("suitebench, full matrix",
+             lambda: bench_suitebench(inst, layout, workdir, args.max, False))
+        )  # fmt: skip
     if not args.no_fast:
         tools.append(
             ("suitebench --fast", lambda: bench_suitebench(inst, layout, workdir, args.max, True))
@@ -245,6 +248,7 @@ def main() -> None:
         "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "suitebench-bench-mutmut"
     )
     ap.add_argument("--no-fast", action="store_true", help="skip the score --fast rows")
+    ap.add_argument("--no-full", action="store_true", help="skip the full-matrix rows")
     ap.add_argument(
         "--rounds", type=int, default=2, help="rounds per project, each in the other order"
     )
