@@ -22,6 +22,7 @@ carried (``tests``), the source's dropped (suitebench puts the program on ``sys.
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 
@@ -154,3 +155,38 @@ def test_a_suite_that_cannot_start_says_why(tmp_path: Path) -> None:
     (error,) = result.harness_errors
     assert error.stage == "reference"
     assert "No module named 'versionpairs'" in error.message, error.message
+
+
+def test_a_config_in_project_beside_its_suite_reads_its_paths_from_its_own_folder(
+    tmp_path: Path,
+) -> None:
+    """The project kept whole in ``project/`` (its ``setup.cfg``, ``src`` and ``tests`` there,
+    ``instance.toml`` one folder up, as a hand-made instance or the mutmut bench lays it out):
+    ``pythonpath = src tests`` is read from ``project/``, where the suite is.  Before, any
+    configuration in a ``project/`` folder was read from the instance's root, as ``build init``
+    lays out an instance (its suite in the root's ``tests/``): ``tests`` was the root's, not the
+    suite, and was dropped -- semver 3.0.2 scored so had no test (``No module named 'coerce'``)."""
+    root = tmp_path / "vercmp"
+    toml = _instance(root / "project")
+    text = toml.read_text()
+    for key in ("source", "tests", "pytest_config", "spec"):
+        text = re.sub(rf'^{key} = "', f'{key} = "project/', text, flags=re.M)
+    text = text.replace('patch = "mutants/', 'patch = "project/mutants/')
+    (root / "instance.toml").write_text(text)
+    toml.unlink()
+    store = Store(tmp_path / "store.sqlite")
+    try:
+        result = score_suite(
+            load_instance(root / "instance.toml"),
+            store=store,
+            cache_dir=tmp_path / "builds",
+            limits=SELECTION_LIMITS,
+        )
+    finally:
+        store.close()
+    assert result.harness_errors == []
+    assert (result.counts.tests, result.counts.valid) == (4, 4)
+    assert {m.id: m.status for m in result.mutants} == {
+        "as_text": MutantStatus.KILLED,
+        "no_pad": MutantStatus.KILLED,
+    }

@@ -472,8 +472,10 @@ def stage_beside(
     if config_file is not None:
         # ``build init`` copies the project's configuration into ``project/``, and its suite
         # and root files into the instance's root: the project's root is the instance's
-        copied = config_file.parent.name == "project"
-        copied = copied and config_file.parent.parent.resolve() == instance.root.resolve()
+        # (a project kept whole in ``project/``, its suite there too, reads them from there)
+        folder = config_file.parent.resolve()
+        copied = folder.name == "project" and folder.parent == instance.root.resolve()
+        copied = copied and not instance.tests.resolve().is_relative_to(folder)
         root = instance.root if copied else None
         config = carry_config(config_file, package, instance.tests, root)
     entries = {p.name: p for p in instance.beside}
