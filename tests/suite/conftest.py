@@ -582,3 +582,20 @@ def compare(a, b):
     y += [0] * (width - len(y))
     return (x > y) - (x < y)
 '''
+
+
+def plain_runner(root: Path, executor: LocalExecutor | None, overlap: int) -> jobs.SuiteRuns:
+    """A plain-engine runner on an empty suite under ``root``, with its store there: for
+    tests of its scheduling, whose runs are replaced."""
+    (root / "suite").mkdir()
+    return jobs.SuiteRuns(
+        root / "suite",
+        kind="cli",
+        store=Store(root / "store.sqlite"),
+        executor=executor,
+        engine=Engine.PLAIN,
+        limits=SuiteLimits(),
+        backend=None,
+        batch_size=1,
+        overlap=overlap,
+    )

@@ -29,7 +29,7 @@ from pathlib import Path
 from suitebench.model.instance import load_instance
 from suitebench.run.store import Store
 from suitebench.suite.execute.projectconfig import carry_config
-from suitebench.suite.result import MutantStatus
+from suitebench.suite.result import MutantStatus, SuiteResult
 from suitebench.suite.score import score_suite
 
 from ..conftest import SELECTION_LIMITS, write_python_instance
@@ -99,6 +99,16 @@ def _instance(root: Path) -> Path:
     return toml
 
 
+def _score(toml: Path, tmp_path: Path) -> SuiteResult:
+    store = Store(tmp_path / "store.sqlite")
+    try:
+        return score_suite(
+            load_instance(toml), store=store, cache_dir=tmp_path / "builds", limits=SELECTION_LIMITS
+        )
+    finally:
+        store.close()
+
+
 def test_addopts_lines_are_one_string_and_the_suites_pythonpath_is_carried(tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "setup.cfg").write_text(SETUP_CFG)
@@ -118,16 +128,7 @@ def test_addopts_lines_are_one_string_and_the_suites_pythonpath_is_carried(tmp_p
 
 def test_a_semver_style_config_scores_every_test(tmp_path: Path) -> None:
     toml = _instance(tmp_path / "vercmp")
-    store = Store(tmp_path / "store.sqlite")
-    try:
-        result = score_suite(
-            load_instance(toml),
-            store=store,
-            cache_dir=tmp_path / "builds",
-            limits=SELECTION_LIMITS,
-        )
-    finally:
-        store.close()
+    result = _score(toml, tmp_path)
     assert result.harness_errors == []
     assert (result.counts.tests, result.counts.valid) == (4, 4)
     status = {m.id: (m.status, sorted(m.killed_by)) for m in result.mutants}
@@ -144,13 +145,7 @@ def test_a_suite_that_cannot_start_says_why(tmp_path: Path) -> None:
     toml = _instance(tmp_path / "vercmp")
     cfg = tmp_path / "vercmp" / "setup.cfg"
     cfg.write_text(cfg.read_text().replace("pythonpath = src tests\n", ""))
-    store = Store(tmp_path / "store.sqlite")
-    try:
-        result = score_suite(
-            load_instance(toml), store=store, cache_dir=tmp_path / "builds", limits=SELECTION_LIMITS
-        )
-    finally:
-        store.close()
+    result = _score(toml, tmp_path)
     assert result.counts.tests == 0
     (error,) = result.harness_errors
     assert error.stage == "reference"
@@ -174,16 +169,7 @@ def test_a_config_in_project_beside_its_suite_reads_its_paths_from_its_own_folde
     text = text.replace('patch = "mutants/', 'patch = "project/mutants/')
     (root / "instance.toml").write_text(text)
     toml.unlink()
-    store = Store(tmp_path / "store.sqlite")
-    try:
-        result = score_suite(
-            load_instance(root / "instance.toml"),
-            store=store,
-            cache_dir=tmp_path / "builds",
-            limits=SELECTION_LIMITS,
-        )
-    finally:
-        store.close()
+    result = _score(root / "instance.toml", tmp_path)
     assert result.harness_errors == []
     assert (result.counts.tests, result.counts.valid) == (4, 4)
     assert {m.id: m.status for m in result.mutants} == {

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from suitebench.run.store import Store
 from suitebench.suite.execute.continuation import (
     continuation,
     ended_waiting,
@@ -18,9 +17,10 @@ from suitebench.suite.execute.continuation import (
     needs_continuation,
     owed,
 )
-from suitebench.suite.execute.jobs import SuiteRuns
-from suitebench.suite.execute.runspec import Engine, SuiteLimits, Target
+from suitebench.suite.execute.runspec import Target
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
+
+from ..conftest import plain_runner
 
 P, F, E, N = TestStatus.PASSED, TestStatus.FAILED, TestStatus.ERROR, TestStatus.NOT_RUN
 
@@ -185,19 +185,7 @@ def test_a_run_ended_in_a_timeout_goes_on_as_a_wait_one_ended_by_a_crash_on_a_co
         ended_in=("b", "the per-test watchdog ended it (a test the time limit could not stop)"),
     )
     assert ended_waiting(hung) and not ended_waiting(FIRST)
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    runner = SuiteRuns(
-        suite,
-        kind="cli",
-        store=Store(tmp_path / "store.sqlite"),
-        executor=None,
-        engine=Engine.PLAIN,
-        limits=SuiteLimits(),
-        backend=None,
-        batch_size=1,
-        overlap=4,
-    )
+    runner = plain_runner(tmp_path, None, overlap=4)
     calls: list[tuple[list[str], bool]] = []
     finished = SuiteRun.from_maps(RunStatus.OK, tests={"b": P, "c": P, "d": P})
 

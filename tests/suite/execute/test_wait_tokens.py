@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from suitebench.run.executor import LocalExecutor
-from suitebench.run.store import Store
 from suitebench.suite.execute import jobs
-from suitebench.suite.execute.jobs import SuiteRuns
-from suitebench.suite.execute.runspec import Engine, SuiteLimits, Target
+from suitebench.suite.execute.runspec import Target
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
+
+from ..conftest import plain_runner
 
 P = TestStatus.PASSED
 
@@ -27,19 +27,7 @@ def test_runs_of_every_pool_together_stay_within_the_overlap(
     # Two callers at once (the early confirmations' lane and the main thread's fresh runs),
     # each asking for six waiting runs on a pool as wide as the overlap (3): side by side they
     # would be six; the runner's tokens hold them to three, the bound the memory set.
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    runner = SuiteRuns(
-        suite,
-        kind="cli",
-        store=Store(tmp_path / "store.sqlite"),
-        executor=LocalExecutor(2),
-        engine=Engine.PLAIN,
-        limits=SuiteLimits(),
-        backend=None,
-        batch_size=1,
-        overlap=3,
-    )
+    runner = plain_runner(tmp_path, LocalExecutor(2), overlap=3)
     lock = threading.Lock()
     now, most = [0], [0]
     finished = SuiteRun.from_maps(RunStatus.OK, tests={"a": P}).to_dict()
