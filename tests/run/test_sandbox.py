@@ -410,7 +410,9 @@ def test_sleep_hits_wall_limit(work: Path, backend: Backend) -> None:
 
 
 def test_extra_time_extends_the_limit(work: Path, backend: Backend) -> None:
-    limits = Limits(wall_time=0.5, extra_time=2.0)
+    # 0.5 s alone would stop a 1 s sleep; the extra time's 10 s leave room for a
+    # sandbox that takes seconds to start on a loaded machine (2.5 s in all was once too few)
+    limits = Limits(wall_time=0.5, extra_time=10.0)
     out = sandbox.run(["sleep", "1"], cwd=work, backend=backend, limits=limits)
     assert out.status is Status.OK, out
 

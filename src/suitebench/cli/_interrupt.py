@@ -44,25 +44,33 @@ def run_interruptibly(
     """``work()``'s result; on Ctrl-C, every run is cancelled, the work's thread is waited
     for, what the store kept (``stored()``) is said on ``console`` and the command exits 130."""
     box: dict[str, Any] = {}
+    # The work's end is an event it sets last, not the thread's join: in Python 3.11 a
+    # Ctrl-C that interrupts ``Thread.join`` marks the thread stopped while it still runs
+    # (``_wait_for_tstate_lock`` releases the lock its thread holds), so a later join
+    # returned at once and the command exited while the work was still taking away (or
+    # writing) its files.
+    done = threading.Event()
 
     def body() -> None:
         try:
             box["value"] = work()
         except BaseException as exc:  # handed to the main thread, which raises it
             box["error"] = exc
+        finally:
+            done.set()
 
     thread = threading.Thread(target=body, name="suitebench-command", daemon=True)
     interrupted = False
     with interrupt.sigint_cancels():
         try:
             thread.start()
-            while thread.is_alive():
-                thread.join(0.1)
+            while not done.wait(0.1):
+                pass
         except KeyboardInterrupt:
             interrupted = True
             interrupt.cancel()
     if interrupted:
-        thread.join()  # quick: every run is refused or killed (a second Ctrl-C still exits)
+        done.wait()  # quick: every run is refused or killed (a second Ctrl-C still exits)
     error = box.get("error")
     if isinstance(error, KeyboardInterrupt) or (interrupted and "value" not in box):
         kept = f"; {stored()}" if stored is not None else ""

@@ -6,6 +6,10 @@ CPU time still uses up its 1 s limit of CPU time (a timeout the host counts with
 again), though at the first alarm it has had only ~0.5 s; a test that sleeps times out at its
 limit as a wait; a test that computes 0.5 s of CPU time, about 1 s of wall time here, passes.
 A test that replaces ``time.thread_time`` before it sleeps still waited.
+
+The premise is a share of a CPU, which a loaded machine may not give: when the loop got less
+than a fifth, it runs on to four limits of wall time and is a wait, which the host confirms
+alone (the same verdict); the test then checks that road instead.
 """
 
 from __future__ import annotations
@@ -72,13 +76,25 @@ def test_a_loop_on_a_shared_cpu_is_a_timeout_on_the_cpu(tmp_path: Path) -> None:
         for e in events
         if e.get("event") == "report" and e.get("when") == "call"
     }
+    took = {
+        e["nodeid"].rpartition("::")[2]: e["seconds"]
+        for e in events
+        if e.get("event") == "report" and e.get("when") == "teardown" and "seconds" in e
+    }
     assert calls["test_loops"]["timeout"] is True, done.stdout
-    assert "used the per-test limit of 1 s of CPU time" in calls["test_loops"]["message"]
     assert calls["test_sleeps"]["timeout"] is True
     assert "exceeded the per-test limit of 1 s" in calls["test_sleeps"]["message"]
-    assert calls["test_computes_a_while"]["outcome"] == "passed", done.stdout
     assert "exceeded the per-test limit of 1 s" in calls["test_fakes_its_cpu_time"]["message"]
-    assert summarize(events).on_cpu == ("test_load.py::test_loops",)
+    if "used the per-test limit of 1 s of CPU time" in calls["test_loops"]["message"]:
+        assert summarize(events).on_cpu == ("test_load.py::test_loops",)
+        assert calls["test_computes_a_while"]["outcome"] == "passed", done.stdout
+    else:
+        # The loop got less than 0.9 s of CPU in its four limits of wall time (under a fifth
+        # of a CPU: other work landed on its CPU too). It ran on to the last of them, and the
+        # host confirms it alone as a wait: the same verdict, by the other road.
+        assert "exceeded the per-test limit of 1 s" in calls["test_loops"]["message"]
+        assert took["test_loops"] >= 0.95 * 4.0, took
+        assert summarize(events).on_cpu == ()
     # The loop ran on until it had its limit of CPU time (~2 s of wall at half a CPU),
     # within the four limits of wall time it may take; the sleeper was not kept past its own.
     assert elapsed < 3 * 4.0 + 3.0 + 10.0, elapsed
