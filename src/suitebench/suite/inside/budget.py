@@ -20,6 +20,12 @@ the handler tells which kind of timeout it is:
   computes a little does not time out because others load the machine (the host runs waiting
   confirmations side by side, more of them than cores: :mod:`suitebench.suite.protocol.timeouts`).
 
+A phase that has timed out and still runs -- its ``finally`` waits on what the test hung, as a
+test's ``actor.stop()`` waits for an actor that never answers -- has its timeout raised again each
+limit, so that it ends within a few limits and the run goes on (or, if the test left threads
+running, ends cleanly after it: :func:`.plugin._end_if_timeout_left_threads`).  Its verdict was
+given at the first alarm; raising it again changes nothing but when the phase ends.
+
 A faulthandler watchdog, three budgets plus grace after a test starts (pushed on as a phase
 runs on), ends a process stuck where the alarm cannot reach: a crash the event log attributes
 to the running test.
@@ -48,7 +54,7 @@ from os import pread as _pread
 from threading import get_native_id as _native_id
 from time import monotonic as _monotonic
 from time import thread_time as _thread_time
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from suitebench.suite.inside import wire
 
@@ -75,6 +81,7 @@ class Budget:
         "on_cpu",
         "phase_cpu",
         "phase_delay",
+        "phase_timeout",
         "phase_wall",
         "schedstat",
         "timed_out",
@@ -92,6 +99,7 @@ class Budget:
         self.phase_cpu = 0.0  # the main thread's CPU time when the running phase was armed
         self.phase_wall = 0.0  # ... and the monotonic time
         self.phase_delay = 0  # ... and the main thread's run-queue delay (ns)
+        self.phase_timeout = ""  # the running phase's timeout, once it has had one
         self.timed_out = False  # the running test has timed out
         self.on_cpu = False  # ... having used its limit of CPU time (not waiting for the machine)
         self.watchdog_deadline = 0.0  # monotonic time the armed watchdog fires (0: not armed)
@@ -135,11 +143,17 @@ class Budget:
         # A handler runs in the main thread, the test's: its CPU time since the phase began
         # tells a test that computed for its whole budget from one that waited.
         limit = self.timeout
+        if self.phase_timeout:
+            # The phase had its timeout and still runs: a ``finally`` or a context manager's
+            # exit waits on what the test hung (``actor.stop()`` on an actor that never
+            # answers).  Raised again each limit, it ends there, not at the watchdog, which
+            # would end the whole run and have the test run again first in a fresh one.
+            self._timeout(self.phase_timeout, limit)
         cpu = _thread_time() - self.phase_cpu
         wall = _monotonic() - self.phase_wall
         if cpu >= wire.ON_CPU_SHARE * limit:
-            self.timed_out = self.on_cpu = True
-            raise SuiteTestTimeout(f"test phase used the per-test limit of {limit:g} s of CPU time")
+            self.on_cpu = True
+            self._timeout(f"test phase used the per-test limit of {limit:g} s of CPU time", limit)
         share = cpu / wall if wall > 0 else 0.0
         left = wire.SHARED_WALL_LIMITS * limit - wall
         if share >= wire.SHARED_CPU_SHARE and left > 0:
@@ -150,8 +164,20 @@ class Budget:
         if waited < limit and left > 0:  # part of the wall time went waiting for a CPU
             self._run_on(min(left, limit - waited + 0.01), limit)
             return
+        self._timeout(f"test phase exceeded the per-test limit of {limit:g} s", limit)
+
+    def _timeout(self, message: str, limit: float) -> NoReturn:
+        """The phase times out: raised now, and again a limit later while it still runs."""
         self.timed_out = True
-        raise SuiteTestTimeout(f"test phase exceeded the per-test limit of {limit:g} s")
+        self.phase_timeout = message
+        signal.setitimer(signal.ITIMER_REAL, limit)
+        raise SuiteTestTimeout(message)
+
+    def phase_ended(self) -> None:
+        """A phase has ended: a timeout it had is not raised again (in whatever runs next)."""
+        if self.phase_timeout:
+            self.phase_timeout = ""
+            signal.setitimer(signal.ITIMER_REAL, 0)
 
     def _run_on(self, more: float, limit: float) -> None:
         """The running phase goes on ``more`` seconds before its budget is looked at again."""
@@ -211,6 +237,7 @@ class Budget:
             # would build an enum member for every answer (~5 us, three times a test).
             if _handler(signal.SIGALRM) is not self._alarm:
                 signal.signal(signal.SIGALRM, self._alarm)
+            self.phase_timeout = ""
             self.phase_cpu = _thread_time()
             self.phase_delay = self._main_thread_delay()
             self.phase_wall = _monotonic()

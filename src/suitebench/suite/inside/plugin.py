@@ -284,6 +284,7 @@ def phase_passed(when: str, encoded_nodeid: str) -> None:
     """A phase the direct protocol ran has passed: after the teardown, no budget left and the
     line the test's status is read from (held, as reports are): a :class:`.wire.Report`,
     written by hand (``encoded_nodeid``: the node id already JSON-encoded, once a test)."""
+    BUDGET.phase_ended()  # a test that caught its timeout and passed
     if when != "teardown":
         return
     BUDGET.disarm()
@@ -400,6 +401,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
+    BUDGET.phase_ended()
     if call.when == "teardown":
         BUDGET.disarm()
 
