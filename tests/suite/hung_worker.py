@@ -51,7 +51,7 @@ class Worker:
 '''
 NARROWED = ("except Exception as exc", "except KeyError as exc")
 
-TESTS = '''\
+TESTS = """\
 import pytest
 
 from worker import Worker
@@ -72,4 +72,4 @@ def test_doubles():
         assert worker.ask(21) == 42
     finally:
         worker.stop()
-'''
+"""
