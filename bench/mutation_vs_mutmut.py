@@ -20,10 +20,10 @@ Then, one right after the other on the same machine:
   mutmut).
 
 Prints one row per project and tool (mutants, killed, M, seconds, mutants per second, ratio
-to mutmut) and, per project, where suitebench's full-matrix time went: generating the mutants,
-the score by its stages (``results.json``'s ``phases``), the cells run, and the mutants' runs
-summed over workers.  A tool that fails on a project is a row saying why, and the other rows
-still print.  mutmut is told not to mutate tests shipped inside the package
+to mutmut) and, per suitebench row (full matrix, ``--fast``), where its time went: generating
+the mutants, the score by its stages (``results.json``'s ``phases``), the cells run, and the
+mutants' runs summed over workers.  A tool that fails on a project is a row saying why, and
+the other rows still print.  mutmut is told not to mutate tests shipped inside the package
 (``do_not_mutate``): it breaks them.  The machine may be shared: the ratio from one run of
 both is what counts.
 """
@@ -289,12 +289,13 @@ def main() -> None:
               f"{r['killed']:>7} {score:>7.1%} {float(r['seconds']):>8.1f} {rate:>10.2f} "  # type: ignore[arg-type]
               + (f"{rate / mutmut:>8.2f}x" if mutmut else f"{'n/a':>9}")
               + (f" {floor:>7.1f} {score_seconds / floor:>7.2f}x" if floor else ""))  # fmt: skip
-    print("\nwhere suitebench's full-matrix time went (seconds; mutant runs summed over workers):")
+    print("\nwhere suitebench's time went (seconds; mutant runs summed over workers):")
     for project, tool, r in table:
-        if not tool.startswith("suitebench, full matrix") or "failed" in r:
+        if not tool.startswith("suitebench") or "failed" in r:
             continue
         phases = ", ".join(f"{k} {v:.1f}" for k, v in r["phases"].items())  # type: ignore[attr-defined]
-        print(f"{project}: build mutants {float(r['generate_seconds']):.1f}; score "  # type: ignore[arg-type]
+        label = tool.removeprefix("suitebench").strip(", ")
+        print(f"{project} {label}: build mutants {float(r['generate_seconds']):.1f}; score "  # type: ignore[arg-type]
               f"{float(r['score_seconds']):.1f} ({phases}); {r['cells']} of {r['matrix']} "  # type: ignore[arg-type]
               f"cells run; the mutants' runs {float(r['mutant_wall']):.1f} summed over workers, "  # type: ignore[arg-type]
               f"of which the tests' own time {float(r['tests_own']):.1f} (/ {WORKERS} workers: "  # type: ignore[arg-type]
