@@ -514,6 +514,18 @@ def keep_batches(monkeypatch: pytest.MonkeyPatch, under: Path, prefix: str = "ba
 SELECTION_LIMITS = SuiteLimits(per_test=5.0, per_program=300.0)
 
 
+def score_in_store(instance_toml: Path, tmp_path: Path, **options: Any) -> SuiteResult:
+    """Score an instance in a fresh store under ``tmp_path`` (builds in ``tmp_path/builds``),
+    with ``score_suite``'s ``options``; the store is closed whatever happens."""
+    store = Store(tmp_path / "store.sqlite")
+    try:
+        return score_suite(
+            load_instance(instance_toml), store=store, cache_dir=tmp_path / "builds", **options
+        )
+    finally:
+        store.close()
+
+
 def score_selected_and_full(
     instance_toml: Path,
     tmp_path: Path,

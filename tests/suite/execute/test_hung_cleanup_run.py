@@ -14,13 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.model.instance import load_instance
-from suitebench.run.store import Store
 from suitebench.suite.execute.runspec import Engine, SuiteLimits
 from suitebench.suite.records import RunStatus
-from suitebench.suite.score import score_suite
 
-from ..conftest import write_python_instance
+from ..conftest import score_in_store, write_python_instance
 from ..hung_worker import NARROWED, TESTS, WORKER
 
 HUNG = "tests/test_worker.py::test_a_failing_request_raises_in_the_caller"
@@ -40,14 +37,7 @@ def test_a_cleanup_that_waits_forever_ends_its_test_not_its_run(
         mutants=[("narrowed", "worker/__init__.py", *NARROWED)],
     )
     limits = SuiteLimits(per_test=2.0, per_program=120.0, timeout_constant=1.0)
-    store = Store(tmp_path / "store.sqlite")
-    try:
-        result = score_suite(
-            load_instance(toml), store=store, cache_dir=tmp_path / "builds", engine=engine,
-            limits=limits, all_tests=True,
-        )  # fmt: skip
-    finally:
-        store.close()
+    result = score_in_store(toml, tmp_path, engine=engine, limits=limits, all_tests=True)
     assert (result.counts.tests, result.counts.valid) == (2, 2)
     (narrowed,) = result.mutants
     assert narrowed.outcomes[HUNG] == "timeout"

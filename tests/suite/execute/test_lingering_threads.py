@@ -15,13 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from suitebench.model.instance import load_instance
-from suitebench.run.store import Store
 from suitebench.suite.execute.runspec import Engine, SuiteLimits
 from suitebench.suite.records import RunStatus
-from suitebench.suite.score import score_suite
 
-from ..conftest import write_python_instance
+from ..conftest import score_in_store, write_python_instance
 
 TICKS = '''\
 """Count the steps down to zero."""
@@ -62,15 +59,8 @@ def test_a_mutants_endless_threads_do_not_hold_its_run(engine: Engine, tmp_path:
         mutants=[("up", "ticks/__init__.py", "n -= 1", "n += 1")],
     )
     limits = SuiteLimits(per_test=3.0, per_program=WALL, timeout_constant=1.0)
-    store = Store(tmp_path / "store.sqlite")
     started = time.monotonic()
-    try:
-        result = score_suite(
-            load_instance(toml), store=store, cache_dir=tmp_path / "builds", engine=engine,
-            limits=limits, all_tests=True,
-        )  # fmt: skip
-    finally:
-        store.close()
+    result = score_in_store(toml, tmp_path, engine=engine, limits=limits, all_tests=True)
     elapsed = time.monotonic() - started
     (up,) = result.mutants
     assert up.status == "timeout"
