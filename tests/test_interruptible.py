@@ -31,8 +31,10 @@ def _lowered_flag():
 
 def test_the_command_exits_only_after_its_work_has_cleaned_up() -> None:
     events: list[str] = []
+    started = threading.Event()
 
     def work() -> None:
+        started.set()  # the command's SIGINT handler is in place by now
         while not interrupt.cancelled():
             time.sleep(0.01)
         time.sleep(0.5)  # taking away what it wrote
@@ -40,7 +42,8 @@ def test_the_command_exits_only_after_its_work_has_cleaned_up() -> None:
         interrupt.check()
 
     def ctrl_c() -> None:
-        time.sleep(0.3)
+        started.wait(60)
+        time.sleep(0.2)  # the main thread is waiting for the work by now
         os.kill(os.getpid(), signal.SIGINT)
 
     threading.Thread(target=ctrl_c, daemon=True).start()
