@@ -20,17 +20,22 @@ import importlib.util
 import os
 import threading
 import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import CodeType
-from typing import Any
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 __all__ = [
     "COMPILE_CHECK",
     "COMPILING",
     "compile_check",
     "compile_quietly",
+    "drawing",
     "same_bytecode",
     "same_code",
+    "warnings_ignored",
     "write_bytecode",
 ]
 
@@ -64,18 +69,38 @@ sys.exit(bad)
 
 _COMPILE_HERE_BYTES = 4 * 1024 * 1024
 
-#: The warning filters are the process's: whatever changes them while compiling takes turns.
+#: The warning filters are the process's: whatever changes them while compiling takes turns
+#: (:func:`drawing`, :func:`warnings_ignored`), so one thread's filters never hide or record
+#: another's warnings.
 COMPILING = threading.Lock()
+
+
+def drawing(work: Callable[[], _T], filename: str) -> tuple[_T, bool]:
+    """``work()``, which parses, rewrites or compiles the source of ``filename``, and whether
+    that drew a warning of the file's own (a ``SyntaxWarning``, an invalid escape, pytest's
+    "assertion is always true").  A warning of another file is not the source's: a finalizer
+    the collector runs meanwhile (an unclosed file's ``ResourceWarning``), another thread's.
+    Raises what ``work`` raises."""
+    with COMPILING, warnings.catch_warnings(record=True) as drawn:
+        warnings.simplefilter("always")
+        result = work()
+    return result, any(os.fspath(w.filename) == filename for w in drawn)
+
+
+@contextlib.contextmanager
+def warnings_ignored() -> Iterator[None]:
+    """No warning shown while the block parses or compiles a mutant (its ``SyntaxWarning`` is
+    its run's to show), taking turns with :func:`drawing`."""
+    with COMPILING, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 def compile_quietly(source: bytes, filename: str) -> tuple[CodeType, bool]:
     """``compile`` without the ``SyntaxWarning`` a mutant's code may draw (``"is" with a
     literal``): the program's, not ours, and it would land amid the progress bar; with whether
-    it drew one.  The warning filters are the process's, so threads take turns (compiling holds
-    the interpreter anyway).  Raises what ``compile`` raises."""
-    with COMPILING, warnings.catch_warnings(record=True) as drawn:
-        warnings.simplefilter("always")
-        return compile(source, filename, "exec", dont_inherit=True), bool(drawn)
+    it drew one (:func:`drawing`).  Raises what ``compile`` raises."""
+    return drawing(lambda: compile(source, filename, "exec", dont_inherit=True), filename)
 
 
 # What a code object holds that the program runs or reads at run time; left out: the lines

@@ -22,13 +22,13 @@ import ast
 import hashlib
 import json
 import math
-import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from suitebench.model.instance import MutantSpec
+from suitebench.run.pycompile import warnings_ignored
 from suitebench.suite.execute.patching import patched_sources
 from suitebench.suite.inside.probe.defaults import DEFAULT_KIND, defaulted
 from suitebench.suite.inside.probe.infection import OPERATORS
@@ -80,8 +80,7 @@ class _NotOne(Exception):
 
 def _parse(text: bytes) -> ast.Module | None:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings_ignored():
             return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None

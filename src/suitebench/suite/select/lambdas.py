@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import ast
 import functools
-import warnings
 from pathlib import Path
 
+from suitebench.run.pycompile import warnings_ignored
 from suitebench.suite.execute.patching import patched_sources
 
 # A changed lambda: its key (first line, as coverage records it) and its last line.
@@ -52,8 +52,7 @@ def _set_aside(text: bytes) -> tuple[str, tuple[tuple[int, int, str], ...]] | No
     """The module's tree with every lambda and function body set aside, and those bodies
     (cached: a score checks every mutant of a module against its reference text)."""
     try:
-        with warnings.catch_warnings():  # a mutant's SyntaxWarning is its run's to show
-            warnings.simplefilter("ignore")
+        with warnings_ignored():  # a mutant's SyntaxWarning is its run's to show
             tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None

@@ -22,8 +22,9 @@ is the function's.
 from __future__ import annotations
 
 import ast
-import warnings
 from types import CodeType
+
+from suitebench.run.pycompile import warnings_ignored
 
 # The innermost statement of a function body that holds each line: (first, last, column, key)
 Statement = tuple[int, int, int, int]
@@ -84,8 +85,7 @@ def shape_of(text: bytes, path: str) -> Shape | None:
     """Every function's code object of a module in all but its statements (None: it does not
     compile)."""
     try:
-        with warnings.catch_warnings():  # a mutant's SyntaxWarning is the run's to show
-            warnings.simplefilter("ignore")
+        with warnings_ignored():  # a mutant's SyntaxWarning is the run's to show
             return _shape(compile(text, path, "exec", dont_inherit=True))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None

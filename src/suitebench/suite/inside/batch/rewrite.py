@@ -40,7 +40,6 @@ import os
 import sys
 import threading
 import types
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -78,15 +77,18 @@ def rewritten_code(source: bytes, filename: str) -> types.CodeType | None:
     file does not parse, or rewriting or compiling it warns)."""
     from _pytest.assertion.rewrite import rewrite_asserts
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            tree = ast.parse(source, filename=filename)
-            rewrite_asserts(tree, source, filename, None)
-            code = compile(tree, filename, "exec", dont_inherit=True, optimize=0)
-        except Exception:  # a syntax error, null bytes, nesting too deep: pytest reports it
-            return None
-    return None if caught else code
+    from suitebench.run.pycompile import drawing
+
+    def rewritten() -> types.CodeType:
+        tree = ast.parse(source, filename=filename)
+        rewrite_asserts(tree, source, filename, None)
+        return compile(tree, filename, "exec", dont_inherit=True, optimize=0)
+
+    try:
+        code, warned = drawing(rewritten, filename)
+    except Exception:  # a syntax error, null bytes, nesting too deep: pytest reports it
+        return None
+    return None if warned else code
 
 
 def _memoised(data: bytes, digest: bytes, rel: str) -> bytes | None:
