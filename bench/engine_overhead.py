@@ -48,9 +48,9 @@ def _rewrite_cache_figure(tmp: Path, runs: int) -> None:
     import statistics
 
     from realsize import generate
+    from suitebench.suite.execute import rewritecache
     from suitebench.suite.execute.runner import run_batched, run_plain
     from suitebench.suite.execute.runspec import Target
-    from suitebench.suite.inside.batch import rewrite
 
     root = generate(tmp / "realsize", size=3000)  # light tests: the start-up is what is timed
     src = root / "src"
@@ -68,7 +68,8 @@ def _rewrite_cache_figure(tmp: Path, runs: int) -> None:
             messages[("plain", cache)] = _said(plain)
             messages[("batched", cache)] = _said(batched[0])
     t = time.perf_counter()
-    rewrite.write_rewrite_cache(root / "tests", tmp, tmp / "work" / "tests", tmp / "served.txt")
+    served = tmp / "served.txt"
+    rewritecache.write_rewrite_cache(root / "tests", tmp, tmp / "work" / "tests", served)
     host = time.perf_counter() - t
     for engine in ("plain", "batched"):
         off = statistics.median(walls[(engine, False)])

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from suitebench.run.pycompile import compile_quietly
-from suitebench.suite.inside.batch import rewrite
+from suitebench.suite.execute.rewritecache import rewritten_code
 from suitebench.suite.select.linecover import shape_of
 
 # Long enough that rewriting and compiling it spans several of the interpreter's thread
@@ -66,15 +66,13 @@ def test_another_threads_warning_does_not_make_a_clean_test_module_warn() -> Non
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)  # what the other thread draws
         with beside(_stray_warning):
-            results = [
-                rewrite.rewritten_code(CLEAN.encode(), "test_clean.py") for _ in range(ROUNDS)
-            ]
+            results = [rewritten_code(CLEAN.encode(), "test_clean.py") for _ in range(ROUNDS)]
     assert all(code is not None for code in results)
 
 
 def test_a_warning_is_recorded_while_another_thread_parses_quietly() -> None:
     with beside(_own_quiet_parse):
-        rewritten = [rewrite.rewritten_code(WARNS.encode(), "test_w.py") for _ in range(ROUNDS)]
+        rewritten = [rewritten_code(WARNS.encode(), "test_w.py") for _ in range(ROUNDS)]
         compiled = [compile_quietly(COMPILER_WARNS.encode(), "m.py")[1] for _ in range(ROUNDS)]
     assert rewritten == [None] * ROUNDS
     assert compiled == [True] * ROUNDS
@@ -98,5 +96,5 @@ def test_a_finalizers_warning_during_rewriting_is_not_the_modules() -> None:
         for _ in range(ROUNDS):
             gc.collect()
             _Unclosed()  # garbage now; parsing the module allocates enough to collect it
-            results.append(rewrite.rewritten_code(CLEAN.encode(), "test_clean.py"))
+            results.append(rewritten_code(CLEAN.encode(), "test_clean.py"))
     assert all(code is not None for code in results)

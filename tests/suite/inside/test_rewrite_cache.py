@@ -1,7 +1,8 @@
 """The test modules' asserts are rewritten once on the host; a run must not tell the difference.
 
 Every sandboxed pytest start used to rewrite every test module's asserts.  The worker that
-launches the sandbox now compiles them once per suite (``suite/inside/batch/rewrite.py``) and
+launches the sandbox now compiles them once per suite (``suite/execute/rewritecache.py``; served
+inside by ``suite/inside/batch/rewrite.py``) and
 pytest's pyc lookup answers from that code when a file's bytes are the ones compiled.  These tests
 run real suites in the sandbox with and without the host's code, on both engines, and check that a
 failure explains itself the same way, that a suite enabling the assertion pass hook still has
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from suitebench.suite.execute import rewritecache
 from suitebench.suite.execute.runner import run_batched, run_plain
 from suitebench.suite.execute.runspec import SuiteLimits, Target
 from suitebench.suite.inside.batch import rewrite
@@ -289,7 +291,7 @@ def test_host_code_is_the_code_pytest_caches(tmp_path: Path) -> None:
         tag = f"{sys.implementation.cache_tag}-pytest-{_pytest.__version__}"
         pyc = suite / "__pycache__" / f"{name[:-3]}.{tag}.pyc"
         cached = marshal.loads(pyc.read_bytes()[16:])
-        host = rewrite.rewritten_code(path.read_bytes(), rewrite.PLACEHOLDER)
+        host = rewritecache.rewritten_code(path.read_bytes(), rewrite.PLACEHOLDER)
         assert host is not None
         assert not _same_code(host, cached)  # the placeholder name is not the file's
         assert _same_code(rewrite.with_filename(host, str(path)), cached)
@@ -313,24 +315,25 @@ def test_host_side_compiles_once_per_suite_and_leaves_out_what_it_must(
     )
     (suite / "test_link.py").symlink_to(outside)
     calls: list[str] = []
-    original = rewrite.rewritten_code
-    monkeypatch.setattr(rewrite, "_memo", {})  # this worker may have compiled test_calc.py
+    original = rewritecache.rewritten_code
+    monkeypatch.setattr(rewritecache, "_memo", {})  # this worker may have compiled test_calc.py
 
     def counting(source: bytes, filename: str) -> types.CodeType | None:
         calls.append(source.decode(errors="replace")[:20])
         return original(source, filename)
 
-    monkeypatch.setattr(rewrite, "rewritten_code", counting)
+    monkeypatch.setattr(rewritecache, "rewritten_code", counting)
     for n in range(2):
         base = tmp_path / f"launch{n}"
         base.mkdir()
-        path = rewrite.write_rewrite_cache(suite, base, base / "work" / "tests", base / "s.txt")
+        sandbox_root = base / "work" / "tests"
+        path = rewritecache.write_rewrite_cache(suite, base, sandbox_root, base / "s.txt")
         record = marshal.loads(path.read_bytes())
         assert sorted(record["modules"]) == ["test_calc.py"]
         assert record["root"] == str(base / "work" / "tests")
     assert len(calls) == 3  # calc, broken, tuple: compiled at the first launch only
     (suite / "test_calc.py").write_text(TEST_CALC + "\n# changed\n")
-    rewrite.write_rewrite_cache(suite, tmp_path, tmp_path / "w", tmp_path / "s.txt")
+    rewritecache.write_rewrite_cache(suite, tmp_path, tmp_path / "w", tmp_path / "s.txt")
     assert len(calls) == 4  # new bytes, new code
 
 

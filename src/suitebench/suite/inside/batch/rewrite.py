@@ -8,7 +8,8 @@ pytest start (each reference run, the coverage run, every batch) rewrote every m
 
 Two halves, one format:
 
-* **host** (:func:`write_rewrite_cache`, in the worker that launches the sandbox): compiles
+* **host** (:func:`suitebench.suite.execute.rewritecache.write_rewrite_cache`, in the worker
+  that launches the sandbox; its own module, for this one is loaded inside too): compiles
   every ``*.py`` of the suite exactly as pytest's ``_rewrite_test`` does -- ``ast.parse``,
   ``rewrite_asserts``, ``compile(..., "exec", dont_inherit=True)`` -- under a placeholder file
   name, memoised per (source digest, relative path, pytest version, Python version) for the
@@ -26,19 +27,18 @@ reads: ``enable_assertion_pass_hook`` false (a suite that sets it true gets no h
 ``-O``.  A file that does not parse, or whose rewriting or compiling warns (a warning a suite's
 ``filterwarnings = error`` turns into a collection error) is left to pytest in the sandbox.
 
-The sandbox half must stay importable with nothing but the standard library (pytest's own
-modules are imported when used): it runs inside the sandbox.  It holds no assert statements.
+This module is the sandbox half and the format: it must stay importable with nothing but the
+standard library (pytest's own modules are imported when used), for it runs inside the
+sandbox.  It holds no assert statements.
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib.util
 import marshal
 import os
 import sys
-import threading
 import types
 from pathlib import Path
 from typing import Any
@@ -46,9 +46,7 @@ from typing import Any
 CACHE_NAME = "rewrite-cache.marshal"  # in the run's base dir, beside work/ and out/
 SERVED_NAME = "rewrite-served.txt"  # in out/: one line per module pytest took from the cache
 PLACEHOLDER = "<suitebench: rewritten on the host>"
-_FORMAT = 1
-_MAX_SOURCE_BYTES = 4_000_000  # a bigger file is left to pytest in the sandbox
-_MEMO_BYTES = 64_000_000  # the worker's memo of marshalled code, oldest dropped first
+FORMAT = 1
 
 
 def digest_of(data: bytes) -> bytes:
@@ -56,106 +54,12 @@ def digest_of(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def _environment() -> tuple[str, str, bytes]:
+def environment() -> tuple[str, str, bytes]:
     """What rewritten code depends on besides the source: pytest's rewriter, the interpreter
     (bytecode and marshal format)."""
     import _pytest
 
     return str(_pytest.__version__), sys.version, importlib.util.MAGIC_NUMBER
-
-
-# -- host ----------------------------------------------------------------------------------
-
-_memo: dict[tuple[bytes, str, str, str], bytes | None] = {}
-_memo_size = [0]
-_memo_lock = threading.Lock()
-
-
-def rewritten_code(source: bytes, filename: str) -> types.CodeType | None:
-    """pytest's rewritten code for a test module's source, as ``_rewrite_test`` compiles it
-    with ``enable_assertion_pass_hook`` false; None where pytest must do it in the sandbox (the
-    file does not parse, or rewriting or compiling it warns)."""
-    from _pytest.assertion.rewrite import rewrite_asserts
-
-    from suitebench.run.pycompile import drawing
-
-    def rewritten() -> types.CodeType:
-        tree = ast.parse(source, filename=filename)
-        rewrite_asserts(tree, source, filename, None)
-        return compile(tree, filename, "exec", dont_inherit=True, optimize=0)
-
-    try:
-        code, warned = drawing(rewritten, filename)
-    except Exception:  # a syntax error, null bytes, nesting too deep: pytest reports it
-        return None
-    return None if warned else code
-
-
-def _memoised(data: bytes, digest: bytes, rel: str) -> bytes | None:
-    """The marshalled code for these bytes, compiled once per worker.  Compiling holds the
-    GIL anyway, so the lock is held through it: a second thread launching the same suite waits
-    for the code instead of compiling it again."""
-    pytest_version, python_version, _ = _environment()
-    key = (digest, rel, pytest_version, python_version)
-    with _memo_lock:
-        if key in _memo:
-            return _memo[key]
-        code = rewritten_code(data, PLACEHOLDER)
-        blob = None if code is None else marshal.dumps(code)
-        _memo[key] = blob
-        _memo_size[0] += len(blob or b"")
-        while _memo_size[0] > _MEMO_BYTES and len(_memo) > 1:
-            _memo_size[0] -= len(_memo.pop(next(iter(_memo))) or b"")
-    return blob
-
-
-def suite_modules(suite_dir: Path) -> dict[str, bytes]:
-    """The suite's ``*.py`` files by POSIX path relative to its root: regular files only (a
-    symlink may point at a host file the sandbox must not see, even compiled)."""
-    found: dict[str, bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(suite_dir):
-        dirnames.sort()
-        for name in sorted(filenames):
-            path = os.path.join(dirpath, name)
-            if not name.endswith(".py") or os.path.islink(path):
-                continue
-            try:
-                if os.path.getsize(path) > _MAX_SOURCE_BYTES:
-                    continue
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                continue
-            found[Path(os.path.relpath(path, suite_dir)).as_posix()] = data
-    return found
-
-
-def write_rewrite_cache(suite_dir: Path, base: Path, sandbox_root: Path, served_log: Path) -> Path:
-    """Write, for one launch, the rewritten code of the suite's modules to ``base/CACHE_NAME``.
-
-    ``sandbox_root``: where the run's copy of the suite lives (the paths pytest will import);
-    ``served_log``: where the sandbox notes each module it took from the cache.
-    """
-    modules: dict[str, tuple[bytes, bytes]] = {}
-    for rel, data in suite_modules(suite_dir).items():
-        digest = digest_of(data)
-        blob = _memoised(data, digest, rel)
-        if blob is not None:
-            modules[rel] = (digest, blob)
-    pytest_version, python_version, magic = _environment()
-    record = {
-        "format": _FORMAT,
-        "pytest": pytest_version,
-        "python": python_version,
-        "magic": magic,
-        "root": str(sandbox_root),
-        "served_log": str(served_log),
-        "modules": modules,
-    }
-    path = base / CACHE_NAME
-    path.write_bytes(marshal.dumps(record))
-    path.chmod(0o444)
-    return path
 
 
 # -- sandbox -------------------------------------------------------------------------------
@@ -179,8 +83,8 @@ def use_host_cache(path: str, *, assertion_pass_hook: bool) -> int:
             record = marshal.load(fh)
         if (
             not isinstance(record, dict)
-            or record.get("format") != _FORMAT
-            or (record.get("pytest"), record.get("python"), record.get("magic")) != _environment()
+            or record.get("format") != FORMAT
+            or (record.get("pytest"), record.get("python"), record.get("magic")) != environment()
         ):
             return 0
         root = Path(record["root"])
