@@ -78,6 +78,15 @@ def continuation(key: str, run: SuiteRun, target: Target) -> tuple[str, Target]:
     return job_key(key, "continued", None if rest is None else list(rest)), fresh
 
 
+def settled_run(run: SuiteRun) -> SuiteRun:
+    """``run``, which ended early, left there: its row is decided without the tests it did not
+    reach (``--fast``: a wait it shows was confirmed a timeout alone), which stay ``not_run``.
+    It finished as far as the score goes (left crashed, its tests not reached would be errors
+    of the mutant's)."""
+    message = "the tests after it were not run: a wait the run showed timed out again alone"
+    return replace(run, status=RunStatus.OK, message=f"{run.message}; {message}")
+
+
 def merge_continued(first: SuiteRun, fresh: SuiteRun) -> SuiteRun:
     """``first``'s outcomes for the tests it reached, ``fresh``'s for the rest and for the test
     ``first`` ended in (run again first: it is confirmed as the culprit when ``fresh`` ends in

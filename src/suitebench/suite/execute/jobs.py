@@ -28,6 +28,7 @@ from suitebench.suite.execute.continuation import (
     ended_waiting,
     merge_continued,
     needs_continuation,
+    settled_run,
 )
 from suitebench.suite.execute.interpreter import Interpreter
 from suitebench.suite.execute.projectconfig import Beside
@@ -187,6 +188,7 @@ class SuiteRuns:
         width: int | None = None,
         on_run: Callable[[str, SuiteRun], None] | None = None,
         patterns: Patterns = (),
+        settled: Callable[[str, SuiteRun], bool] | None = None,
     ) -> dict[str, SuiteRun]:
         """``(job key, target)`` pairs -> runs, computing only what the store lacks.  A target
         recording coverage always runs on its own (plain engine); the keys in ``apart`` (the
@@ -204,7 +206,9 @@ class SuiteRuns:
         A run that ended early (:mod:`.continuation`) has its remaining tests run in a fresh
         run, again until every test has an outcome or a fresh run reaches none; one that ended
         in a timeout its limit could not stop goes on as a wait does (``waits``), the test it
-        ended in first."""
+        ended in first.  ``settled(key, run)``: whether the row of run ``key`` is decided so
+        far (``--fast``: a wait it shows was confirmed a timeout): its chain then stops there
+        (:func:`.continuation.settled`)."""
         runs = self._run_once(
             requests,
             progress,
@@ -224,18 +228,29 @@ class SuiteRuns:
             with cf.ThreadPoolExecutor(
                 min(len(pending), max(1, wide)), thread_name_prefix="suitebench-continued"
             ) as chains:
-                went_on = list(chains.map(lambda k: self._go_on(k, runs[k], targets[k]), pending))
+                went_on = list(
+                    chains.map(lambda k: self._go_on(k, runs[k], targets[k], settled), pending)
+                )
             runs.update(zip(pending, went_on, strict=True))
         return runs
 
-    def _go_on(self, key: str, run: SuiteRun, target: Target) -> SuiteRun:
+    def _go_on(
+        self,
+        key: str,
+        run: SuiteRun,
+        target: Target,
+        settled: Callable[[str, SuiteRun], bool] | None = None,
+    ) -> SuiteRun:
         """``run`` (of request ``key``) gone on in fresh runs (:mod:`.continuation`), one after
-        the other, until every test has an outcome or a fresh run reaches no test.  A fresh
-        run after a timeout its limit could not stop runs that test first and likely waits as
-        long: it runs as a wait (no --jobs slot, where waits overlap); another, on a slot."""
+        the other, until every test has an outcome, a fresh run reaches no test, or the row is
+        ``settled``.  A fresh run after a timeout its limit could not stop runs that test first
+        and likely waits as long: it runs as a wait (no --jobs slot, where waits overlap);
+        another, on a slot."""
         for _ in range(MAX_CONTINUATIONS):
             if not needs_continuation(run, target):
                 break
+            if settled is not None and settled(key, run):
+                return settled_run(run)
             fresh_key, fresh = continuation(key, run, target)
             waits = self.waits_overlap and ended_waiting(run)
             with contextlib.nullcontext() if waits else self._cores:

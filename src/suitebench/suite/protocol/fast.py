@@ -165,6 +165,7 @@ def _fast_runs(
             spread=[d.key for d in wave],
             on_run=None if lane is None else lane.offer,
             patterns=patterns,
+            settled=None if lane is None else lane.settled,
         )
         all_runs.update({d.key: got[d.key] for d in wave})
         decoys += wave

@@ -27,7 +27,11 @@ workers), so a hung mutant's waits pass while the others compute; what is left i
 after the mutants' runs, the early ones found in the store.
 
 With ``--fast`` a mutant another valid test kills (a failure, or a timeout on the CPU) needs no
-confirmation: its waiting cells are left unconfirmed, as ``not_run`` with the reason.
+confirmation: its waiting cells are left unconfirmed, as ``not_run`` with the reason.  And a
+mutant whose early confirmation comes back a timeout is decided: a run of it that ended early
+does not go on in a fresh run (:meth:`EarlyConfirmations.settled`; a mutant that hangs an actor
+hangs test after test, each ending its run).  Only the confirmation settles it, so M is what
+the whole chain would give; the killer named may be the timeout where a later test fails.
 
 The reference runs get the same (:func:`confirm_reference_timeouts`): a test that timed out
 there, not on the CPU, would be dropped as not valid because the machine was busy, and V would
@@ -69,6 +73,9 @@ class EarlyConfirmations:
         self.programs: dict[str, BuiltProgram] = {}
         self.asked = 0
         self._queue: list[tuple[str, Target]] = []
+        # --fast: (program id, test) whose confirmation timed out again; its confirmation's key
+        self._confirmed: set[tuple[str, str]] = set()
+        self._cells: dict[str, tuple[str, str]] = {}
         self._cv = threading.Condition()
         self._closed = False
         self._thread: threading.Thread | None = None
@@ -87,7 +94,10 @@ class EarlyConfirmations:
         with self._cv:
             if self._closed:
                 return
-            self._queue += [confirmation(self.runner, program, t) for t in waited]
+            for test in waited:
+                job = confirmation(self.runner, program, test)
+                self._cells[job[0]] = (program.program_id, test)
+                self._queue.append(job)
             self.asked += len(waited)
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -105,9 +115,26 @@ class EarlyConfirmations:
                     return
                 batch, self._queue = self._queue, []
             try:
-                self.runner.run(batch, waits=True, width=self.width)
+                self.runner.run(batch, waits=True, width=self.width, on_run=self._arrived)
             except Exception:  # asked for again by confirm_timeouts, which reports it
                 continue
+
+    def _arrived(self, key: str, run: SuiteRun) -> None:
+        cell = self._cells.get(key)
+        if self.fast and cell is not None and run.status_of(cell[1]) is TestStatus.TIMEOUT:
+            with self._cv:
+                self._confirmed.add(cell)
+
+    def settled(self, key: str, run: SuiteRun) -> bool:
+        """``--fast``: whether the mutant of run ``key`` is decided by a wait ``run`` shows
+        that its confirmation, alone at the user's limit, timed out again (a kill, as
+        :func:`confirm_timeouts` will find it in the store)."""
+        program = self.programs.get(key)
+        if program is None or not self.fast:
+            return False
+        with self._cv:
+            confirmed = {t for p, t in self._confirmed if p == program.program_id}
+        return any(_waited_out(run, t) for t in confirmed)
 
     def join(self) -> None:
         """Every confirmation offered has run (or failed to): no more are taken."""
