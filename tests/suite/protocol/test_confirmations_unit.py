@@ -8,6 +8,7 @@ confirmation with the outcome this file gives it, so what ``confirm_timeouts`` a
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,14 +39,23 @@ class FakeRunner:
     ) -> str:
         return f"{program_id}|{mode}|{','.join(order or ())}"
 
-    def run(self, requests: list[tuple[str, Any]], **_: Any) -> dict[str, SuiteRun]:
+    in_store: set[str] = field(default_factory=set)
+
+    def stored(self, keys: list[str]) -> set[str]:
+        return self.in_store & set(keys)
+
+    def run(
+        self, requests: list[tuple[str, Any]], on_run: Any = None, **_: Any
+    ) -> dict[str, SuiteRun]:
         out = {}
         with self.lock:
-            self.asked.append([k for k, _ in requests])
+            self.asked.append([k for k, _ in requests if k not in self.in_store])
         for key, target in requests:
             program = key.split("|")[0]
             (test,) = target.select
             out[key] = SuiteRun.from_maps(RunStatus.OK, tests={test: self.alone[(program, test)]})
+            if on_run is not None:
+                on_run(key, out[key])
         return out
 
 
@@ -106,6 +116,82 @@ def test_fast_leaves_the_waits_of_a_mutant_another_test_kills_unconfirmed() -> N
     assert sorted(k for batch in runner.asked for k in batch) == [
         "m1|confirm-timeout|a", "m2|confirm-timeout|a",
     ]  # fmt: skip
+
+
+def asked(runner: FakeRunner) -> list[list[str]]:
+    """The confirmations that waited, round by round (a round of stored ones only is left out)."""
+    return [batch for batch in runner.asked if batch]
+
+
+def test_fast_confirms_a_mutants_waits_until_one_decides_it() -> None:
+    # m1 hangs three tests and the first confirmed decides it; m2's first wait passes alone,
+    # so its other two are confirmed together and one times out again; m3's waits all pass
+    # alone (a loaded machine): it survives, every wait tried.
+    runner = FakeRunner(
+        {
+            ("m1", "a"): T, ("m1", "b"): T, ("m1", "c"): T,
+            ("m2", "a"): P, ("m2", "b"): P, ("m2", "c"): T,
+            ("m3", "a"): P, ("m3", "b"): P,
+        }
+    )  # fmt: skip
+    built = {m: program(m) for m in ("m1", "m2", "m3")}
+    runs = {
+        "m1": row({"a": T, "b": T, "c": T}, {}),
+        "m2": row({"a": T, "b": T, "c": T}, {}),
+        "m3": row({"a": T, "b": T, "c": P}, {}),
+    }
+    out = confirm_timeouts(runner, built, runs, TESTS, fast=True)  # type: ignore[arg-type]
+    assert [sorted(b) for b in asked(runner)] == [
+        ["m1|confirm-timeout|a", "m2|confirm-timeout|a", "m3|confirm-timeout|a"],
+        ["m2|confirm-timeout|b", "m2|confirm-timeout|c", "m3|confirm-timeout|b"],
+    ]
+    m1, m2, m3 = out["m1"], out["m2"], out["m3"]
+    assert m1 is not None and m2 is not None and m3 is not None
+    assert [m1.statuses()[t] for t in "abc"] == [T, N, N]
+    assert "not confirmed" in m1.to_dict()["messages"]["b"]
+    assert [m2.statuses()[t] for t in "abc"] == [P, P, T]
+    assert [m3.statuses()[t] for t in "abc"] == [P, P, P]
+    # The full matrix would confirm all eight: the mutants detected are the same two.
+    full = confirm_timeouts(FakeRunner(runner.alone), built, runs, TESTS)  # type: ignore[arg-type]
+    detected = {m for m, r in full.items() if r is not None and T in r.statuses().values()}
+    assert detected == {"m1", "m2"}
+
+
+def test_fast_takes_a_stored_confirmation_before_waiting_for_another() -> None:
+    # The early lane confirmed m1's second wait; m2's first wait fails alone: a kill, no more.
+    runner = FakeRunner(
+        {("m1", "a"): T, ("m1", "b"): T, ("m2", "a"): F, ("m2", "b"): T},
+        in_store={"m1|confirm-timeout|b"},
+    )
+    built = {"m1": program("m1"), "m2": program("m2")}
+    runs = {"m1": row({"a": T, "b": T}, {}), "m2": row({"a": T, "b": T}, {})}
+    out = confirm_timeouts(runner, built, runs, TESTS, fast=True)  # type: ignore[arg-type]
+    assert asked(runner) == [["m2|confirm-timeout|a"]]
+    m1, m2 = out["m1"], out["m2"]
+    assert m1 is not None and m2 is not None
+    assert (m1.statuses()["a"], m1.statuses()["b"]) == (N, T)
+    assert (m2.statuses()["a"], m2.statuses()["b"]) == (F, N)
+
+
+def test_fast_early_confirmations_go_one_at_a_time_and_settle_the_mutant() -> None:
+    runner = FakeRunner({("m1", "a"): P, ("m1", "b"): T, ("m1", "c"): T})
+    lane = EarlyConfirmations(runner, ["a", "b", "c"], fast=True, width=4)  # type: ignore[arg-type]
+    lane.watch({"key-m1": program("m1")})
+    hung = row({"a": T, "b": T, "c": T}, {})
+    assert not lane.settled("key-m1", hung)
+    lane.offer("key-m1", hung)
+    # a passed alone, so b is asked (by the lane's thread, after a's answer); at join what is
+    # not yet asked is left to confirm_timeouts, so wait for b's answer first
+    deadline = time.monotonic() + 60
+    while not lane.settled("key-m1", hung) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    lane.join()
+    # b timed out again: c is not needed
+    assert asked(runner) == [["m1|confirm-timeout|a"], ["m1|confirm-timeout|b"]]
+    assert lane.asked == 2
+    assert lane.settled("key-m1", hung)
+    assert not lane.settled("key-m1", row({"a": T, "b": P}, {}))  # b did not wait in this run
+    assert not lane.settled("key-other", hung)  # not a watched run
 
 
 def test_early_confirmations_ask_for_what_a_watched_run_shows_and_only_that() -> None:

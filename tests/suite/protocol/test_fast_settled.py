@@ -94,7 +94,11 @@ def test_a_confirmed_wait_stops_the_hung_tests_chain(tmp_path: Path) -> None:
     (mutant,) = result.mutants
     assert mutant.status == "timeout"
     hung = [f"tests/test_barrier.py::test_everyone_goes_through[{n}]" for n in PARTIES]
-    assert mutant.outcomes["tests/test_barrier.py::test_alone_goes_through"] == "passed"
+    # passed where the chain reached it (--fast orders by the reference's times)
+    assert mutant.outcomes["tests/test_barrier.py::test_alone_goes_through"] in (
+        "passed",
+        "not_run",
+    )
     timed_out = [t for t in hung if mutant.outcomes[t] == "timeout"]
     not_run = [t for t in hung if mutant.outcomes[t] == "not_run"]
     # each hung test is a timeout or was never reached: the chain stopped before the last

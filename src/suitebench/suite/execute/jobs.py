@@ -162,6 +162,10 @@ class SuiteRuns:
             *python,
         )
 
+    def stored(self, keys: list[str]) -> set[str]:
+        """Which of these job keys the store holds a run for."""
+        return set(self.store.get_many(keys))
+
     def reference_keys(self, program_id: str, runs: int) -> list[str]:
         """One key per reference run: the repetitions are separate jobs, so flakiness shows."""
         return [job_key(self.key(program_id, "reference", None), rep) for rep in range(runs)]

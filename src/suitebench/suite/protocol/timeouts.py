@@ -27,7 +27,12 @@ workers), so a hung mutant's waits pass while the others compute; what is left i
 after the mutants' runs, the early ones found in the store.
 
 With ``--fast`` a mutant another valid test kills (a failure, or a timeout on the CPU) needs no
-confirmation: its waiting cells are left unconfirmed, as ``not_run`` with the reason.  And a
+confirmation: its waiting cells are left unconfirmed, as ``not_run`` with the reason.  Nor does
+it need more than one wait confirmed: its waits are confirmed one at a time early, and after the
+runs in two rounds of waits at most (after those the store holds, each mutant's first other
+wait, then the rest of the undecided mutants'); once one times out again alone (or fails alone)
+the others are left unconfirmed (:func:`_confirm_fast`).  A mutant that hangs fifteen tests
+costs one confirmation, not fifteen.  And a
 mutant whose early confirmation comes back a timeout is decided: a run of it that ended early
 does not go on in a fresh run (:meth:`EarlyConfirmations.settled`; a mutant that hangs an actor
 hangs test after test, each ending its run).  Only the confirmation settles it, so M is what
@@ -73,9 +78,12 @@ class EarlyConfirmations:
         self.programs: dict[str, BuiltProgram] = {}
         self.asked = 0
         self._queue: list[tuple[str, Target]] = []
-        # --fast: (program id, test) whose confirmation timed out again; its confirmation's key
+        # --fast: (program id, test) whose confirmation decided the mutant (it timed out again
+        # or failed alone); each confirmation's cell by its key; the confirmations of a run's
+        # other waits, asked for one at a time while none decides, by the key before them
         self._confirmed: set[tuple[str, str]] = set()
         self._cells: dict[str, tuple[str, str]] = {}
+        self._later: dict[str, list[tuple[str, tuple[str, Target]]]] = {}
         self._cv = threading.Condition()
         self._closed = False
         self._thread: threading.Thread | None = None
@@ -94,11 +102,15 @@ class EarlyConfirmations:
         with self._cv:
             if self._closed:
                 return
-            for test in waited:
-                job = confirmation(self.runner, program, test)
+            jobs = [(t, confirmation(self.runner, program, t)) for t in waited]
+            jobs = [(t, job) for t, job in jobs if job[0] not in self._cells]
+            for test, job in jobs:
                 self._cells[job[0]] = (program.program_id, test)
-                self._queue.append(job)
-            self.asked += len(waited)
+            if self.fast and jobs:  # one at a time: the next only if this one decides nothing
+                self._later[jobs[0][1][0]] = jobs[1:]
+                jobs = jobs[:1]
+            self._queue += [job for _, job in jobs]
+            self.asked += len(jobs)
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._work, name="suitebench-confirmations", daemon=True
@@ -121,9 +133,17 @@ class EarlyConfirmations:
 
     def _arrived(self, key: str, run: SuiteRun) -> None:
         cell = self._cells.get(key)
-        if self.fast and cell is not None and run.status_of(cell[1]) is TestStatus.TIMEOUT:
-            with self._cv:
+        if not self.fast or cell is None:
+            return
+        with self._cv:
+            later = self._later.pop(key, [])
+            if _decides(run.status_of(cell[1])):
                 self._confirmed.add(cell)
+            elif later and not self._closed:
+                self._later[later[0][1][0]] = later[1:]
+                self._queue.append(later[0][1])
+                self.asked += 1
+                self._cv.notify()
 
     def settled(self, key: str, run: SuiteRun) -> bool:
         """``--fast``: whether the mutant of run ``key`` is decided by a wait ``run`` shows
@@ -178,6 +198,7 @@ def confirm_timeouts(
     valid = [t.id for t in tests if t.valid]
     out = dict(runs)
     asked: dict[tuple[str, str], BuiltProgram] = {}
+    one_enough: dict[str, list[str]] = {}
     for mid, run in runs.items():
         if run is None:
             continue
@@ -185,7 +206,12 @@ def confirm_timeouts(
         if fast and waited and any(_kills_at_once(run, test) for test in valid):
             out[mid] = _unconfirmed(run, waited)
             continue
+        if fast and waited:
+            one_enough[mid] = waited
+            continue
         asked.update({(mid, test): built[mid] for test in waited})
+    if one_enough:
+        _confirm_fast(runner, built, out, one_enough)
     alone = _alone(runner, asked)
     for (mid, test), again in alone.items():
         row = out[mid]
@@ -207,6 +233,58 @@ def confirm_reference_timeouts(
             if _waited_out(run, test):
                 out[key] = _take(run, test, again)
     return out
+
+
+def _confirm_fast(
+    runner: SuiteRuns,
+    built: Mapping[str, BuiltProgram],
+    rows: dict[str, SuiteRun | None],
+    waited: Mapping[str, list[str]],
+) -> None:
+    """``--fast``: each mutant's ``waited`` cells confirmed until one decides it (times out
+    again alone, tells nothing, or fails alone: a kill either way), in ``rows`` in place; the
+    cells not tried then are left unconfirmed.  Two rounds of waits at most: every confirmation
+    the store holds (the early ones: no wait), then each undecided mutant's first other wait,
+    then every other wait of the mutants still undecided.  M is the same as with every wait
+    confirmed."""
+    jobs = {(mid, t): confirmation(runner, built[mid], t) for mid, ts in waited.items() for t in ts}
+    stored = runner.stored([key for key, _ in jobs.values()])
+    known = {mid: [t for t in ts if jobs[(mid, t)][0] in stored] for mid, ts in waited.items()}
+    first = {mid: [t for t in ts if t not in known[mid]][:1] for mid, ts in waited.items()}
+    decided: set[str] = set()
+    tried: set[tuple[str, str]] = set()
+    for round_ in (known, first, waited):
+        cells = [
+            (mid, t)
+            for mid, ts in round_.items()
+            if mid not in decided
+            for t in ts
+            if (mid, t) not in tried
+        ]
+        if not cells:
+            continue
+        done = runner.run([jobs[cell] for cell in cells], waits=True)
+        for mid, t in cells:
+            tried.add((mid, t))
+            alone = done[jobs[(mid, t)][0]]
+            again = alone.status_of(t)
+            if again is not TestStatus.TIMEOUT and again is not TestStatus.NOT_RUN:
+                row = rows[mid]
+                assert row is not None
+                rows[mid] = _take(row, t, alone)
+            if _decides(again):
+                decided.add(mid)
+    for mid, ts in waited.items():
+        untried = [t for t in ts if (mid, t) not in tried]
+        row = rows[mid]
+        if untried and row is not None:
+            rows[mid] = _unconfirmed(row, untried)
+
+
+def _decides(alone: TestStatus) -> bool:
+    """Whether a wait's confirmation that ended ``alone`` kills its mutant: it timed out again,
+    told nothing (the wait stands), or failed on its own."""
+    return alone in (TestStatus.TIMEOUT, TestStatus.NOT_RUN) or alone.fails
 
 
 def _kills_at_once(run: SuiteRun, test: str) -> bool:
