@@ -32,11 +32,11 @@ it need more than one wait confirmed: its waits are confirmed one at a time earl
 runs in two rounds of waits at most (after those the store holds, each mutant's first other
 wait, then the rest of the undecided mutants'); once one times out again alone (or fails alone)
 the others are left unconfirmed (:func:`_confirm_fast`).  A mutant that hangs fifteen tests
-costs one confirmation, not fifteen.  And a
-mutant whose early confirmation comes back a timeout is decided: a run of it that ended early
-does not go on in a fresh run (:meth:`EarlyConfirmations.settled`; a mutant that hangs an actor
-hangs test after test, each ending its run).  Only the confirmation settles it, so M is what
-the whole chain would give; the killer named may be the timeout where a later test fails.
+costs one confirmation, not fifteen.  And a mutant whose early confirmation comes back a timeout
+is decided: a run of it that ended early does not go on in a fresh run
+(:meth:`EarlyConfirmations.settled`; a mutant that hangs an actor hangs test after test, each
+ending its run).  Only the confirmation settles it, so M is what the whole chain would give;
+the killer named may be the timeout where a later test fails.
 
 The reference runs get the same (:func:`confirm_reference_timeouts`): a test that timed out
 there, not on the CPU, would be dropped as not valid because the machine was busy, and V would
@@ -146,8 +146,8 @@ class EarlyConfirmations:
                 self._cv.notify()
 
     def settled(self, key: str, run: SuiteRun) -> bool:
-        """``--fast``: whether the mutant of run ``key`` is decided by a wait ``run`` shows
-        that its confirmation, alone at the user's limit, timed out again (a kill, as
+        """``--fast``: whether the mutant of run ``key`` is decided by a wait ``run`` shows:
+        its confirmation, alone at the user's limit, timed out again or failed (a kill, as
         :func:`confirm_timeouts` will find it in the store)."""
         program = self.programs.get(key)
         if program is None or not self.fast:
