@@ -268,7 +268,7 @@ def _confirm_fast(
             tried.add((mid, t))
             alone = done[jobs[(mid, t)][0]]
             again = alone.status_of(t)
-            if again is not TestStatus.TIMEOUT and again is not TestStatus.NOT_RUN:
+            if not _stands(again):
                 row = rows[mid]
                 assert row is not None
                 rows[mid] = _take(row, t, alone)
@@ -281,10 +281,16 @@ def _confirm_fast(
             rows[mid] = _unconfirmed(row, untried)
 
 
+def _stands(alone: TestStatus) -> bool:
+    """Whether a wait stands after its confirmation ended ``alone``: it timed out again, or
+    the run alone told nothing."""
+    return alone in (TestStatus.TIMEOUT, TestStatus.NOT_RUN)
+
+
 def _decides(alone: TestStatus) -> bool:
-    """Whether a wait's confirmation that ended ``alone`` kills its mutant: it timed out again,
-    told nothing (the wait stands), or failed on its own."""
-    return alone in (TestStatus.TIMEOUT, TestStatus.NOT_RUN) or alone.fails
+    """Whether a wait's confirmation that ended ``alone`` kills its mutant: the wait stands, or
+    the test failed on its own."""
+    return _stands(alone) or alone.fails
 
 
 def _kills_at_once(run: SuiteRun, test: str) -> bool:
@@ -321,7 +327,7 @@ def _alone(
     out = {}
     for cell, key in keys.items():
         again = done[key].status_of(cell[1])
-        if again is not TestStatus.TIMEOUT and again is not TestStatus.NOT_RUN:
+        if not _stands(again):
             out[cell] = done[key]
     return out
 
