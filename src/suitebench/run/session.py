@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suitebench.run import cpuload, interrupt, jvm
+from suitebench.run import interrupt, jvm
 from suitebench.run.cgroups import RunCgroup
 from suitebench.run.layout import (
     DEFAULT_PATH,
@@ -93,8 +93,6 @@ class _Started:
     cgroup: RunCgroup
     base_memory: int
     errlog: Any
-    # Stops counting the sandbox's CPU in its job's meter (:mod:`.cpuload`).
-    unwatch: Callable[[], None] = lambda: None
 
 
 class Session:
@@ -187,7 +185,6 @@ class Session:
         if s is None:
             return
         interrupt.forget(s.proc)
-        s.unwatch()
         with contextlib.suppress(OSError):
             if s.proc.stdin is not None:
                 s.proc.stdin.close()
@@ -295,11 +292,7 @@ class Session:
             errlog.close()
             raise SandboxError(f"cannot start the {self.backend} sandbox: {exc}") from exc
         interrupt.remember(proc)
-        group = cg.pids_dir or cg.memory_dir
-        unwatch = cpuload.watch(
-            cpuload.tree_members(proc.pid) if group is None else cpuload.cgroup_members(group)
-        )
-        return _Started(proc, cg, 0, errlog, unwatch)
+        return _Started(proc, cg, 0, errlog)
 
     def _handshake(self, started: _Started, config: bytes, limits: Limits) -> None:
         """Send the runner its config and wait for it to be ready, then set the cgroup limits

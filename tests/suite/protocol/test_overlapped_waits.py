@@ -186,27 +186,16 @@ def tickets_instance(root: Path) -> Path:
 LIMITS = SuiteLimits(per_test=6.0, per_program=300.0, timeout_constant=0.5)
 
 
-def _score(
-    tmp_path: Path, name: str, *, overlap: int, fast: bool = False, batch_size: int = 128
-) -> SuiteResult:
+def _score(tmp_path: Path, name: str, *, overlap: int, fast: bool = False) -> SuiteResult:
     toml = tickets_instance(tmp_path / name)
     store = Store(tmp_path / f"{name}.sqlite")
-    return score_suite(
-        load_instance(toml),
-        store=store,
-        limits=LIMITS,
-        overlap=overlap,
-        fast=fast,
-        batch_size=batch_size,
-    )
+    return score_suite(load_instance(toml), store=store, limits=LIMITS, overlap=overlap, fast=fast)
 
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteResult, SuiteResult]:
     tmp = tmp_path_factory.mktemp("overlap")
-    # Overlapped, each mutant is a batch of its own: those that wait let others in, those
-    # that compute do not (the mutants' runs are let in by CPU, not by process).
-    return _score(tmp, "apart", overlap=0), _score(tmp, "overlapped", overlap=12, batch_size=1)
+    return _score(tmp, "apart", overlap=0), _score(tmp, "overlapped", overlap=12)
 
 
 def test_every_verdict_is_the_protocols(both: tuple[SuiteResult, SuiteResult]) -> None:

@@ -9,8 +9,10 @@ plain data in and out: they run on a local pool or on Dask workers.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import functools
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,6 @@ from suitebench.suite.execute.continuation import (
     needs_continuation,
     settled_run,
 )
-from suitebench.suite.execute.cpugate import CpuGate
 from suitebench.suite.execute.interpreter import Interpreter
 from suitebench.suite.execute.projectconfig import Beside
 from suitebench.suite.execute.runner import run_batched, run_plain
@@ -80,9 +81,9 @@ def suite_job(payload: dict[str, Any]) -> dict[str, Any]:
     return {"runs": [r.to_dict() for r in runs]}
 
 
-def _gated(gate: CpuGate, waits: bool, payload: dict[str, Any]) -> dict[str, Any]:
-    """:func:`suite_job` holding a place at the runner's gate (:attr:`SuiteRuns._gate`)."""
-    with gate.held(waits=waits):
+def _gated(gate: threading.BoundedSemaphore, payload: dict[str, Any]) -> dict[str, Any]:
+    """:func:`suite_job` holding one of the runner's tokens (:attr:`SuiteRuns._gate`)."""
+    with gate:
         return suite_job(payload)
 
 
@@ -123,11 +124,12 @@ class SuiteRuns:
         # core, so these do not take the ``--jobs`` slots (:func:`overlap_bound`).
         # (``overlap`` given: that many; 0 or fewer than the workers: at the workers' width.)
         self.overlap = overlap_bound(limits, self.workers) if overlap is None else overlap
-        # Every run on a local pool holds a place at one gate while it runs, whichever pool
-        # started it (the mutants', the early confirmations', the waits'): side by side they
-        # never pass the bound the memory set, however the pools overlap in time, and no more
-        # of them compute than there are workers (:mod:`.cpugate`).
-        self._gate = CpuGate(self.workers, max(self.overlap, self.workers))
+        # Every run on a local pool holds one of ``overlap`` tokens while it runs, whichever
+        # pool started it (the workers', the early confirmations', the waits'): side by side
+        # they never pass the bound the memory set, however the pools overlap in time.
+        self._gate = threading.BoundedSemaphore(max(self.overlap, self.workers))
+        # Fresh runs that compute (after a crash) take turns at the workers' width.
+        self._cores = threading.BoundedSemaphore(self.workers)
 
     def key(
         self,
@@ -255,9 +257,15 @@ class SuiteRuns:
                 return settled_run(run)
             fresh_key, fresh = continuation(key, run, target)
             waits = self.waits_overlap and ended_waiting(run)
-            done = self._run_once(
-                [(fresh_key, fresh)], None, None, plain=True, waits=waits, width=1
-            )
+            with contextlib.nullcontext() if waits else self._cores:
+                done = self._run_once(
+                    [(fresh_key, fresh)],
+                    None,
+                    None,
+                    plain=True,
+                    waits=waits,
+                    width=1 if waits else None,
+                )
             went_on = merge_continued(run, done[fresh_key])
             if went_on is run:  # it reached nothing new: the chain ends
                 break
@@ -349,10 +357,10 @@ class SuiteRuns:
             else:
                 on_run(key, SuiteRun.from_dict(value))
 
-        pool = self._pool(len(jobs), waits, width, apart)
+        pool = self._wait_pool(len(jobs), width) if waits else None
         try:
             raw = run_cached(
-                functools.partial(_gated, self._gate, waits) if self.waits_overlap else suite_job,
+                functools.partial(_gated, self._gate) if self.waits_overlap else suite_job,
                 jobs,
                 store=self.store,
                 executor=pool or self.executor,
@@ -375,15 +383,12 @@ class SuiteRuns:
             progress(len(wanted), len(wanted))
         return {k: SuiteRun.from_dict(found[k]) for k in wanted}
 
-    def _pool(
-        self, runs: int, waits: bool, width: int | None, apart: set[str] | None
-    ) -> LocalExecutor | None:
-        """A pool of :attr:`overlap` threads (``width``: that many) for ``runs`` runs, where
-        the runs are local (a thread pool, or none given) and, without ``width``, there are
-        more of them than workers; else None (the executor as given: on Dask its workers
-        decide).  Its runs are let in by CPU (:mod:`.cpugate`), except the reference's
-        (``apart``), which go at the workers' width: their times set the mutants' limits."""
-        if not self.waits_overlap or (apart and not waits):
+    def _wait_pool(self, runs: int, width: int | None = None) -> LocalExecutor | None:
+        """A pool of :attr:`overlap` threads (``width``: that many) for ``runs`` waiting runs,
+        where the runs are local (a thread pool, or none given) and, without ``width``, there
+        are more of them than workers; else None (the executor as given: on Dask its workers
+        decide)."""
+        if not self.waits_overlap:
             return None
         wide = min(width or self.overlap, runs)
         return LocalExecutor(wide) if width or wide > self.workers else None
