@@ -32,7 +32,7 @@ def test_runs_of_every_pool_together_stay_within_the_overlap(
     now, most = [0], [0]
     finished = SuiteRun.from_maps(RunStatus.OK, tests={"a": P}).to_dict()
 
-    def job(payload: dict[str, object]) -> dict[str, object]:
+    def job(payload: dict[str, object], on_child: object = None) -> dict[str, object]:
         with lock:
             now[0] += 1
             most[0] = max(most[0], now[0])

@@ -20,6 +20,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from suitebench.run import untrusted
 from suitebench.suite.inside.probe.tracer import OUTSIDE
 
 LAUNCHER = """#!/bin/sh
@@ -57,10 +58,10 @@ def _gcov_json(gcda: Path, gcno: Path) -> dict[str, Any] | None:
 
 def read_gcov(gcov_dir: Path, tree: Path) -> dict[str, Any] | None:
     """The coverage record of a run, or None when it cannot be read (no gcov, no tests)."""
-    tests_file = gcov_dir / "tests.json"
-    if not tests_file.is_file() or shutil.which("gcov") is None:
+    written = untrusted.read_text(gcov_dir / "tests.json")  # the run's: no link followed
+    if written is None or shutil.which("gcov") is None:
         return None
-    tests: list[str] = json.loads(tests_file.read_text(encoding="utf-8"))
+    tests: list[str] = json.loads(written)
     notes = {p.relative_to(tree).with_suffix("").as_posix(): p for p in tree.rglob("*.gcno")}
     contexts: dict[str, dict[str, list[int]]] = {}
     unknown: list[str] = []
@@ -95,8 +96,8 @@ def read_gcov(gcov_dir: Path, tree: Path) -> dict[str, Any] | None:
                     if function.get("name") == "main":
                         mains += count
         contexts[context] = {f: sorted(v) for f, v in ran.items()}
-        runs_file = gcov_dir / f"{name}.runs"
-        runs = len(runs_file.read_text().splitlines()) if runs_file.is_file() else 0
+        ran_lines = untrusted.read_text(gcov_dir / f"{name}.runs")
+        runs = 0 if ran_lines is None else len(ran_lines.splitlines())
         if runs > mains:
             unknown.append(context)
     for test in tests:

@@ -50,9 +50,11 @@ def _plain_only(target: Target) -> bool:
     return target.coverage_root is not None and not target.pythonpath
 
 
-def suite_job(payload: dict[str, Any]) -> dict[str, Any]:
+def suite_job(
+    payload: dict[str, Any], on_child: Callable[[int, SuiteRun], None] | None = None
+) -> dict[str, Any]:
     """One suite run on one program (plain engine), or runs on a batch of programs in one
-    sandbox (batched engine)."""
+    sandbox (batched engine; ``on_child(index, run)`` told of each program's run as it ends)."""
     limits = SuiteLimits.from_dict(payload["limits"])
     backend = Backend(payload["backend"]) if payload.get("backend") else None
     beside = Path(payload["beside"]) if payload.get("beside") else None
@@ -77,14 +79,23 @@ def suite_job(payload: dict[str, Any]) -> dict[str, Any]:
         patterns=payload.get("patterns") or (),
         beside=beside,
         python=python,
+        on_child=on_child,
     )
     return {"runs": [r.to_dict() for r in runs]}
 
 
-def _gated(gate: threading.BoundedSemaphore, payload: dict[str, Any]) -> dict[str, Any]:
-    """:func:`suite_job` holding one of the runner's tokens (:attr:`SuiteRuns._gate`)."""
-    with gate:
-        return suite_job(payload)
+def _local_job(
+    gate: threading.BoundedSemaphore | None,
+    on_run: Callable[[str, SuiteRun], None],
+    payload: dict[str, Any],
+) -> dict[str, Any]:
+    """:func:`suite_job` on a local pool: holding one of the runner's tokens (``gate``:
+    :attr:`SuiteRuns._gate`), and a batch's runs handed to ``on_run(key, run)`` as its children
+    end (the payload's ``keys`` name them)."""
+    keys = payload.get("keys")
+    on_child = None if keys is None else (lambda i, run: on_run(keys[i], run))
+    with gate if gate is not None else contextlib.nullcontext():
+        return suite_job(payload, on_child)
 
 
 class SuiteRuns:
@@ -333,6 +344,7 @@ class SuiteRuns:
             batch_keys.append((batch_key, keys))
             payload = {
                 **base,
+                "keys": keys,  # each target's job key: its run is stored as its child ends
                 "targets": [wanted[k].to_dict() for k in keys],
                 "collect_once": self.kind == "cli",
                 "reference": all(k in reference for k in keys),
@@ -341,10 +353,25 @@ class SuiteRuns:
             jobs.append((batch_key, payload))
         done_before = len(found)
 
+        # Progress: by jobs done, or by the batches' programs that have ended, whichever says
+        # more (a batch of a hundred mutants is one job for minutes).
+        told = threading.Lock()
+        jobs_done = [0.0]
+        ended_runs: set[str] = set()
+
+        def tell(done: float | None = None, key: str | None = None) -> None:
+            if progress is None:
+                return
+            with told:
+                if done is not None:
+                    jobs_done[0] = done
+                if key is not None:
+                    ended_runs.add(key)
+                finished = max(round(jobs_done[0] * len(missing)), len(ended_runs))
+                progress(done_before + min(len(missing), finished), len(wanted))
+
         def job_progress(done: int, total: int) -> None:
-            if progress is not None:
-                finished = min(len(missing), round(done * len(missing) / max(1, total)))
-                progress(done_before + finished, len(wanted))
+            tell(done=done / max(1, total))
 
         in_batch = {batch_key: keys for batch_key, keys in batch_keys}
 
@@ -357,10 +384,18 @@ class SuiteRuns:
             else:
                 on_run(key, SuiteRun.from_dict(value))
 
+        def ended(key: str, run: SuiteRun) -> None:
+            """A batch's program ended: its run stored at once (a score killed now keeps it).
+            It reaches ``on_run`` with its batch, as before (early confirmations started here
+            gained nothing sure: docs/suite.md, "Library")."""
+            self.store.put_many([(key, run.to_dict())], kind="suite-run")
+            tell(key=key)
+
         pool = self._wait_pool(len(jobs), width) if waits else None
+        gate = self._gate if self.waits_overlap else None
         try:
             raw = run_cached(
-                functools.partial(_gated, self._gate) if self.waits_overlap else suite_job,
+                functools.partial(_local_job, gate, ended) if self.local else suite_job,
                 jobs,
                 store=self.store,
                 executor=pool or self.executor,
@@ -394,13 +429,18 @@ class SuiteRuns:
         return LocalExecutor(wide) if width or wide > self.workers else None
 
     @property
-    def waits_overlap(self) -> bool:
-        """Whether waiting runs go on a pool of their own: the runs are local (a thread pool,
-        or none given) and :attr:`overlap` is wider than the workers."""
-        local = self.executor is None or (
+    def local(self) -> bool:
+        """Whether the runs go on threads of this process (a thread pool, or none given): a
+        batch's runs then reach the store as its children end, not only with the batch."""
+        return self.executor is None or (
             isinstance(self.executor, LocalExecutor) and not self.executor.processes
         )
-        return local and self.overlap > self.workers
+
+    @property
+    def waits_overlap(self) -> bool:
+        """Whether waiting runs go on a pool of their own: the runs are local and
+        :attr:`overlap` is wider than the workers."""
+        return self.local and self.overlap > self.workers
 
 
 def overlap_bound(limits: SuiteLimits, workers: int) -> int:

@@ -24,11 +24,12 @@ import os
 import shutil
 import signal
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from suitebench.run import sandbox
+from suitebench.run import interrupt, sandbox, untrusted
 from suitebench.run.layout import sandbox_path
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
 from suitebench.suite.execute.eventlog import LOG_TAIL, read_log, run_of
@@ -42,6 +43,7 @@ from suitebench.suite.inside.workdir import collect_only, open_up, populate_work
 from suitebench.suite.records import RunStatus, SuiteRun
 
 SUITE_DIRNAME = "tests"  # test ids read tests/<file>::<name> wherever the suite lives
+CHILD_POLL = 0.2  # how often a batch's ended children are looked for (seconds)
 
 
 def pytest_args(
@@ -147,15 +149,15 @@ def _collect(
     """One program's run from what it left in ``out_dir``: its event log, its log's tail and
     the fingerprint it wrote (:func:`~suitebench.suite.execute.eventlog.run_of` says what they
     make)."""
-    log_file = out_dir / f"{index}.log"
     log = outcome_log
-    if log_file.is_file():
-        log = _tail(log_file.read_bytes()) + log
+    left = untrusted.read_bytes(out_dir / f"{index}.log")
+    if left is not None:
+        log = _tail(left) + log
     fingerprint = None
-    path = out_dir / f"{index}.fingerprint.json"
-    if path.is_file():
+    written = untrusted.read_text(out_dir / f"{index}.fingerprint.json")
+    if written is not None:
         try:
-            fingerprint = json.loads(path.read_text(encoding="utf-8"))
+            fingerprint = json.loads(written)
         except ValueError:
             pass
     return run_of(
@@ -297,10 +299,11 @@ def _plain_options(
 
 def _with_coverage(run: SuiteRun, path: Path) -> SuiteRun:
     """A Python coverage run with the record its tracer wrote (none if it wrote none)."""
-    if not path.is_file():
+    written = untrusted.read_text(path)
+    if written is None:
         return run
     try:
-        coverage = json.loads(path.read_text(encoding="utf-8"))
+        coverage = json.loads(written)
     except ValueError:
         coverage = None
     return dataclasses.replace(run, coverage=coverage)
@@ -319,6 +322,7 @@ def run_batched(
     patterns: Sequence[Sequence[Any]] = (),
     beside: Path | None = None,
     python: Interpreter | None = None,
+    on_child: Callable[[int, SuiteRun], None] | None = None,
 ) -> list[SuiteRun]:
     """Many programs in one sandbox through the fork server; one SuiteRun per target.
 
@@ -328,7 +332,8 @@ def run_batched(
     the targets are the reference's runs, run by pytest's own protocol throughout
     (:mod:`suitebench.suite.inside.batch.direct`).  ``patterns``: regular expressions (pattern,
     flags) the batch compiles once before forking its programs' children
-    (:func:`suitebench.suite.inside.batch.warm. warm_patterns`).
+    (:func:`suitebench.suite.inside.batch.warm. warm_patterns`).  ``on_child(index, run)``:
+    told of each program's run as its child ends, while the batch goes on (:class:`_Children`).
     """
     suite_dir = Path(suite_dir).resolve()
     if not targets:
@@ -362,14 +367,19 @@ def run_batched(
         ]
         # A batch of one runs its program in-process: the plain engine's budget, then.
         wall = limits.per_program * len(targets) + (30.0 if len(targets) > 1 else 0.0)
-        outcome = sandbox.run(
-            argv,
-            cwd=base,
-            env=_env(workdir, base, None, python),
-            limits=_sandbox_limits(limits, wall),
-            backend=backend,
-            ro_binds=binds,
-        )
+        with (
+            _Children(targets, out_dir, limits, on_child)
+            if on_child is not None and len(targets) > 1
+            else contextlib.nullcontext()
+        ):
+            outcome = sandbox.run(
+                argv,
+                cwd=base,
+                env=_env(workdir, base, None, python),
+                limits=_sandbox_limits(limits, wall),
+                backend=backend,
+                ro_binds=binds,
+            )
         if outcome.status is Status.SANDBOX_ERROR:
             return [_harness_failure(outcome) for _ in targets]
         return _batch_runs(targets, out_dir, outcome, limits)
@@ -428,27 +438,17 @@ def _batch_runs(
     targets: list[Target], out_dir: Path, outcome: Outcome, limits: SuiteLimits
 ) -> list[SuiteRun]:
     """One SuiteRun per target, read from what the batch's children left in ``out/``."""
-    batch_log = out_dir / "batch.log"
     shared_log = _tail(outcome.stdout) + _tail(outcome.stderr)
-    if batch_log.is_file():
-        shared_log = _tail(batch_log.read_bytes()) + shared_log
+    batch_log = untrusted.read_bytes(out_dir / "batch.log")
+    if batch_log is not None:
+        shared_log = _tail(batch_log) + shared_log
     runs: list[SuiteRun] = []
     for i in range(len(targets)):
-        exit_file = out_dir / f"{i}.exit.json"
-        if exit_file.is_file():
-            info = json.loads(exit_file.read_text(encoding="utf-8"))
-            runs.append(
-                _collect(
-                    out_dir,
-                    i,
-                    "",
-                    info["exit_code"],
-                    float(info["wall_time"]),
-                    bool(info["killed"]),
-                    cause=_child_cause(info, limits),
-                )
-            )
-        elif len(targets) == 1:  # run in the batch's own process: its end is the run's
+        child = _child_run(targets[i], out_dir, i, limits)
+        if child is not None:
+            runs.append(child)
+            continue
+        if len(targets) == 1:  # run in the batch's own process: its end is the run's
             killed = outcome.status is Status.TIMEOUT
             code, wall = outcome.exit_code, outcome.wall_time
             cause = "" if outcome.status is Status.OK else outcome.message
@@ -461,6 +461,75 @@ def _batch_runs(
         if targets[i].coverage_root is not None and targets[i].pythonpath:
             runs[-1] = _with_coverage(runs[-1], out_dir / f"{i}.coverage.json")
     return runs
+
+
+def _child_run(target: Target, out_dir: Path, i: int, limits: SuiteLimits) -> SuiteRun | None:
+    """Program ``i``'s run, read from what its child left once it ended (its ``exit.json``,
+    written whole after the child's end), or None while it has not ended."""
+    written = untrusted.read_text(out_dir / f"{i}.exit.json")
+    if written is None:
+        return None
+    info = json.loads(written)
+    run = _collect(
+        out_dir,
+        i,
+        "",
+        info["exit_code"],
+        float(info["wall_time"]),
+        bool(info["killed"]),
+        cause=_child_cause(info, limits),
+    )
+    if target.coverage_root is not None and target.pythonpath:
+        run = _with_coverage(run, out_dir / f"{i}.coverage.json")
+    return run
+
+
+class _Children:
+    """A batch's runs handed on as its children end, while the batch goes on (``on_child``
+    of :func:`run_batched`): what a killed score has finished is in the store, not only what
+    whole batches finished.  Nothing is handed on once the command is interrupted: a child's
+    end then may be the interrupt's doing (read first, then the flag looked at -- the flag is
+    raised before any sandbox is killed)."""
+
+    def __init__(
+        self,
+        targets: list[Target],
+        out_dir: Path,
+        limits: SuiteLimits,
+        on_child: Callable[[int, SuiteRun], None],
+    ) -> None:
+        self._args = (targets, out_dir, limits)
+        self._on_child = on_child
+        self._left = set(range(len(targets)))
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="suitebench-children", daemon=True)
+
+    def __enter__(self) -> _Children:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(CHILD_POLL):
+            self.look()
+
+    def look(self) -> None:
+        targets, out_dir, limits = self._args
+        for i in sorted(self._left):
+            try:
+                run = _child_run(targets[i], out_dir, i, limits)
+            except (OSError, ValueError, KeyError):  # read again at the batch's end
+                continue
+            if run is None or interrupt.cancelled():
+                continue
+            self._left.discard(i)
+            try:
+                self._on_child(i, run)
+            except Exception:  # the batch's end hands every run on as before
+                continue
 
 
 def _base(stack: contextlib.ExitStack, prefix: str, workspace: Path | None) -> Path:

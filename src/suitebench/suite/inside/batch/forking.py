@@ -54,10 +54,14 @@ def wait_child(pid: int, budget: float) -> tuple[int, bool]:
 
 def record_exit(out_dir: Path, index: int, code: int, wall: float, killed: bool = False) -> None:
     """How a program's run ended (``<index>.exit.json``): its exit code, whether it was killed
-    at the per-program budget, its wall time."""
-    (out_dir / f"{index}.exit.json").write_text(
+    at the per-program budget, its wall time.  Written whole or not at all (a new file moved
+    into place): the host reads each as it appears, while the batch goes on."""
+    final = out_dir / f"{index}.exit.json"
+    partial = out_dir / f"{index}.exit.json.part"
+    partial.write_text(
         json.dumps({"exit_code": code, "killed": killed, "wall_time": wall}), encoding="utf-8"
     )
+    os.replace(partial, final)
 
 
 def _reseed_after_fork() -> None:

@@ -1,0 +1,156 @@
+"""A batch's runs reach the store as its children end, not only with the whole batch: a score
+killed in the middle of a batch keeps every mutant's run that had ended, and the next score
+takes them from the store.
+
+``queue`` is a bounded FIFO of jobs with a dispatcher that backs off between polls.  Its three
+mutants run in one batch, in this order:
+
+* ``off_by_one``: ``size`` counts one job too many -- ``test_size`` fails (3 != 2), and
+  ``test_poll`` too: ``poll`` sees a job in an empty queue and pops from an empty list;
+* ``wrong_end``: ``pop`` takes from the back -- ``test_fifo`` fails ("b" != "a");
+* ``slow_poll``: ``poll`` backs off 2 s, not 0.01 s, between its two looks -- ``test_poll``
+  takes 4 s on it and passes (inside the 10 s limit): the batch runs 4 s past the other two.
+
+While ``slow_poll``'s child still sleeps, the other two mutants' runs are already in the store
+(each as its own ``suite-run`` row, under its own job key) and the progress says 2 of 3; once
+the batch ends, what it returns is what was stored, test by test.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from suitebench.model.instance import load_instance
+from suitebench.run.executor import LocalExecutor
+from suitebench.run.store import Store
+from suitebench.suite.execute.jobs import SuiteRuns
+from suitebench.suite.execute.programs import Builder, build_all
+from suitebench.suite.execute.runspec import Engine, SuiteLimits
+from suitebench.suite.records import SuiteRun, TestStatus
+
+from ..conftest import write_python_instance
+
+SOURCE = '''\
+"""A bounded FIFO of jobs."""
+
+import time
+
+
+class Queue:
+    def __init__(self, limit):
+        self.limit = limit
+        self.items = []
+
+    def push(self, item):
+        if len(self.items) >= self.limit:
+            raise OverflowError("queue full")
+        self.items.append(item)
+
+    def pop(self):
+        return self.items.pop(0)
+
+    def size(self):
+        return len(self.items)
+
+
+def poll(queue, tries):
+    """The first job within ``tries`` looks, backing off between them; None if none came."""
+    for _ in range(tries):
+        if queue.size():
+            return queue.pop()
+        time.sleep(0.01)
+    return None
+'''
+
+TESTS = """\
+from queue_ import Queue, poll
+
+
+def test_size():
+    q = Queue(3)
+    q.push("a")
+    q.push("b")
+    assert q.size() == 2
+
+
+def test_fifo():
+    q = Queue(3)
+    q.push("a")
+    q.push("b")
+    assert q.pop() == "a"
+
+
+def test_poll():
+    assert poll(Queue(1), 2) is None
+"""
+
+MUTANTS = [
+    ("off_by_one", "queue_/__init__.py", "return len(self.items)", "return len(self.items) + 1"),
+    ("wrong_end", "queue_/__init__.py", "self.items.pop(0)", "self.items.pop()"),
+    ("slow_poll", "queue_/__init__.py", "time.sleep(0.01)", "time.sleep(2.0)"),
+]
+F = "tests/test_queue.py::"
+P, X = TestStatus.PASSED, TestStatus.FAILED
+EXPECTED = {  # test_size, test_fifo, test_poll
+    "off_by_one": (X, P, X),
+    "wrong_end": (P, X, P),
+    "slow_poll": (P, P, P),
+}
+TESTS_IN_ORDER = [F + "test_size", F + "test_fifo", F + "test_poll"]
+
+
+def test_a_batchs_runs_are_stored_as_its_children_end(tmp_path: Path) -> None:
+    toml = write_python_instance(
+        tmp_path / "queue",
+        name="queue_",
+        source={"queue_/__init__.py": SOURCE},
+        tests={"test_queue.py": TESTS},
+        spec="A bounded FIFO of jobs.\n",
+        mutants=MUTANTS,
+    )
+    instance = load_instance(toml)
+    _reference, built = build_all(Builder(instance, tmp_path / "builds"), instance.mutants)
+    store = Store(tmp_path / "store.sqlite")
+    runner = SuiteRuns(
+        instance.tests,
+        kind="python",
+        store=store,
+        executor=LocalExecutor(1),
+        engine=Engine.BATCHED,
+        limits=SuiteLimits(per_test=10.0),
+        backend=None,
+        batch_size=8,
+    )
+    keys = {m.id: runner.key(built[m.id].program_id, "test", None) for m in instance.mutants}
+    requests = [(keys[m.id], built[m.id].target()) for m in instance.mutants]
+    got: dict[str, SuiteRun] = {}
+    told: list[tuple[int, int, bool]] = []  # (done, total, whether the batch still ran)
+
+    def progress(done: int, total: int) -> None:
+        told.append((done, total, batch.is_alive()))
+
+    batch = threading.Thread(
+        target=lambda: got.update(runner.run(requests, progress=progress)), daemon=True
+    )
+    batch.start()
+    early = [keys["off_by_one"], keys["wrong_end"]]
+    deadline = time.monotonic() + 300
+    while len(store.get_many(early)) < 2 and batch.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stored = store.get_many(early)
+    # slow_poll's child sleeps 2 s twice in test_poll: the batch is still running.
+    assert batch.is_alive(), "the batch ended before its first runs were stored"
+    assert set(stored) == set(early)
+    assert keys["slow_poll"] not in store.get_many([keys["slow_poll"]])
+    batch.join(300)
+    assert not batch.is_alive()
+    # The progress moved as the children ended, not only when the batch did.
+    assert any(done == 2 and total == 3 and running for done, total, running in told), told
+    assert told[-1][:2] == (3, 3)
+    for mid, statuses in EXPECTED.items():
+        run = got[keys[mid]]
+        assert tuple(run.status_of(t) for t in TESTS_IN_ORDER) == statuses, mid
+    for key in early:  # what the batch returned is what was stored as its child ended
+        assert SuiteRun.from_dict(stored[key]).statuses() == got[key].statuses()
