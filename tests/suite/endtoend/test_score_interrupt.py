@@ -21,8 +21,7 @@ from pathlib import Path
 from suitebench.data import INSTANCES_DIR
 
 from ...cli_helpers import interrupt_when, stored_rows, suitebench_argv
-from ..conftest import write_python_instance
-from ..execute.test_batch_children_stored import MUTANTS, SOURCE, TESTS
+from ..execute.test_batch_children_stored import write_queue
 
 WORDFREQ = INSTANCES_DIR / "wordfreq-py"
 
@@ -96,14 +95,7 @@ def test_ctrl_c_in_the_middle_of_a_batch_keeps_the_mutants_runs_that_ended(
     fail fast, ``slow_poll`` passes after 4 s of backing off.  Ctrl-C while it sleeps: the two
     runs that ended are in the store (before, a batch's runs were stored only with the whole
     batch, and all three ran again), and the same command takes them from there."""
-    toml = write_python_instance(
-        tmp_path / "queue",
-        name="queue_",
-        source={"queue_/__init__.py": SOURCE},
-        tests={"test_queue.py": TESTS},
-        spec="A bounded FIFO of jobs.\n",
-        mutants=MUTANTS,
-    )
+    toml = write_queue(tmp_path / "queue")
     store, out = tmp_path / "s.db", tmp_path / "out"
     argv = suitebench_argv("-j", "1", "score", toml, "--out", out, store=store)
     first, _took = interrupt_when(argv, lambda: _mutants_runs_stored(store) >= 2)

@@ -101,16 +101,20 @@ EXPECTED = {  # test_size, test_fifo, test_poll
 TESTS_IN_ORDER = [F + "test_size", F + "test_fifo", F + "test_poll"]
 
 
-def test_a_batchs_runs_are_stored_as_its_children_end(tmp_path: Path) -> None:
-    toml = write_python_instance(
-        tmp_path / "queue",
+def write_queue(root: Path) -> Path:
+    """The queue instance under ``root``: its instance.toml."""
+    return write_python_instance(
+        root,
         name="queue_",
         source={"queue_/__init__.py": SOURCE},
         tests={"test_queue.py": TESTS},
         spec="A bounded FIFO of jobs.\n",
         mutants=MUTANTS,
     )
-    instance = load_instance(toml)
+
+
+def test_a_batchs_runs_are_stored_as_its_children_end(tmp_path: Path) -> None:
+    instance = load_instance(write_queue(tmp_path / "queue"))
     _reference, built = build_all(Builder(instance, tmp_path / "builds"), instance.mutants)
     store = Store(tmp_path / "store.sqlite")
     runner = SuiteRuns(
