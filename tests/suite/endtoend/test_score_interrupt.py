@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import sqlite3
 import subprocess
 import tomllib
 from pathlib import Path
@@ -21,7 +20,6 @@ from pathlib import Path
 from suitebench.data import INSTANCES_DIR
 
 from ...cli_helpers import interrupt_when, stored_rows, suitebench_argv
-from ..execute.test_batch_children_stored import write_queue
 
 WORDFREQ = INSTANCES_DIR / "wordfreq-py"
 
@@ -75,46 +73,3 @@ def test_ctrl_c_stops_score_keeps_the_store_and_the_rerun_says_so(tmp_path: Path
     third = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     assert third.returncode == 0, third.stderr
     assert re.search(r"results: 0 stored now, \d+ taken from the store", third.stderr)
-
-
-def _mutants_runs_stored(store: Path) -> int:
-    """How many runs in the store have a failing test: mutants' runs (every reference run of
-    the queue passes)."""
-    try:
-        with sqlite3.connect(store, timeout=1) as conn:
-            rows = conn.execute("SELECT value FROM outcomes WHERE kind = 'suite-run'")
-            return sum('"failed"' in value for (value,) in rows)
-    except sqlite3.Error:
-        return 0
-
-
-def test_ctrl_c_in_the_middle_of_a_batch_keeps_the_mutants_runs_that_ended(
-    tmp_path: Path,
-) -> None:
-    """One worker, one batch of the queue's three mutants: ``off_by_one`` and ``wrong_end``
-    fail fast, ``slow_poll`` passes after 4 s of backing off.  Ctrl-C while it sleeps: the two
-    runs that ended are in the store (before, a batch's runs were stored only with the whole
-    batch, and all three ran again), and the same command takes them from there."""
-    toml = write_queue(tmp_path / "queue")
-    store, out = tmp_path / "s.db", tmp_path / "out"
-    argv = suitebench_argv("-j", "1", "score", toml, "--out", out, store=store)
-    first, _took = interrupt_when(argv, lambda: _mutants_runs_stored(store) >= 2)
-    assert first.returncode == 130, first.stderr
-    assert _mutants_runs_stored(store) == 2  # slow_poll's run, cut short, is not stored
-    again = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-    assert again.returncode == 0, again.stderr
-    m = re.search(r"results: (\d+) stored now, (\d+) taken from the store", again.stderr)
-    assert m is not None, again.stderr
-    results = json.loads((out / "results.json").read_text())
-    status = {row["id"]: row["status"] for row in results["mutants"]}
-    assert status == {"off_by_one": "killed", "wrong_end": "killed", "slow_poll": "survived"}
-    assert results["mutation_score"] == 2 / 3
-    # Only slow_poll ran again: no batch of the three mutants was ever run to its end.
-    assert max(_batch_sizes(store)) < 3, _batch_sizes(store)
-
-
-def _batch_sizes(store: Path) -> list[int]:
-    """How many programs each stored batch ran."""
-    with sqlite3.connect(store, timeout=1) as conn:
-        rows = conn.execute("SELECT value FROM outcomes WHERE kind = 'suite-batch'")
-        return [len(json.loads(value)["runs"]) for (value,) in rows]

@@ -51,10 +51,10 @@ def _plain_only(target: Target) -> bool:
 
 
 def suite_job(
-    payload: dict[str, Any], on_child: Callable[[int, SuiteRun], None] | None = None
+    payload: dict[str, Any], on_child: Callable[[int], None] | None = None
 ) -> dict[str, Any]:
     """One suite run on one program (plain engine), or runs on a batch of programs in one
-    sandbox (batched engine; ``on_child(index, run)`` told of each program's run as it ends)."""
+    sandbox (batched engine; ``on_child(index)`` told of each program as its child ends)."""
     limits = SuiteLimits.from_dict(payload["limits"])
     backend = Backend(payload["backend"]) if payload.get("backend") else None
     beside = Path(payload["beside"]) if payload.get("beside") else None
@@ -86,14 +86,14 @@ def suite_job(
 
 def _local_job(
     gate: threading.BoundedSemaphore | None,
-    on_run: Callable[[str, SuiteRun], None],
+    ended: Callable[[str], None],
     payload: dict[str, Any],
 ) -> dict[str, Any]:
     """:func:`suite_job` on a local pool: holding one of the runner's tokens (``gate``:
-    :attr:`SuiteRuns._gate`), and a batch's runs handed to ``on_run(key, run)`` as its children
-    end (the payload's ``keys`` name them)."""
+    :attr:`SuiteRuns._gate`), and a batch's programs told to ``ended(key)`` as their children
+    end, for the progress (the payload's ``keys`` name them)."""
     keys = payload.get("keys")
-    on_child = None if keys is None else (lambda i, run: on_run(keys[i], run))
+    on_child = None if keys is None else (lambda i: ended(keys[i]))
     with gate if gate is not None else contextlib.nullcontext():
         return suite_job(payload, on_child)
 
@@ -344,7 +344,7 @@ class SuiteRuns:
             batch_keys.append((batch_key, keys))
             payload = {
                 **base,
-                "keys": keys,  # each target's job key: its run is stored as its child ends
+                "keys": keys,  # each target's job key: the progress counts it as its child ends
                 "targets": [wanted[k].to_dict() for k in keys],
                 "collect_once": self.kind == "cli",
                 "reference": all(k in reference for k in keys),
@@ -384,11 +384,9 @@ class SuiteRuns:
             else:
                 on_run(key, SuiteRun.from_dict(value))
 
-        def ended(key: str, run: SuiteRun) -> None:
-            """A batch's program ended: its run stored at once (a score killed now keeps it).
-            It reaches ``on_run`` with its batch, as before (early confirmations started here
-            gained nothing sure: docs/suite.md, "Library")."""
-            self.store.put_many([(key, run.to_dict())], kind="suite-run")
+        def ended(key: str) -> None:
+            """A batch's program ended: the progress counts it (its run is read with the
+            batch: :class:`.runner._Children` says why)."""
             tell(key=key)
 
         pool = self._wait_pool(len(jobs), width) if waits else None

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from suitebench.run import interrupt, sandbox, untrusted
+from suitebench.run import sandbox, untrusted
 from suitebench.run.layout import sandbox_path
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
 from suitebench.suite.execute.eventlog import LOG_TAIL, read_log, run_of
@@ -322,7 +322,7 @@ def run_batched(
     patterns: Sequence[Sequence[Any]] = (),
     beside: Path | None = None,
     python: Interpreter | None = None,
-    on_child: Callable[[int, SuiteRun], None] | None = None,
+    on_child: Callable[[int], None] | None = None,
 ) -> list[SuiteRun]:
     """Many programs in one sandbox through the fork server; one SuiteRun per target.
 
@@ -332,8 +332,8 @@ def run_batched(
     the targets are the reference's runs, run by pytest's own protocol throughout
     (:mod:`suitebench.suite.inside.batch.direct`).  ``patterns``: regular expressions (pattern,
     flags) the batch compiles once before forking its programs' children
-    (:func:`suitebench.suite.inside.batch.warm. warm_patterns`).  ``on_child(index, run)``:
-    told of each program's run as its child ends, while the batch goes on (:class:`_Children`).
+    (:func:`suitebench.suite.inside.batch.warm. warm_patterns`).  ``on_child(index)``: told
+    of each program as its child ends, while the batch goes on (:class:`_Children`).
     """
     suite_dir = Path(suite_dir).resolve()
     if not targets:
@@ -368,7 +368,7 @@ def run_batched(
         # A batch of one runs its program in-process: the plain engine's budget, then.
         wall = limits.per_program * len(targets) + (30.0 if len(targets) > 1 else 0.0)
         with (
-            _Children(targets, out_dir, limits, on_child)
+            _Children(len(targets), out_dir, on_child)
             if on_child is not None and len(targets) > 1
             else contextlib.nullcontext()
         ):
@@ -485,22 +485,16 @@ def _child_run(target: Target, out_dir: Path, i: int, limits: SuiteLimits) -> Su
 
 
 class _Children:
-    """A batch's runs handed on as its children end, while the batch goes on (``on_child``
-    of :func:`run_batched`): what a killed score has finished is in the store, not only what
-    whole batches finished.  Nothing is handed on once the command is interrupted: a child's
-    end then may be the interrupt's doing (read first, then the flag looked at -- the flag is
-    raised before any sandbox is killed)."""
+    """A batch's programs told as their children end, while the batch goes on (``on_child``
+    of :func:`run_batched`): the progress moves within a batch of a hundred mutants.  Only
+    that a child ended is told (its ``exit.json`` is there): its run is read when the batch
+    ends, once the fork server has put back each record as its child left it -- before then,
+    any later child of the batch could have written it."""
 
-    def __init__(
-        self,
-        targets: list[Target],
-        out_dir: Path,
-        limits: SuiteLimits,
-        on_child: Callable[[int, SuiteRun], None],
-    ) -> None:
-        self._args = (targets, out_dir, limits)
+    def __init__(self, count: int, out_dir: Path, on_child: Callable[[int], None]) -> None:
+        self._out_dir = out_dir
         self._on_child = on_child
-        self._left = set(range(len(targets)))
+        self._left = set(range(count))
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="suitebench-children", daemon=True)
 
@@ -514,22 +508,10 @@ class _Children:
 
     def _watch(self) -> None:
         while not self._stop.wait(CHILD_POLL):
-            self.look()
-
-    def look(self) -> None:
-        targets, out_dir, limits = self._args
-        for i in sorted(self._left):
-            try:
-                run = _child_run(targets[i], out_dir, i, limits)
-            except (OSError, ValueError, KeyError):  # read again at the batch's end
-                continue
-            if run is None or interrupt.cancelled():
-                continue
-            self._left.discard(i)
-            try:
-                self._on_child(i, run)
-            except Exception:  # the batch's end hands every run on as before
-                continue
+            for i in sorted(self._left):
+                if os.path.lexists(self._out_dir / f"{i}.exit.json"):
+                    self._left.discard(i)
+                    self._on_child(i)
 
 
 def _base(stack: contextlib.ExitStack, prefix: str, workspace: Path | None) -> Path:

@@ -13,6 +13,7 @@ import json
 import os
 import select
 import signal
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -99,6 +100,60 @@ def _enter_child(spec: BatchSpec, program: Program, workdir: WorkDir) -> None:
     os.chdir(workdir.path)
 
 
+# What a program's child leaves in ``out_dir`` for the host.  Every child of the batch may write
+# there, so each program's is cleared before its child starts (what an earlier child wrote in
+# its name goes), kept in this process's memory once its child has ended, and put back when the
+# batch's loop ends, after every child (and what it left running) is gone: a test of a later
+# program cannot change an earlier one's record.
+OUTPUTS = (".events", ".log", ".exit.json", ".fingerprint.json", ".coverage.json")
+_kept: dict[int, dict[str, bytes]] = {}
+
+
+def clear(out_dir: Path, index: int) -> None:
+    """Program ``index``'s outputs removed (before its child starts, or when none ran it)."""
+    for suffix in OUTPUTS:
+        try:
+            os.unlink(out_dir / f"{index}{suffix}")
+        except FileNotFoundError:
+            pass
+
+
+def keep(out_dir: Path, index: int) -> None:
+    """Program ``index``'s outputs, as its child left them, kept in this process's memory."""
+    kept: dict[str, bytes] = {}
+    for suffix in OUTPUTS:
+        try:
+            fd = os.open(out_dir / f"{index}{suffix}", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                with os.fdopen(os.dup(fd), "rb") as handle:
+                    kept[suffix] = handle.read()
+        finally:
+            os.close(fd)
+    _kept[index] = kept
+
+
+def put_back(out_dir: Path, programs: Iterable[Program]) -> None:
+    """Every kept output written back as it was kept (each file new, moved into place), and
+    the outputs of ``programs`` not kept (not run here) cleared."""
+    for program in programs:
+        if program["index"] not in _kept:
+            clear(out_dir, program["index"])
+    for index, kept in _kept.items():
+        clear(out_dir, index)
+        for suffix, data in kept.items():
+            partial = out_dir / f"{index}{suffix}.part"
+            try:
+                os.unlink(partial)  # whatever a child left under that name
+            except FileNotFoundError:
+                pass
+            with open(partial, "xb") as handle:
+                handle.write(data)
+            os.replace(partial, out_dir / f"{index}{suffix}")
+
+
 def fork_per_program(
     spec: BatchSpec,
     workdir: WorkDir,
@@ -111,13 +166,15 @@ def fork_per_program(
     at the per-program wall-clock budget), records its exit, and returns None when all have
     run; in a child, returns the program it is to test, in the work dir."""
     out_dir = Path(spec["out_dir"])
-    for program in spec["programs"] if programs is None else programs:
+    mine = list(spec["programs"] if programs is None else programs)
+    for program in mine:
         if before is not None and not before(program):
             continue
         workdir.prepare(program["executable"])
         declined = out_dir / f"{program['index']}.declined"
         if declined.exists():  # declined by a collector's child: its run is this one now
             declined.unlink()
+        clear(out_dir, program["index"])
         sys.stdout.flush()
         sys.stderr.flush()
         leftovers.become_subreaper()
@@ -133,6 +190,8 @@ def fork_per_program(
             continue  # left to whoever runs the batch's other programs (:func:`decline`)
         code = os.waitstatus_to_exitcode(status)
         record_exit(out_dir, program["index"], code, time.monotonic() - start, killed)
+        keep(out_dir, program["index"])
+    put_back(out_dir, mine)
     return None
 
 

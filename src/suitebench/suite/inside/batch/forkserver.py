@@ -48,6 +48,7 @@ from suitebench.suite.inside.batch.direct import PerProgram
 from suitebench.suite.inside.batch.forking import (
     fork_each,
     fork_per_program,
+    keep,
     record_exit,
 )
 from suitebench.suite.inside.batch.warm import (
@@ -291,6 +292,8 @@ class BatchHooks(Collector):
             if self.fork_collector(group):
                 return False  # the collector: collect once, as pytest does
             done = {p["index"] for p in group if (out_dir / f"{p['index']}.exit.json").exists()}
+            for index in done:  # the collector's records, kept from the children after it
+                keep(out_dir, index)
             programs = [p for p in programs if p["index"] not in done]
         if len(spec["programs"]) == 1:
             # One program (a reference run): run it in this process, as a plain run would;
