@@ -7,9 +7,8 @@ a command that can be interrupted (``audit``, ``score``, ``generate``, ``stress`
 sandbox's process group is killed at once, and from then on a session refuses to start a run
 and a run in flight ends in :class:`Interrupted` instead of an outcome. The chunk it was part of
 raises instead of returning, so its records never reach the store: what the store holds was
-finished before the interrupt (a batch's programs whose runs ended before it are stored as they
-ended; what the interrupt cut short never is), and nothing half-done is written. A second
-Ctrl-C falls back to Python's default (a plain ``KeyboardInterrupt``).
+finished before the interrupt, and nothing half-done is written. A second Ctrl-C falls back to
+Python's default (a plain ``KeyboardInterrupt``).
 """
 
 from __future__ import annotations

@@ -429,7 +429,8 @@ class SuiteRuns:
     @property
     def local(self) -> bool:
         """Whether the runs go on threads of this process (a thread pool, or none given): a
-        batch's runs then reach the store as its children end, not only with the batch."""
+        batch's programs then move the progress as their children end, not only with the
+        batch."""
         return self.executor is None or (
             isinstance(self.executor, LocalExecutor) and not self.executor.processes
         )
