@@ -56,13 +56,22 @@ def wait_child(pid: int, budget: float) -> tuple[int, bool]:
 def record_exit(out_dir: Path, index: int, code: int, wall: float, killed: bool = False) -> None:
     """How a program's run ended (``<index>.exit.json``): its exit code, whether it was killed
     at the per-program budget, its wall time.  Written whole or not at all (a new file moved
-    into place): the host reads each as it appears, while the batch goes on."""
-    final = out_dir / f"{index}.exit.json"
-    partial = out_dir / f"{index}.exit.json.part"
-    partial.write_text(
-        json.dumps({"exit_code": code, "killed": killed, "wall_time": wall}), encoding="utf-8"
-    )
-    os.replace(partial, final)
+    into place): the host counts each as it appears, while the batch goes on."""
+    record = {"exit_code": code, "killed": killed, "wall_time": wall}
+    _write_whole(out_dir / f"{index}.exit.json", json.dumps(record).encode())
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """``data`` at ``path``, written to a new file moved into place (what a child left under
+    either name -- a link, say -- is replaced, never written through)."""
+    partial = path.with_name(path.name + ".part")
+    try:
+        os.unlink(partial)
+    except FileNotFoundError:
+        pass
+    with open(partial, "xb") as handle:
+        handle.write(data)
+    os.replace(partial, path)
 
 
 def _reseed_after_fork() -> None:
@@ -144,14 +153,7 @@ def put_back(out_dir: Path, programs: Iterable[Program]) -> None:
     for index, kept in _kept.items():
         clear(out_dir, index)
         for suffix, data in kept.items():
-            partial = out_dir / f"{index}{suffix}.part"
-            try:
-                os.unlink(partial)  # whatever a child left under that name
-            except FileNotFoundError:
-                pass
-            with open(partial, "xb") as handle:
-                handle.write(data)
-            os.replace(partial, out_dir / f"{index}{suffix}")
+            _write_whole(out_dir / f"{index}{suffix}", data)
 
 
 def fork_per_program(
