@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from suitebench.run import untrusted
+from suitebench.suite.inside import untrusted
 
 
 def test_a_regular_file_reads_whole(tmp_path: Path) -> None:

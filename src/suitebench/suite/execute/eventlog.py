@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from suitebench.run import untrusted
-from suitebench.suite.inside import wire
+from suitebench.suite.inside import untrusted, wire
 from suitebench.suite.records import RunStatus, SuiteRun, TestStatus
 
 

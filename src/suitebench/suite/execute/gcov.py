@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from suitebench.run import untrusted
+from suitebench.suite.inside import untrusted
 from suitebench.suite.inside.probe.tracer import OUTSIDE
 
 LAUNCHER = """#!/bin/sh

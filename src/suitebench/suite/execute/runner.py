@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from suitebench.run import sandbox, untrusted
+from suitebench.run import sandbox
 from suitebench.run.layout import sandbox_path
 from suitebench.run.outcome import Backend, Limits, Outcome, Status
 from suitebench.suite.execute.eventlog import LOG_TAIL, read_log, run_of
@@ -37,7 +37,7 @@ from suitebench.suite.execute.gcov import read_gcov, write_launcher
 from suitebench.suite.execute.interpreter import Interpreter, current
 from suitebench.suite.execute.rewritecache import write_rewrite_cache
 from suitebench.suite.execute.runspec import SuiteLimits, Target
-from suitebench.suite.inside import wire
+from suitebench.suite.inside import untrusted, wire
 from suitebench.suite.inside.batch.rewrite import SERVED_NAME
 from suitebench.suite.inside.workdir import collect_only, open_up, populate_workdir
 from suitebench.suite.records import RunStatus, SuiteRun

@@ -13,13 +13,12 @@ import json
 import os
 import select
 import signal
-import stat
 import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from suitebench.suite.inside import leftovers
+from suitebench.suite.inside import leftovers, untrusted
 from suitebench.suite.inside.isolate import hide_others
 from suitebench.suite.inside.wire import BatchProgram, BatchSpec
 from suitebench.suite.inside.workdir import WorkDir
@@ -131,16 +130,9 @@ def keep(out_dir: Path, index: int) -> None:
     """Program ``index``'s outputs, as its child left them, kept in this process's memory."""
     kept: dict[str, bytes] = {}
     for suffix in OUTPUTS:
-        try:
-            fd = os.open(out_dir / f"{index}{suffix}", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            continue
-        try:
-            if stat.S_ISREG(os.fstat(fd).st_mode):
-                with os.fdopen(os.dup(fd), "rb") as handle:
-                    kept[suffix] = handle.read()
-        finally:
-            os.close(fd)
+        data = untrusted.read_bytes(out_dir / f"{index}{suffix}")
+        if data is not None:
+            kept[suffix] = data
     _kept[index] = kept
 
 

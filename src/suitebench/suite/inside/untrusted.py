@@ -5,7 +5,8 @@ records and logs go there), so anything in it may have been replaced by the time
 it: a symbolic link to a file only the host may read (its contents would end up in a run's log
 and in the results), a FIFO (an open would block), a device.  :func:`read_bytes` opens the
 path without following a link and without blocking, and reads it only if it is a regular file;
-anything else reads as absent, as a file the program never wrote.
+anything else reads as absent, as a file the program never wrote.  Standard library only:
+the batch's fork server uses it too, inside the sandbox (:mod:`.batch.forking`).
 """
 
 from __future__ import annotations
