@@ -29,6 +29,16 @@ def _lowered_flag():
     interrupt.reset()
 
 
+@pytest.fixture(autouse=True)
+def _terminal_sigint():
+    """SIGINT handled as in a command started from a terminal: a test run started in the
+    background inherits it ignored, and a command so started is not interrupted by it (as
+    the shell means), which is not what these tests are about."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 def test_the_command_exits_only_after_its_work_has_cleaned_up() -> None:
     events: list[str] = []
     started = threading.Event()
