@@ -179,8 +179,14 @@ def score_suite(
     reused = _reused(plan, reuse, all_runs, runnable, selections, impacts, timeouts)
     fresh = [m for m in runnable if m.id not in reused]
     lane = early_confirmations(plan.runner, _passing(early_runs), fast=plan.fast)
+
+    # The mutants' runs (and the later reference runs) move the rest of the runs' part, from
+    # the early reference runs to its end, as they end (a batch's children one by one).
+    def runs_progress(done: int, of: int) -> None:
+        report("runs", plan.early + done * (reference_runs + count - plan.early) // max(1, of))
+
     selected_runs, decoys = _mutant_runs(
-        plan, all_runs, built, fresh, selections, impacts, report, lane, patterns
+        plan, all_runs, built, fresh, selections, impacts, runs_progress, lane, patterns
     )
     selected_runs.update(reused)
     _confirm_reference(plan, all_runs, plan.ref_keys[plan.early :], timeouts)
@@ -197,6 +203,7 @@ def score_suite(
             lane,
             timeouts=timeouts,
             patterns=patterns,
+            progress=runs_progress,
         )
     else:
         decoyed = failing(plan, all_runs, decoys, excluded, timeouts)
@@ -370,19 +377,29 @@ def _mutant_runs(
     runnable: list[MutantSpec],
     selections: dict[str, Selection],
     impacts: dict[str, ImpactSpec],
-    report: Callable[[str, int], None],
+    progress: Progress,
     lane: EarlyConfirmations | None = None,
     patterns: Patterns = (),
 ) -> tuple[dict[str, SuiteRun | None], list[Decoy]]:
     """The mutants' runs (``--fast`` aside: :mod:`.fast` makes those) with the later
     reference runs and the decoys (:mod:`.decoys`), added to ``all_runs``; a selected run per
     mutant, when selected, and the decoys asked for.  ``lane`` confirms waits as the runs
-    show them; ``patterns``: the coverage run's regular expressions, for the batches."""
+    show them; ``patterns``: the coverage run's regular expressions, for the batches;
+    ``progress(done, total)``: the runs as they end."""
     later = plan.later_requests()
     if plan.staged:
         reference = plan.reference if plan.decoys else None
         selected, more, decoys = _run_selected(
-            plan.runner, reference, runnable, built, selections, later, impacts, lane, patterns
+            plan.runner,
+            reference,
+            runnable,
+            built,
+            selections,
+            later,
+            impacts,
+            lane,
+            patterns,
+            progress,
         )
         all_runs.update(more)
         return selected, decoys
@@ -399,10 +416,9 @@ def _mutant_runs(
             lane.watch({_full_key(plan, built, m): built[m.id] for m in runnable})
         # The decoys are runs beyond the total shown (builds, reference runs, one run a
         # mutant): the part moves in step with the runs done, and ends at its share.
-        share = len(later) + len(mutants)
         done = plan.runner.run(
             asked,
-            progress=lambda d, t: report("runs", plan.early + d * share // max(1, t)),
+            progress=progress,
             apart={k for k, _ in later},
             spread=[d.key for d in decoys],
             on_run=None if lane is None else lane.offer,
@@ -422,6 +438,7 @@ def _run_selected(
     impacts: dict[str, ImpactSpec],
     lane: EarlyConfirmations | None = None,
     patterns: Patterns = (),
+    progress: Progress | None = None,
 ) -> tuple[dict[str, SuiteRun | None], dict[str, SuiteRun], list[Decoy]]:
     """Each mutant runs the tests its selection names (all where it names none; nothing where
     it names no test), together with ``extra`` runs (the later reference runs, kept apart) and
@@ -457,6 +474,7 @@ def _run_selected(
         lane.watch({keys[m.id]: built[m.id] for m in runnable if m.id in keys})
     got = runner.run(
         requests,
+        progress=progress,
         apart={k for k, _ in extra},
         spread=[d.key for d in decoys],
         on_run=None if lane is None else lane.offer,

@@ -21,6 +21,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from suitebench.model.instance import load_instance
 from suitebench.run.executor import LocalExecutor
 from suitebench.run.store import Store
@@ -29,7 +31,7 @@ from suitebench.suite.execute.programs import Builder, build_all
 from suitebench.suite.execute.runspec import Engine, SuiteLimits
 from suitebench.suite.records import SuiteRun, TestStatus
 
-from ..conftest import write_python_instance
+from ..conftest import score_in_store, write_python_instance
 
 SOURCE = '''\
 """A bounded FIFO of jobs."""
@@ -155,3 +157,36 @@ def test_the_progress_counts_a_batchs_children_as_they_end(tmp_path: Path) -> No
         run = got[keys[mid]]
         assert tuple(run.status_of(t) for t in TESTS_IN_ORDER) == statuses, mid
     assert set(store.get_many(list(keys.values()))) == set(keys.values())
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["selected", "fast"])
+def test_a_score_shows_its_mutants_runs_as_they_end(tmp_path: Path, fast: bool) -> None:
+    """What the command's progress line shows: before, the mutants' runs of the selected
+    matrix and of ``--fast`` moved it only when all of them were done (a user saw "50%" for
+    the twenty minutes a project's --fast took).  Worked out: 1 + 3 builds, 3 reference runs
+    and 3 mutants' runs make 10; off_by_one and wrong_end end within a second, so 9 of 10 is
+    shown while slow_poll's test still backs off its 4 s."""
+    toml = write_queue(tmp_path / "queue")
+    told: list[tuple[int, int, float]] = []
+    result = score_in_store(
+        toml,
+        tmp_path,
+        engine=Engine.BATCHED,
+        executor=LocalExecutor(1),  # one batch: its children end one after the other
+        limits=SuiteLimits(per_test=10.0),
+        fast=fast,
+        progress=lambda done, total: told.append((done, total, time.monotonic())),
+    )
+    ended = time.monotonic()
+    assert {m.id: m.status for m in result.mutants} == {
+        "off_by_one": "killed",
+        "wrong_end": "killed",
+        "slow_poll": "survived",
+    }
+    assert told[-1][:2] == (10, 10)
+    shown = [(done, at) for done, total, at in told if total == 10]
+    assert [done for done, _ in shown] == sorted(done for done, _ in shown)  # never back
+    nine = [at for done, at in shown if done == 9]
+    assert nine, told
+    # shown while slow_poll's child still slept (it sleeps 2 s twice after the others ended)
+    assert ended - nine[0] > 2.0, (ended - nine[0], told)

@@ -149,3 +149,66 @@ def test_time_spent_waiting_for_a_cpu_is_not_the_tests(tmp_path: Path) -> None:
     assert calls["test_sleeps_then_computes"]["outcome"] == "passed", done.stdout
     assert calls["test_sleeps_past_its_limit"]["timeout"] is True, done.stdout
     assert "exceeded the per-test limit of 3 s" in calls["test_sleeps_past_its_limit"]["message"]
+
+
+SPAWNS = (
+    "import subprocess, sys\n"
+    "\n"
+    "SPIN = ('import time\\nend = time.process_time() + 0.5\\n'\n"
+    "        'while time.process_time() < end: pass')\n"
+    "\n"
+    "def test_waits_for_a_program_that_computes():\n"
+    "    subprocess.run([sys.executable, '-c', SPIN], check=True)\n"
+    "\n"
+    "def test_waits_for_a_program_that_sleeps():\n"
+    "    subprocess.run([sys.executable, '-c', 'import time; time.sleep(3.0)'], check=True)\n"
+)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux affinity")
+def test_a_program_the_test_waits_for_is_kept_from_the_cpu_by_the_machine(tmp_path: Path) -> None:
+    """A command-line suite's test waits for the program it runs.  Here the program computes
+    0.5 s of CPU time (alone: about 0.55 s with its interpreter's start, inside the 1 s
+    limit), and three hogs share its CPU, so it takes ~2 s of wall: at the limit the test's
+    own thread has used no CPU and waited for none -- a wait, by its own threads alone -- but
+    the program it waits for was ready to run without a CPU for ~0.75 s of that second, and
+    that time is the machine's: the test runs on and passes, as alone.  (Before, a loaded
+    machine made it a wait, confirmed alone at the same limit on the same loaded machine: a
+    timeout that was the load's.)  A program that sleeps 3 s waits for no CPU: its test is a
+    timeout at its limit all the same."""
+    (tmp_path / "test_spawns.py").write_text(SPAWNS, encoding="utf-8")
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+    argv += ["-p", "suitebench.suite.inside.plugin", "--rootdir", ".", "--suitebench-timeout=1"]
+    argv += ["--suitebench-events=out.events", "test_spawns.py"]
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    hogs = [subprocess.Popen([sys.executable, "-c", HOG], preexec_fn=_on_one_cpu) for _ in range(3)]
+    try:
+        done = subprocess.run(
+            argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+            preexec_fn=_on_one_cpu,
+        )  # fmt: skip
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    events = read_events(tmp_path / "out.events")
+    calls = {
+        e["nodeid"].rpartition("::")[2]: e
+        for e in events
+        if e.get("event") == "report" and e.get("when") == "call"
+    }
+    computes = calls["test_waits_for_a_program_that_computes"]
+    if computes["outcome"] != "passed":
+        # The program got under a seventh of its CPU (other work landed there too): its test
+        # ran on to the last of its four limits of wall time before it was a wait -- which
+        # the host confirms alone -- and not a moment less.
+        took = {
+            e["nodeid"].rpartition("::")[2]: e["seconds"]
+            for e in events
+            if e.get("event") == "report" and e.get("when") == "teardown" and "seconds" in e
+        }
+        assert "exceeded the per-test limit of 1 s" in computes["message"], done.stdout
+        assert took["test_waits_for_a_program_that_computes"] >= 0.95 * 4.0, took
+    sleeps = calls["test_waits_for_a_program_that_sleeps"]
+    assert sleeps["timeout"] is True, done.stdout
+    assert "exceeded the per-test limit of 1 s" in sleeps["message"]

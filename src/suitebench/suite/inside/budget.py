@@ -13,8 +13,9 @@ the handler tells which kind of timeout it is:
 * it **computed, but shared the machine** (at least :data:`wire.SHARED_CPU_SHARE` of the CPU,
   less than its limit of CPU time): it runs on, up to :data:`wire.SHARED_WALL_LIMITS` limits of
   wall time, until its CPU time decides -- so the verdict does not depend on the load;
-* it **waited, but also waited for a CPU**: its threads were ready to run and not given a core
-  (the kernel's run-queue delay, ``/proc/<tid>/schedstat``) for part of the phase.  That time is
+* it **waited, but also waited for a CPU**: its threads, or those of the processes it started
+  (the program a command-line test runs), were ready to run and not given a core (the
+  kernel's run-queue delay, ``/proc/<tid>/schedstat``) for part of the phase.  That time is
   the machine's, not the test's: the test runs on until its wall time less that delay reaches
   its limit (again up to :data:`wire.SHARED_WALL_LIMITS` limits), so a test that sleeps and
   computes a little does not time out because others load the machine (the host runs waiting
@@ -69,6 +70,58 @@ except ImportError:  # another implementation: the public one
 
 class SuiteTestTimeout(Exception):
     """A test phase ran past the per-test time limit."""
+
+
+def _threads_delay(pid: str, skip: int | None = None) -> int:
+    """The run-queue delay of every live thread of process ``pid`` (``self``: this one), in
+    nanoseconds, but thread ``skip``'s."""
+    total = 0
+    try:
+        tids = _listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for tid in tids:
+        if tid.isdigit() and int(tid) != skip:
+            try:
+                fd = _os_open(f"/proc/{pid}/task/{tid}/schedstat", O_RDONLY | O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                total += int(_pread(fd, 128, 0).split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+            finally:
+                _close(fd)
+    return total
+
+
+def _descendants(most: int = 256) -> list[int]:
+    """The live processes this one started, and theirs (at most ``most``), by each thread's
+    ``children`` list; read only when a phase's limit is reached."""
+    found: list[int] = []
+    queue = ["self"]
+    while queue and len(found) < most:
+        pid = queue.pop()
+        try:
+            tids = _listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                fd = _os_open(f"/proc/{pid}/task/{tid}/children", O_RDONLY | O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                kids = _pread(fd, 1 << 16, 0).split()
+            except OSError:
+                kids = []
+            finally:
+                _close(fd)
+            for kid in kids:
+                if kid.isdigit() and len(found) < most:
+                    found.append(int(kid))
+                    queue.append(kid.decode())
+    return found
 
 
 class Budget:
@@ -207,26 +260,15 @@ class Budget:
         """Seconds the test's threads spent ready to run without a CPU since the phase was
         armed: the main thread's since then, every other live thread's since it began (a
         thread older than the phase counts whole: more time given, never less; a thread that
-        has ended is no longer counted)."""
+        has ended is no longer counted) -- and every live thread of the processes the test
+        started, and theirs: a test that waits for a program it ran waits for that program's
+        CPU (a command-line suite's every test), so the program's delay is the machine's too."""
         total = self._main_thread_delay() - int(self.phase_delay)
         known = self.schedstat
         main = known[1] if known is not None else None
-        try:
-            tids = _listdir("/proc/self/task")
-        except OSError:
-            tids = []
-        for tid in tids:
-            if tid.isdigit() and int(tid) != main:
-                try:
-                    fd = _os_open(f"/proc/self/task/{tid}/schedstat", O_RDONLY | O_CLOEXEC)
-                except OSError:
-                    continue
-                try:
-                    total += int(_pread(fd, 128, 0).split()[1])
-                except (OSError, IndexError, ValueError):
-                    pass
-                finally:
-                    _close(fd)
+        total += _threads_delay("self", skip=main)
+        for pid in _descendants():
+            total += _threads_delay(str(pid))
         return max(0, total) / 1e9
 
     def arm(self) -> None:

@@ -7,6 +7,7 @@ out, the waves go again without them (:func:`fast_rows`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from suitebench.model.instance import MutantSpec
@@ -63,12 +64,14 @@ def fast_rows(
     *,
     timeouts: Timeouts,
     patterns: Patterns = (),
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[TestInfo], dict[str, SuiteRun]]:
     """``--fast``'s tests and rows: its runs (:func:`_fast_runs`) go again, without them, while
     their decoys find tests that fail in a mutant's place (each round leaves one test or more
     out; a run a cheating test stopped at its first failure has to go on past it).
     ``timeouts``: the mutants' derived limits (their programs in ``built`` carry them);
-    ``patterns``: the coverage run's regular expressions, for the batches."""
+    ``patterns``: the coverage run's regular expressions, for the batches; ``progress(done,
+    total)``: the mutants' runs as they end, over both waves."""
     ref_runs = [all_runs[k] for k in plan.ref_keys]
     decoys: list[Decoy] = []
     invalid: set[str] | None = None
@@ -81,7 +84,7 @@ def fast_rows(
             return tests, runs
         invalid, chosen = now, dict(selections)
         runs, more = _fast_runs(
-            plan, built, runnable, tests, chosen, impacts, all_runs, lane, patterns
+            plan, built, runnable, tests, chosen, impacts, all_runs, lane, patterns, progress
         )
         decoys += more
         selections.update(chosen)
@@ -97,6 +100,7 @@ def _fast_runs(
     all_runs: dict[str, SuiteRun],
     lane: EarlyConfirmations | None = None,
     patterns: Patterns = (),
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[dict[str, SuiteRun], list[Decoy]]:
     """``--fast`` in two waves, with the decoys (:mod:`.decoys`; their runs added to
     ``all_runs``) beside the mutants they run as: first one mutant per section, then all the
@@ -117,6 +121,7 @@ def _fast_runs(
     valid = {t.id for t in tests if t.valid}
     runs: dict[str, SuiteRun] = {}
     decoys: list[Decoy] = []
+    passed = 0  # the mutants of the waves before this one
     for members in waves:
         requests: list[tuple[str, Target]] = []
         keys: dict[str, str] = {}
@@ -162,6 +167,9 @@ def _fast_runs(
             lane.watch({keys[m.id]: built[m.id] for m, _, _ in ordered})
         got = runner.run(
             [*requests, *((d.key, d.target) for d in wave)],
+            progress=None
+            if progress is None
+            else _in_wave(progress, passed, len(members), len(runnable)),
             spread=[d.key for d in wave],
             on_run=None if lane is None else lane.offer,
             patterns=patterns,
@@ -169,6 +177,7 @@ def _fast_runs(
         )
         all_runs.update({d.key: got[d.key] for d in wave})
         decoys += wave
+        passed += len(members)
         for m in members:
             selection = selections.get(m.id)
             found = got.get(keys[m.id]) if m.id in keys else None
@@ -185,6 +194,14 @@ def _fast_runs(
                     counter = section_kills.setdefault(m.section, {})
                     counter[test.id] = counter.get(test.id, 0) + 1
     return runs, decoys
+
+
+def _in_wave(
+    progress: Callable[[int, int], None], before: int, members: int, total: int
+) -> Callable[[int, int], None]:
+    """A wave's ``progress(done, total)`` over its runs as the whole ``--fast`` run's: the
+    ``before`` mutants of earlier waves, then this wave's ``members`` in step with its runs."""
+    return lambda done, runs: progress(before + done * members // max(1, runs), total)
 
 
 def _within(order: tuple[str, ...], tests: set[str]) -> tuple[str, ...]:

@@ -172,10 +172,12 @@ class LivePrograms:
             if old is None or new is None or not rel.endswith(".py"):
                 raise NotPatchable(f"{rel} is added, removed or not Python source")
             old_code = self._old_code(rel, old)
-            try:
-                new_code = compile(new, path, "exec", dont_inherit=True)
-            except (SyntaxError, ValueError) as exc:
-                raise NotPatchable(f"{rel} does not compile: {exc}") from exc
+            new_code = built_code(os.path.join(program_root, rel), new, path)
+            if new_code is None:
+                try:
+                    new_code = compile(new, path, "exec", dont_inherit=True)
+                except (SyntaxError, ValueError) as exc:
+                    raise NotPatchable(f"{rel} does not compile: {exc}") from exc
             pairs: list[tuple[Any, Any]] = []
             _pair(old_code, new_code, pairs)
             counts: dict[Key, int] = {}
@@ -204,6 +206,44 @@ class LivePrograms:
         self.sources.clear()
         self._compiled.clear()
         self.functions.clear()
+
+
+def built_code(source_path: str, source: bytes, filename: str) -> types.CodeType | None:
+    """The code the build compiled from ``source`` (the file at ``source_path``), as
+    ``compile(source, filename, "exec", dont_inherit=True)`` gives it, read from the bytecode
+    file the build wrote beside it (:func:`suitebench.run.pycompile.compile_check`: only for a
+    module that compiles without a warning) -- or None, when there is none this interpreter
+    takes as its own for that very file (its magic, its cache tag, the source's time and
+    size), and the caller compiles.  Loading it costs a tenth of compiling the module again
+    in the batch's parent, once per mutant."""
+    import _imp
+    import importlib.util
+    import marshal
+
+    try:
+        with open(importlib.util.cache_from_source(source_path), "rb") as fh:
+            data = fh.read()
+        stat = os.stat(source_path)
+    except (OSError, ValueError, NotImplementedError):
+        return None
+    stamp = (int(stat.st_mtime) & 0xFFFFFFFF, len(source) & 0xFFFFFFFF)
+    if (
+        len(data) < 16
+        or data[:4] != importlib.util.MAGIC_NUMBER
+        or int.from_bytes(data[4:8], "little") != 0  # checked by time, not by hash
+        or (int.from_bytes(data[8:12], "little"), int.from_bytes(data[12:16], "little")) != stamp
+        or stat.st_size != len(source)
+    ):
+        return None
+    try:
+        code = marshal.loads(data[16:])
+    except (EOFError, ValueError, TypeError):
+        return None
+    fix = getattr(_imp, "_fix_co_filename", None)  # what an import calls: every nested code too
+    if not isinstance(code, types.CodeType) or fix is None:
+        return None
+    fix(code, filename)
+    return code
 
 
 def read_source(path: str) -> bytes | None:
