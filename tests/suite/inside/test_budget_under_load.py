@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -52,14 +53,28 @@ def _on_one_cpu() -> None:
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux affinity")
-def test_a_loop_on_a_shared_cpu_is_a_timeout_on_the_cpu(tmp_path: Path) -> None:
-    (tmp_path / "test_load.py").write_text(TESTS, encoding="utf-8")
+class SharedRun(NamedTuple):
+    """A pytest run of one file beside busy hogs on one CPU: what it printed, each test's
+    call report and its seconds (start to end of teardown), and the run's wall time."""
+
+    stdout: str
+    calls: dict[str, Any]
+    took: dict[str, float]
+    elapsed: float
+    events: list[Any]
+
+
+def _run_beside_hogs(tmp_path: Path, name: str, text: str, limit: int, hogs: int) -> SharedRun:
+    """``text`` as ``name``, run by pytest with the plugin at a ``limit`` s per-test limit, on
+    one CPU shared with ``hogs`` busy processes."""
+    (tmp_path / name).write_text(text, encoding="utf-8")
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
-    argv += ["-p", "suitebench.suite.inside.plugin", "--rootdir", ".", "--suitebench-timeout=1"]
-    argv += ["--suitebench-events=out.events", "test_load.py"]
+    argv += ["-p", "suitebench.suite.inside.plugin", "--rootdir", "."]
+    argv += [f"--suitebench-timeout={limit}", "--suitebench-events=out.events", name]
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    hog = subprocess.Popen([sys.executable, "-c", HOG], preexec_fn=_on_one_cpu)
+    busy = [
+        subprocess.Popen([sys.executable, "-c", HOG], preexec_fn=_on_one_cpu) for _ in range(hogs)
+    ]
     try:
         started = time.monotonic()
         done = subprocess.run(
@@ -68,26 +83,31 @@ def test_a_loop_on_a_shared_cpu_is_a_timeout_on_the_cpu(tmp_path: Path) -> None:
         )  # fmt: skip
         elapsed = time.monotonic() - started
     finally:
-        hog.kill()
-        hog.wait()
+        for hog in busy:
+            hog.kill()
+            hog.wait()
     events = read_events(tmp_path / "out.events")
-    calls = {
-        e["nodeid"].rpartition("::")[2]: e
-        for e in events
-        if e.get("event") == "report" and e.get("when") == "call"
-    }
+    reports = [e for e in events if e.get("event") == "report"]
+    calls = {e["nodeid"].rpartition("::")[2]: e for e in reports if e.get("when") == "call"}
     took = {
         e["nodeid"].rpartition("::")[2]: e["seconds"]
-        for e in events
-        if e.get("event") == "report" and e.get("when") == "teardown" and "seconds" in e
+        for e in reports
+        if e.get("when") == "teardown" and "seconds" in e
     }
-    assert calls["test_loops"]["timeout"] is True, done.stdout
+    return SharedRun(done.stdout, calls, took, elapsed, list(events))
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux affinity")
+def test_a_loop_on_a_shared_cpu_is_a_timeout_on_the_cpu(tmp_path: Path) -> None:
+    run = _run_beside_hogs(tmp_path, "test_load.py", TESTS, limit=1, hogs=1)
+    calls, took, events, elapsed = run.calls, run.took, run.events, run.elapsed
+    assert calls["test_loops"]["timeout"] is True, run.stdout
     assert calls["test_sleeps"]["timeout"] is True
     assert "exceeded the per-test limit of 1 s" in calls["test_sleeps"]["message"]
     assert "exceeded the per-test limit of 1 s" in calls["test_fakes_its_cpu_time"]["message"]
     if "used the per-test limit of 1 s of CPU time" in calls["test_loops"]["message"]:
         assert summarize(events).on_cpu == ("test_load.py::test_loops",)
-        assert calls["test_computes_a_while"]["outcome"] == "passed", done.stdout
+        assert calls["test_computes_a_while"]["outcome"] == "passed", run.stdout
     else:
         # The loop got less than 0.9 s of CPU in its four limits of wall time (under a fifth
         # of a CPU: other work landed on its CPU too). It ran on to the last of them, and the
@@ -125,29 +145,10 @@ def test_time_spent_waiting_for_a_cpu_is_not_the_tests(tmp_path: Path) -> None:
     CPU share alone), but ~0.75 s of its phase went ready to run without a CPU, and it runs on
     until the time it was not kept from the CPU reaches 3 s -- so it passes, as alone.  A test
     that only sleeps 3.6 s is a timeout at its limit all the same: a sleep waits for no CPU."""
-    (tmp_path / "test_mixed.py").write_text(MIXED, encoding="utf-8")
-    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
-    argv += ["-p", "suitebench.suite.inside.plugin", "--rootdir", ".", "--suitebench-timeout=3"]
-    argv += ["--suitebench-events=out.events", "test_mixed.py"]
-    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    hogs = [subprocess.Popen([sys.executable, "-c", HOG], preexec_fn=_on_one_cpu) for _ in range(3)]
-    try:
-        done = subprocess.run(
-            argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
-            preexec_fn=_on_one_cpu,
-        )  # fmt: skip
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
-    events = read_events(tmp_path / "out.events")
-    calls = {
-        e["nodeid"].rpartition("::")[2]: e
-        for e in events
-        if e.get("event") == "report" and e.get("when") == "call"
-    }
-    assert calls["test_sleeps_then_computes"]["outcome"] == "passed", done.stdout
-    assert calls["test_sleeps_past_its_limit"]["timeout"] is True, done.stdout
+    run = _run_beside_hogs(tmp_path, "test_mixed.py", MIXED, limit=3, hogs=3)
+    calls = run.calls
+    assert calls["test_sleeps_then_computes"]["outcome"] == "passed", run.stdout
+    assert calls["test_sleeps_past_its_limit"]["timeout"] is True, run.stdout
     assert "exceeded the per-test limit of 3 s" in calls["test_sleeps_past_its_limit"]["message"]
 
 
@@ -176,39 +177,15 @@ def test_a_program_the_test_waits_for_is_kept_from_the_cpu_by_the_machine(tmp_pa
     machine made it a wait, confirmed alone at the same limit on the same loaded machine: a
     timeout that was the load's.)  A program that sleeps 3 s waits for no CPU: its test is a
     timeout at its limit all the same."""
-    (tmp_path / "test_spawns.py").write_text(SPAWNS, encoding="utf-8")
-    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
-    argv += ["-p", "suitebench.suite.inside.plugin", "--rootdir", ".", "--suitebench-timeout=1"]
-    argv += ["--suitebench-events=out.events", "test_spawns.py"]
-    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    hogs = [subprocess.Popen([sys.executable, "-c", HOG], preexec_fn=_on_one_cpu) for _ in range(3)]
-    try:
-        done = subprocess.run(
-            argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
-            preexec_fn=_on_one_cpu,
-        )  # fmt: skip
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
-    events = read_events(tmp_path / "out.events")
-    calls = {
-        e["nodeid"].rpartition("::")[2]: e
-        for e in events
-        if e.get("event") == "report" and e.get("when") == "call"
-    }
+    run = _run_beside_hogs(tmp_path, "test_spawns.py", SPAWNS, limit=1, hogs=3)
+    calls = run.calls
     computes = calls["test_waits_for_a_program_that_computes"]
     if computes["outcome"] != "passed":
         # The program got under a seventh of its CPU (other work landed there too): its test
         # ran on to the last of its four limits of wall time before it was a wait -- which
         # the host confirms alone -- and not a moment less.
-        took = {
-            e["nodeid"].rpartition("::")[2]: e["seconds"]
-            for e in events
-            if e.get("event") == "report" and e.get("when") == "teardown" and "seconds" in e
-        }
-        assert "exceeded the per-test limit of 1 s" in computes["message"], done.stdout
-        assert took["test_waits_for_a_program_that_computes"] >= 0.95 * 4.0, took
+        assert "exceeded the per-test limit of 1 s" in computes["message"], run.stdout
+        assert run.took["test_waits_for_a_program_that_computes"] >= 0.95 * 4.0, run.took
     sleeps = calls["test_waits_for_a_program_that_sleeps"]
-    assert sleeps["timeout"] is True, done.stdout
+    assert sleeps["timeout"] is True, run.stdout
     assert "exceeded the per-test limit of 1 s" in sleeps["message"]
