@@ -263,7 +263,7 @@ def _plain_options(
 ) -> tuple[list[str], Path | None, str | None]:
     """The plugin options of a plain run (what it chooses, records and covers), its C or C++
     coverage directory and the launcher ``./executable`` links to there (None: the program)."""
-    extra: list[str] = ["--suitebench-end-lingering"]  # a test's threads outliving pytest
+    extra: list[str] = ["--suitebench-end-lingering"]  # nothing waited for after pytest
     gcov_dir: Path | None = None
     exe_link: str | None = None
     if target.coverage_root is not None and not target.pythonpath and target.executable:

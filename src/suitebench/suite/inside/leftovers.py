@@ -128,13 +128,6 @@ def end_new(before: set[int]) -> int:
 test_ended.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
-def threads_running() -> bool:
-    """Whether a thread other than the main one, not a daemon, is still running (a test's
-    worker threads that never finished): the interpreter would wait for it at exit."""
-    main = threading.main_thread()
-    return any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate())
-
-
 def thread_idents() -> frozenset[int]:
     """The threads running now (nothing to list while the main thread is alone: ~0.1 us)."""
     if threading.active_count() == 1:

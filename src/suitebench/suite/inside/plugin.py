@@ -126,7 +126,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--suitebench-end-lingering",
         action="store_true",
         default=False,
-        help="end the process once pytest is done, even with the tests' threads running",
+        help="end the process once pytest is done (no exit handler or thread waited for)",
     )
 
 
@@ -223,17 +223,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         tracer.stop()
         tracer.write()
         RUN.tracer = None
-    _end_if_threads_linger(config)
+    _end_once_done(config)
 
 
-def _end_if_threads_linger(config: pytest.Config) -> None:
-    """A plain run (``--suitebench-end-lingering``) whose tests left threads running -- a
-    mutant whose worker threads never finish, after its test timed out -- ends here, with
-    pytest's exit status: every outcome is written, and the interpreter would otherwise wait
-    for those threads until the run's wall limit."""
+def _end_once_done(config: pytest.Config) -> None:
+    """A plain run (``--suitebench-end-lingering``) ends here, with pytest's exit status, as
+    a batch's child always did: every outcome is written, and the interpreter's exit has
+    nothing left to tell but could wait until the run's wall limit -- for threads the tests
+    left running (a mutant whose worker threads never finish, after its test timed out), or
+    in an exit handler (a thread that never takes its stop marker; a ``multiprocessing``
+    pool whose workers, killed with a timed-out test, left its exit handler waiting for a
+    lock one of them held: fasteners 0.20)."""
     if not config.getoption("--suitebench-end-lingering", False):
-        return
-    if not leftovers.threads_running():
         return
     session = RUN.session
     _end_now(int(getattr(session, "exitstatus", 1) if session is not None else 1))
