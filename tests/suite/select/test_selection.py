@@ -14,7 +14,8 @@ import pytest
 from suitebench.data import INSTANCES_DIR
 from suitebench.model.instance import load_instance
 from suitebench.suite.execute.runspec import Engine
-from suitebench.suite.select.selection import Coverage, changed_lines, python_spans, select_tests
+from suitebench.suite.select.patchlines import changed_lines
+from suitebench.suite.select.selection import Coverage, python_spans, select_tests
 
 from ..conftest import (
     score_selected_and_full,

@@ -13,7 +13,9 @@ function -- plus:
 * every test, when a change is not inside a function body (module or class level code, a
   global, a preprocessor line: code that runs on import or shapes the whole program), when a
   changed function also ran outside any test (while pytest collected), when the patch adds,
-  removes or renames a file or changes one coverage does not track;
+  removes or renames a file or changes one coverage does not track -- but a Python module of
+  the program that the coverage run never imported (a platform's backend elsewhere) is
+  reached by no test whose coverage is known, so it adds none;
 * every test using a shared fixture (module, class or session scope) whose set-up reached it;
 * every test whose coverage is unknown: it started a process or forked (what that process ran
   is not seen), or its outcome in the coverage run differs from the reference runs', or it is
@@ -41,7 +43,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suitebench.model.diffs import DiffError, read_diff, strip_p1
 from suitebench.suite.execute.patching import patched_sources
 from suitebench.suite.inside.probe.impact import DYNAMIC_NAMES, STAR, carried_by_state
 from suitebench.suite.inside.probe.infection import INFECTED
@@ -56,68 +57,7 @@ from suitebench.suite.select.linecover import (
     shape_of,
     statements,
 )
-
-
-@dataclass
-class FileChange:
-    """What a patch changes in one file: the reference lines removed or replaced, and where
-    lines are inserted (after which reference line, at which indentation)."""
-
-    path: str  # relative to the source root (after -p1)
-    lines: set[int] = field(default_factory=set)
-    insertions: list[tuple[int, int]] = field(default_factory=list)  # (after line, indent)
-    whole_file: bool = False  # added, removed or renamed
-    preprocessor: bool = False  # a C preprocessor line changed: it may reach any later code
-
-
-def _python(path: str) -> bool:
-    return path.endswith((".py", ".pyi"))
-
-
-def _blank(text: str, path: str) -> bool:
-    """A line that changes no behaviour where it stands: empty or a comment only."""
-    stripped = text.strip()
-    comment = stripped.startswith("#") if _python(path) else stripped.startswith("//")
-    return not stripped or comment
-
-
-def changed_lines(patch: str) -> dict[str, FileChange]:
-    """What a unified diff (``-p1``) changes, per file: removed or replaced reference lines
-    and insertion points (blank and comment-only lines change nothing and are left out).
-    Text that is not a unified diff changes nothing this can tell (every test runs)."""
-    changes: dict[str, FileChange] = {}
-    try:
-        files = read_diff(patch).files
-    except DiffError:
-        return changes
-    for file in files:
-        old, new = strip_p1(file.old_name), strip_p1(file.new_name)
-        path = old or new or ""
-        current = changes.setdefault(path, FileChange(path))
-        if old is None or new is None or old != new:
-            current.whole_file = True
-            if new is not None and new != path:
-                changes.setdefault(new, FileChange(new, whole_file=True))
-        for hunk in file.hunks:
-            line_no = hunk.old_start
-            if hunk.old_length == 0:  # an insertion into an empty stretch goes after line N
-                line_no += 1
-            for line in hunk.lines:
-                tag, rest = line.tag, line.text
-                if tag in "-+" and not _python(current.path) and rest.strip().startswith("#"):
-                    current.preprocessor = True
-                if tag == "-":
-                    if not _blank(rest, current.path):
-                        current.lines.add(line_no)
-                    line_no += 1
-                elif tag == "+":
-                    if not _blank(rest, current.path):
-                        indent = len(rest) - len(rest.lstrip())
-                        current.insertions.append((line_no - 1, indent))
-                elif tag == " ":
-                    line_no += 1
-    return changes
-
+from suitebench.suite.select.patchlines import FileChange, changed_lines
 
 # A function: its body's first and last line, its body's indentation, and the line coverage
 # names it by (Python: ``co_firstlineno``, the first decorator's line or the ``def``'s).
@@ -482,12 +422,16 @@ def select_tests(
     relevant_lines: dict[str, set[int]] = {}
     lambdas: dict[str, list[Changed] | None] = {}  # per file, the lambdas the patch changes
     import_time = ""  # why the change runs on import, if it does
+    never: list[str] = []  # changed modules the coverage run never imported
     for change in changes.values():
         if change.whole_file:
             return Selection(None, f"the patch adds, removes or renames {change.path}")
         if change.preprocessor:
             return Selection(None, f"the patch changes a preprocessor line of {change.path}")
         spans = coverage.spans.get(change.path)
+        if spans is None and _never_imported(coverage, change.path):
+            never.append(change.path)  # no test entered it: only the unknown tests can
+            continue
         if spans is None:
             return Selection(None, f"no coverage of {change.path}")
         lines = relevant.setdefault(change.path, set())
@@ -550,7 +494,22 @@ def select_tests(
         chosen = tuple(t for t in tests if t in spawned or t in chosen)
         carried = _carried(coverage, changes)
         return Selection(None, import_time, import_time=chosen, files=carried)
-    return Selection(chosen, "coverage", files=tuple(sorted(changes)))
+    reason = "coverage" + (f" ({', '.join(never)} never imported)" if never else "")
+    return Selection(chosen, reason, files=tuple(sorted(changes)))
+
+
+def _never_imported(coverage: Coverage, path: str) -> bool:
+    """Whether ``path`` is a Python module of the program that the coverage run never
+    imported: a ``.py`` file of the traced tree (whose modules the recorder instruments as they
+    are imported, module code included, in the suite's process and in the Python processes a
+    test starts) of which no test, fixture or collection left a trace -- a platform's backend
+    elsewhere (fasteners' ``pywin32`` modules on Linux).  Only the tests whose coverage is not
+    known can reach it; before, every test ran on each of its mutants."""
+    if not path.endswith(".py") or not coverage.contexts or coverage.source_root is None:
+        return False
+    if any(path in files for files in coverage.contexts.values()):
+        return False
+    return (coverage.source_root / path).is_file()
 
 
 def _by_default(
