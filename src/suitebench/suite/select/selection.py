@@ -32,7 +32,10 @@ tests left out keep their reference outcome, marked not covered (Stryker's ``NoC
 This assumes a test's outcome depends on the code it runs and the program state it reads, not
 on state outside the program's modules an earlier test left behind (files, environment
 variables, other libraries' globals), nor, where the program's state cannot be fingerprinted,
-on program state an earlier test left behind.
+on program state an earlier test left behind other than through the functions it enters: then
+no test is left out by statement (:mod:`.linecover`) or by weak mutation (:mod:`.infection`),
+only by function -- a table built by the first test that needs it is read, not built, by every
+later one.
 """
 
 from __future__ import annotations
@@ -126,7 +129,8 @@ class Coverage:
     suite_calls: frozenset[str] | None = None
     # The program globals' names each test changed and left changed in the reference's run
     # (only the tests that did); None when the record does not say (the state could not be
-    # fingerprinted): then no test is taken to depend on another's.
+    # fingerprinted): then no test is taken to depend on another's, and no test is left out by
+    # statement or weak mutation (:attr:`state_known`).
     writes: dict[str, frozenset[str]] | None = None
     # Weak mutation (:mod:`.infection`): the probes' sites compiled into the coverage run;
     # the contexts that infected a site are its "lines" of the pseudo-file ``INFECTED``.
@@ -149,6 +153,12 @@ class Coverage:
         default_factory=dict, compare=False, repr=False
     )
     _shapes: dict[str, Shape | None] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def state_known(self) -> bool:
+        """Whether the coverage run saw what each test left changed of the program's
+        globals (:attr:`writes`)."""
+        return self.writes is not None
 
     def shape_of(self, file: str, text: bytes) -> Shape | None:
         """The reference file's shape (:func:`.linecover.shape_of`), worked out once."""
@@ -413,12 +423,15 @@ def select_tests(
     changes = changed_lines(patch)
     if not changes:
         return Selection(None, "the patch changes no file coverage could track")
-    if default and site is not None and site in coverage.probed:
+    if default and site is not None and site in coverage.probed and coverage.state_known:
         infected = coverage.hitting(INFECTED, site)
         if OUTSIDE not in infected:  # else its import uses the default: decided as import-time
             return _by_default(coverage, changes, tests, infected)
     relevant: dict[str, set[int]] = {}
-    statement_level = _statement_level(coverage, patch, changes)
+    # Statements and infection narrow below a function only where the state a test leaves
+    # for the next is known: a table built by the first test that needs it is read, not
+    # built, by every later one (isodate's regular expressions).
+    statement_level = _statement_level(coverage, patch, changes) if coverage.state_known else {}
     relevant_lines: dict[str, set[int]] = {}
     lambdas: dict[str, list[Changed] | None] = {}  # per file, the lambdas the patch changes
     import_time = ""  # why the change runs on import, if it does
@@ -460,7 +473,7 @@ def select_tests(
 
     reached = {c for f, keys in relevant.items() for k in keys for c in coverage.entering(f, k)}
     reached |= {c for f, ks in relevant_lines.items() for k in ks for c in coverage.hitting(f, k)}
-    if site is not None and site in coverage.probed and not import_time:
+    if site is not None and site in coverage.probed and not import_time and coverage.state_known:
         # Reached but never infected: the test runs as on the reference.  (Outside any test
         # the change is import-time, and that path decides as before.)
         infected = coverage.hitting(INFECTED, site)

@@ -121,8 +121,12 @@ class _Graph:
     def pure_python(self, cls: type, builtin: type | None = None) -> bool:
         """Every class of the MRO written in Python (or ``object``, or ``builtin``): an
         instance's whole state is then its ``__dict__`` and slots.  A class written in C, a
-        heap type or not, keeps state where Python cannot see it (a random generator's)."""
-        return all(k is object or k is builtin or _written_in_python(k) for k in cls.__mro__)
+        heap type or not, keeps state where Python cannot see it (a random generator's) -- but
+        for the abstract bases that keep none (:data:`_STATELESS`: a time zone's ``tzinfo``)."""
+        return all(
+            k is object or k is builtin or _written_in_python(k) or _stateless(k)
+            for k in cls.__mro__
+        )
 
     def describe(self, obj: Any) -> tuple[str, tuple[str, ...], list[Any], bool]:
         kind = type(obj)
@@ -195,6 +199,9 @@ class _Graph:
         base = next((b for b in kind.__mro__ if b in _BUILTIN_BASES), None)
         if base is not None and self.pure_python(kind, base):
             return self._instance(obj, kind)
+        value = _value(obj, kind)
+        if value is not None:
+            return value
         owned = self.owner(obj)
         if owned is not None:
             return "extern", (owned,), [], False
@@ -238,7 +245,37 @@ class _Graph:
         return "object", (), kids, True
 
 
+# Classes written in C whose instances hold nothing but what Python sees (``__dict__``).
+_STATELESS = frozenset({"datetime.tzinfo"})
+
+
+def _stateless(cls: type) -> bool:
+    return f"{cls.__module__}.{cls.__qualname__}" in _STATELESS
+
+
 _LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
+
+
+def _value(obj: Any, kind: type) -> tuple[str, tuple[str, ...], list[Any], bool] | None:
+    """An immutable value of a standard library type written in C (a ``timedelta`` or a
+    ``Decimal`` at module level: isodate's ``ZERO``), whole in what Python reads of it, or
+    None.  A date and time's ``tzinfo`` is a child: it may be the program's own object."""
+    name = f"{kind.__module__}.{kind.__qualname__}"
+    if name == "datetime.timedelta":
+        return name, (str(obj.days), str(obj.seconds), str(obj.microseconds)), [], False
+    if name == "datetime.date":
+        return name, (obj.isoformat(),), [], False
+    if name in ("datetime.datetime", "datetime.time"):
+        naive = obj.replace(tzinfo=None).isoformat()
+        return name, (naive, str(obj.fold)), [obj.tzinfo], False
+    if name == "datetime.timezone":
+        return name, (repr(obj.utcoffset(None)), repr(obj.tzname(None))), [], False
+    if name == "decimal.Decimal":
+        return name, (repr(obj),), [], False
+    if name in ("builtins.range", "builtins.slice"):
+        return name, (), [obj.start, obj.stop, obj.step], False
+    return None
+
 
 _C_LEVEL = (
     types.MethodDescriptorType,
