@@ -1,7 +1,7 @@
 """Operator mutants and their kill matrix against mutmut, on real PyPI projects, in one run.
 
     python bench/mutation_vs_mutmut.py [--project NAME==VERSION ...] [--workdir DIR]
-        [--no-fast] [--no-full] [--max N] [--rounds 2]
+        [--no-fast] [--no-full] [--max N] [--rounds 2] [--check-all-tests]
 
 For each ``--project`` (repeatable; default python-slugify==9.2.0, webcolors==24.11.1 and
 humanize==4.17.0), as it ships on PyPI: the sdist is unpacked and a venv is made for it with
@@ -18,6 +18,10 @@ Then, one right after the other on the same machine:
   fresh store -- every test's outcome on every mutant, by the default engine and selection;
 * **suitebench, --fast**: the same with a fresh store and ``score --fast`` (first kill only, as
   mutmut).
+
+With ``--check-all-tests``, each project is then scored once more with ``--all-tests`` (not
+timed), and the last round's full matrix (statuses and cells) and ``--fast`` (statuses) are
+compared with it: selection may cost no verdict.
 
 Prints one row per project and tool (mutants, killed, M, seconds, mutants per second, ratio
 to mutmut) and, per suitebench row (full matrix, ``--fast``), where its time went: generating
@@ -196,6 +200,40 @@ def bench_suitebench(
     }
 
 
+def check_all_tests(inst: Path, workdir: Path) -> str:
+    """The last rounds' results against ``score --all-tests`` on the same mutants (fresh store,
+    not timed): how many mutants' statuses and cells the selected full matrix, and statuses
+    ``--fast``, share with every test run on every mutant -- selection's fidelity, which no
+    speed may cost."""
+    out = workdir / "suitebench-all-tests" / "out"
+    shutil.rmtree(out.parent, ignore_errors=True)
+    store = out.parent / "store.sqlite"
+    run([str(SUITEBENCH), "--store", str(store), "--json", "score", str(inst), "--all-tests",
+         "--keep-going", "--out", str(out)], workdir)  # fmt: skip
+    truth = {m["id"]: m for m in json.loads((out / "results.json").read_text())["mutants"]}
+    said = []
+    for name in ("suitebench-full", "suitebench-fast"):
+        found = workdir / name / "out" / "results.json"
+        if not found.is_file():
+            continue
+        mine = {m["id"]: m for m in json.loads(found.read_text())["mutants"]}
+        same = sum(1 for k, m in truth.items() if k in mine and mine[k]["status"] == m["status"])
+        apart = sorted(
+            k for k, m in truth.items() if k in mine and mine[k]["status"] != m["status"]
+        )
+        text = f"{name}: {same} of {len(truth)} statuses as --all-tests'"
+        if name == "suitebench-full":
+            cells = [(k, t) for k, m in truth.items() for t in m["outcomes"]]
+            equal = sum(
+                1
+                for k, t in cells
+                if k in mine and mine[k]["outcomes"].get(t) == truth[k]["outcomes"][t]
+            )
+            text += f", {equal} of {len(cells)} cells"
+        said.append(text + (f" (differ: {', '.join(apart[:8])})" if apart else ""))
+    return "; ".join(said)
+
+
 def bench_project(
     project: str, args: argparse.Namespace, reverse: bool = False
 ) -> list[tuple[str, dict[str, object]]]:
@@ -252,9 +290,16 @@ def main() -> None:
     ap.add_argument(
         "--rounds", type=int, default=2, help="rounds per project, each in the other order"
     )
+    ap.add_argument(
+        "--check-all-tests",
+        action="store_true",
+        help="after a project's rounds, score it with --all-tests (not timed) and print how "
+        "many statuses and cells the last rounds share with it",
+    )
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     table: list[tuple[str, str, dict[str, object]]] = []
+    fidelity: list[tuple[str, str]] = []
     for project in args.project or DEFAULT_PROJECTS:
         for round_ in range(max(1, args.rounds)):
             try:
@@ -268,6 +313,10 @@ def main() -> None:
                       flush=True)  # fmt: skip
             if rows and rows[0][0] == "setup":
                 break
+        if args.check_all_tests and table and table[-1][2].get("failed") is None:
+            workdir = (args.workdir / project.replace("==", "-")).resolve()
+            fidelity.append((project, check_all_tests(workdir / "instance", workdir)))
+            print(f"fidelity: {project}: {fidelity[-1][1]}", flush=True)
     heads = f"{'seconds':>8} {'mutants/s':>10} {'vs mutmut':>9} {'floor':>7} {'vs floor':>8}"
     print(f"\n{'project':24} {'tool':28} {'load':>5} {'mutants':>8} {'killed':>7} {'M':>7} {heads}")
     base = {  # mutmut's rate in each round (it runs last in even rounds)
@@ -303,6 +352,8 @@ def main() -> None:
               "the harness), "
               f"their cells at the tests' reference times {float(r['cells_at_reference']):.1f}; "  # type: ignore[arg-type]
               f"one reference run of the suite {float(r['reference_seconds']):.2f}")  # type: ignore[arg-type]  # fmt: skip
+    for project, text in fidelity:
+        print(f"against --all-tests, {project}: {text}")
     print(
         "(mutmut keeps one verdict per mutant; suitebench's full matrix every cell; 'vs mutmut' "
         "compares with mutmut's run of the same round, mutmut first in odd rounds and last in "

@@ -54,7 +54,16 @@ def test_the_shared_part_names_each_global_s_readers_and_the_tests_that_always_r
         "always": [2, 3],
         "writers": {},  # no record of state left between tests: none depends on another
         "rank": [],
+        "collection_reads": [],  # no record of what the collection ran (nothing is carried)
     }
+    # the suite's collection entered convert (key 7): what it reads, the child declines
+    called = impact_readers(
+        coverage(suite_calls=frozenset({"units/convert.py:7"})), REFERENCE, TESTS
+    )
+    assert called is not None and called["collection_reads"] == ["LENGTH"]
+    # a function the record names nothing for: not known, so no file is carried at all
+    unknown = coverage(suite_calls=frozenset({"units/other.py:3"}))
+    assert unknown.collection_reads() is None
 
 
 def test_tests_that_leave_a_global_changed_are_named_with_their_place_in_the_run() -> None:

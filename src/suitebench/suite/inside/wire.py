@@ -110,6 +110,9 @@ class ImpactReaders(TypedDict):
     always: list[int]  # the tests whose reads are unknown or by computed names
     writers: dict[str, list[str]]  # a test (its index, as a string) -> the globals it changes
     rank: list[int]  # each test's place in the coverage run
+    # the names read by the program code the suite ran while collected (a child carrying an
+    # import-time change into the one collection declines a change to one of them)
+    collection_reads: list[str]
 
 
 class ImpactSpec(ImpactReaders):

@@ -37,6 +37,7 @@ def impact_readers(
         "always": sorted(always),
         "writers": {str(i): sorted(names) for i, names in writers.items()},
         "rank": rank,
+        "collection_reads": sorted(coverage.collection_reads() or ()),
     }
 
 

@@ -154,6 +154,20 @@ class Coverage:
     )
     _shapes: dict[str, Shape | None] = field(default_factory=dict, compare=False, repr=False)
 
+    def collection_reads(self) -> frozenset[str] | None:
+        """The names read by the program functions the suite ran while it was collected (a
+        parametrization built by calling the program), or None when that is not known."""
+        if self.suite_calls is None:
+            return None
+        names: set[str] = set()
+        for call in self.suite_calls:
+            file, _, key = call.rpartition(":")
+            found = self.names.get(file, {}).get(int(key)) if key.isdigit() else None
+            if found is None:
+                return None
+            names |= found
+        return frozenset(names)
+
     @property
     def state_known(self) -> bool:
         """Whether the coverage run saw what each test left changed of the program's
@@ -560,5 +574,7 @@ def _with_state(
 
 def _carried(coverage: Coverage, changes: dict[str, FileChange]) -> tuple[str, ...]:
     """An import-time change's files, when a batch may run them anew beside its one collection:
-    the suite's collection ran no program code (:mod:`.inside.reimport`)."""
-    return tuple(sorted(changes)) if coverage.suite_calls == frozenset() else ()
+    what program code the suite's collection ran is known, with the names it reads
+    (:meth:`Coverage.collection_reads`; the child declines a change to one of them:
+    :mod:`.inside.batch.reimport`)."""
+    return tuple(sorted(changes)) if coverage.collection_reads() is not None else ()

@@ -145,8 +145,10 @@ class Collector:
         self.plan_direct(session)
         gc.collect()
         reimport = None
-        if any(p.get("impact") is not None for p in group):
-            reimport = Reimport(self.link, live, str(session.config.rootpath))
+        impacts = [spec["impacts"][str(p["impact"])] for p in group if p.get("impact") is not None]
+        if impacts:
+            reads = impacts[0].get("collection_reads", [])
+            reimport = Reimport(self.link, live, str(session.config.rootpath), reads)
         gc.freeze()
 
         def before(program: BatchProgram) -> bool:

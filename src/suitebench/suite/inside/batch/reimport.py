@@ -13,8 +13,10 @@ it reads from the mutant's state.
 Whether that equals a fresh import is checked, not assumed.  The child declines -- its program
 is then imported afresh by the batch's parent, as before -- unless:
 
-* the suite ran no program code while it was collected, beyond importing the program (the
-  coverage run says so; only then does the host name the files);
+* what program code the suite ran while it was collected, beyond importing the program, is
+  known (the coverage run says so; only then does the host name the files), and none of it
+  reads a global that changed (a parametrization built by calling ``pkg.parse``, which reads
+  ``pkg.PATTERNS``: the names each function it entered reads, ``collection_reads``);
 * the suite's import-time code (test modules, conftest files) names none of the globals that
   changed (``from pkg import TABLE``, a parametrization built from ``pkg.TABLE``; a function
   changed in place may be imported, not read), and reads nothing by a computed name;
@@ -37,7 +39,7 @@ import linecache
 import os
 import re
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from suitebench.suite.inside.batch.hotpatch import LivePrograms, NotPatchable, read_source
@@ -86,7 +88,9 @@ class Reimport:
     globals, and the names the suite's import-time code reads.  ``why_not`` says why no
     import-time mutant can be carried over (then every one is imported afresh)."""
 
-    def __init__(self, root: str, live: LivePrograms, suite_root: str) -> None:
+    def __init__(
+        self, root: str, live: LivePrograms, suite_root: str, collection_reads: Iterable[str] = ()
+    ) -> None:
         self.root = root.rstrip("/")
         self.live = live
         self.why_not = ""
@@ -95,6 +99,8 @@ class Reimport:
         self.shared: set[int] = set()
         self.names: set[str] = set()  # read by the suite's import-time code
         self.loaded: set[str] = set()  # the same, less those only imported
+        # read by the program code the suite's collection ran (a parametrization it built)
+        self.called = set(collection_reads)
         self.reference: dict[str, str] = {}
         self.last: dict[str, str] = {}  # the last module carried over, fingerprinted
         # Each changed module's own fingerprint and the rest's, as collected (a child's first
@@ -115,6 +121,9 @@ class Reimport:
         self.loaded = suite.import_time(imports=False)
         if impact.STAR in self.names or self.names & impact.DYNAMIC_NAMES:
             self.why_not = "the suite's import-time code reads names it computes"
+            return
+        if impact.STAR in self.called or self.called & impact.DYNAMIC_NAMES:
+            self.why_not = "the program code the suite ran while collected reads names it computes"
             return
         self.shared = self._shared()
         for rel in live.sources:
@@ -263,6 +272,10 @@ class Reimport:
         in_place = classes or (_function_of(before, live, key) and _function_of(after, fresh, key))
         if key in (self.loaded if in_place else self.names):
             raise NotPatchable(f"the suite's import-time code names {key}, which changed")
+        if key in self.called:
+            raise NotPatchable(
+                f"the program code the suite ran while collected reads {key}, which changed"
+            )
         if classes:
             return self._class_steps(key, before, after, live, fresh)
         return [self._value_step(live, key, key, before, after, live, fresh)]
@@ -322,6 +335,11 @@ class Reimport:
         steps: list[Step] = []
         for attr in sorted((own[0].keys() | own[1].keys()) - {"(bases)"}):
             if own[0].get(attr) != own[1].get(attr):
+                if attr in self.called:  # (a function's reads name the attributes too)
+                    raise NotPatchable(
+                        f"the program code the suite ran while collected reads {key}.{attr}, "
+                        "which changed"
+                    )
                 old, new = (vars(c).get(attr, _MISSING) for c in (before, after))
                 qualname = f"{key}.{attr}"
                 steps.append(self._value_step(before, attr, qualname, old, new, live, fresh, True))

@@ -1,0 +1,83 @@
+"""A suite whose collection calls the program (a parametrization built by ``valid_postcode``)
+still has its import-time mutants carried into one collection -- but for a change to what
+that code reads, which is imported afresh.
+
+Before, any program code run while collecting sent every import-time mutant to a fresh import
+of its own (isodate 0.7.2 builds expected ``Duration`` and ``FixedOffset`` values in its
+parametrizations: its 215 import-time mutants each collected the suite again, 16.8 s of CPU in a
+``--fast`` score whose tests take 2 s).  The shipping package of ``test_reimport.py``, with one
+more test module:
+
+* ``zone_us`` (``"US": 1.5`` -> ``1.6``): ``valid_postcode`` reads ``POSTCODE``, not ``ZONES``:
+  carried (``reimported``), killed by ``test_us_rate`` alone;
+* ``postcode`` (``{5}`` -> ``{4}``): the collection's call reads ``POSTCODE``; a fresh import
+  collects ``test_codes_ship[1234]`` instead of ``[12345]`` and ``[99999]``, so it is imported
+  afresh (the note names ``POSTCODE``), and killed (``test_postcodes``; the new case fails its
+  length check);
+* ``limit`` (``LIMIT_KG = 30`` -> ``31``, a class constant no collection-time code reads):
+  carried, killed by ``test_parcel_limit``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from suitebench.run.executor import LocalExecutor
+
+from ..conftest import keep_batches, score_selected_and_full, write_python_instance
+from .test_reimport import SHIPPING, TESTS
+
+CODES = """\
+import pytest
+
+from shipping.rates import valid_postcode
+
+CANDIDATES = ["12345", "1234", "99999"]
+
+
+@pytest.mark.parametrize("code", [c for c in CANDIDATES if valid_postcode(c)])
+def test_codes_ship(code):
+    assert len(code) == 5
+"""
+
+MUTANTS = [
+    ("zone_us", '"US": 1.5', '"US": 1.6', "reimported"),
+    ("postcode", "{5}", "{4}", "collected reads POSTCODE"),
+    ("limit", "LIMIT_KG = 30", "LIMIT_KG = 31", "reimported"),
+]
+
+
+def test_a_collection_that_calls_the_program_still_collects_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspaces = keep_batches(monkeypatch, tmp_path)
+    toml = write_python_instance(
+        tmp_path / "shipping",
+        name="shipping",
+        source={"shipping/__init__.py": "", "shipping/rates.py": SHIPPING},
+        tests={**TESTS, "test_codes.py": CODES},
+        spec="# shipping\n\n## Rates\nZones, weights, surcharges, postcodes.\n",
+        mutants=[(mid, "shipping/rates.py", old, new) for mid, old, new, _ in MUTANTS],
+    )
+    with LocalExecutor(1) as one:  # one batch: one collection for every mutant
+        selected, _full = score_selected_and_full(toml, tmp_path, executor=one)  # same matrix
+    by_id = {m.id: m for m in selected.mutants}
+    assert by_id["zone_us"].killed_by == ["tests/test_rates.py::test_us_rate"]
+    assert "tests/test_limits.py::test_postcodes" in by_id["postcode"].killed_by
+    assert by_id["limit"].killed_by == ["tests/test_limits.py::test_parcel_limit"]
+    notes: dict[str, str] = {}
+    for workspace in workspaces:
+        path = workspace / "out" / "patched.txt"
+        if not path.is_file():
+            continue
+        programs = json.loads((workspace / "spec.json").read_text())["programs"]
+        for line in path.read_text().splitlines():
+            index, _, note = line.partition(" ")
+            tree = programs[int(index)]["pythonpath"]
+            mid = next(m.id for m in selected.mutants if m.program_id[:32] in tree)
+            notes[mid] = note
+    for mid, _old, _new, how in MUTANTS:
+        assert how in notes.get(mid, ""), (mid, notes.get(mid))
