@@ -25,6 +25,8 @@ from pathlib import Path
 from types import CodeType
 from typing import Any, TypeVar
 
+from suitebench.run.pyblocks import changed_block
+
 _T = TypeVar("_T")
 
 __all__ = [
@@ -154,6 +156,18 @@ def same_bytecode(original: bytes, mutated: bytes, filename: str) -> bool:
     ``original`` does (:func:`same_code`) and draws a compile-time warning exactly when it
     does (under ``filterwarnings = error`` a new ``SyntaxWarning`` fails the import). False
     when either does not compile."""
+    block = changed_block(original, mutated)
+    if block is not None:  # the changed statements alone (:mod:`.pyblocks`)
+        try:
+            ours, warned = _compiled_key(block.before, filename)
+            theirs, warns = compile_quietly(block.after, filename)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass  # read whole, as before
+        else:
+            if ours != _code_key(theirs):
+                return False
+            if warned == warns:  # (else another statement's warning may stand for both)
+                return True
     try:
         ours, warned = _compiled_key(original, filename)
         theirs, warns = compile_quietly(mutated, filename)
@@ -162,10 +176,10 @@ def same_bytecode(original: bytes, mutated: bytes, filename: str) -> bool:
     return warned == warns and ours == _code_key(theirs)
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=256)
 def _compiled_key(source: bytes, filename: str) -> tuple[tuple[object, ...], bool]:
-    """The reference module's :func:`_code_key` and warning: a score compares every mutant of a
-    module with it, one after another (compiled once, not once a mutant)."""
+    """The reference module's (or block's) :func:`_code_key` and warning: a score compares every
+    mutant of a module with it, one after another (compiled once, not once a mutant)."""
     code, warned = compile_quietly(source, filename)
     return _code_key(code), warned
 

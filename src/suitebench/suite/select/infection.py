@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from suitebench.model.instance import MutantSpec
+from suitebench.run.pyblocks import changed_block, spliced_tree
 from suitebench.run.pycompile import warnings_ignored
 from suitebench.suite.execute.patching import patched_sources
 from suitebench.suite.inside.probe.defaults import DEFAULT_KIND, defaulted
@@ -267,8 +268,16 @@ def probes_for(root: Path, mutants: Iterable[MutantSpec], suite: Path | None = N
             continue
         if rel not in parsed:
             parsed[rel] = _parse(text)
-        before, after = parsed[rel], _parse(patched)
-        if before is None or after is None:
+        before = parsed[rel]
+        if before is None:
+            continue
+        block = changed_block(text, patched)  # the changed statements alone, where it can
+        if block is None:
+            after = _parse(patched)
+        else:
+            with warnings_ignored():
+                after = spliced_tree(before, block)
+        if after is None:
             continue
         same = _unchanged_lines(text, patched)
         probe = _probe_of(len(probes), rel, before, after, defaults, same)

@@ -22,8 +22,10 @@ is the function's.
 from __future__ import annotations
 
 import ast
+import functools
 from types import CodeType
 
+from suitebench.run.pyblocks import changed_block
 from suitebench.run.pycompile import warnings_ignored
 
 # The innermost statement of a function body that holds each line: (first, last, column, key)
@@ -94,5 +96,15 @@ def shape_of(text: bytes, path: str) -> Shape | None:
 def same_shape(before: bytes, after: bytes, path: str, reference: Shape | None = None) -> bool:
     """Both texts compile, and their functions differ in nothing but their statements
     (``reference``: ``before``'s shape, already worked out)."""
+    block = changed_block(before, after)
+    if block is not None:  # the changed statements alone (:mod:`suitebench.run.pyblocks`)
+        old, new = _block_shape(block.before, path), shape_of(block.after, path)
+        if old is not None and new is not None:
+            return old == new
     first = reference if reference is not None else shape_of(before, path)
     return first is not None and first == shape_of(after, path)
+
+
+@functools.lru_cache(maxsize=256)
+def _block_shape(text: bytes, path: str) -> Shape | None:
+    return shape_of(text, path)
