@@ -15,7 +15,13 @@ more test module:
   afresh (the note names ``POSTCODE``), and killed (``test_postcodes``; the new case fails its
   length check);
 * ``limit`` (``LIMIT_KG = 30`` -> ``31``, a class constant no collection-time code reads):
-  carried, killed by ``test_parcel_limit``.
+  carried, killed by ``test_parcel_limit``;
+* ``mark`` (a default of ``_label_fragile``, which the collection ran through the package's
+  ``LABELS`` table, naming neither): imported afresh, as the collection ran the function that
+  changed; its one case (``fragile``) is collected as ``"FRAGILE?"`` and fails.  Its test
+  names no global that changed: it runs because its file's collection computed otherwise than
+  the reference's (``importtime.suite_state``).  Each of the two checks alone leaves that
+  cell passed where every test run on a fresh import fails it.
 """
 
 from __future__ import annotations
@@ -43,8 +49,37 @@ def test_codes_ship(code):
     assert len(code) == 5
 """
 
+LABEL = """
+
+def _label_fragile(name, mark="!"):
+    return name.upper() + mark
+"""
+
+# the table lives in the package's __init__: running rates.py anew does not rebuild it
+INIT = """\
+from shipping.rates import _label_fragile
+
+LABELS = {"fragile": _label_fragile}
+
+
+def label(name):
+    return LABELS[name](name)
+"""
+
+LABEL_TESTS = """\
+import pytest
+
+from shipping import label
+
+
+@pytest.mark.parametrize("text", [label("fragile")], ids=["fragile"])
+def test_labels_are_shouted(text):
+    assert text.endswith("!")
+"""
+
 MUTANTS = [
     ("zone_us", '"US": 1.5', '"US": 1.6', "reimported"),
+    ("mark", 'mark="!"', 'mark="?"', "the suite's collection ran _label_fragile"),
     ("postcode", "{5}", "{4}", "collected reads POSTCODE"),
     ("limit", "LIMIT_KG = 30", "LIMIT_KG = 31", "reimported"),
 ]
@@ -57,8 +92,8 @@ def test_a_collection_that_calls_the_program_still_collects_once(
     toml = write_python_instance(
         tmp_path / "shipping",
         name="shipping",
-        source={"shipping/__init__.py": "", "shipping/rates.py": SHIPPING},
-        tests={**TESTS, "test_codes.py": CODES},
+        source={"shipping/__init__.py": INIT, "shipping/rates.py": SHIPPING + LABEL},
+        tests={**TESTS, "test_codes.py": CODES, "test_labels.py": LABEL_TESTS},
         spec="# shipping\n\n## Rates\nZones, weights, surcharges, postcodes.\n",
         mutants=[(mid, "shipping/rates.py", old, new) for mid, old, new, _ in MUTANTS],
     )
@@ -68,6 +103,8 @@ def test_a_collection_that_calls_the_program_still_collects_once(
     assert by_id["zone_us"].killed_by == ["tests/test_rates.py::test_us_rate"]
     assert "tests/test_limits.py::test_postcodes" in by_id["postcode"].killed_by
     assert by_id["limit"].killed_by == ["tests/test_limits.py::test_parcel_limit"]
+    # collected afresh, its one label case is "FRAGILE?", which fails
+    assert by_id["mark"].killed_by == ["tests/test_labels.py::test_labels_are_shouted[fragile]"]
     notes: dict[str, str] = {}
     for workspace in workspaces:
         path = workspace / "out" / "patched.txt"

@@ -55,6 +55,8 @@ def test_the_shared_part_names_each_global_s_readers_and_the_tests_that_always_r
         "writers": {},  # no record of state left between tests: none depends on another
         "rank": [],
         "collection_reads": [],  # no record of what the collection ran (nothing is carried)
+        "collection_calls": [],
+        "suite": None,  # no record of what the reference's collection computed
     }
     # the suite's collection entered convert (key 7): what it reads, the child declines
     called = impact_readers(

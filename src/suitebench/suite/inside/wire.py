@@ -113,6 +113,9 @@ class ImpactReaders(TypedDict):
     # the names read by the program code the suite ran while collected (a child carrying an
     # import-time change into the one collection declines a change to one of them)
     collection_reads: list[str]
+    collection_calls: list[str]  # those functions ("file:first line"): none may change
+    # per test file, a digest of what the reference's collection computed (None: unknown)
+    suite: dict[str, str | None] | None
 
 
 class ImpactSpec(ImpactReaders):

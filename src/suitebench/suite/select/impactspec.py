@@ -38,6 +38,8 @@ def impact_readers(
         "writers": {str(i): sorted(names) for i, names in writers.items()},
         "rank": rank,
         "collection_reads": sorted(coverage.collection_reads() or ()),
+        "collection_calls": sorted(coverage.suite_calls or ()),
+        "suite": reference.get("suite"),
     }
 
 

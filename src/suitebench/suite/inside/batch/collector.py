@@ -148,7 +148,8 @@ class Collector:
         impacts = [spec["impacts"][str(p["impact"])] for p in group if p.get("impact") is not None]
         if impacts:
             reads = impacts[0].get("collection_reads", [])
-            reimport = Reimport(self.link, live, str(session.config.rootpath), reads)
+            calls = impacts[0].get("collection_calls", [])
+            reimport = Reimport(self.link, live, str(session.config.rootpath), reads, calls)
         gc.freeze()
 
         def before(program: BatchProgram) -> bool:

@@ -89,7 +89,12 @@ class Reimport:
     import-time mutant can be carried over (then every one is imported afresh)."""
 
     def __init__(
-        self, root: str, live: LivePrograms, suite_root: str, collection_reads: Iterable[str] = ()
+        self,
+        root: str,
+        live: LivePrograms,
+        suite_root: str,
+        collection_reads: Iterable[str] = (),
+        collection_calls: Iterable[str] = (),
     ) -> None:
         self.root = root.rstrip("/")
         self.live = live
@@ -99,8 +104,10 @@ class Reimport:
         self.shared: set[int] = set()
         self.names: set[str] = set()  # read by the suite's import-time code
         self.loaded: set[str] = set()  # the same, less those only imported
-        # read by the program code the suite's collection ran (a parametrization it built)
+        # read by the program code the suite's collection ran (a parametrization it built),
+        # and that code's functions ("file:first line")
         self.called = set(collection_reads)
+        self.calls = set(collection_calls)
         self.reference: dict[str, str] = {}
         self.last: dict[str, str] = {}  # the last module carried over, fingerprinted
         # Each changed module's own fingerprint and the rest's, as collected (a child's first
@@ -299,6 +306,9 @@ class Reimport:
                 return step
             if _function_of(before, live, qualname):
                 code = before.__code__
+                rel = code.co_filename[len(self.root) + 1 :]
+                if f"{rel}:{code.co_firstlineno}" in self.calls:
+                    raise NotPatchable(f"the suite's collection ran {qualname}, which changed")
                 where = (code.co_filename, code.co_qualname, code.co_firstlineno)
                 if where in self.live.suspended:
                     raise NotPatchable(f"a suspended generator runs {qualname}")

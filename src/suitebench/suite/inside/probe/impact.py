@@ -383,7 +383,11 @@ def changed_globals(reference: dict[str, str], mutant: dict[str, str]) -> set[st
 
 
 def choose(
-    spec: wire.ImpactSpec, found: dict[str, str] | None, why: str, collected: list[str]
+    spec: wire.ImpactSpec,
+    found: dict[str, str] | None,
+    why: str,
+    collected: list[str],
+    suite: dict[str, str | None] | None = None,
 ) -> tuple[list[str] | None, str]:
     """The tests a mutant with an import-time change runs (None: all), and why.
 
@@ -391,7 +395,11 @@ def choose(
     ids), ``tests`` (the test ids indices refer to), ``base`` (indices of the tests that run
     anyway: those reaching a changed function, of unknown coverage, reading by computed names)
     and ``readers`` (a global's name -> indices of the tests whose code names it); with
-    ``final`` (the reason), ``base`` is the choice, once the suite collects as the reference's."""
+    ``final`` (the reason), ``base`` is the choice, once the suite collects as the reference's.
+    ``suite``: what the mutant's own collection computed, per test file
+    (:func:`suitebench.suite.inside.probe.importtime.suite_state`; None where the collection is
+    the reference's, carried over): every test of a file whose collection computed otherwise
+    than the reference's (``suite`` of the spec) runs too."""
     if found is None:
         return None, why
     reference = spec.get("reference")
@@ -399,13 +407,22 @@ def choose(
         return None, "no fingerprint of the reference"
     if sorted(collected) != sorted(spec.get("collected", ())):
         return None, "the mutant's suite collects other tests than the reference's"
+    moved: list[str] = []
+    if suite is not None:
+        before = spec.get("suite")
+        if not isinstance(before, dict):
+            return None, "what the reference's collection computed is not known"
+        moved = sorted(f for f in suite if suite[f] is None or suite[f] != before.get(f))
+    tests: list[str] = spec["tests"]
+    recomputed = {i for i, t in enumerate(tests) if t.split("::", 1)[0] in moved}
+    also = f"; the collection of {', '.join(moved[:3])} computed otherwise" if moved else ""
     if spec.get("final"):  # its tests are known already (a changed default argument's)
-        return [spec["tests"][i] for i in sorted(spec.get("base", ()))], str(spec["final"])
+        chosen = set(spec.get("base", ())) | recomputed
+        return [tests[i] for i in sorted(chosen)], str(spec["final"]) + also
     changed = changed_globals(reference, found)
     names = sorted({key.split(":", 1)[1] for key in changed})
     readers: dict[str, list[int]] = spec.get("readers", {})
-    tests: list[str] = spec["tests"]
-    chosen = set(spec.get("base", ()))
+    chosen = set(spec.get("base", ())) | recomputed
     for name in names:
         if name in DYNAMIC_NAMES or name not in readers:
             return None, f"import-time change to {name}, which no test is known not to read"
@@ -421,4 +438,4 @@ def choose(
         if names
         else "import-time change; no global changed"
     )
-    return [tests[i] for i in sorted(chosen)], reason
+    return [tests[i] for i in sorted(chosen)], reason + also

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import types
 from typing import Any
 
 import pytest
@@ -33,13 +34,67 @@ def fingerprint_now() -> tuple[dict[str, str] | None, str]:
         return None, f"cannot fingerprint the program's state: {why}"
 
 
+# A test module's globals that are bindings, not data its import computed.
+_BINDINGS = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
+
+
+def suite_state(items: list[pytest.Item]) -> dict[str, str | None]:
+    """Per test file, a digest of what its collection computed (None: it cannot be
+    fingerprinted): its module's data globals and its tests' parameters.  A mutant whose
+    import changes what the suite's collection builds by calling the program (a
+    parametrization of expected values, a table at a test module's top) changes its file's
+    digest, whichever names that code read."""
+    import hashlib
+
+    from suitebench.suite.inside.probe.fingerprint import digest_roots, program_modules
+
+    root = program_root()
+    modules = program_modules(root) if root else []
+    program = {name for name, _ in modules}
+    # ``from pkg import TABLE``: a binding of the program's own global under its own name,
+    # which the tests naming it read (import-time impact's readers), not data computed here
+    imported = {(key, id(value)) for _, module in modules for key, value in vars(module).items()}
+    roots: dict[str, list[tuple[str, Any]]] = {}
+    for item in items:
+        file = item.nodeid.split("::", 1)[0]
+        mine = roots.get(file)
+        if mine is None:
+            mine = roots[file] = []
+            module = getattr(item, "module", None)
+            for key, value in sorted(vars(module).items()) if module is not None else ():
+                if key.startswith("__") or isinstance(value, _BINDINGS):
+                    continue
+                if (key, id(value)) not in imported:
+                    mine.append((f"{file}:{key}", value))
+        callspec = getattr(item, "callspec", None)
+        for name, value in sorted(callspec.params.items()) if callspec is not None else ():
+            mine.append((f"{item.nodeid}:{name}", value))
+    state: dict[str, str | None] = {}
+    for file, found in roots.items():
+        try:
+            digests = digest_roots(found, program)
+        except Exception:  # Unknown, or anything the suite's objects raise when read
+            state[file] = None
+            continue
+        text = "".join(f"{label}={digest};" for label, digest in sorted(digests.items()))
+        state[file] = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    return state
+
+
 def write_fingerprint(path: str, items: list[pytest.Item], *, instrumented: bool) -> None:
     """A reference run's record: the fingerprint (none of an instrumented program: its
-    functions are other code), why not, and the tests collected."""
+    functions are other code), why not, the tests collected and what their collection
+    computed (:func:`suite_state`)."""
     found, why = fingerprint_now()
+    suite = None if instrumented else suite_state(items)
     if instrumented:
         found, why = None, "a coverage run's program is instrumented"
-    record = {"fingerprint": found, "reason": why, "collected": [i.nodeid for i in items]}
+    record = {
+        "fingerprint": found,
+        "reason": why,
+        "collected": [i.nodeid for i in items],
+        "suite": suite,
+    }
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(record, fh)
 
@@ -65,4 +120,4 @@ def choose_tests(path: str, items: list[pytest.Item]) -> tuple[list[str] | None,
     with open(path, encoding="utf-8") as fh:
         spec = json.load(fh)
     found, why = fingerprint_now()
-    return choose(spec, found, why, [item.nodeid for item in items])
+    return choose(spec, found, why, [item.nodeid for item in items], suite_state(items))
