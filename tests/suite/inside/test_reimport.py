@@ -21,6 +21,7 @@ import pytest
 from suitebench.run.executor import LocalExecutor
 from suitebench.suite.inside.batch.hotpatch import LivePrograms, NotPatchable
 from suitebench.suite.inside.batch.reimport import Reimport, plain_data
+from suitebench.suite.result import MutantResult
 
 from ..conftest import keep_batches, score_selected_and_full, write_python_instance
 
@@ -152,8 +153,20 @@ def test_import_time_mutants_carried_into_one_collection_give_the_full_matrix(
         elif m.id != "accepts":
             assert m.selection_reason.startswith("import-time change"), (m.id, m.selection_reason)
 
-    # which program of which batch each note is about: the batch's spec lists the mutants'
-    # build trees, whose names end in the mutant's program id
+    notes = patched_notes(workspaces, selected.mutants)
+    for mid, _old, _new, how in MUTANTS:
+        assert how in notes[mid], (mid, notes.get(mid))
+    # a program the collector gave back ran in the batch's parent: its end is recorded too
+    assert by_id["heavy"].wall_time > 0
+    for workspace in workspaces:
+        programs = json.loads((workspace / "spec.json").read_text())["programs"]
+        for program in programs:
+            assert (workspace / "out" / f"{program['index']}.exit.json").is_file(), program
+
+
+def patched_notes(workspaces: list[Path], mutants: list[MutantResult]) -> dict[str, str]:
+    """Each mutant's note in its batch's ``out/patched.txt`` (how its child ran), by mutant id:
+    the batch's spec lists the mutants' build trees, whose names end in the program id."""
     notes: dict[str, str] = {}
     for workspace in workspaces:
         path = workspace / "out" / "patched.txt"
@@ -163,16 +176,8 @@ def test_import_time_mutants_carried_into_one_collection_give_the_full_matrix(
         for line in path.read_text().splitlines():
             index, _, note = line.partition(" ")
             tree = programs[int(index)]["pythonpath"]
-            mid = next(m.id for m in selected.mutants if m.program_id[:32] in tree)
-            notes[mid] = note
-    for mid, _old, _new, how in MUTANTS:
-        assert how in notes[mid], (mid, notes.get(mid))
-    # a program the collector gave back ran in the batch's parent: its end is recorded too
-    assert by_id["heavy"].wall_time > 0
-    for workspace in workspaces:
-        programs = json.loads((workspace / "spec.json").read_text())["programs"]
-        for program in programs:
-            assert (workspace / "out" / f"{program['index']}.exit.json").is_file(), program
+            notes[next(m.id for m in mutants if m.program_id[:32] in tree)] = note
+    return notes
 
 
 # -- the merge itself, in this process --------------------------------------------------------

@@ -26,7 +26,6 @@ more test module:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -34,7 +33,7 @@ import pytest
 from suitebench.run.executor import LocalExecutor
 
 from ..conftest import keep_batches, score_selected_and_full, write_python_instance
-from .test_reimport import SHIPPING, TESTS
+from .test_reimport import SHIPPING, TESTS, patched_notes
 
 CODES = """\
 import pytest
@@ -105,16 +104,6 @@ def test_a_collection_that_calls_the_program_still_collects_once(
     assert by_id["limit"].killed_by == ["tests/test_limits.py::test_parcel_limit"]
     # collected afresh, its one label case is "FRAGILE?", which fails
     assert by_id["mark"].killed_by == ["tests/test_labels.py::test_labels_are_shouted[fragile]"]
-    notes: dict[str, str] = {}
-    for workspace in workspaces:
-        path = workspace / "out" / "patched.txt"
-        if not path.is_file():
-            continue
-        programs = json.loads((workspace / "spec.json").read_text())["programs"]
-        for line in path.read_text().splitlines():
-            index, _, note = line.partition(" ")
-            tree = programs[int(index)]["pythonpath"]
-            mid = next(m.id for m in selected.mutants if m.program_id[:32] in tree)
-            notes[mid] = note
+    notes = patched_notes(workspaces, selected.mutants)
     for mid, _old, _new, how in MUTANTS:
         assert how in notes.get(mid, ""), (mid, notes.get(mid))
