@@ -7,8 +7,9 @@ shape -- and a mutant changes a line or two of a module of hundreds.  When both 
 as many lines and every changed line lies within a run of whole top-level statements that
 shares no line with the statements around it, everything outside that run is the same text at
 the same lines, so the two modules differ exactly as the two runs of statements do, each read
-alone: compiled alone they give the same code but for the module's own (:func:`block_code`),
-and a tree of the mutant is the reference's with the run's statements replaced
+alone: compiled alone they give the same code but for the module's own (as
+:func:`suitebench.run.pycompile.same_bytecode` and the selection's shapes compare them), and
+a tree of the mutant is the reference's with the run's statements replaced
 (:func:`spliced_tree`).  A chunk but the module's first is read after a ``pass`` line, so
 that a string statement opening it stays a statement, not the module's docstring; a change
 at or before a ``__future__`` import, a chunk naming one, a file with a coding declaration, or
