@@ -1,10 +1,11 @@
 """The fingerprint sees into the standard library's immutable values written in C: a
 ``timedelta``, a date and time (its time zone a child: it may be the program's own), a
-``Decimal``, a ``range`` -- and into instances of the program's ``tzinfo`` classes, whose C base
-holds nothing.
+``Decimal``, a ``range``, a ``namedtuple`` class's fields -- and into instances of the
+program's ``tzinfo`` classes, whose C base holds nothing.
 
 isodate 0.7.2 keeps ``ZERO = timedelta(0)`` and ``UTC = Utc()`` at module level: its whole state
-was "unknown", so none of its 210 import-time mutants could use import-time impact (each
+was "unknown" (the bundled ``intervals`` example's too, for a namedtuple), so none of its 210
+import-time mutants could use import-time impact (each
 collected the suite afresh) and no test's state was known to the selection.
 """
 
@@ -20,6 +21,7 @@ from suitebench.suite.inside.probe.impact import changed_globals
 from .test_impact import _fingerprint_of
 
 BASE = """\
+import collections
 import datetime
 import decimal
 
@@ -44,6 +46,7 @@ START = datetime.date(2000, 1, 1)
 PLUS_ONE = datetime.timezone(datetime.timedelta(hours=1), "CET")
 CENT = decimal.Decimal("0.01")
 DIGITS = range(0, 10)
+Span = collections.namedtuple("Span", "lo hi")
 """
 
 # (global changed, old, new): each change moves exactly that global's digest
@@ -55,6 +58,7 @@ CHANGES = [
     ("PLUS_ONE", '"CET"', '"MET"'),
     ("CENT", '"0.01"', '"0.010"'),  # equal as numbers, another value as a Decimal
     ("DIGITS", "range(0, 10)", "range(0, 9)"),
+    ("Span", '"lo hi"', '"hi lo"'),  # a namedtuple's fields (C descriptors) in another order
 ]
 
 

@@ -258,8 +258,9 @@ _LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
 
 def _value(obj: Any, kind: type) -> tuple[str, tuple[str, ...], list[Any], bool] | None:
     """An immutable value of a standard library type written in C (a ``timedelta`` or a
-    ``Decimal`` at module level: isodate's ``ZERO``), whole in what Python reads of it, or
-    None.  A date and time's ``tzinfo`` is a child: it may be the program's own object."""
+    ``Decimal`` at module level: isodate's ``ZERO``; a ``namedtuple`` class's field), whole in
+    what Python reads of it, or None.  A date and time's ``tzinfo`` is a child: it may be the
+    program's own object."""
     name = f"{kind.__module__}.{kind.__qualname__}"
     if name == "datetime.timedelta":
         return name, (str(obj.days), str(obj.seconds), str(obj.microseconds)), [], False
@@ -274,6 +275,8 @@ def _value(obj: Any, kind: type) -> tuple[str, tuple[str, ...], list[Any], bool]
         return name, (repr(obj),), [], False
     if name in ("builtins.range", "builtins.slice"):
         return name, (), [obj.start, obj.stop, obj.step], False
+    if name == "_collections._tuplegetter":  # a namedtuple class's field: (index, doc)
+        return name, (), list(obj.__reduce__()[1]), False
     return None
 
 
