@@ -44,6 +44,7 @@ from suitebench.suite.execute.runspec import (
     Timeouts,
     derive_timeouts,
     engine_for,
+    reference_positions,
 )
 from suitebench.suite.inside.wire import ImpactSpec
 from suitebench.suite.protocol.choosing import choose_tests
@@ -175,7 +176,8 @@ def score_suite(
     early_runs = [all_runs[k] for k in plan.ref_keys[: plan.early]]
     # The mutants' per-test limits: their programs carry them, into their runs and keys.
     timeouts = _derive_timeouts(plan.runner.limits, early_runs)
-    built = {mid: replace(b, timeouts=timeouts) for mid, b in built.items()}
+    positions = reference_positions(early_runs)
+    built = {mid: replace(b, timeouts=timeouts, positions=positions) for mid, b in built.items()}
     reused = _reused(plan, reuse, all_runs, runnable, selections, impacts, timeouts)
     fresh = [m for m in runnable if m.id not in reused]
     lane = early_confirmations(plan.runner, _passing(early_runs), fast=plan.fast)
@@ -314,7 +316,7 @@ def _rows(
     """Each runnable mutant's row of the matrix: its full run, or its selected run with the
     other tests at their reference outcome (``--fast``'s: :func:`.fast.fast_rows`)."""
     if plan.full:
-        return {m.id: all_runs[_full_key(plan, built, m)] for m in runnable}
+        return {m.id: all_runs[_full_key(plan.runner, built[m.id])] for m in runnable}
     return {m.id: row(selected_runs.get(m.id), selections[m.id], tests) for m in runnable}
 
 
@@ -365,9 +367,17 @@ def _confirm_reference(
     all_runs.update(confirm_reference_timeouts(plan.runner, reference, runs))
 
 
-def _full_key(plan: ScorePlan, built: dict[str, BuiltProgram], m: MutantSpec) -> str:
-    program = built[m.id]
-    return plan.runner.key(program.program_id, "full", None, timeouts=program.timeouts)
+def _full_key(runner: SuiteRuns, program: BuiltProgram) -> str:
+    return _program_key(runner, program, "full", None)
+
+
+def _program_key(
+    runner: SuiteRuns, program: BuiltProgram, mode: str, order: tuple[str, ...] | None
+) -> str:
+    """The job key of a run of a mutant's ``program``, with what its reference runs derived
+    for it (its limits, its tests' names)."""
+    timeouts, positions = program.timeouts, program.positions
+    return runner.key(program.program_id, mode, order, timeouts=timeouts, positions=positions)
 
 
 def _mutant_runs(
@@ -406,14 +416,14 @@ def _mutant_runs(
     decoys = []
     if plan.full and runnable and plan.decoys:
         first = runnable[0]
-        full = _full_key(plan, built, first)
+        full = _full_key(plan.runner, built[first.id])
         decoy = as_decoy(plan.runner, plan.reference, first.id, full, built[first.id].target())
         decoys = replicate([decoy], plan.runner.batch_count(len(runnable)))
     if plan.full:
-        mutants = [(_full_key(plan, built, m), built[m.id].target()) for m in runnable]
+        mutants = [(_full_key(plan.runner, built[m.id]), built[m.id].target()) for m in runnable]
         asked = [*later, *((d.key, d.target) for d in decoys), *mutants]
         if lane is not None:
-            lane.watch({_full_key(plan, built, m): built[m.id] for m in runnable})
+            lane.watch({_full_key(plan.runner, built[m.id]): built[m.id] for m in runnable})
         # The decoys are runs beyond the total shown (builds, reference runs, one run a
         # mutant): the part moves in step with the runs done, and ends at its share.
         done = plan.runner.run(
@@ -454,16 +464,16 @@ def _run_selected(
     as_mutants = set() if reference is None else set(cover(sessions))
     for m in runnable:
         chosen = selections[m.id].tests
-        program_id, timeouts = built[m.id].program_id, built[m.id].timeouts
+        program = built[m.id]
         impact = impacts.get(m.id)
         if chosen is None and impact is not None:
-            keys[m.id] = runner.key(program_id, "impact", (spec_digest(impact),), timeouts=timeouts)
+            keys[m.id] = _program_key(runner, program, "impact", (spec_digest(impact),))
             requests.append((keys[m.id], patchable(built[m.id], selections[m.id], impact)))
         elif chosen is None:
-            keys[m.id] = runner.key(program_id, "full", None, timeouts=timeouts)
+            keys[m.id] = _full_key(runner, program)
             requests.append((keys[m.id], built[m.id].target()))
         elif chosen:
-            keys[m.id] = runner.key(program_id, "selected", chosen, timeouts=timeouts)
+            keys[m.id] = _program_key(runner, program, "selected", chosen)
             target = patchable(built[m.id], selections[m.id])
             requests.append((keys[m.id], replace(target, select=chosen)))
         if reference is not None and m.id in as_mutants:
@@ -496,8 +506,7 @@ def _run_selected(
             and run is not None
             and run.status is not RunStatus.OK
         ):
-            program = built[m.id]
-            again[m.id] = runner.key(program.program_id, "full", None, timeouts=program.timeouts)
+            again[m.id] = _full_key(runner, built[m.id])
             selections[m.id] = Selection(None, "the selected run did not finish: every test ran")
     if again:
         rerun = runner.run([(again[mid], built[mid].target()) for mid in again], patterns=patterns)

@@ -35,7 +35,13 @@ class FakeRunner:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def key(
-        self, program_id: str, mode: str, order: tuple[str, ...] | None, *, timeouts: Any = ()
+        self,
+        program_id: str,
+        mode: str,
+        order: tuple[str, ...] | None,
+        *,
+        timeouts: Any = (),
+        positions: Any = (),
     ) -> str:
         return f"{program_id}|{mode}|{','.join(order or ())}"
 

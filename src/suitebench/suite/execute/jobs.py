@@ -33,7 +33,14 @@ from suitebench.suite.execute.continuation import (
 from suitebench.suite.execute.interpreter import Interpreter
 from suitebench.suite.execute.projectconfig import Beside
 from suitebench.suite.execute.runner import run_batched, run_plain
-from suitebench.suite.execute.runspec import Engine, Patterns, SuiteLimits, Target, Timeouts
+from suitebench.suite.execute.runspec import (
+    Engine,
+    Patterns,
+    Positions,
+    SuiteLimits,
+    Target,
+    Timeouts,
+)
 from suitebench.suite.records import SuiteRun
 
 Progress = Callable[[int, int], None]
@@ -150,14 +157,20 @@ class SuiteRuns:
         engine: Engine | None = None,
         *,
         timeouts: Timeouts = (),
+        positions: Positions = (),
     ) -> str:
         """The job key of a run of ``program_id`` in ``mode`` (``order``: its tests, where they
         are chosen), from what determines its result.  ``timeouts``: the mutants' per-test
         limits derived from the reference's runs (:func:`.runspec.derive_timeouts`), which a
         run asked for once they are known is keyed by -- its program's (``BuiltProgram.
-        timeouts``), never a value set on the runner, so a key depends on its arguments only."""
+        timeouts``), never a value set on the runner, so a key depends on its arguments only;
+        ``positions``: a mutant's, from the same runs (``BuiltProgram.positions``), likewise."""
         beside = () if self.beside is None else (f"beside:{self.beside.digest}",)
-        derived = (job_key("timeouts", [list(p) for p in timeouts]),) if timeouts else ()
+        derived: tuple[str, ...] = ()
+        if timeouts:
+            derived += (job_key("timeouts", [list(p) for p in timeouts]),)
+        if positions:
+            derived += (job_key("positions", [list(p) for p in positions]),)
         python = (job_key("python", self.python.identity()),) if self.python else ()
         return job_key(
             _JOB_VERSION,

@@ -78,6 +78,9 @@ class BuiltProgram:
     # a score derives them from its reference runs; see
     # :func:`suitebench.suite.execute.runspec.derive_timeouts`).
     timeouts: tuple[tuple[str, float], ...] = ()
+    # A mutant's run: the reference's names of its parametrized tests by their positions
+    # (from the reference's first run, as its timeouts are).
+    positions: tuple[tuple[str, str], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -89,6 +92,7 @@ class BuiltProgram:
             pythonpath=self.pythonpath,
             binds=(self.directory,) if self.directory else (),
             timeouts=self.timeouts,
+            positions=self.positions,
         )
 
     @classmethod

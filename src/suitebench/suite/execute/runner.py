@@ -280,6 +280,7 @@ def _plain_options(
         ("select", None if target.select is None else list(target.select)),
         ("impact", target.impact),
         ("timeouts", dict(target.timeouts) if target.timeouts else None),
+        ("positions", dict(target.positions) if target.positions else None),
         ("probes", [list(probe) for probe in target.probes] if target.probes else None),
     )
     for name, chosen in chosen_by:
@@ -422,12 +423,14 @@ def _batch_spec(
                 # the reference's coverage run, batched with a reference run (Python only)
                 "coverage_root": t.coverage_root if t.pythonpath else None,
                 "timeouts": [list(pair) for pair in t.timeouts],
+                "positions": spec_digest(t.positions) if t.positions else None,
                 "probes": [list(probe) for probe in t.probes] if t.probes else None,
             }
             for i, t in enumerate(targets)
         ],
         # An import-time impact spec is the same for many mutants: written once.
         "impacts": {spec_digest(t.impact): t.impact for t in targets if t.impact is not None},
+        "positions": {spec_digest(t.positions): dict(t.positions) for t in targets if t.positions},
         "collect_once": False,  # (run_batched's arguments say)
         "reference": False,
         "patterns": [],

@@ -15,9 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from suitebench.suite.inside.wire import ImpactSpec
+from suitebench.suite.records import SuiteRun
 
 # Per-test limits below the user's, as sorted (node id, seconds) pairs (:func:`derive_timeouts`).
 Timeouts = tuple[tuple[str, float], ...]
+# A mutant's run: its parametrized tests by the reference's names, as (position, the
+# reference's node id) pairs (:mod:`suitebench.suite.inside.positions`).
+Positions = tuple[tuple[str, str], ...]
 # Regular expressions (pattern, flags) a coverage run compiled, compiled once per batch again.
 Patterns = tuple[tuple[str, int], ...]
 
@@ -119,6 +123,8 @@ class Target:
     # Per-test limits below ``SuiteLimits.per_test`` (a mutant's run: :func:`derive_timeouts`),
     # as sorted (node id, seconds) pairs; a test not named here has the per-test limit.
     timeouts: Timeouts = ()
+    # A mutant's run: the reference's names of its parametrized tests by their positions.
+    positions: Positions = ()
     # The reference's coverage run: weak-mutation probes to compile in (one tuple each, as
     # :func:`suitebench.suite.select.infection.probes_for` makes them).
     probes: tuple[tuple[Any, ...], ...] = ()
@@ -135,6 +141,7 @@ class Target:
             "impact": self.impact,
             "patched_files": None if self.patched_files is None else list(self.patched_files),
             "timeouts": [list(pair) for pair in self.timeouts],
+            "positions": [list(pair) for pair in self.positions],
             "probes": [list(probe) for probe in self.probes],
         }
 
@@ -152,6 +159,7 @@ class Target:
             impact=d.get("impact"),
             patched_files=None if patched is None else tuple(patched),
             timeouts=tuple((str(t), float(s)) for t, s in d.get("timeouts") or ()),
+            positions=tuple((str(p), str(t)) for p, t in d.get("positions") or ()),
             probes=tuple(tuple(probe) for probe in d.get("probes") or ()),
         )
 
@@ -172,3 +180,20 @@ def derive_timeouts(
         if limit < limits.per_test:
             out.append((test, limit))
     return tuple(out)
+
+
+def reference_positions(runs: list[SuiteRun]) -> Positions:
+    """The reference's names of its parametrized tests by their positions, from the first of
+    ``runs`` that recorded them (its fingerprint record: a ``kind = "python"`` suite's first
+    reference run); what is not a string pair is left out (the record was written where the
+    suite's code runs)."""
+    for run in runs:
+        record = run.fingerprint
+        found = record.get("positions") if isinstance(record, dict) else None
+        if isinstance(found, dict):
+            return tuple(
+                sorted(
+                    (p, t) for t, p in found.items() if isinstance(t, str) and isinstance(p, str)
+                )
+            )
+    return ()

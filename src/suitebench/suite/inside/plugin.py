@@ -44,7 +44,7 @@ from typing import Any, TextIO
 
 import pytest
 
-from suitebench.suite.inside import budget, doctests, leftovers, tracebacks, wire
+from suitebench.suite.inside import budget, doctests, leftovers, positions, tracebacks, wire
 from suitebench.suite.inside.probe import choosing, importtime
 from suitebench.suite.inside.wire import TIMEOUT_MARKER, short_message
 
@@ -62,6 +62,7 @@ class RunState:
         "events",
         "exitfirst",
         "gcov",
+        "positions",
         "selected_names",
         "session",
         "started",
@@ -81,6 +82,8 @@ class RunState:
         self.collect_errors: list[wire.CollectError] = []
         # --suitebench-select read: its path, per test file its selected module-level tests
         self.selected_names: tuple[str, dict[str, set[str]]] | None = None
+        # --suitebench-positions read: its path and the reference's names by position
+        self.positions: tuple[str, dict[str, str]] | None = None
 
 
 class Gcov:
@@ -109,6 +112,7 @@ _OPTIONS = {  # --suitebench-NAME: help (each takes a value)
     "faultlog": "file for the watchdog's report",
     "fingerprint": "write the program's globals' fingerprint",
     "impact": "JSON: the tests an import-time change reaches",
+    "positions": "JSON: a parametrized test's position -> the reference's name for it",
     "rewrite-cache": "the host's rewritten test modules",
     "doctests": "the package whose modules' doctests run (with --doctest-modules)",
     "doctest-files": "comma-separated text files of doctests in the rootdir",
@@ -561,9 +565,32 @@ def pytest_pycollect_makeitem(collector: Any, name: str, obj: Any) -> list[Any] 
     return []
 
 
+def _reference_names(config: pytest.Config) -> dict[str, str] | None:
+    """``--suitebench-positions``: the reference's names by position, read once."""
+    path = config.getoption("--suitebench-positions", None)
+    if not path:
+        return None
+    if RUN.positions is None or RUN.positions[0] != path:
+        with open(path, encoding="utf-8") as fh:
+            RUN.positions = (path, json.load(fh))
+    return RUN.positions[1]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_itemcollected(item: pytest.Item) -> None:
+    # A mutant's run: its parametrized tests by the reference's names, as they are collected,
+    # before any hook reads them (:mod:`.positions`).
+    reference = _reference_names(item.config)
+    if reference:
+        positions.rename(item, reference)
+
+
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
+    reference = _reference_names(config)
+    if reference:
+        positions.untangle(items, reference)
     tracer = RUN.tracer
     path = config.getoption("--suitebench-fingerprint")
     if path:

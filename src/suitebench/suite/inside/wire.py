@@ -141,6 +141,7 @@ class BatchProgram(TypedDict):
     patched_files: list[str] | None  # the files a hot-patchable mutant changes
     coverage_root: str | None  # the reference's coverage run, under this root
     timeouts: list[list[Any]]  # [node id, seconds]: limits below the cap
+    positions: NotRequired[str | None]  # the digest of its positions in the batch's
     probes: list[list[Any]] | None  # weak-mutation probes to compile in
 
 
@@ -158,6 +159,9 @@ class BatchSpec(TypedDict):
     pytest_args: list[str]
     programs: list[BatchProgram]
     impacts: dict[str, ImpactSpec]  # the impact specs by digest (one for many mutants)
+    # a mutant's parametrized tests' positions -> the reference's names, by digest (one for
+    # every mutant: :mod:`.positions`)
+    positions: NotRequired[dict[str, dict[str, str]]]
     collect_once: bool  # collect the suite once for every program
     reference: bool  # the reference's runs (pytest's own protocol throughout)
     patterns: list[list[Any]]  # regular expressions (pattern, flags) compiled before forking

@@ -151,7 +151,13 @@ def _fast_runs(
             impact = impacts.get(m.id) if chosen is None else None
             mode = "fast" if impact is None else f"fast-impact-{spec_digest(impact)}"
             program = built[m.id]
-            keys[m.id] = runner.key(program.program_id, mode, order, timeouts=program.timeouts)
+            keys[m.id] = runner.key(
+                program.program_id,
+                mode,
+                order,
+                timeouts=program.timeouts,
+                positions=program.positions,
+            )
             target = patchable(built[m.id], selections.get(m.id), impact)
             # Tests chosen before the run are also its selection: it collects only their files
             # and functions, as a selected run of the full matrix does (semver's runs each

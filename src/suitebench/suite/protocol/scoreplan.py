@@ -174,9 +174,11 @@ def plan_score(
         overlap=overlap,
     )
     ref_target = reference.target()
-    # The first reference run records the fingerprint import-time impact compares with.
+    # The first reference run records the fingerprint import-time impact compares with, and
+    # the parametrized tests' positions every mutant's run names its tests by (with or
+    # without a selection: :mod:`suitebench.suite.inside.positions`).
     first_target = ref_target
-    if reference.pythonpath is not None and not all_tests:
+    if reference.pythonpath is not None:
         first_target = replace(ref_target, fingerprint=True)
     runnable = list(mutants) if beside else [m for m in mutants if built[m.id].ok]
     probes = Probes()

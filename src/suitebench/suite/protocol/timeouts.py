@@ -181,7 +181,13 @@ def confirmation(runner: SuiteRuns, program: BuiltProgram, test: str) -> tuple[s
     The key holds the program's derived limits (``BuiltProgram.timeouts``: a mutant's, once
     derived) although the run drops them: so it always was, and stored confirmations keep
     their keys."""
-    key = runner.key(program.program_id, "confirm-timeout", (test,), timeouts=program.timeouts)
+    key = runner.key(
+        program.program_id,
+        "confirm-timeout",
+        (test,),
+        timeouts=program.timeouts,
+        positions=program.positions,
+    )
     return key, replace(program.target(), select=(test,), timeouts=())
 
 

@@ -96,12 +96,13 @@ def _selection_args(spec: BatchSpec, program: BatchProgram) -> list[str]:
         path = out_dir / f"{index}.timeouts.json"
         path.write_text(json.dumps(dict(program["timeouts"])), encoding="utf-8")
         args.append(f"--suitebench-timeouts={path}")
-    digest = program.get("impact")
-    if digest is not None:
-        path = out_dir / f"impact-{digest}.json"
-        if not path.exists():
-            path.write_text(json.dumps(spec["impacts"][digest]), encoding="utf-8")
-        args.append(f"--suitebench-impact={path}")
+    for name, shared in (("impact", spec["impacts"]), ("positions", spec.get("positions", {}))):
+        digest = program.get(name)
+        if digest is not None:  # one file for the many programs sharing it
+            path = out_dir / f"{name}-{digest}.json"
+            if not path.exists():
+                path.write_text(json.dumps(shared[str(digest)]), encoding="utf-8")
+            args.append(f"--suitebench-{name}={path}")
     if program.get("fingerprint"):
         args.append(f"--suitebench-fingerprint={out_dir / f'{index}.fingerprint.json'}")
     if program.get("coverage_root"):  # the reference's coverage run (``kind = "python"``)

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from suitebench.suite.inside.positions import positions
+
 
 def program_root() -> str:
     """The source root of the program under test (``kind = "python"``): first on PYTHONPATH."""
@@ -83,8 +85,8 @@ def suite_state(items: list[pytest.Item]) -> dict[str, str | None]:
 
 def write_fingerprint(path: str, items: list[pytest.Item], *, instrumented: bool) -> None:
     """A reference run's record: the fingerprint (none of an instrumented program: its
-    functions are other code), why not, the tests collected and what their collection
-    computed (:func:`suite_state`)."""
+    functions are other code), why not, the tests collected, what their collection computed
+    (:func:`suite_state`) and the parametrized tests' positions."""
     found, why = fingerprint_now()
     suite = None if instrumented else suite_state(items)
     if instrumented:
@@ -94,6 +96,7 @@ def write_fingerprint(path: str, items: list[pytest.Item], *, instrumented: bool
         "reason": why,
         "collected": [i.nodeid for i in items],
         "suite": suite,
+        "positions": positions(items),  # for the mutants' runs (:mod:`..positions`)
     }
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(record, fh)
