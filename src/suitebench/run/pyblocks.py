@@ -104,11 +104,10 @@ def spliced_tree(reference: ast.Module, block: Block) -> ast.Module | None:
     """The mutant's tree: ``reference`` (the tree of the block's ``before`` text, whole) with
     the block's statements replaced by the mutant's, at their lines; None when the mutant's
     chunk does not parse."""
-    try:
-        chunk = ast.parse(block.after)
+    lead = 1 if block.first > 0 else 0  # the ``pass`` line before the chunk
+    try:  # blank lines before it: its nodes at their lines, no walk to move them there
+        chunk = ast.parse(b"\n" * max(0, block.start - 1 - lead) + block.after)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    lead = 1 if block.first > 0 else 0  # the ``pass`` line before the chunk
-    ast.increment_lineno(chunk, block.start - 1 - lead)
     body = [*reference.body[: block.first], *chunk.body[lead:], *reference.body[block.last + 1 :]]
     return ast.Module(body=body, type_ignores=[])

@@ -107,3 +107,37 @@ def test_a_collection_that_calls_the_program_still_collects_once(
     notes = patched_notes(workspaces, selected.mutants)
     for mid, _old, _new, how in MUTANTS:
         assert how in notes.get(mid, ""), (mid, notes.get(mid))
+
+
+# The label reached by a name the package computes: no import-time change can be shown not
+# to reach what the collection built, so none is carried (the collector does not fork them).
+COMPUTED_INIT = """\
+from shipping import rates
+
+
+def label(name):
+    return getattr(rates, "_label_" + name)(name)
+"""
+
+
+def test_a_collection_reading_computed_names_imports_every_change_afresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspaces = keep_batches(monkeypatch, tmp_path)
+    toml = write_python_instance(
+        tmp_path / "shipping",
+        name="shipping",
+        source={"shipping/__init__.py": COMPUTED_INIT, "shipping/rates.py": SHIPPING + LABEL},
+        tests={**TESTS, "test_codes.py": CODES, "test_labels.py": LABEL_TESTS},
+        spec="# shipping\n\n## Rates\nZones, weights, surcharges, postcodes.\n",
+        mutants=[(mid, "shipping/rates.py", old, new) for mid, old, new, _ in MUTANTS],
+    )
+    with LocalExecutor(1) as one:
+        selected, _full = score_selected_and_full(toml, tmp_path, executor=one)  # same matrix
+    by_id = {m.id: m for m in selected.mutants}
+    assert by_id["zone_us"].killed_by == ["tests/test_rates.py::test_us_rate"]
+    assert by_id["limit"].killed_by == ["tests/test_limits.py::test_parcel_limit"]
+    assert by_id["mark"].killed_by == ["tests/test_labels.py::test_labels_are_shouted[fragile]"]
+    notes = patched_notes(workspaces, selected.mutants)
+    for mid, *_ in MUTANTS:
+        assert "fresh import" in notes.get(mid, "") and "computes" in notes[mid], notes.get(mid)

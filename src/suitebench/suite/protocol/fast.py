@@ -128,8 +128,13 @@ def _fast_runs(
         wave: list[Decoy] = []
         # (mutant, its tests in order, the tests reaching it: None when its import chooses)
         ordered: list[tuple[MutantSpec, tuple[str, ...], tuple[str, ...] | None]] = []
+        # the order depends on the mutant's section and target alone (within a wave)
+        orders: dict[tuple[str | None, str | None], tuple[str, ...]] = {}
         for m in members:
-            order = fast_order(m, tests, section_kills)
+            place = (m.section, m.target)
+            if place not in orders:
+                orders[place] = fast_order(m, tests, section_kills)
+            order = orders[place]
             chosen = _reaching(selections, m)
             if chosen is not None:  # only tests that reach the mutant can kill it
                 order = _within(order, set(chosen))

@@ -161,6 +161,10 @@ class Collector:
                     notes.append(f"{program['index']} fresh import: {exc}")
                     return False
                 notes.append(f"{program['index']} patched: {len(self.steps)} functions")
+            elif reimport is None or reimport.why_not:  # none can be carried: not forked
+                why = "no import-time change can be" if reimport is None else reimport.why_not
+                notes.append(f"{program['index']} fresh import: {why}")
+                return False
             point(self.link, _root(program))
             return True
 
