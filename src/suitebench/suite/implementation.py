@@ -9,6 +9,7 @@ task's workspaces, the files carried beside the suite)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from suitebench.metrics.mutation import reference_pass_rate
@@ -21,7 +22,7 @@ from suitebench.suite.execute.interpreter import protocol_for, suite_interpreter
 from suitebench.suite.execute.jobs import SuiteRuns
 from suitebench.suite.execute.programs import Builder
 from suitebench.suite.execute.projectconfig import stage_beside
-from suitebench.suite.execute.runspec import Engine, SuiteLimits
+from suitebench.suite.execute.runspec import Engine, SuiteLimits, reference_positions
 from suitebench.suite.execute.workspaces import suite_to_run
 from suitebench.suite.protocol.tally import listed_tests, nan_to_none, refined_out, test_universe
 from suitebench.suite.records import TestStatus
@@ -79,14 +80,20 @@ def score_implementation(
     )
     ref_keys = runner.reference_keys(reference.program_id, reference_runs)
     requests = [(k, reference.target()) for k in ref_keys]
-    cand_key = runner.key(candidate.program_id, "full", None)
-    if candidate.ok:
-        requests.append((cand_key, candidate.target()))
+    if reference.pythonpath is not None:  # as score's first: the tests' positions recorded
+        requests[0] = (ref_keys[0], replace(requests[0][1], fingerprint=True))
     # each reference run its own process, as in score: flakiness shows, no build is shared
     runs = runner.run(requests, apart=set(ref_keys))
+    ref_runs = [runs[k] for k in ref_keys]
+    # The candidate's tests by the reference's names (a value the suite parametrizes with
+    # may be another in the candidate: :mod:`suitebench.suite.inside.positions`).
+    positions = reference_positions(ref_runs)
+    cand_key = runner.key(candidate.program_id, "full", None, positions=positions)
+    if candidate.ok:
+        target = replace(candidate.target(), positions=positions)
+        runs.update(runner.run([(cand_key, target)]))
     if progress is not None:
         progress(3, 3)
-    ref_runs = [runs[k] for k in ref_keys]
     excluded = refined_out(instance, True)
     test_ids = [t for t in test_universe(ref_runs, listed_tests(instance)) if t not in excluded]
     valid = [t for t in test_ids if all(r.status_of(t) is TestStatus.PASSED for r in ref_runs)]

@@ -32,7 +32,10 @@ from pathlib import Path
 
 import pytest
 
+from suitebench.model.instance import load_instance
+from suitebench.run.store import Store
 from suitebench.suite.execute.runspec import Engine
+from suitebench.suite.implementation import score_implementation
 
 from ..conftest import (
     SELECTION_LIMITS,
@@ -128,3 +131,57 @@ def test_a_renamed_case_is_the_reference_case(engine: Engine, tmp_path: Path):
         toml, tmp_path / "fast", fast=True, engine=engine, limits=SELECTION_LIMITS
     )
     assert {m.id: m.status for m in fast.mutants} == {m: by_id[m].status for m in by_id}
+
+
+# R: a generated implementation whose dishes are spelt otherwise is run as a mutant is, its
+# cases by the reference's names.  Worked out: the candidate serves ``Soup`` and ``Salad``
+# (priced), so each case passes at its place and ``test_price`` too: R = 3/3.  Before, the
+# reference's ``[soup]`` and ``[salad]`` had no outcome and counted as failing: R = 1/3.
+MENU = """\
+DISHES = {dishes}
+PRICES = {prices}
+
+
+def price(dish):
+    return PRICES[dish]
+"""
+
+MENU_TESTS = """\
+import pytest
+
+from menu import DISHES, price
+
+
+@pytest.mark.parametrize("dish", DISHES)
+def test_served(dish):
+    assert price(dish) > 0
+
+
+def test_price():
+    assert price(DISHES[0]) == 4
+"""
+
+
+def test_an_implementation_is_scored_by_the_reference_names(tmp_path: Path):
+    reference = MENU.format(dishes=["soup", "salad"], prices={"soup": 4, "salad": 5})
+    toml = write_python_instance(
+        tmp_path / "menu",
+        name="menu",
+        source={"menu/__init__.py": reference},
+        tests={"test_menu.py": MENU_TESTS},
+        spec="# menu\n\nDishes and prices.\n",
+        mutants=[],
+    )
+    candidate = tmp_path / "candidate"
+    (candidate / "menu").mkdir(parents=True)
+    (candidate / "menu" / "__init__.py").write_text(
+        MENU.format(dishes=["Soup", "Salad"], prices={"Soup": 4, "Salad": 5})
+    )
+    store = Store(tmp_path / "store.sqlite")
+    try:
+        result = score_implementation(load_instance(toml), candidate, store=store)
+    finally:
+        store.close()
+    assert result.total == 3
+    assert result.failing == {}
+    assert result.reference_pass_rate == 1.0
