@@ -342,7 +342,9 @@ def state_of(
     """What a test can change of the program's globals, taken after every test of the
     coverage run: a global only a new binding can change (a module, a number or string, a
     plain function with atoms for defaults and nothing in its ``__dict__``) by what it is bound
-    to; every other global (a table, a cache, a class, an instance) by its fingerprint.  Two
+    to; a function's ``functools.lru_cache`` by the results it computed and holds (their
+    values are out of sight); every other global (a table, a class, an instance) by its
+    fingerprint.  Two
     takes differ where a test changed a global and left it changed.  ``program``: the
     program's modules, when the caller knows them.  Raises :class:`Unknown` as
     :func:`fingerprint` does."""
@@ -360,6 +362,11 @@ def state_of(
             elif _plain_function(value):
                 fixed[label] = (id(value), id(value.__code__), id(value.__defaults__),
                                 id(value.__kwdefaults__))  # fmt: skip
+            elif type(value) is _LRU_CACHE and _plain_function(value.__wrapped__):
+                # a cache's results cannot be seen into, but each one stored is a miss: a
+                # test that stored one changed it (one that only read it did not)
+                info = value.cache_info()
+                fixed[label] = (id(value), id(value.__wrapped__), info.misses, info.currsize)
             else:
                 roots.append((label, value))
     return {**digest_roots(roots, {name for name, _ in program}), **fixed}
