@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -233,7 +233,7 @@ class Coverage:
                     spans[f] = python_spans(path.read_text(encoding="utf-8", errors="replace"))
                 except SyntaxError:
                     pass
-        return cls(
+        coverage = cls(
             contexts=contexts,
             lines={
                 ctx: {f: set(keys) for f, keys in files.items()}
@@ -267,6 +267,25 @@ class Coverage:
                 }
             ),
         )
+        return coverage.with_unknown_state(record.get("unknown_state") or ())
+
+    def with_unknown_state(self, labels: Iterable[str]) -> Coverage:
+        """The coverage with each global whose state could not be fingerprinted (``labels``,
+        ``module:global``) taken to be changed by every test that names it, or that reads what
+        it cannot tell: whichever of those tests ran first, the later ones may read what it left
+        there (a random generator drawn from, a lock held)."""
+        names = frozenset(str(label).split(":", 1)[-1] for label in labels)
+        if not names or self.writes is None:
+            return self
+        writes = dict(self.writes)
+        for test in self.order:
+            reads = self.reads(test)
+            touched = (
+                names if reads is None or reads & DYNAMIC_NAMES or STAR in reads else reads & names
+            )
+            if touched:
+                writes[test] = writes.get(test, frozenset()) | touched
+        return replace(self, writes=writes)
 
     def state_links(self, tests: list[str]) -> Links:
         """For :func:`suitebench.suite.inside.probe.impact.carried_by_state`, by index into

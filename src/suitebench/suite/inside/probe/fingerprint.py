@@ -337,7 +337,9 @@ def fingerprint(
 
 
 def state_of(
-    root: str, program: list[tuple[str, types.ModuleType]] | None = None
+    root: str,
+    program: list[tuple[str, types.ModuleType]] | None = None,
+    unknown: set[str] | None = None,
 ) -> dict[str, object]:
     """What a test can change of the program's globals, taken after every test of the
     coverage run: a global only a new binding can change (a module, a number or string, a
@@ -346,8 +348,8 @@ def state_of(
     values are out of sight); every other global (a table, a class, an instance) by its
     fingerprint.  Two
     takes differ where a test changed a global and left it changed.  ``program``: the
-    program's modules, when the caller knows them.  Raises :class:`Unknown` as
-    :func:`fingerprint` does."""
+    program's modules, when the caller knows them; ``unknown``: where the globals that cannot
+    be seen into are named (they are left out), else :class:`Unknown` as :func:`fingerprint`."""
     if program is None:
         program = program_modules(root)
     fixed: dict[str, object] = {}
@@ -369,7 +371,7 @@ def state_of(
                 fixed[label] = (id(value), id(value.__wrapped__), info.misses, info.currsize)
             else:
                 roots.append((label, value))
-    return {**digest_roots(roots, {name for name, _ in program}), **fixed}
+    return {**digest_roots(roots, {name for name, _ in program}, unknown=unknown), **fixed}
 
 
 def _plain_function(value: Any) -> bool:
@@ -394,35 +396,59 @@ def forget_digests() -> None:
 
 
 def digest_roots(
-    roots: list[tuple[str, Any]], program: set[str], budget: int = 200_000
+    roots: list[tuple[str, Any]],
+    program: set[str],
+    budget: int = 200_000,
+    unknown: set[str] | None = None,
 ) -> dict[str, str]:
     """``{label: digest}`` of each object of ``roots`` (as :func:`fingerprint` digests a
-    global; ``program``: the names of the program's modules, whose classes are looked into)."""
+    global; ``program``: the names of the program's modules, whose classes are looked into).
+    ``unknown``: a root that cannot be seen into has its label added there and no digest
+    (the others are digested as if it were not there); without it, :class:`Unknown`."""
     graph = _Graph(program)
     # Pass 1: how often each tracked object is reached, and where first (its label).
     seen: dict[int, list[Any]] = {}  # id -> [obj, count, label, description]
     count = 0
+    known: list[tuple[str, Any]] = []
     for label, value in roots:
         serial = 0
         stack = [value]
-        while stack:
-            obj = stack.pop()
-            entry = seen.get(id(obj))
-            if entry is not None:
-                entry[1] += 1
-                continue
-            count += 1
-            if count > budget:
-                raise Unknown(f"more than {budget} objects")
-            pure = _PURE.get(id(obj))
-            if pure is not None and pure[0] is obj:  # digested before: a leaf now
-                seen[id(obj)] = [obj, 1, "", ("", (), [], False)]
-                continue
-            description = graph.describe(obj)
-            seen[id(obj)] = [obj, 1, f"{label}#{serial}", description]
-            if description[3]:  # numbered among the tracked only: labels do not depend on
-                serial += 1  # which untracked objects were digested before
-            stack.extend(reversed(description[2]))
+        added: list[int] = []  # what this root added and counted again, to undo
+        again: list[int] = []
+        try:
+            while stack:
+                obj = stack.pop()
+                entry = seen.get(id(obj))
+                if entry is not None:
+                    entry[1] += 1
+                    again.append(id(obj))
+                    continue
+                count += 1
+                if count > budget:
+                    raise Unknown(f"more than {budget} objects")
+                pure = _PURE.get(id(obj))
+                if pure is not None and pure[0] is obj:  # digested before: a leaf now
+                    seen[id(obj)] = [obj, 1, "", ("", (), [], False)]
+                    added.append(id(obj))
+                    continue
+                description = graph.describe(obj)
+                seen[id(obj)] = [obj, 1, f"{label}#{serial}", description]
+                added.append(id(obj))
+                if description[3]:  # numbered among the tracked only: labels do not depend
+                    serial += 1  # on which untracked objects were digested before
+                stack.extend(reversed(description[2]))
+        except Exception:  # Unknown, or an object whose attributes raise
+            if unknown is None:
+                raise
+            unknown.add(label)
+            for key in again:
+                seen[key][1] -= 1
+            for key in added:
+                del seen[key]
+            count -= len(added)
+            continue
+        known.append((label, value))
+    roots = known
     # Pass 2: Merkle digests; a tracked object reached more than once carries its label.
     digests: dict[int, bytes] = {}
     busy: set[int] = set()

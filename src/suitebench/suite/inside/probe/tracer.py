@@ -26,7 +26,8 @@ lists the program functions entered outside any test and outside the program's o
 (the suite's collection ran them); ``writes``, the program globals each test changed and left
 changed (the fingerprint of the program's globals taken after every test), and ``order`` the
 tests in the order they ran, so that selection can tell which tests the state one leaves for
-the next ties together.  Standard library only: it runs inside the
+the next ties together; ``unknown_state``, the globals whose state cannot be fingerprinted (each
+test that names one is taken to change it).  Standard library only: it runs inside the
 sandbox.
 """
 
@@ -270,6 +271,9 @@ class LineTracer:
         # The program globals each test changed and left changed ("module:global"); None
         # when the program's state cannot be fingerprinted.
         self.writes: dict[str, list[str]] | None = {}
+        # The globals whose state cannot be fingerprinted (a lock, a random generator): left
+        # out of ``writes``; the host takes every test that names one to change it.
+        self.unknown_state: set[str] = set()
         self.state: dict[str, object] | None = None  # the program's state after the last test
         # Program modules the running test imported first, by name: their globals as their
         # import left them, or None when the test had changed the program's state before
@@ -410,7 +414,7 @@ class LineTracer:
         try:
             if self._modules is None or self._modules[0] != len(sys.modules):
                 self._modules = (len(sys.modules), program_modules(root))
-            return state_of(root, self._modules[1])
+            return state_of(root, self._modules[1], self.unknown_state)
         except Exception:  # Unknown, or an object whose attributes raise
             self.writes = None
             return None
@@ -449,6 +453,7 @@ class LineTracer:
             "test_names": self.test_names,
             "suite_calls": sorted(self.suite_calls),
             "writes": self.writes,
+            "unknown_state": sorted(self.unknown_state),
             "order": list(self.fixtures),  # the tests in the order they started
             "patterns": compiled_patterns(),
             "probed": sorted(self.probed),  # the weak-mutation sites compiled in

@@ -1,6 +1,7 @@
-"""Results cached by ``functools.lru_cache`` carry a mutant's effect to later tests that never
+"""State the fingerprint cannot see into carries a mutant's effect to later tests that never
 enter the mutated function: the selected matrix runs them too.
 
+**Results cached by ``functools.lru_cache``.**
 ``cellwidth`` measures text in terminal cells, caching each character's width (as wcwidth
 0.2.13 does).  ``test_title`` measures ``日本`` first: it fills the cache through ``_wide``.
 ``test_reversed`` measures ``本日`` afterwards: both widths come from the cache, ``_wide`` is
@@ -77,3 +78,61 @@ def test_a_cached_result_reaches_the_later_tests(tmp_path: Path):
         "tests/test_cellwidth.py::test_reversed",
         "tests/test_cellwidth.py::test_title",
     ]
+
+
+# A random generator's state lives in C: the fingerprint cannot see into it.  Worked out with
+# ``random.Random(7)`` in plain Python: two choices from CARDS are queen, king and the next is
+# jack; with three dealt (queen, king, jack) the next is nine.
+DECK = """\
+import random
+
+_RNG = random.Random(7)
+CARDS = ["ace", "king", "queen", "jack", "ten", "nine"]
+
+
+def deal_pair():
+    return [_RNG.choice(CARDS) for _ in range(2)]
+
+
+def draw():
+    return _RNG.choice(CARDS)
+"""
+
+DECK_TESTS = """\
+from deck import CARDS, deal_pair, draw
+
+
+def test_pair():
+    assert deal_pair() == ["queen", "king"]
+
+
+def test_draw():
+    assert draw() == "jack"
+
+
+def test_cards():
+    assert len(CARDS) == 6
+"""
+
+
+def test_a_generator_drawn_from_ties_the_later_tests_drawing_from_it(tmp_path: Path):
+    """**A random generator** (the program's ``_RNG``): ``three_cards`` (``range(2)`` ->
+    ``range(3)`` in ``deal_pair``) fails ``test_pair`` (three cards) and, drawing one more,
+    ``test_draw`` (nine, not jack), which never enters ``deal_pair``; ``test_cards`` names no
+    generator and passes.  Before, the generator made the whole state unknown and
+    ``test_draw`` was left at its reference outcome; now ``_RNG`` alone is unknown, and every
+    test naming it (through the functions it runs) is taken to change it."""
+    toml = write_python_instance(
+        tmp_path / "deck",
+        name="deck",
+        source={"deck/__init__.py": DECK},
+        tests={"test_deck.py": DECK_TESTS},
+        spec="# deck\n\nCards dealt at random.\n",
+        mutants=[("three_cards", "deck/__init__.py", "range(2)", "range(3)")],
+    )
+    selected, _full = score_selected_and_full(toml, tmp_path)  # asserts the same matrix
+    assert sorted(selected.mutants[0].killed_by) == [
+        "tests/test_deck.py::test_draw",
+        "tests/test_deck.py::test_pair",
+    ]
+
