@@ -73,7 +73,7 @@ def test_a_cached_result_reaches_the_later_tests(tmp_path: Path):
         spec="# cellwidth\n\nText width in cells.\n",
         mutants=MUTANTS,
     )
-    selected, full = score_selected_and_full(toml, tmp_path)  # asserts the same matrix
+    _selected, full = score_selected_and_full(toml, tmp_path)  # asserts the same matrix
     assert sorted(full.mutants[0].killed_by) == [
         "tests/test_cellwidth.py::test_reversed",
         "tests/test_cellwidth.py::test_title",
@@ -135,4 +135,3 @@ def test_a_generator_drawn_from_ties_the_later_tests_drawing_from_it(tmp_path: P
         "tests/test_deck.py::test_draw",
         "tests/test_deck.py::test_pair",
     ]
-
