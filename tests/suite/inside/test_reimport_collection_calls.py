@@ -27,6 +27,7 @@ more test module:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,27 +85,35 @@ MUTANTS = [
 ]
 
 
-def test_a_collection_that_calls_the_program_still_collects_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _score(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, init: str
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The shipping package with ``init`` as its ``__init__``, scored in one batch (one
+    collection for every mutant) selected and in full (the same matrix): its mutants by id,
+    and the batch's note on each."""
     workspaces = keep_batches(monkeypatch, tmp_path)
     toml = write_python_instance(
         tmp_path / "shipping",
         name="shipping",
-        source={"shipping/__init__.py": INIT, "shipping/rates.py": SHIPPING + LABEL},
+        source={"shipping/__init__.py": init, "shipping/rates.py": SHIPPING + LABEL},
         tests={**TESTS, "test_codes.py": CODES, "test_labels.py": LABEL_TESTS},
         spec="# shipping\n\n## Rates\nZones, weights, surcharges, postcodes.\n",
         mutants=[(mid, "shipping/rates.py", old, new) for mid, old, new, _ in MUTANTS],
     )
-    with LocalExecutor(1) as one:  # one batch: one collection for every mutant
+    with LocalExecutor(1) as one:
         selected, _full = score_selected_and_full(toml, tmp_path, executor=one)  # same matrix
-    by_id = {m.id: m for m in selected.mutants}
+    return {m.id: m for m in selected.mutants}, patched_notes(workspaces, selected.mutants)
+
+
+def test_a_collection_that_calls_the_program_still_collects_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    by_id, notes = _score(tmp_path, monkeypatch, INIT)
     assert by_id["zone_us"].killed_by == ["tests/test_rates.py::test_us_rate"]
     assert "tests/test_limits.py::test_postcodes" in by_id["postcode"].killed_by
     assert by_id["limit"].killed_by == ["tests/test_limits.py::test_parcel_limit"]
     # collected afresh, its one label case is "FRAGILE?", which fails
     assert by_id["mark"].killed_by == ["tests/test_labels.py::test_labels_are_shouted[fragile]"]
-    notes = patched_notes(workspaces, selected.mutants)
     for mid, _old, _new, how in MUTANTS:
         assert how in notes.get(mid, ""), (mid, notes.get(mid))
 
@@ -123,21 +132,9 @@ def label(name):
 def test_a_collection_reading_computed_names_imports_every_change_afresh(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    workspaces = keep_batches(monkeypatch, tmp_path)
-    toml = write_python_instance(
-        tmp_path / "shipping",
-        name="shipping",
-        source={"shipping/__init__.py": COMPUTED_INIT, "shipping/rates.py": SHIPPING + LABEL},
-        tests={**TESTS, "test_codes.py": CODES, "test_labels.py": LABEL_TESTS},
-        spec="# shipping\n\n## Rates\nZones, weights, surcharges, postcodes.\n",
-        mutants=[(mid, "shipping/rates.py", old, new) for mid, old, new, _ in MUTANTS],
-    )
-    with LocalExecutor(1) as one:
-        selected, _full = score_selected_and_full(toml, tmp_path, executor=one)  # same matrix
-    by_id = {m.id: m for m in selected.mutants}
+    by_id, notes = _score(tmp_path, monkeypatch, COMPUTED_INIT)
     assert by_id["zone_us"].killed_by == ["tests/test_rates.py::test_us_rate"]
     assert by_id["limit"].killed_by == ["tests/test_limits.py::test_parcel_limit"]
     assert by_id["mark"].killed_by == ["tests/test_labels.py::test_labels_are_shouted[fragile]"]
-    notes = patched_notes(workspaces, selected.mutants)
     for mid, *_ in MUTANTS:
         assert "fresh import" in notes.get(mid, "") and "computes" in notes[mid], notes.get(mid)
