@@ -366,9 +366,11 @@ def state_of(
                                 id(value.__kwdefaults__))  # fmt: skip
             elif type(value) is _LRU_CACHE and _plain_function(value.__wrapped__):
                 # a cache's results cannot be seen into, but each one stored is a miss: a
-                # test that stored one changed it (one that only read it did not)
+                # test that stored one changed it; one that only read it did not, unless the
+                # cache is bounded (a hit moves a result away from eviction)
                 info = value.cache_info()
-                fixed[label] = (id(value), id(value.__wrapped__), info.misses, info.currsize)
+                hits = 0 if info.maxsize is None else info.hits
+                fixed[label] = (id(value), id(value.__wrapped__), info.misses, info.currsize, hits)
             else:
                 roots.append((label, value))
     return {**digest_roots(roots, {name for name, _ in program}, unknown=unknown), **fixed}
