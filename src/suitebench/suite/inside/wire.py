@@ -141,7 +141,7 @@ class BatchProgram(TypedDict):
     patched_files: list[str] | None  # the files a hot-patchable mutant changes
     coverage_root: str | None  # the reference's coverage run, under this root
     timeouts: list[list[Any]]  # [node id, seconds]: limits below the cap
-    positions: NotRequired[str | None]  # the digest of its positions in the batch's
+    positions: NotRequired[str | None]  # the digest of its positions in ``positions``
     probes: list[list[Any]] | None  # weak-mutation probes to compile in
 
 
