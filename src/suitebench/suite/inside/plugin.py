@@ -463,42 +463,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     session.config.option.tbstyle = "line"
     for item in session.items:
         if isinstance(item, pytest.Function):
-            item.repr_failure = _crash_only(item.repr_failure)  # type: ignore[method-assign]
+            item.repr_failure = tracebacks.crash_only(item.repr_failure)  # type: ignore[method-assign]
     emit_collected(session.items)
-
-
-class _CrashRepr:
-    """A failed test's report as the line style shows it: only the crash line (where the
-    exception was raised and its one-line text), which is what is read."""
-
-    def __init__(self, reprcrash: Any) -> None:
-        self.reprcrash = reprcrash
-
-    def toterminal(self, tw: Any) -> None:
-        tw.line(str(self))
-
-    def __str__(self) -> str:  # the whole message: a rewritten assert explains itself on it
-        return f"{self.reprcrash.path}:{self.reprcrash.lineno}: {self.reprcrash.message}"
-
-
-def _crash_only(original: Any) -> Any:
-    """``Function.repr_failure`` without the traceback nobody reads: pytest builds the whole
-    filtered traceback (reading the test module for each entry) even in the line style, then
-    shows only the crash line.  The crash line is the same (``ExceptionInfo._getreprcrash``, as
-    pytest's own report takes it); pytest's special cases (``pytest.fail``, a fixture lookup
-    error, every entry hidden) go to pytest's own method."""
-    from _pytest.fixtures import FixtureLookupError
-    from _pytest.outcomes import OutcomeException
-
-    def repr_failure(excinfo: Any, style: Any = None) -> Any:
-        value = getattr(excinfo, "value", None)
-        if style is None and not isinstance(value, OutcomeException | FixtureLookupError):
-            crash = excinfo._getreprcrash()
-            if crash is not None:
-                return _CrashRepr(crash)
-        return original(excinfo, style) if style is not None else original(excinfo)
-
-    return repr_failure
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:

@@ -8,6 +8,9 @@ test file that imports it, and each of those collection errors parses the same m
 pay the same way.  Here the trees are kept by the text they were parsed from, so what pytest
 prints is the same, character for character: the tree of a text is the same tree.
 
+A failed test's report is made as the line style shows it (:func:`crash_only`): the crash line
+alone, without the filtered traceback pytest would build first and then not show.
+
 Standard library and pytest only (it runs inside the sandbox).  Where pytest has moved the
 name, nothing is changed: pytest parses as it always did.
 """
@@ -52,3 +55,37 @@ def share_statement_trees() -> None:
 
     getstatementrange_ast._suitebench_shared = True  # type: ignore[attr-defined]
     code.getstatementrange_ast = getstatementrange_ast
+
+
+class CrashRepr:
+    """A failed test's report as the line style shows it: only the crash line (where the
+    exception was raised and its one-line text), which is what is read."""
+
+    def __init__(self, reprcrash: Any) -> None:
+        self.reprcrash = reprcrash
+
+    def toterminal(self, tw: Any) -> None:
+        tw.line(str(self))
+
+    def __str__(self) -> str:  # the whole message: a rewritten assert explains itself on it
+        return f"{self.reprcrash.path}:{self.reprcrash.lineno}: {self.reprcrash.message}"
+
+
+def crash_only(original: Any) -> Any:
+    """``Function.repr_failure`` without the traceback nobody reads: pytest builds the whole
+    filtered traceback (reading the test module for each entry) even in the line style, then
+    shows only the crash line.  The crash line is the same (``ExceptionInfo._getreprcrash``, as
+    pytest's own report takes it); pytest's special cases (``pytest.fail``, a fixture lookup
+    error, every entry hidden) go to pytest's own method."""
+    from _pytest.fixtures import FixtureLookupError
+    from _pytest.outcomes import OutcomeException
+
+    def repr_failure(excinfo: Any, style: Any = None) -> Any:
+        value = getattr(excinfo, "value", None)
+        if style is None and not isinstance(value, OutcomeException | FixtureLookupError):
+            crash = excinfo._getreprcrash()
+            if crash is not None:
+                return CrashRepr(crash)
+        return original(excinfo, style) if style is not None else original(excinfo)
+
+    return repr_failure
