@@ -15,6 +15,7 @@ are not UTF-8 survive the round trip (``surrogateescape``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 from dataclasses import dataclass, replace
@@ -116,10 +117,12 @@ def _patch_set(lines: list[str]) -> tuple[PatchSet, tuple[int, int] | None]:
         return PatchSet([*lines[:at], fixed, *lines[at + 1 :]]), stated
 
 
+@functools.lru_cache(maxsize=4096)
 def read_diff(diff: str | bytes) -> Diff:
     """The files and hunks of a unified diff.  Raises :class:`DiffError` for text that is not
     one; text before, between or after the files is kept in ``outside`` and read by nobody
-    here."""
+    here.  A score reads each mutant's patch at several steps (locating it, its selection,
+    its build): read once, the :class:`Diff` (immutable) is shared."""
     lines = _lines(diff)
     try:
         patch, stated = _patch_set(lines)

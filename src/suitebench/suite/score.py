@@ -24,8 +24,9 @@ and the tally (:mod:`suitebench.suite.protocol.tally`: V, M, the matrix, results
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -163,15 +164,15 @@ def score_suite(
         reuse = Reuse(instance, plan.suite_dir, store, plan.runner, own_suite=not plan.decoys)
     if reuse is not None:
         reuse.carry_reference(plan.ref_keys)
-    all_runs, built = _reference_runs(plan, report)
-    _confirm_reference(plan, all_runs, plan.ref_keys[: plan.early])
-    _refuse_an_empty_suite(plan, [all_runs[k] for k in plan.ref_keys[: plan.early]])
-    clock.mark("reference_runs")
-    runnable = [m for m in plan.mutants if built[m.id].ok]
-    excluded = refined_out(instance, suite is None)
-    selections, impacts, coverage_note, patterns = choose_tests(
-        plan, all_runs, built, runnable, excluded
-    )
+    with _builds_waited(plan) as builds:
+        all_runs = _reference_runs(plan, report)
+        _confirm_reference(plan, all_runs, plan.ref_keys[: plan.early])
+        _refuse_an_empty_suite(plan, [all_runs[k] for k in plan.ref_keys[: plan.early]])
+        clock.mark("reference_runs")
+        excluded = refined_out(instance, suite is None)
+        selections, impacts, coverage_note, patterns, built, runnable = choose_tests(
+            plan, all_runs, builds, excluded
+        )
     clock.mark("selection")
     early_runs = [all_runs[k] for k in plan.ref_keys[: plan.early]]
     # The mutants' per-test limits: their programs carry them, into their runs and keys.
@@ -336,22 +337,32 @@ class _Clock:
         return time.monotonic() - self.started
 
 
-def _reference_runs(
-    plan: ScorePlan, report: Callable[[str, int], None]
-) -> tuple[dict[str, SuiteRun], dict[str, BuiltProgram]]:
-    """The runs before any mutant's (:meth:`ScorePlan.first_requests`), with the mutants'
-    builds that went on beside them; their runs and the mutants' builds."""
-    built = plan.built
+def _reference_runs(plan: ScorePlan, report: Callable[[str, int], None]) -> dict[str, SuiteRun]:
+    """The runs before any mutant's (:meth:`ScorePlan.first_requests`); the mutants' builds go
+    on beside them (:func:`_builds_waited`)."""
+    return plan.runner.run(
+        plan.first_requests(),
+        progress=lambda d, _: report("runs", d),
+        apart=set(plan.ref_keys),
+    )
+
+
+@contextlib.contextmanager
+def _builds_waited(plan: ScorePlan) -> Iterator[Callable[[], dict[str, BuiltProgram]]]:
+    """A call giving the mutants' builds (waiting for those going on beside the reference's
+    runs and the selection), and waiting for them on leaving, even when a run failed: no build
+    is left running."""
+    built: list[dict[str, BuiltProgram]] = []
+
+    def builds() -> dict[str, BuiltProgram]:
+        if not built:
+            built.append(plan.wait_builds() if plan.beside else plan.built)
+        return built[0]
+
     try:
-        all_runs = plan.runner.run(
-            plan.first_requests(),
-            progress=lambda d, _: report("runs", d),
-            apart=set(plan.ref_keys),
-        )
+        yield builds
     finally:
-        if plan.beside:  # waited for even when the runs failed: no build left running
-            built = plan.wait_builds()
-    return all_runs, built
+        builds()
 
 
 def _confirm_reference(

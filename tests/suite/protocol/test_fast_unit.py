@@ -74,3 +74,19 @@ def test_text_files_of_doctests_go_last_in_their_order() -> None:
     kills = {None: {"docs/a.rst::a.rst": 3}}
     order = fast_order(mutant(None, None), tests, kills)
     assert order == ("t_quick", "t_slow", "docs/b.rst::b.rst", "docs/a.rst::a.rst")
+
+
+def test_quick_tests_keep_the_suite_order_however_their_times_wobble() -> None:
+    # Two runs of the same suite: the sub-millisecond tests' times swap from one to the other
+    # (noise), the 3 ms and 4 ms ones move by a tenth.  Under 2 ms a test is as quick as any
+    # (the suite's order decides); above, classes a factor of sqrt(2) apart: 3 ms and 3.3 ms
+    # share one (1 + int(2 * log2(1.5)) = 2, 1 + int(2 * log2(1.65)) = 2), 4 ms is the next
+    # (1 + int(2 * log2(2)) = 3).  Both runs give one order: the cells --fast runs stay put.
+    names = ["t_slow", "t_a", "t_mid", "t_b", "t_c"]
+    one = dict(zip(names, [0.004, 0.0009, 0.003, 0.0003, 0.0015], strict=True))
+    two = dict(zip(names, [0.0044, 0.0002, 0.0033, 0.0011, 0.0004], strict=True))
+    orders = {
+        fast_order(mutant(None, None), [info(n, seconds=[t[n]]) for n in names], {})
+        for t in (one, two)
+    }
+    assert orders == {("t_a", "t_b", "t_c", "t_mid", "t_slow")}

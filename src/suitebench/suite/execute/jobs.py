@@ -51,6 +51,12 @@ MAX_OVERLAP = 64
 _JOB_VERSION = "suite-run/8"
 
 
+@functools.lru_cache(maxsize=64)
+def _derived_key(name: str, pairs: tuple[tuple[Any, Any], ...]) -> str:
+    """A job key's part from the reference's runs (every mutant's the same: keyed once)."""
+    return job_key(name, [list(p) for p in pairs])
+
+
 def _plain_only(target: Target) -> bool:
     """A run the batched engine does not take: a gcc coverage run of a command-line program
     (its launcher and counters are the plain engine's)."""
@@ -168,9 +174,9 @@ class SuiteRuns:
         beside = () if self.beside is None else (f"beside:{self.beside.digest}",)
         derived: tuple[str, ...] = ()
         if timeouts:
-            derived += (job_key("timeouts", [list(p) for p in timeouts]),)
+            derived += (_derived_key("timeouts", timeouts),)
         if positions:
-            derived += (job_key("positions", [list(p) for p in positions]),)
+            derived += (_derived_key("positions", positions),)
         python = (job_key("python", self.python.identity()),) if self.python else ()
         return job_key(
             _JOB_VERSION,

@@ -399,6 +399,15 @@ def _batch_spec(
     """What the fork server is told about a batch: where things are, the limits, each program
     (how it runs them: :func:`run_batched` says)."""
     suite_src = base / "suite-src" / SUITE_DIRNAME
+    # Many targets share one impact spec or positions map (large): each digested once here.
+    digests: dict[int, str] = {}
+
+    def digest(value: Any) -> str:
+        found = digests.get(id(value))
+        if found is None:
+            found = digests[id(value)] = spec_digest(value)
+        return found
+
     return {
         "beside": None if staged is None else str(staged),
         "workdir": str(workdir),
@@ -418,19 +427,19 @@ def _batch_spec(
                 "select": None if t.select is None else list(t.select),
                 "binds": list(t.binds),  # hidden from the other programs' tests
                 "fingerprint": t.fingerprint,
-                "impact": None if t.impact is None else spec_digest(t.impact),
+                "impact": None if t.impact is None else digest(t.impact),
                 "patched_files": None if t.patched_files is None else list(t.patched_files),
                 # the reference's coverage run, batched with a reference run (Python only)
                 "coverage_root": t.coverage_root if t.pythonpath else None,
                 "timeouts": [list(pair) for pair in t.timeouts],
-                "positions": spec_digest(t.positions) if t.positions else None,
+                "positions": digest(t.positions) if t.positions else None,
                 "probes": [list(probe) for probe in t.probes] if t.probes else None,
             }
             for i, t in enumerate(targets)
         ],
         # An import-time impact spec is the same for many mutants: written once.
-        "impacts": {spec_digest(t.impact): t.impact for t in targets if t.impact is not None},
-        "positions": {spec_digest(t.positions): dict(t.positions) for t in targets if t.positions},
+        "impacts": {digest(t.impact): t.impact for t in targets if t.impact is not None},
+        "positions": {digest(t.positions): dict(t.positions) for t in targets if t.positions},
         "collect_once": False,  # (run_batched's arguments say)
         "reference": False,
         "patterns": [],

@@ -8,8 +8,10 @@ decoys cannot hold that session; and no mutant runs a test that failed the refer
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 from suitebench.model.instance import MutantSpec
 from suitebench.suite.execute.programs import BuiltProgram
@@ -32,17 +34,19 @@ NO_DECOY_REASON = (
 def choose_tests(
     plan: ScorePlan,
     all_runs: dict[str, SuiteRun],
-    built: dict[str, BuiltProgram],
-    runnable: list[MutantSpec],
+    builds: Callable[[], dict[str, BuiltProgram]],
     excluded: dict[str, list[str]],
-) -> tuple[dict[str, Selection], dict[str, ImpactSpec], CoverageNote, Patterns]:
+) -> Choice:
     """Each mutant's tests from the coverage run (:func:`~suitebench.suite.select.selection.
     select_tests`), an import-time mutant's impact spec, what the result says of coverage, and
     the regular expressions the coverage run compiled (each mutants' batch compiles them once:
-    ``warm.warm_patterns``)."""
+    ``warm.warm_patterns``).  ``builds()`` gives the mutants' builds (waiting for those still
+    going on): every mutant's selection is read first, while they finish (a selection needs
+    no build), then the rules that read a build apply to those that built."""
     selections: dict[str, Selection] = {}
     impacts: dict[str, ImpactSpec] = {}
     if plan.coverage_request is None:
+        built, runnable = _runnable(plan, builds)
         if plan.all_tests:
             note = CoverageNote(status="off", reason="--all-tests: every test on every mutant")
         elif not runnable:
@@ -54,7 +58,7 @@ def choose_tests(
                 "every test runs",
             )
             selections = {m.id: Selection(None, note.reason) for m in runnable}
-        return selections, impacts, note, ()
+        return Choice(selections, impacts, note, (), built, runnable)
     ref0 = all_runs[plan.ref_keys[0]]
     known = [t for t in test_universe([ref0]) if t not in excluded]
     coverage, note = _coverage(
@@ -62,15 +66,20 @@ def choose_tests(
     )
     shared = None if coverage is None else impact_readers(coverage, ref0.fingerprint, known)
     passing = tuple(t for t in known if not ref0.status_of(t).fails)
+    patches = {m.id: m.patch.read_text(encoding="utf-8", errors="replace") for m in plan.mutants}
+    first: dict[str, Selection] = {}
+    for m in plan.mutants:
+        if coverage is not None:
+            site = plan.probes.sites.get(m.id)
+            default = plan.probes.is_default(site)
+            first[m.id] = select_tests(coverage, patches[m.id], known, site, default=default)
+    built, runnable = _runnable(plan, builds)
     for m in runnable:
         if coverage is None:
             selections[m.id] = Selection(None, note.reason)
             continue
-        patch = m.patch.read_text(encoding="utf-8", errors="replace")
-        site = plan.probes.sites.get(m.id)
-        default = plan.probes.is_default(site)
-        selections[m.id] = select_tests(coverage, patch, known, site, default=default)
-        if warns_on_compile(plan.carried, built[m.id].pythonpath, patch):
+        selections[m.id] = first[m.id]
+        if warns_on_compile(plan.carried, built[m.id].pythonpath, patches[m.id]):
             selections[m.id] = Selection(None, WARNS_REASON)
         sel = selections[m.id]
         spec = impact_spec(shared, sel)
@@ -89,7 +98,28 @@ def choose_tests(
         if sel.tests is not None:
             selections[mid] = replace(sel, tests=with_page_predecessors(sel.tests, known))
     _leave_out_failed(selections, impacts, known, ref0)
-    return selections, impacts, note, () if coverage is None else coverage.patterns
+    patterns = () if coverage is None else coverage.patterns
+    return Choice(selections, impacts, note, patterns, built, runnable)
+
+
+class Choice(NamedTuple):
+    """:func:`choose_tests`' answer: the selections and impact specs of the mutants that built
+    (``runnable``, in the instance's order), the coverage note, the coverage run's patterns,
+    and every mutant's build."""
+
+    selections: dict[str, Selection]
+    impacts: dict[str, ImpactSpec]
+    note: CoverageNote
+    patterns: Patterns
+    built: dict[str, BuiltProgram]
+    runnable: list[MutantSpec]
+
+
+def _runnable(
+    plan: ScorePlan, builds: Callable[[], dict[str, BuiltProgram]]
+) -> tuple[dict[str, BuiltProgram], list[MutantSpec]]:
+    built = builds()
+    return built, [m for m in plan.mutants if built[m.id].ok]
 
 
 def is_page(test: str) -> bool:

@@ -7,6 +7,7 @@ out, the waves go again without them (:func:`fast_rows`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -35,21 +36,37 @@ def fast_order(
 ) -> tuple[str, ...]:
     """Valid tests only, likely killers first: tests that killed mutants of the same section
     (most kills first), then the mutant's target, then tests mapped to its section; among
-    equals the fastest on the reference first (as mutmut orders), so a kill costs little."""
+    equals the fastest on the reference first (as mutmut orders), so a kill costs little, by
+    the class of their time (:func:`_time_class`), then in the suite's order."""
     kills = section_kills.get(mutant.section, {})
     valid = [t for t in tests if t.valid]
 
-    def rank(pair: tuple[int, TestInfo]) -> tuple[bool, int, int, int, float, int]:
+    def rank(pair: tuple[int, TestInfo]) -> tuple[bool, int, int, int, int, int]:
         index, test = pair
         in_section = mutant.section is not None and mutant.section in test.sections
-        seconds = max((s for s in test.seconds if s is not None), default=0.0)
+        seconds = _time_class(max((s for s in test.seconds if s is not None), default=0.0))
         # Text files of doctests last, in their order: names the tests' fixtures give them
         # (:func:`~suitebench.suite.protocol.choosing.with_page_predecessors`) are there then.
         page = is_page(test.id)
         first = (page, 0 if page else -kills.get(test.id, 0), test.id != mutant.target)
-        return (*first, not in_section, seconds if not page else 0.0, index)
+        return (*first, not in_section, seconds if not page else 0, index)
 
     return tuple(t.id for _, t in sorted(enumerate(valid), key=rank))
+
+
+# Tests quicker than this on the reference are equally quick for the order: below it, a time
+# measures the harness's noise more than the test (isodate's sub-millisecond tests swapped
+# places from one run to the next, and --fast ran 27,000 cells one time and 44,000 the next).
+_QUICK = 0.002
+
+
+def _time_class(seconds: float) -> int:
+    """A reference time's class for :func:`fast_order`: 0 below :data:`_QUICK`, then one class
+    per factor of the square root of two (a test's times vary less than that from run to run,
+    so the order, and the cells --fast runs, stay the same from one run to the next)."""
+    if seconds < _QUICK:
+        return 0
+    return 1 + int(2 * math.log2(seconds / _QUICK))
 
 
 def fast_rows(
