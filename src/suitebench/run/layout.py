@@ -124,6 +124,21 @@ def _covered(path: Path, roots: set[Path]) -> bool:
     return path in roots or not roots.isdisjoint(path.parents)
 
 
+def refuse_a_replaced_place(path: Path) -> None:
+    """:class:`HiddenPath` for a directory (or a path yet to be made) under ``/dev`` or
+    ``/proc``, not a device: a store, a build cache or a temporary directory on ``/dev/shm``
+    would have every program's tree missing in its run (the package not found: every test an
+    error, V = 0)."""
+    real = Path(os.path.realpath(path))
+    for place in (Path("/dev"), Path("/proc")):
+        if place in real.parents and (real.is_dir() or not real.exists()):
+            raise HiddenPath(
+                f"{path} lies in {place}, which the sandbox replaces with its own: a program "
+                "run there would not see it. Keep the store (--store), its build cache and "
+                "the temporary directory (TMPDIR) out of /dev and /proc."
+            )
+
+
 def build_layout(
     cwd: Path,
     ro_binds: Sequence[Path],
@@ -148,6 +163,8 @@ def build_layout(
             lay.etc.append(p)
     system = {*lay.system, Path("/dev"), Path("/proc")}
     wanted = dict.fromkeys([*ro_binds, *auto])
+    for p in [cwd, *wanted]:
+        refuse_a_replaced_place(p)
     ro: list[Path] = []
     for p in wanted:
         # The root itself is never bound: it would show the whole file system (``ls /`` names
@@ -359,6 +376,11 @@ BACKEND_ENV = "SUITEBENCH_BACKEND"
 class SandboxUnavailable(RuntimeError):
     """No backend that isolates untrusted code works here and none was asked for by name, or
     the backend asked for does not work: nothing may run (the message says what to install)."""
+
+
+class HiddenPath(SandboxUnavailable):
+    """A path the sandbox must show its program lies where the sandbox puts its own (``/dev``,
+    ``/proc``): bound there it would be hidden, and the program would run without it."""
 
 
 def named_backend() -> Backend | None:

@@ -16,12 +16,14 @@ later reference runs go with the mutants' runs.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor, LocalExecutor
+from suitebench.run.layout import refuse_a_replaced_place
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.run.tree import not_utf8
@@ -141,9 +143,12 @@ def plan_score(
     # can leave a trace of what it rebuilt in the tree (a build log), which no decoy -- the
     # reference's own tree -- would share (docs/threat-model.md).
     decoys = not own_suite(instance.tests, suite)
+    builds_in = cache_dir or store.path.parent / "builds"
+    for place in (builds_in, Path(tempfile.gettempdir())):  # before a build, not at the runs
+        refuse_a_replaced_place(place)
     builder = Builder(
         instance,
-        cache_dir or store.path.parent / "builds",
+        builds_in,
         backend=backend,
         python=python,
         incremental=not decoys,
