@@ -68,8 +68,8 @@ def choose_tests(
     passing = tuple(t for t in known if not ref0.status_of(t).fails)
     patches = {m.id: m.patch.read_text(encoding="utf-8", errors="replace") for m in plan.mutants}
     first: dict[str, Selection] = {}
-    for m in plan.mutants:
-        if coverage is not None:
+    if coverage is not None:
+        for m in plan.mutants:
             site = plan.probes.sites.get(m.id)
             default = plan.probes.is_default(site)
             first[m.id] = select_tests(coverage, patches[m.id], known, site, default=default)
