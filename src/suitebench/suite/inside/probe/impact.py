@@ -39,7 +39,7 @@ import os
 import re
 import sys
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from suitebench.suite.inside import wire
@@ -387,7 +387,7 @@ def choose(
     found: dict[str, str] | None,
     why: str,
     collected: list[str],
-    suite: dict[str, str | None] | None = None,
+    suite: Callable[[set[str]], dict[str, str | None]] | None = None,
 ) -> tuple[list[str] | None, str]:
     """The tests a mutant with an import-time change runs (None: all), and why.
 
@@ -396,10 +396,12 @@ def choose(
     anyway: those reaching a changed function, of unknown coverage, reading by computed names)
     and ``readers`` (a global's name -> indices of the tests whose code names it); with
     ``final`` (the reason), ``base`` is the choice, once the suite collects as the reference's.
-    ``suite``: what the mutant's own collection computed, per test file
+    ``suite(files)``: what the mutant's own collection computed in those test files
     (:func:`suitebench.suite.inside.probe.importtime.suite_state`; None where the collection is
     the reference's, carried over): every test of a file whose collection computed otherwise
-    than the reference's (``suite`` of the spec) runs too."""
+    than the reference's (``suite`` of the spec) runs too.  It is asked last, of the files with
+    a test not chosen already (what it costs -- a digest of every parameter -- buys nothing
+    where the choice is every test, or a file's tests are all in it)."""
     if found is None:
         return None, why
     reference = spec.get("reference")
@@ -407,29 +409,32 @@ def choose(
         return None, "no fingerprint of the reference"
     if sorted(collected) != sorted(spec.get("collected", ())):
         return None, "the mutant's suite collects other tests than the reference's"
-    moved: list[str] = []
-    if suite is not None:
-        before = spec.get("suite")
-        if not isinstance(before, dict):
-            return None, "what the reference's collection computed is not known"
-        moved = sorted(f for f in suite if suite[f] is None or suite[f] != before.get(f))
+    before = spec.get("suite")
+    if suite is not None and not isinstance(before, dict):
+        return None, "what the reference's collection computed is not known"
     tests: list[str] = spec["tests"]
-    recomputed = {i for i, t in enumerate(tests) if t.split("::", 1)[0] in moved}
+    chosen = set(spec.get("base", ()))
+    names: list[str] = []
+    if not spec.get("final"):
+        changed = changed_globals(reference, found)
+        names = sorted({key.split(":", 1)[1] for key in changed})
+        readers: dict[str, list[int]] = spec.get("readers", {})
+        for name in names:
+            if name in DYNAMIC_NAMES or name not in readers:
+                return None, f"import-time change to {name}, which no test is known not to read"
+            chosen.update(readers[name])
+    moved: list[str] = []
+    if suite is not None and isinstance(before, dict):
+        wanted = {t.split("::", 1)[0] for i, t in enumerate(tests) if i not in chosen}
+        state = suite(wanted) if wanted else {}
+        moved = sorted(f for f in state if state[f] is None or state[f] != before.get(f))
+    chosen |= {i for i, t in enumerate(tests) if t.split("::", 1)[0] in moved}
     also = f"; the collection of {', '.join(moved[:3])} computed otherwise" if moved else ""
     if spec.get("final"):  # its tests are known already (a changed default argument's)
-        chosen = set(spec.get("base", ())) | recomputed
         return [tests[i] for i in sorted(chosen)], str(spec["final"]) + also
-    changed = changed_globals(reference, found)
-    names = sorted({key.split(":", 1)[1] for key in changed})
-    readers: dict[str, list[int]] = spec.get("readers", {})
-    chosen = set(spec.get("base", ())) | recomputed
-    for name in names:
-        if name in DYNAMIC_NAMES or name not in readers:
-            return None, f"import-time change to {name}, which no test is known not to read"
-        chosen.update(readers[name])
     writers = {int(k): frozenset(v) for k, v in (spec.get("writers") or {}).items()}
     if writers:
-        sets = {name: set(found) for name, found in readers.items()}
+        sets = {name: set(found) for name, found in spec.get("readers", {}).items()}
         always = set(spec.get("always", ()))
         chosen = carried_by_state(chosen, writers, sets, always, spec.get("rank"))
     shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")

@@ -40,10 +40,10 @@ def fingerprint_now() -> tuple[dict[str, str] | None, str]:
 _BINDINGS = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
 
 
-def suite_state(items: list[pytest.Item]) -> dict[str, str | None]:
-    """Per test file, a digest of what its collection computed (None: it cannot be
-    fingerprinted): its module's data globals and its tests' parameters.  A mutant whose
-    import changes what the suite's collection builds by calling the program (a
+def suite_state(items: list[pytest.Item], files: set[str] | None = None) -> dict[str, str | None]:
+    """Per test file (of ``files``, default all), a digest of what its collection computed
+    (None: it cannot be fingerprinted): its module's data globals and its tests' parameters.
+    A mutant whose import changes what the suite's collection builds by calling the program (a
     parametrization of expected values, a table at a test module's top) changes its file's
     digest, whichever names that code read."""
     import hashlib
@@ -59,6 +59,8 @@ def suite_state(items: list[pytest.Item]) -> dict[str, str | None]:
     roots: dict[str, list[tuple[str, Any]]] = {}
     for item in items:
         file = item.nodeid.split("::", 1)[0]
+        if files is not None and file not in files:
+            continue
         mine = roots.get(file)
         if mine is None:
             mine = roots[file] = []
@@ -123,4 +125,5 @@ def choose_tests(path: str, items: list[pytest.Item]) -> tuple[list[str] | None,
     with open(path, encoding="utf-8") as fh:
         spec = json.load(fh)
     found, why = fingerprint_now()
-    return choose(spec, found, why, [item.nodeid for item in items], suite_state(items))
+    collected = [item.nodeid for item in items]
+    return choose(spec, found, why, collected, lambda files: suite_state(items, files))
