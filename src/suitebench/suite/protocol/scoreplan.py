@@ -23,7 +23,7 @@ from pathlib import Path
 
 from suitebench.model.instance import Instance, InstanceKind, MutantSpec
 from suitebench.run.executor import Executor, LocalExecutor
-from suitebench.run.layout import refuse_a_replaced_place
+from suitebench.run.layout import detect_backend, refuse_a_replaced_place
 from suitebench.run.outcome import Backend
 from suitebench.run.store import Store
 from suitebench.run.tree import not_utf8
@@ -144,8 +144,9 @@ def plan_score(
     # reference's own tree -- would share (docs/threat-model.md).
     decoys = not own_suite(instance.tests, suite)
     builds_in = cache_dir or store.path.parent / "builds"
-    for place in (builds_in, Path(tempfile.gettempdir())):  # before a build, not at the runs
-        refuse_a_replaced_place(place)
+    if (backend or detect_backend()) is not Backend.PLAIN:  # (plain shows the host's /dev)
+        for place in (builds_in, Path(tempfile.gettempdir())):  # before a build, not the runs
+            refuse_a_replaced_place(place)
     builder = Builder(
         instance,
         builds_in,
