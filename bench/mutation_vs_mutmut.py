@@ -78,6 +78,7 @@ TEST_REQUIREMENTS: dict[str, list[str]] = {
     "fasteners": ["diskcache", "eventlet", "more-itertools"],
     "pykka": ["pytest-mock", "pydantic"],  # its poetry "tests" group
     "semver": ["pytest-cov"],  # its addopts name --cov: mutmut runs pytest with them
+    "filelock": ["pytest-mock", "pytest-timeout"],  # its "testing" extra, without coverage
 }
 
 
