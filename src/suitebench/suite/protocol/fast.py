@@ -62,8 +62,8 @@ _QUICK = 0.002
 
 def _time_class(seconds: float) -> int:
     """A reference time's class for :func:`fast_order`: 0 below :data:`_QUICK`, then one class
-    per factor of the square root of two (a test's times vary less than that from run to run,
-    so the order, and the cells --fast runs, stay the same from one run to the next)."""
+    per factor of the square root of two (a test's times mostly vary less than that from run
+    to run, so its place in the order stays)."""
     if seconds < _QUICK:
         return 0
     return 1 + int(2 * math.log2(seconds / _QUICK))
