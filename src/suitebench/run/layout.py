@@ -124,12 +124,12 @@ def _covered(path: Path, roots: set[Path]) -> bool:
     return path in roots or not roots.isdisjoint(path.parents)
 
 
-def refuse_a_replaced_place(path: Path) -> None:
+def refuse_a_replaced_place(path: Path, real: Path | None = None) -> None:
     """:class:`HiddenPath` for a directory (or a path yet to be made) under ``/dev`` or
     ``/proc``, not a device: a store, a build cache or a temporary directory on ``/dev/shm``
     would have every program's tree missing in its run (the package not found: every test an
-    error, V = 0)."""
-    real = Path(os.path.realpath(path))
+    error, V = 0).  ``real``: the path resolved, when the caller has it."""
+    real = Path(os.path.realpath(path)) if real is None else real
     for place in (Path("/dev"), Path("/proc")):
         if place in real.parents and (real.is_dir() or not real.exists()):
             raise HiddenPath(
@@ -163,14 +163,15 @@ def build_layout(
             lay.etc.append(p)
     system = {*lay.system, Path("/dev"), Path("/proc")}
     wanted = dict.fromkeys([*ro_binds, *auto])
-    for p in [cwd, *wanted]:
-        refuse_a_replaced_place(p)
+    refuse_a_replaced_place(cwd)
     ro: list[Path] = []
     for p in wanted:
+        real = Path(os.path.realpath(p))
         # The root itself is never bound: it would show the whole file system (``ls /`` names
         # it on its command line).
-        if Path(os.path.realpath(p)) == _ROOT:
+        if real == _ROOT:
             continue
+        refuse_a_replaced_place(p, real)  # (else skipped below as covered by /dev: hidden)
         if not p.exists() or _covered(p, system) or p in lay.symlinks or p in lay.etc:
             continue
         ro.append(p)

@@ -25,6 +25,7 @@ and the tally (:mod:`suitebench.suite.protocol.tally`: V, M, the matrix, results
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
@@ -352,13 +353,7 @@ def _builds_waited(plan: ScorePlan) -> Iterator[Callable[[], dict[str, BuiltProg
     """A call giving the mutants' builds (waiting for those going on beside the reference's
     runs and the selection), and waiting for them on leaving, even when a run failed: no build
     is left running."""
-    built: list[dict[str, BuiltProgram]] = []
-
-    def builds() -> dict[str, BuiltProgram]:
-        if not built:
-            built.append(plan.wait_builds() if plan.beside else plan.built)
-        return built[0]
-
+    builds = functools.cache(lambda: plan.wait_builds() if plan.beside else plan.built)
     try:
         yield builds
     finally:

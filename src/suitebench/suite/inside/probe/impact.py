@@ -413,12 +413,12 @@ def choose(
     if suite is not None and not isinstance(before, dict):
         return None, "what the reference's collection computed is not known"
     tests: list[str] = spec["tests"]
+    readers: dict[str, list[int]] = spec.get("readers", {})
     chosen = set(spec.get("base", ()))
     names: list[str] = []
     if not spec.get("final"):
         changed = changed_globals(reference, found)
         names = sorted({key.split(":", 1)[1] for key in changed})
-        readers: dict[str, list[int]] = spec.get("readers", {})
         for name in names:
             if name in DYNAMIC_NAMES or name not in readers:
                 return None, f"import-time change to {name}, which no test is known not to read"
@@ -434,7 +434,7 @@ def choose(
         return [tests[i] for i in sorted(chosen)], str(spec["final"]) + also
     writers = {int(k): frozenset(v) for k, v in (spec.get("writers") or {}).items()}
     if writers:
-        sets = {name: set(found) for name, found in spec.get("readers", {}).items()}
+        sets = {name: set(ids) for name, ids in readers.items()}
         always = set(spec.get("always", ()))
         chosen = carried_by_state(chosen, writers, sets, always, spec.get("rank"))
     shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
