@@ -53,6 +53,8 @@ def test_a_temporary_directory_in_dev_shm_is_refused(
 
 def test_a_device_may_still_be_bound_but_no_directory_under_dev_or_proc(tmp_path: Path) -> None:
     build_layout(tmp_path, [Path("/dev/null")], [])  # a device node: no refusal
-    for hidden in (Path("/dev/shm"), Path("/proc/sys"), Path("/dev/shm/not-made-yet")):
+    link = tmp_path / "store-dir"
+    link.symlink_to("/dev/shm")  # a store reached through a link is where the link goes
+    for hidden in (Path("/dev/shm"), Path("/proc/sys"), Path("/dev/shm/not-made-yet"), link):
         with pytest.raises(HiddenPath, match="which the sandbox replaces with its own"):
             build_layout(tmp_path, [hidden], [])
